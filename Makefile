@@ -1,0 +1,109 @@
+# perfkite: plain GNU make.
+#
+#   make                 build libperf.a and bin/perf-*
+#   make test            build with -Werror, run every test, print "N passed, N failed"
+#   make SANITIZE=address,undefined test
+#                        the same, built with sanitizers into build/sanitize/
+#   make install         install programs and man pages (PREFIX, DESTDIR)
+#   make lint            shellcheck every shell script, mandoc -Tlint the pages
+#   make bench           benchmarks of perfkite itself (bench/)
+#   make demo            the main job on the embedded default
+#   make deps            install missing Debian packages (or print the command)
+
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+VERSION := $(shell cat VERSION)
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+CC ?= cc
+
+WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	-Wformat=2 -Wvla -Wpointer-arith -Wwrite-strings -Wundef \
+	-Wold-style-definition -Wnull-dereference
+BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -g \
+	$(WARN) -DPERFKITE_VERSION='"$(VERSION)"' -Isrc/lib
+LIBS = -lcjson -lz -lcrypto -lm
+
+ifdef SANITIZE
+BUILD = build/sanitize
+OUTBIN = $(BUILD)/bin
+BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
+SAN_LDFLAGS = -fsanitize=$(SANITIZE)
+else
+BUILD = build/default
+OUTBIN = bin
+endif
+
+ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA_CFLAGS) $(CFLAGS)
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
+
+LIB_SRC = $(sort $(wildcard src/lib/*.c))
+LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
+LIB = $(BUILD)/libperf.a
+PROG_SRC = $(sort $(wildcard src/perf-*.c))
+PROGS = $(PROG_SRC:src/%.c=$(OUTBIN)/%)
+UNIT_SRC = $(sort $(wildcard tests/unit/test_*.c))
+UNITS = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
+MAN1 = $(sort $(wildcard man/*.1))
+MAN7 = $(sort $(wildcard man/*.7))
+SCRIPTS = $(sort .ci/run tests/run bench/run $(wildcard bin/perf-lane hooks/* \
+	tests/lib/*.bash fixtures/runners/*.sh))
+
+all: $(PROGS)
+
+# Objects depend on the flags they were built with.
+$(BUILD)/cflags: FORCE
+	@mkdir -p $(@D)
+	@echo '$(CC) $(ALL_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(ALL_CFLAGS)' > $@
+
+$(BUILD)/lib/%.o: src/lib/%.c src/lib/*.h $(BUILD)/cflags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIB): $(LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(LIB_OBJ)
+
+$(OUTBIN)/perf-%: src/perf-%.c $(LIB) src/lib/*.h $(BUILD)/cflags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+
+$(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB) $(BUILD)/cflags
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
+
+deps:
+	@sh tests/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory EXTRA_CFLAGS=-Werror all units
+	@PERF_BIN=$(CURDIR)/$(OUTBIN) UNIT_DIR=$(CURDIR)/$(BUILD)/unit \
+		bash tests/run
+
+units: $(UNITS)
+
+install: all
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	cp -f $(PROGS) $(DESTDIR)$(BINDIR)/
+	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/
+	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+
+lint:
+	shellcheck -x $(SCRIPTS)
+	mandoc -Tlint -W warning $(MAN1) $(MAN7)
+
+bench: all
+	@bash bench/run
+
+demo: deps all
+	@bash fixtures/demo.sh
+
+clean:
+	rm -rf build $(PROG_SRC:src/%.c=bin/%)
+
+FORCE:
+
+.PHONY: all deps test units install lint bench demo clean FORCE

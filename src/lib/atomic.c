@@ -1,0 +1,108 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "err.h"
+
+static int
+write_all(int fd, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+atomic_write_file(const char *path, const void *data, size_t n)
+{
+	char *dcopy = estrdup(path), *bcopy = estrdup(path);
+	char *dir = dirname(dcopy), *base = basename(bcopy), *tmp;
+	mode_t mask;
+	int fd, dfd, e;
+
+	tmp = easprintf("%s/.%s.tmp.XXXXXX", dir, base);
+	if ((fd = mkstemp(tmp)) < 0)
+		goto fail;
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, data, n) != 0 ||
+	    fsync(fd) != 0) {
+		e = errno;
+		close(fd);
+		unlink(tmp);
+		errno = e;
+		goto fail;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		e = errno;
+		unlink(tmp);
+		errno = e;
+		goto fail;
+	}
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(tmp);
+	free(dcopy);
+	free(bcopy);
+	return 0;
+fail:
+	e = errno;
+	free(tmp);
+	free(dcopy);
+	free(bcopy);
+	errno = e;
+	return -1;
+}
+
+int
+atomic_mkdirs(const char *dir)
+{
+	char *p, *s, c;
+	struct stat st;
+	int rc = 0;
+
+	if (*dir == '\0') {
+		errno = ENOENT;
+		return -1;
+	}
+	p = estrdup(dir);
+	for (s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		c = *s;
+		*s = '\0';
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			rc = -1;
+			break;
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	if (rc == 0 && stat(dir, &st) != 0)
+		rc = -1;
+	else if (rc == 0 && !S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		rc = -1;
+	}
+	return rc;
+}

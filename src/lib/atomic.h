@@ -1,0 +1,20 @@
+/*
+ * atomic: files that others read appear whole or not at all.
+ */
+#ifndef PERF_ATOMIC_H
+#define PERF_ATOMIC_H
+
+#include <stddef.h>
+
+/*
+ * Writes n bytes to path through a hidden temporary file in the same
+ * directory (so store readers never see it), fsync, rename over path and
+ * fsync of the directory. Returns 0, or -1 with errno set; the temporary
+ * file is removed on failure and path is left as it was.
+ */
+int atomic_write_file(const char *path, const void *data, size_t n);
+
+/* Creates dir and its missing parents (mode 0777 & ~umask). 0 or -1/errno. */
+int atomic_mkdirs(const char *dir);
+
+#endif

@@ -1,0 +1,31 @@
+/*
+ * canon: canonical JSON and the SHA-256 fingerprints built on it.
+ *
+ * The canonical text is byte-identical to Python's
+ * json.dumps(value, sort_keys=True, separators=(",", ":")): keys sorted by
+ * code point, ASCII escapes, integers as integers and floats as repr().
+ */
+#ifndef PERF_CANON_H
+#define PERF_CANON_H
+
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+
+#define SHA256_HEX 65
+
+/* Appends the canonical text of v. Returns -1 for a non-finite number. */
+int canon_json(buf *out, const cJSON *v);
+/* Lowercase hex SHA-256 of n bytes (OpenSSL EVP). */
+void canon_sha256_hex(const void *data, size_t n, char hex[SHA256_HEX]);
+/* SHA-256 of the canonical text of v. Returns -1 for a non-finite number. */
+int canon_sha256(const cJSON *v, char hex[SHA256_HEX]);
+/*
+ * A profile id: prefix + the first 16 hex digits of canon_sha256(v), as
+ * "hw-41f86157a00d7e43". out must hold strlen(prefix) + 17 bytes.
+ */
+int canon_profile_id(const cJSON *v, const char *prefix, char *out, size_t n);
+
+#endif

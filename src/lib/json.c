@@ -1,0 +1,923 @@
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "err.h"
+#include "json.h"
+#include "num.h"
+#include "text.h"
+
+/* Objects with more members than this get a hash table for duplicate keys. */
+#define DUP_LINEAR 16
+
+struct parser {
+	const unsigned char *p, *end;
+	const unsigned char *line_start;
+	long line;
+	int depth;
+	json_error *err;
+	buf sb;
+};
+
+static cJSON *parse_value(struct parser *ps);
+
+static void
+fail(struct parser *ps, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ps->err->msg[0] != '\0')
+		return;
+	ps->err->line = ps->line;
+	ps->err->col = (long)(ps->p - ps->line_start) + 1;
+	va_start(ap, fmt);
+	vsnprintf(ps->err->msg, sizeof ps->err->msg, fmt, ap);
+	va_end(ap);
+}
+
+static void
+skip_ws(struct parser *ps)
+{
+	while (ps->p < ps->end) {
+		unsigned char c = *ps->p;
+		if (c == '\n') {
+			ps->line++;
+			ps->line_start = ps->p + 1;
+		} else if (c != ' ' && c != '\t' && c != '\r')
+			break;
+		ps->p++;
+	}
+}
+
+/* Describes the byte at the parse position for an error message. */
+static const char *
+here(struct parser *ps, char t[16])
+{
+	unsigned char c;
+
+	if (ps->p >= ps->end)
+		return "end of input";
+	c = *ps->p;
+	if (c == '\0')
+		return "a NUL byte";
+	if (c >= 0x20 && c < 0x7f)
+		snprintf(t, 16, "'%c'", c);
+	else
+		snprintf(t, 16, "byte 0x%02x", c);
+	return t;
+}
+
+static bool
+literal(struct parser *ps, const char *word)
+{
+	size_t n = strlen(word);
+
+	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+		return false;
+	ps->p += n;
+	return true;
+}
+
+static int
+hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static long
+hex4(struct parser *ps)
+{
+	long v = 0;
+	int i, h;
+
+	if (ps->end - ps->p < 4)
+		return -1;
+	for (i = 0; i < 4; i++) {
+		if ((h = hexval(ps->p[i])) < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	ps->p += 4;
+	return v;
+}
+
+/* Parses a string literal at ps->p into a new C string. */
+static char *
+parse_string(struct parser *ps)
+{
+	buf *b = &ps->sb;
+	const unsigned char *run;
+	uint32_t cp;
+	long u, lo;
+	int len;
+	char t[16];
+
+	buf_reset(b);
+	ps->p++;	/* the opening quote */
+	for (;;) {
+		run = ps->p;
+		while (ps->p < ps->end && *ps->p >= 0x20 && *ps->p < 0x80 &&
+		    *ps->p != '"' && *ps->p != '\\')
+			ps->p++;
+		buf_add(b, run, (size_t)(ps->p - run));
+		if (ps->p >= ps->end) {
+			fail(ps, "unterminated string");
+			return NULL;
+		}
+		if (*ps->p == '"') {
+			ps->p++;
+			return estrndup(b->s != NULL ? b->s : "", b->len);
+		}
+		if (*ps->p >= 0x80) {
+			len = text_utf8_decode(ps->p, (size_t)(ps->end - ps->p),
+			    &cp, false);
+			if (len == 0) {
+				fail(ps, "invalid UTF-8 (byte 0x%02x) in string",
+				    *ps->p);
+				return NULL;
+			}
+			buf_add(b, ps->p, (size_t)len);
+			ps->p += len;
+			continue;
+		}
+		if (*ps->p != '\\') {
+			fail(ps, "unescaped control character (%s) in string",
+			    here(ps, t));
+			return NULL;
+		}
+		ps->p++;
+		if (ps->p >= ps->end) {
+			fail(ps, "unterminated string");
+			return NULL;
+		}
+		switch (*ps->p++) {
+		case '"': buf_addc(b, '"'); break;
+		case '\\': buf_addc(b, '\\'); break;
+		case '/': buf_addc(b, '/'); break;
+		case 'b': buf_addc(b, '\b'); break;
+		case 'f': buf_addc(b, '\f'); break;
+		case 'n': buf_addc(b, '\n'); break;
+		case 'r': buf_addc(b, '\r'); break;
+		case 't': buf_addc(b, '\t'); break;
+		case 'u':
+			if ((u = hex4(ps)) < 0) {
+				fail(ps, "invalid \\u escape in string");
+				return NULL;
+			}
+			if (u == 0) {
+				fail(ps, "\\u0000 in a string is not supported");
+				return NULL;
+			}
+			/* A high surrogate followed by a low one is one code point. */
+			if (u >= 0xd800 && u <= 0xdbff && ps->end - ps->p >= 6 &&
+			    ps->p[0] == '\\' && ps->p[1] == 'u') {
+				const unsigned char *save = ps->p;
+				ps->p += 2;
+				lo = hex4(ps);
+				if (lo >= 0xdc00 && lo <= 0xdfff)
+					u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+				else
+					ps->p = save;
+			}
+			text_utf8_encode(b, (uint32_t)u);
+			break;
+		default:
+			ps->p--;
+			fail(ps, "invalid escape '\\%c' in string",
+			    *ps->p >= 0x20 && *ps->p < 0x7f ? *ps->p : '?');
+			return NULL;
+		}
+	}
+}
+
+static cJSON *
+parse_number(struct parser *ps)
+{
+	const unsigned char *s = ps->p;
+	bool isint = true;
+	char tmp[64], *lit;
+	size_t n;
+	cJSON *v;
+	double d;
+
+	if (ps->p < ps->end && *ps->p == '-')
+		ps->p++;
+	if (ps->p < ps->end && *ps->p == '0')
+		ps->p++;
+	else if (ps->p < ps->end && *ps->p >= '1' && *ps->p <= '9')
+		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+			ps->p++;
+	else {
+		fail(ps, "invalid number");
+		return NULL;
+	}
+	if (ps->p < ps->end && *ps->p == '.') {
+		isint = false;
+		ps->p++;
+		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9') {
+			fail(ps, "invalid number: digits expected after '.'");
+			return NULL;
+		}
+		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+			ps->p++;
+	}
+	if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
+		isint = false;
+		ps->p++;
+		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
+			ps->p++;
+		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9') {
+			fail(ps, "invalid number: digits expected in exponent");
+			return NULL;
+		}
+		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
+			ps->p++;
+	}
+	n = (size_t)(ps->p - s);
+	lit = n < sizeof tmp ? tmp : emalloc(n + 1);
+	memcpy(lit, s, n);
+	lit[n] = '\0';
+	d = strtod(lit, NULL);
+	if (isint) {
+		/* Python reads "-0" as the integer 0. */
+		v = cJSON_CreateNumber(d == 0 ? 0.0 : d);
+		if (v == NULL)
+			die("out of memory");
+		v->type |= JSON_INT;
+		v->valuestring = estrdup(strcmp(lit, "-0") == 0 ? "0" : lit);
+	} else {
+		v = cJSON_CreateNumber(d);
+		if (v == NULL)
+			die("out of memory");
+	}
+	if (lit != tmp)
+		free(lit);
+	return v;
+}
+
+/* Moves src's value into dst (which keeps its key and list links). */
+static void
+take_content(cJSON *dst, cJSON *src)
+{
+	if (dst->child != NULL)
+		cJSON_Delete(dst->child);
+	free(dst->valuestring);
+	dst->type = src->type & ~(cJSON_IsReference | cJSON_StringIsConst);
+	dst->valuestring = src->valuestring;
+	dst->valueint = src->valueint;
+	dst->valuedouble = src->valuedouble;
+	dst->child = src->child;
+	src->child = NULL;
+	src->valuestring = NULL;
+	cJSON_Delete(src);
+}
+
+static uint64_t
+strhash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+struct keytab {
+	cJSON **slot;
+	size_t cap, n;
+};
+
+static void keytab_put(struct keytab *t, cJSON *item);
+
+static void
+keytab_grow(struct keytab *t)
+{
+	struct keytab old = *t;
+	size_t i;
+
+	t->cap = t->cap ? t->cap * 2 : 64;
+	t->slot = ecalloc(t->cap, sizeof *t->slot);
+	t->n = 0;
+	for (i = 0; i < old.cap; i++)
+		if (old.slot[i] != NULL)
+			keytab_put(t, old.slot[i]);
+	free(old.slot);
+}
+
+static void
+keytab_put(struct keytab *t, cJSON *item)
+{
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->cap)
+		keytab_grow(t);
+	i = (size_t)(strhash(item->string) & (t->cap - 1));
+	while (t->slot[i] != NULL)
+		i = (i + 1) & (t->cap - 1);
+	t->slot[i] = item;
+	t->n++;
+}
+
+static cJSON *
+keytab_find(const struct keytab *t, const char *key)
+{
+	size_t i = (size_t)(strhash(key) & (t->cap - 1));
+
+	while (t->slot[i] != NULL) {
+		if (strcmp(t->slot[i]->string, key) == 0)
+			return t->slot[i];
+		i = (i + 1) & (t->cap - 1);
+	}
+	return NULL;
+}
+
+static cJSON *
+parse_object(struct parser *ps)
+{
+	cJSON *obj, *val, *old, *it;
+	struct keytab tab = { NULL, 0, 0 };
+	size_t count = 0;
+	char *key, t[16];
+
+	if (++ps->depth > JSON_MAX_DEPTH) {
+		fail(ps, "nesting deeper than %d levels", JSON_MAX_DEPTH);
+		return NULL;
+	}
+	if ((obj = cJSON_CreateObject()) == NULL)
+		die("out of memory");
+	ps->p++;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == '}') {
+		ps->p++;
+		ps->depth--;
+		return obj;
+	}
+	for (;;) {
+		skip_ws(ps);
+		if (ps->p >= ps->end || *ps->p != '"') {
+			fail(ps, "expected a member name, found %s", here(ps, t));
+			goto bad;
+		}
+		if ((key = parse_string(ps)) == NULL)
+			goto bad;
+		skip_ws(ps);
+		if (ps->p >= ps->end || *ps->p != ':') {
+			fail(ps, "expected ':' after member name, found %s",
+			    here(ps, t));
+			free(key);
+			goto bad;
+		}
+		ps->p++;
+		if ((val = parse_value(ps)) == NULL) {
+			free(key);
+			goto bad;
+		}
+		/* Python keeps the first position and the last value. */
+		old = NULL;
+		if (tab.cap > 0)
+			old = keytab_find(&tab, key);
+		else
+			for (it = obj->child; it != NULL && old == NULL; it = it->next)
+				if (strcmp(it->string, key) == 0)
+					old = it;
+		if (old != NULL) {
+			free(key);
+			take_content(old, val);
+		} else {
+			val->string = key;
+			cJSON_AddItemToArray(obj, val);
+			if (++count > DUP_LINEAR) {
+				if (tab.cap == 0)
+					for (it = obj->child; it != NULL; it = it->next)
+						keytab_put(&tab, it);
+				else
+					keytab_put(&tab, val);
+			}
+		}
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == '}') {
+			ps->p++;
+			break;
+		}
+		fail(ps, "expected ',' or '}' in object, found %s", here(ps, t));
+		goto bad;
+	}
+	free(tab.slot);
+	ps->depth--;
+	return obj;
+bad:
+	free(tab.slot);
+	cJSON_Delete(obj);
+	return NULL;
+}
+
+static cJSON *
+parse_array(struct parser *ps)
+{
+	cJSON *arr, *val;
+	char t[16];
+
+	if (++ps->depth > JSON_MAX_DEPTH) {
+		fail(ps, "nesting deeper than %d levels", JSON_MAX_DEPTH);
+		return NULL;
+	}
+	if ((arr = cJSON_CreateArray()) == NULL)
+		die("out of memory");
+	ps->p++;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == ']') {
+		ps->p++;
+		ps->depth--;
+		return arr;
+	}
+	for (;;) {
+		if ((val = parse_value(ps)) == NULL) {
+			cJSON_Delete(arr);
+			return NULL;
+		}
+		cJSON_AddItemToArray(arr, val);
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == ']') {
+			ps->p++;
+			break;
+		}
+		fail(ps, "expected ',' or ']' in array, found %s", here(ps, t));
+		cJSON_Delete(arr);
+		return NULL;
+	}
+	ps->depth--;
+	return arr;
+}
+
+static cJSON *
+must(cJSON *v)
+{
+	if (v == NULL)
+		die("out of memory");
+	return v;
+}
+
+static cJSON *
+parse_value(struct parser *ps)
+{
+	char *s;
+	cJSON *v;
+	char t[16];
+
+	skip_ws(ps);
+	if (ps->p >= ps->end) {
+		fail(ps, "unexpected end of input");
+		return NULL;
+	}
+	switch (*ps->p) {
+	case '{':
+		return parse_object(ps);
+	case '[':
+		return parse_array(ps);
+	case '"':
+		if ((s = parse_string(ps)) == NULL)
+			return NULL;
+		v = must(cJSON_CreateString(""));
+		free(v->valuestring);
+		v->valuestring = s;
+		return v;
+	case 't':
+		if (literal(ps, "true"))
+			return must(cJSON_CreateTrue());
+		break;
+	case 'f':
+		if (literal(ps, "false"))
+			return must(cJSON_CreateFalse());
+		break;
+	case 'n':
+		if (literal(ps, "null"))
+			return must(cJSON_CreateNull());
+		break;
+	case 'N':
+		if (literal(ps, "NaN"))
+			return json_new_float(NAN);
+		break;
+	case 'I':
+		if (literal(ps, "Infinity"))
+			return must(cJSON_CreateNumber(INFINITY));
+		break;
+	case '-':
+		if (literal(ps, "-Infinity"))
+			return must(cJSON_CreateNumber(-INFINITY));
+		return parse_number(ps);
+	default:
+		if (*ps->p >= '0' && *ps->p <= '9')
+			return parse_number(ps);
+		break;
+	}
+	fail(ps, "unexpected %s", here(ps, t));
+	return NULL;
+}
+
+cJSON *
+json_parse(const char *text, size_t len, json_error *err)
+{
+	struct parser ps;
+	cJSON *v;
+	char t[16];
+
+	memset(&ps, 0, sizeof ps);
+	ps.p = (const unsigned char *)text;
+	ps.end = ps.p + len;
+	ps.line_start = ps.p;
+	ps.line = 1;
+	ps.err = err;
+	err->msg[0] = '\0';
+	err->line = err->col = 0;
+	v = parse_value(&ps);
+	if (v != NULL) {
+		skip_ws(&ps);
+		if (ps.p < ps.end) {
+			fail(&ps, "unexpected %s after the value", here(&ps, t));
+			cJSON_Delete(v);
+			v = NULL;
+		}
+	}
+	buf_free(&ps.sb);
+	return v;
+}
+
+cJSON *
+json_new_object(void)
+{
+	return must(cJSON_CreateObject());
+}
+
+cJSON *
+json_new_array(void)
+{
+	return must(cJSON_CreateArray());
+}
+
+cJSON *
+json_new_string(const char *s)
+{
+	return must(cJSON_CreateString(s));
+}
+
+cJSON *
+json_new_bool(bool b)
+{
+	return must(cJSON_CreateBool(b));
+}
+
+cJSON *
+json_new_null(void)
+{
+	return must(cJSON_CreateNull());
+}
+
+void
+json_append(cJSON *arr, cJSON *v)
+{
+	cJSON_AddItemToArray(arr, v);
+}
+
+cJSON *
+json_new_int(long long n)
+{
+	cJSON *v = must(cJSON_CreateNumber((double)n));
+
+	v->type |= JSON_INT;
+	v->valuestring = easprintf("%lld", n);
+	return v;
+}
+
+cJSON *
+json_new_float(double d)
+{
+	cJSON *v;
+
+	/* cJSON converts to int for valueint: keep NaN away from that cast. */
+	if (isnan(d)) {
+		v = must(cJSON_CreateNumber(0));
+		v->valuedouble = d;
+		return v;
+	}
+	return must(cJSON_CreateNumber(d));
+}
+
+bool
+json_is_int(const cJSON *v)
+{
+	return cJSON_IsNumber(v) && (v->type & JSON_INT);
+}
+
+bool
+json_is_float(const cJSON *v)
+{
+	return cJSON_IsNumber(v) && !(v->type & JSON_INT);
+}
+
+cJSON *
+json_get(const cJSON *obj, const char *key)
+{
+	if (!cJSON_IsObject(obj))
+		return NULL;
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+void
+json_set(cJSON *obj, const char *key, cJSON *v)
+{
+	cJSON *old = json_get(obj, key);
+
+	if (old != NULL) {
+		take_content(old, v);
+		return;
+	}
+	free(v->string);
+	v->string = estrdup(key);
+	v->type &= ~cJSON_StringIsConst;
+	cJSON_AddItemToArray(obj, v);
+}
+
+void
+json_remove(cJSON *obj, const char *key)
+{
+	if (cJSON_IsObject(obj))
+		cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+}
+
+bool
+json_truthy(const cJSON *v)
+{
+	if (v == NULL || cJSON_IsNull(v) || cJSON_IsFalse(v))
+		return false;
+	if (cJSON_IsTrue(v))
+		return true;
+	if (json_is_int(v))
+		return strcmp(v->valuestring, "0") != 0;
+	if (cJSON_IsNumber(v))
+		return v->valuedouble != 0.0;
+	if (cJSON_IsString(v))
+		return v->valuestring[0] != '\0';
+	return v->child != NULL;
+}
+
+void
+json_write_string(buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n = strlen(s), i = 0, run;
+	uint32_t cp;
+	int len;
+
+	buf_grow(out, n + 2);
+	buf_addc(out, '"');
+	while (i < n) {
+		run = i;
+		while (i < n && p[i] >= 0x20 && p[i] < 0x7f && p[i] != '"' &&
+		    p[i] != '\\')
+			i++;
+		buf_add(out, s + run, i - run);
+		if (i >= n)
+			break;
+		switch (p[i]) {
+		case '"': buf_adds(out, "\\\""); i++; continue;
+		case '\\': buf_adds(out, "\\\\"); i++; continue;
+		case '\n': buf_adds(out, "\\n"); i++; continue;
+		case '\r': buf_adds(out, "\\r"); i++; continue;
+		case '\t': buf_adds(out, "\\t"); i++; continue;
+		case '\b': buf_adds(out, "\\b"); i++; continue;
+		case '\f': buf_adds(out, "\\f"); i++; continue;
+		default: break;
+		}
+		if (p[i] < 0x80) {
+			buf_addf(out, "\\u%04x", p[i]);
+			i++;
+			continue;
+		}
+		len = text_utf8_decode(p + i, n - i, &cp, true);
+		if (len == 0) {
+			/* Unreachable for parsed text; keep the output ASCII. */
+			buf_adds(out, "\\ufffd");
+			i++;
+			continue;
+		}
+		if (cp >= 0x10000) {
+			cp -= 0x10000;
+			buf_addf(out, "\\u%04x\\u%04x", 0xd800 + (cp >> 10),
+			    0xdc00 + (cp & 0x3ff));
+		} else
+			buf_addf(out, "\\u%04x", cp);
+		i += (size_t)len;
+	}
+	buf_addc(out, '"');
+}
+
+static int
+cmp_key(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+
+	/* Byte order of UTF-8 is code point order. */
+	return strcmp(x->string, y->string);
+}
+
+static void
+indent(buf *out, int level)
+{
+	buf_addc(out, '\n');
+	for (int i = 0; i < level; i++)
+		buf_add(out, "  ", 2);
+}
+
+/* Prepends a path step to *where on the way out of a failed write. */
+static void
+where_prepend(buf *where, const cJSON *parent, const cJSON *child, size_t idx)
+{
+	buf t = BUF_INIT;
+
+	if (where == NULL)
+		return;
+	if (cJSON_IsObject(parent))
+		buf_adds(&t, child->string);
+	else
+		buf_addf(&t, "[%zu]", idx);
+	if (where->len > 0 && where->s[0] != '[')
+		buf_addc(&t, '.');
+	buf_add(&t, where->s != NULL ? where->s : "", where->len);
+	buf_free(where);
+	*where = t;
+}
+
+static int
+write_value(buf *out, const cJSON *v, enum json_style style, int level,
+    buf *where)
+{
+	char num[NUM_BUFSZ];
+	const cJSON *c, **kids = NULL, *stack[DUP_LINEAR];
+	size_t n = 0, i;
+	bool obj;
+	int rc = 0;
+
+	switch (v->type & 0xff) {
+	case cJSON_NULL:
+		buf_add(out, "null", 4);
+		return 0;
+	case cJSON_True:
+		buf_add(out, "true", 4);
+		return 0;
+	case cJSON_False:
+		buf_add(out, "false", 5);
+		return 0;
+	case cJSON_String:
+		json_write_string(out, v->valuestring);
+		return 0;
+	case cJSON_Number:
+		if (json_is_int(v) && v->valuestring != NULL) {
+			buf_adds(out, v->valuestring);
+			return 0;
+		}
+		if (!isfinite(v->valuedouble)) {
+			if (where != NULL)
+				buf_reset(where);
+			return -1;
+		}
+		buf_adds(out, num_repr(num, v->valuedouble));
+		return 0;
+	case cJSON_Array:
+	case cJSON_Object:
+		break;
+	default:
+		buf_add(out, "null", 4);
+		return 0;
+	}
+	obj = cJSON_IsObject(v);
+	for (c = v->child; c != NULL; c = c->next)
+		n++;
+	if (n == 0) {
+		buf_adds(out, obj ? "{}" : "[]");
+		return 0;
+	}
+	kids = n <= DUP_LINEAR ? stack : emalloc(n * sizeof *kids);
+	for (i = 0, c = v->child; c != NULL; c = c->next)
+		kids[i++] = c;
+	if (obj && style == JSON_CANONICAL)
+		qsort(kids, n, sizeof *kids, cmp_key);
+	buf_addc(out, obj ? '{' : '[');
+	for (i = 0; i < n; i++) {
+		if (i > 0)
+			buf_addc(out, ',');
+		if (style == JSON_INDENT2)
+			indent(out, level + 1);
+		if (obj) {
+			json_write_string(out, kids[i]->string);
+			buf_adds(out, style == JSON_INDENT2 ? ": " : ":");
+		}
+		if (write_value(out, kids[i], style, level + 1, where) != 0) {
+			where_prepend(where, v, kids[i], i);
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0) {
+		if (style == JSON_INDENT2)
+			indent(out, level);
+		buf_addc(out, obj ? '}' : ']');
+	}
+	if (kids != stack)
+		free(kids);
+	return rc;
+}
+
+int
+json_write(buf *out, const cJSON *v, enum json_style style, buf *where)
+{
+	if (where != NULL)
+		buf_reset(where);
+	return write_value(out, v, style, 0, where);
+}
+
+void
+json_pyrepr(buf *out, const cJSON *v)
+{
+	char num[NUM_BUFSZ];
+	const cJSON *c;
+
+	switch (v->type & 0xff) {
+	case cJSON_NULL:
+		buf_adds(out, "None");
+		return;
+	case cJSON_True:
+		buf_adds(out, "True");
+		return;
+	case cJSON_False:
+		buf_adds(out, "False");
+		return;
+	case cJSON_Number:
+		if (json_is_int(v) && v->valuestring != NULL)
+			buf_adds(out, v->valuestring);
+		else
+			buf_adds(out, num_repr(num, v->valuedouble));
+		return;
+	case cJSON_String:
+		text_py_repr(out, v->valuestring, strlen(v->valuestring));
+		return;
+	case cJSON_Array:
+		buf_addc(out, '[');
+		for (c = v->child; c != NULL; c = c->next) {
+			if (c != v->child)
+				buf_adds(out, ", ");
+			json_pyrepr(out, c);
+		}
+		buf_addc(out, ']');
+		return;
+	case cJSON_Object:
+		buf_addc(out, '{');
+		for (c = v->child; c != NULL; c = c->next) {
+			if (c != v->child)
+				buf_adds(out, ", ");
+			text_py_repr(out, c->string, strlen(c->string));
+			buf_adds(out, ": ");
+			json_pyrepr(out, c);
+		}
+		buf_addc(out, '}');
+		return;
+	default:
+		buf_adds(out, "None");
+	}
+}
+
+void
+json_pystr(buf *out, const cJSON *v)
+{
+	if (cJSON_IsString(v))
+		buf_adds(out, v->valuestring);
+	else
+		json_pyrepr(out, v);
+}
+
+char *
+json_pystr_dup(const cJSON *v)
+{
+	buf b = BUF_INIT;
+
+	json_pystr(&b, v);
+	return buf_detach(&b);
+}

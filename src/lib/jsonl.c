@@ -1,0 +1,448 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "err.h"
+#include "json.h"
+#include "jsonl.h"
+
+#define CHUNK (256 * 1024)
+
+struct jsonl_reader {
+	char *const *paths;
+	int npaths, next;
+	bool use_stdin, any;
+	gzFile gz;
+	const char *name;
+	bool eof;
+	char *data;
+	size_t cap, start, end;
+	long line;	/* line number of data[start] */
+	long errors;
+};
+
+jsonl_reader *
+jsonl_open(char *const *paths, int n)
+{
+	jsonl_reader *r = ecalloc(1, sizeof *r);
+
+	r->paths = paths;
+	r->npaths = n;
+	r->use_stdin = n == 0;
+	return r;
+}
+
+void
+jsonl_accept_any(jsonl_reader *r)
+{
+	r->any = true;
+}
+
+long
+jsonl_errors(const jsonl_reader *r)
+{
+	return r->errors;
+}
+
+/* zlib's message without its "<fd:N>: " prefix. */
+static const char *
+zmsg(const char *msg)
+{
+	const char *p;
+
+	if (strncmp(msg, "<fd:", 4) == 0 && (p = strstr(msg, ": ")) != NULL)
+		return p + 2;
+	return msg;
+}
+
+static void
+close_input(jsonl_reader *r)
+{
+	int errnum = Z_OK;
+	const char *msg;
+
+	if (r->gz == NULL)
+		return;
+	msg = gzerror(r->gz, &errnum);
+	if (errnum != Z_OK && errnum != Z_STREAM_END) {
+		if (errnum == Z_BUF_ERROR)
+			diag(r->name, r->line, "gzip data ends early");
+		else
+			diag(r->name, r->line, "corrupt gzip data: %s",
+			    zmsg(msg));
+		r->errors++;
+	}
+	gzclose(r->gz);
+	r->gz = NULL;
+	r->start = r->end = 0;
+}
+
+/* Opens the next input; false when there is none left. */
+static bool
+open_next(jsonl_reader *r)
+{
+	const char *path;
+	struct stat st;
+	int fd;
+
+	for (;;) {
+		if (r->use_stdin) {
+			r->use_stdin = false;
+			path = "-";
+		} else if (r->next < r->npaths)
+			path = r->paths[r->next++];
+		else
+			return false;
+		if (strcmp(path, "-") == 0) {
+			r->name = "<stdin>";
+			fd = dup(STDIN_FILENO);
+		} else {
+			r->name = path;
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+		}
+		if (fd < 0) {
+			diag(r->name, 0, "cannot open: %s", strerror(errno));
+			r->errors++;
+			continue;
+		}
+		if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+			diag(r->name, 0, "is a directory");
+			r->errors++;
+			close(fd);
+			continue;
+		}
+		if ((r->gz = gzdopen(fd, "rb")) == NULL)
+			die("out of memory");
+		gzbuffer(r->gz, CHUNK);
+		r->eof = false;
+		r->line = 1;
+		r->start = r->end = 0;
+		return true;
+	}
+}
+
+/* Reads more input after data[end]. Returns false at the end of the input. */
+static bool
+fill(jsonl_reader *r)
+{
+	int n, errnum;
+	const char *msg;
+
+	if (r->eof)
+		return false;
+	if (r->start > 0) {
+		memmove(r->data, r->data + r->start, r->end - r->start);
+		r->end -= r->start;
+		r->start = 0;
+	}
+	if (r->cap - r->end < CHUNK) {
+		r->cap = r->cap ? r->cap * 2 : 2 * CHUNK;
+		r->data = erealloc(r->data, r->cap);
+	}
+	n = gzread(r->gz, r->data + r->end, CHUNK);
+	if (n < 0) {
+		msg = gzerror(r->gz, &errnum);
+		diag(r->name, r->line, "read error: %s",
+		    errnum == Z_ERRNO ? strerror(errno) : zmsg(msg));
+		r->errors++;
+		r->eof = true;
+		return false;
+	}
+	if (n == 0) {
+		r->eof = true;
+		return false;
+	}
+	r->end += (size_t)n;
+	return true;
+}
+
+/* Ensures data[start + i] exists. */
+static bool
+have(jsonl_reader *r, size_t i)
+{
+	while (r->start + i >= r->end)
+		if (!fill(r))
+			return false;
+	return true;
+}
+
+static long
+count_lines(const char *p, size_t n)
+{
+	long c = 0;
+	const char *q;
+
+	while (n > 0 && (q = memchr(p, '\n', n)) != NULL) {
+		c++;
+		n -= (size_t)(q + 1 - p);
+		p = q + 1;
+	}
+	return c;
+}
+
+/* Moves past n bytes of the current input. */
+static void
+consume(jsonl_reader *r, size_t n)
+{
+	r->line += count_lines(r->data + r->start, n);
+	r->start += n;
+}
+
+/* Drops the rest of the current line (after an over-long record). */
+static void
+discard_line(jsonl_reader *r)
+{
+	char *q;
+
+	for (;;) {
+		q = memchr(r->data + r->start, '\n', r->end - r->start);
+		if (q != NULL) {
+			r->start = (size_t)(q - r->data) + 1;
+			r->line++;
+			return;
+		}
+		r->start = r->end;
+		if (!fill(r))
+			return;
+	}
+}
+
+int
+jsonl_next_span(jsonl_reader *r, jsonl_span *s)
+{
+	size_t i, vend;
+	bool container, instr, esc, garbage;
+	int depth;
+	char c;
+
+	for (;;) {
+		if (r->gz == NULL && !open_next(r))
+			return 0;
+		/* Skip blank space and blank lines. */
+		for (;;) {
+			while (r->start < r->end) {
+				c = r->data[r->start];
+				if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+					break;
+				if (c == '\n')
+					r->line++;
+				r->start++;
+			}
+			if (r->start < r->end || !fill(r))
+				break;
+		}
+		if (r->start >= r->end) {
+			close_input(r);
+			continue;
+		}
+		s->file = r->name;
+		s->line = r->line;
+		c = r->data[r->start];
+		container = c == '{' || c == '[';
+		instr = esc = garbage = false;
+		depth = 0;
+		vend = 0;
+		for (i = 0;; i++) {
+			if (i >= JSONL_MAX_RECORD) {
+				diag(r->name, s->line, "record longer than %zu MiB",
+				    JSONL_MAX_RECORD >> 20);
+				r->errors++;
+				discard_line(r);
+				goto next;
+			}
+			if (!have(r, i)) {
+				/* End of input: the parser says what is missing. */
+				for (vend = i; vend > 0; vend--) {
+					c = r->data[r->start + vend - 1];
+					if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
+						break;
+				}
+				break;
+			}
+			c = r->data[r->start + i];
+			if (!container) {
+				if (c == '\n') {
+					vend = i;
+					break;
+				}
+				continue;
+			}
+			if (instr) {
+				if (esc)
+					esc = false;
+				else if (c == '\\')
+					esc = true;
+				else if (c == '"')
+					instr = false;
+				else if (c == '\n') {
+					vend = i;	/* a raw newline ends a broken string */
+					break;
+				}
+			} else if (c == '"') {
+				instr = true;
+			} else if (c == '{' || c == '[') {
+				depth++;
+			} else if (c == '}' || c == ']') {
+				if (--depth == 0) {
+					vend = i + 1;
+					break;
+				}
+			} else if (c == '\n' && have(r, i + 1) &&
+			    (r->data[r->start + i + 1] == '{' ||
+			    r->data[r->start + i + 1] == '[')) {
+				/* A record starting in column 1: this one is cut short. */
+				vend = i;
+				break;
+			}
+		}
+		/*
+		 * The rest of the line must be blank, or start the next record
+		 * ("}{" where the reference's files are concatenated).
+		 */
+		for (i = vend; have(r, i) && r->data[r->start + i] != '\n'; i++) {
+			c = r->data[r->start + i];
+			if (container && !garbage && (c == '{' || c == '['))
+				break;
+			if (c != ' ' && c != '\t' && c != '\r')
+				garbage = true;
+		}
+		if (have(r, i) && r->data[r->start + i] == '\n')
+			i++;	/* the newline */
+		s->text = r->data + r->start;
+		s->len = vend;
+		consume(r, i);
+		if (garbage) {
+			diag(s->file, s->line, "unexpected text after the record");
+			r->errors++;
+			continue;
+		}
+		return 1;
+next:		;
+	}
+}
+
+void
+jsonl_error(jsonl_reader *r, const jsonl_span *s, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	diag(s->file, s->line, "%s", msg);
+	r->errors++;
+}
+
+static const char *
+type_name(const cJSON *v)
+{
+	switch (v->type & 0xff) {
+	case cJSON_Array: return "an array";
+	case cJSON_String: return "a string";
+	case cJSON_Number: return "a number";
+	case cJSON_NULL: return "null";
+	case cJSON_True: case cJSON_False: return "a boolean";
+	default: return "an object";
+	}
+}
+
+cJSON *
+jsonl_parse(jsonl_reader *r, const jsonl_span *s)
+{
+	json_error err;
+	cJSON *v;
+
+	v = json_parse(s->text, s->len, &err);
+	if (v == NULL) {
+		if (err.line <= 1)
+			jsonl_error(r, s, "invalid JSON at column %ld: %s",
+			    err.col, err.msg);
+		else
+			jsonl_error(r, s, "invalid JSON in the record starting "
+			    "here: %s (line %ld, column %ld)", err.msg,
+			    s->line + err.line - 1, err.col);
+		return NULL;
+	}
+	if (!r->any && !cJSON_IsObject(v)) {
+		jsonl_error(r, s, "not a JSON object (found %s)", type_name(v));
+		cJSON_Delete(v);
+		return NULL;
+	}
+	return v;
+}
+
+cJSON *
+jsonl_next(jsonl_reader *r, jsonl_span *s)
+{
+	cJSON *v;
+
+	while (jsonl_next_span(r, s))
+		if ((v = jsonl_parse(r, s)) != NULL)
+			return v;
+	return NULL;
+}
+
+void
+jsonl_close(jsonl_reader *r)
+{
+	if (r == NULL)
+		return;
+	close_input(r);
+	free(r->data);
+	free(r);
+}
+
+/* The first write error on the output, reported by jsonl_finish(). */
+static int out_errno;
+
+int
+jsonl_emit(FILE *fp, const cJSON *v, buf *where)
+{
+	static buf line = BUF_INIT;
+
+	buf_reset(&line);
+	if (json_write(&line, v, JSON_COMPACT, where) != 0)
+		return -1;
+	buf_addc(&line, '\n');
+	if (fwrite(line.s, 1, line.len, fp) != line.len && out_errno == 0)
+		out_errno = errno ? errno : EIO;
+	return 0;
+}
+
+int
+jsonl_put(jsonl_reader *r, const jsonl_span *s, const cJSON *v)
+{
+	buf where = BUF_INIT;
+	int rc = jsonl_emit(stdout, v, &where);
+
+	if (rc != 0)
+		jsonl_error(r, s, "cannot write %s: not a finite number",
+		    where.len > 0 ? where.s : "the record");
+	buf_free(&where);
+	return rc;
+}
+
+int
+jsonl_finish(FILE *fp, const char *name)
+{
+	int e = out_errno;
+
+	errno = 0;
+	if (fflush(fp) != 0 && e == 0)
+		e = errno ? errno : EIO;
+	if (ferror(fp) && e == 0)
+		e = EIO;
+	if (fclose(fp) != 0 && e == 0)
+		e = errno ? errno : EIO;
+	if (e != 0) {
+		warnx_("write error on %s: %s", name, strerror(e));
+		return -1;
+	}
+	return 0;
+}

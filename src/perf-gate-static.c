@@ -1,0 +1,168 @@
+/*
+ * perf-gate-static: the fixed per-GPU threshold gate. Raw records in, the
+ * same records out with "static_failures" (the reference's per-record
+ * attribution strings, section 4.2) added; exit 1 when any record breaches
+ * its selected thresholds block. With --tail, the worker-log tail of each
+ * breaching record goes to stderr (section 6.4).
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "err.h"
+#include "json.h"
+#include "jsonl.h"
+#include "logtail.h"
+#include "num.h"
+#include "policy.h"
+
+static struct {
+	bool tail;
+	long breaches;
+} opt;
+
+static const char usage_text[] =
+    "usage: perf-gate-static [-t] [file ...]\n";
+
+/* A value of the check as a finite float; 0 null, 1 ok, -1 reported. */
+static int
+check_value(jsonl_reader *r, const jsonl_span *s, const cJSON *v,
+    const char *what, double *out)
+{
+	switch (policy_coerce(v, out)) {
+	case COERCE_NULL:
+		return 0;
+	case COERCE_OK:
+		if (isfinite(*out))
+			return 1;
+		jsonl_error(r, s, "%s is not a finite number", what);
+		return -1;
+	default:
+		jsonl_error(r, s, "%s must be a number", what);
+		return -1;
+	}
+}
+
+/* Fills failures; -1 after reporting a bad value. */
+static int
+static_failures(jsonl_reader *r, const jsonl_span *s, const cJSON *raw,
+    const char *id, cJSON *failures)
+{
+	const cJSON *thr = json_get(raw, "thresholds");
+	const struct metric *m;
+	char what[96], cur_s[NUM_BUFSZ], thr_s[NUM_BUFSZ], *msg;
+	double cur, lim;
+	int a, b;
+
+	if (!cJSON_IsObject(thr))
+		return 0;
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		m = &metric_table[i];
+		if (m->static_key == NULL)
+			continue;
+		snprintf(what, sizeof what, "thresholds.%s", m->static_key);
+		if ((a = check_value(r, s, json_get(raw, m->raw_key), m->raw_key,
+		    &cur)) < 0 ||
+		    (b = check_value(r, s, json_get(thr, m->static_key), what,
+		    &lim)) < 0)
+			return -1;
+		if (a == 0 || b == 0)
+			continue;
+		/* The record's rounded value, so both gates agree at a boundary. */
+		cur = num_round(cur, m->precision);
+		if (cur <= lim)
+			continue;
+		msg = easprintf("%s %s exceeded fixed threshold (current=%s, "
+		    "threshold=%s)", id, m->raw_key, num_fixed(cur_s, cur, 3),
+		    num_fixed(thr_s, lim, 3));
+		json_append(failures, json_new_string(msg));
+		free(msg);
+	}
+	return 0;
+}
+
+static void
+print_tail(const char *id, const cJSON *raw)
+{
+	const cJSON *p = json_get(raw, "worker_log_path");
+	buf b = BUF_INIT;
+
+	logtail_block(&b, id, cJSON_IsString(p) ? p->valuestring : NULL);
+	buf_addc(&b, '\n');
+	fwrite(b.s, 1, b.len, stderr);
+	fflush(stderr);
+	buf_free(&b);
+}
+
+static void
+process_record(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
+{
+	const cJSON *idv = json_get(raw, "benchmark_id");
+	const cJSON *log = json_get(raw, "worker_log_path");
+	const char *id = "unknown";
+	cJSON *failures;
+
+	if (idv != NULL && !cJSON_IsString(idv)) {
+		jsonl_error(r, s, "benchmark_id must be a string");
+		return;
+	}
+	if (idv != NULL)
+		id = idv->valuestring;
+	if (log != NULL && !cJSON_IsString(log) && !cJSON_IsNull(log)) {
+		jsonl_error(r, s, "worker_log_path must be a string or null");
+		return;
+	}
+	failures = json_new_array();
+	if (static_failures(r, s, raw, id, failures) != 0) {
+		cJSON_Delete(failures);
+		return;
+	}
+	if (cJSON_GetArraySize(failures) > 0) {
+		opt.breaches++;
+		if (opt.tail)
+			print_tail(id, raw);
+	}
+	json_set(raw, "static_failures", failures);
+	jsonl_put(r, s, raw);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "tail", no_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	jsonl_reader *r;
+	jsonl_span s;
+	cJSON *raw;
+	long errors;
+	int c;
+
+	err_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "ht", longopts, NULL)) != -1) {
+		switch (c) {
+		case 't': opt.tail = true; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	r = jsonl_open(argv + optind, argc - optind);
+	while ((raw = jsonl_next(r, &s)) != NULL) {
+		process_record(r, &s, raw);
+		cJSON_Delete(raw);
+	}
+	errors = jsonl_errors(r);
+	jsonl_close(r);
+	if (jsonl_finish(stdout, "standard output") != 0 || errors > 0)
+		return EXIT_TROUBLE;
+	return opt.breaches > 0 ? EXIT_GATE : EXIT_PASS;
+}

@@ -1,0 +1,293 @@
+/*
+ * perf-normalize: raw benchmark records in, tracking records out, exactly
+ * as the reference's comparator normalizes them (section 3): renamed and
+ * coerced metrics, the effective regression policy of all six metrics,
+ * provenance from the record then the environment, the run source, and the
+ * identity keys. The transient static_failures key passes through.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "err.h"
+#include "isotime.h"
+#include "json.h"
+#include "jsonl.h"
+#include "policy.h"
+#include "prov.h"
+
+static struct {
+	struct prov_env env;
+} opt;
+
+/* Copied when present and not null, in this order (3.1). */
+static const char *const identity_keys[] = {
+	"result_schema_version", "workload_id", "variant_id",
+	"benchmark_version", "recipe", "recipe_fingerprint",
+	"hardware_profile", "hardware_profile_id", "software_profile",
+	"software_profile_id", "environment_metadata",
+	"environment_fingerprint", "quality_metadata", "variant_metadata",
+};
+
+/* Taken from recipe.benchmark when still missing, appended after the rest. */
+static const char *const fallback_keys[] = {
+	"workload_id", "variant_id", "benchmark_version",
+};
+
+static const char usage_text[] =
+    "usage: perf-normalize [-r run-source] [--commit sha] [--branch name]\n"
+    "                      [--pr-number n] [--test-scope scope]\n"
+    "                      [--build-url url] [--build-id id] [--job-id id]\n"
+    "                      [file ...]\n";
+
+/*
+ * A string-valued key of the raw record: its value, def when absent, NULL
+ * after reporting a value of another type (null included).
+ */
+static const char *
+string_key(jsonl_reader *r, const jsonl_span *s, const cJSON *raw,
+    const char *key, const char *def)
+{
+	const cJSON *v = json_get(raw, key);
+
+	if (v == NULL)
+		return def;
+	if (cJSON_IsString(v))
+		return v->valuestring;
+	jsonl_error(r, s, "%s must be a string", key);
+	return NULL;
+}
+
+/* A metric value as a float or null; NULL after reporting a bad value. */
+static cJSON *
+metric_value(jsonl_reader *r, const jsonl_span *s, const cJSON *raw,
+    const char *key)
+{
+	double d;
+
+	switch (policy_coerce(json_get(raw, key), &d)) {
+	case COERCE_NULL:
+		return json_new_null();
+	case COERCE_OK:
+		if (isfinite(d))
+			return json_new_float(d);
+		jsonl_error(r, s, "%s is not a finite number", key);
+		return NULL;
+	default:
+		jsonl_error(r, s, "%s must be a number", key);
+		return NULL;
+	}
+}
+
+/* A provenance key: the raw value if truthy, else the variable, else "". */
+static cJSON *
+provenance(const cJSON *raw, const char *key, const char *env)
+{
+	const cJSON *v = json_get(raw, key);
+
+	if (json_truthy(v))
+		return cJSON_Duplicate(v, true);
+	return json_new_string(env != NULL ? env : "");
+}
+
+/* pr_number: as provenance(), then "" unless its string form is a PR. */
+static cJSON *
+pr_number(const cJSON *raw)
+{
+	cJSON *v = provenance(raw, "pr_number", opt.env.pull_request);
+	char *str = json_pystr_dup(v);
+	bool keep = prov_pr_truthy(str);
+
+	free(str);
+	if (keep)
+		return v;
+	cJSON_Delete(v);
+	return json_new_string("");
+}
+
+static const char *
+run_source(const cJSON *raw)
+{
+	/* The inference runs (and may warn) for every record, as the reference. */
+	const char *inferred = prov_infer_run_source(&opt.env, true);
+	const cJSON *v = json_get(raw, "run_source");
+	static char kept[32];
+	char *norm;
+
+	if (!cJSON_IsString(v))
+		return inferred;
+	norm = prov_strip_lower(v->valuestring);
+	if (prov_run_source_valid(norm)) {
+		snprintf(kept, sizeof kept, "%s", norm);
+		free(norm);
+		return kept;
+	}
+	free(norm);
+	return inferred;
+}
+
+static bool
+static_failures_valid(const cJSON *v)
+{
+	const cJSON *c;
+
+	if (!cJSON_IsArray(v))
+		return false;
+	cJSON_ArrayForEach(c, v)
+		if (!cJSON_IsString(c))
+			return false;
+	return true;
+}
+
+/* Builds the normalized record; NULL after reporting a problem. */
+static cJSON *
+normalize(jsonl_reader *r, const jsonl_span *s, const cJSON *raw)
+{
+	struct metric_policy pol[METRIC_COUNT];
+	const char *model_id, *gpu_type;
+	const cJSON *v, *bench, *sf;
+	cJSON *out, *m;
+	char ts[40], bad[64];
+	size_t i;
+
+	if ((model_id = string_key(r, s, raw, "benchmark_id", "unknown")) == NULL ||
+	    (gpu_type = string_key(r, s, raw, "device", "unknown")) == NULL)
+		return NULL;
+	v = json_get(raw, "timestamp");
+	if (json_truthy(v) && !cJSON_IsString(v)) {
+		jsonl_error(r, s, "timestamp must be a string");
+		return NULL;
+	}
+	if (json_truthy(json_get(raw, "commit")) &&
+	    !cJSON_IsString(json_get(raw, "commit"))) {
+		jsonl_error(r, s, "commit must be a string");
+		return NULL;
+	}
+	sf = json_get(raw, "static_failures");
+	if (sf != NULL && !static_failures_valid(sf)) {
+		jsonl_error(r, s, "static_failures must be an array of strings");
+		return NULL;
+	}
+	if (policy_merge(json_get(raw, "regression_thresholds"), pol, bad,
+	    sizeof bad) != 0) {
+		jsonl_error(r, s, "regression_thresholds.%s is not a finite number",
+		    bad);
+		return NULL;
+	}
+
+	out = json_new_object();
+	json_set(out, "model_id", json_new_string(model_id));
+	json_set(out, "timestamp", json_truthy(v) ? json_new_string(v->valuestring) :
+	    json_new_string(isotime_format(ts, isotime_now())));
+	json_set(out, "commit_sha", provenance(raw, "commit", opt.env.commit));
+	json_set(out, "gpu_type", json_new_string(gpu_type));
+	for (i = 0; i < METRIC_COUNT; i++) {
+		if ((m = metric_value(r, s, raw, metric_table[i].raw_key)) == NULL) {
+			cJSON_Delete(out);
+			return NULL;
+		}
+		json_set(out, metric_table[i].key, m);
+	}
+	json_set(out, "regression_thresholds", policy_to_json(pol));
+	json_set(out, "success", json_new_bool(true));
+	json_set(out, "run_source", json_new_string(run_source(raw)));
+	json_set(out, "baseline_eligible", json_new_bool(false));
+	json_set(out, "branch", provenance(raw, "branch", opt.env.branch));
+	json_set(out, "pr_number", pr_number(raw));
+	json_set(out, "test_scope", provenance(raw, "test_scope", opt.env.test_scope));
+	json_set(out, "build_url", provenance(raw, "build_url", opt.env.build_url));
+	json_set(out, "build_id", provenance(raw, "build_id", opt.env.build_id));
+	json_set(out, "job_id", provenance(raw, "job_id", opt.env.job_id));
+	for (i = 0; i < sizeof identity_keys / sizeof *identity_keys; i++) {
+		v = json_get(raw, identity_keys[i]);
+		if (v != NULL && !cJSON_IsNull(v))
+			json_set(out, identity_keys[i], cJSON_Duplicate(v, true));
+	}
+	bench = json_get(json_get(raw, "recipe"), "benchmark");
+	for (i = 0; i < sizeof fallback_keys / sizeof *fallback_keys; i++) {
+		v = json_get(bench, fallback_keys[i]);
+		if (json_get(out, fallback_keys[i]) == NULL && v != NULL &&
+		    !cJSON_IsNull(v))
+			json_set(out, fallback_keys[i], cJSON_Duplicate(v, true));
+	}
+	if (sf != NULL)
+		json_set(out, "static_failures", cJSON_Duplicate(sf, true));
+	return out;
+}
+
+static void
+process_record(jsonl_reader *r, const jsonl_span *s, const cJSON *raw)
+{
+	cJSON *out = normalize(r, s, raw);
+
+	if (out == NULL)
+		return;
+	jsonl_put(r, s, out);
+	cJSON_Delete(out);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "run-source", required_argument, NULL, 'r' },
+		{ "commit", required_argument, NULL, 'C' },
+		{ "branch", required_argument, NULL, 'B' },
+		{ "pr-number", required_argument, NULL, 'P' },
+		{ "test-scope", required_argument, NULL, 'S' },
+		{ "build-url", required_argument, NULL, 'U' },
+		{ "build-id", required_argument, NULL, 'I' },
+		{ "job-id", required_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	jsonl_reader *r;
+	jsonl_span s;
+	cJSON *raw;
+	char *norm;
+	long errors;
+	int c;
+
+	err_init(argv[0]);
+	prov_env_load(&opt.env);
+	while ((c = getopt_long(argc, argv, "hr:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			norm = prov_strip_lower(optarg);
+			if (!prov_run_source_valid(norm)) {
+				warnx_("invalid run source '%s': expected pr, local, "
+				    "scheduled_main or unknown", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			free(norm);
+			opt.env.run_source = optarg;
+			break;
+		case 'C': opt.env.commit = optarg; break;
+		case 'B': opt.env.branch = optarg; break;
+		case 'P': opt.env.pull_request = optarg; break;
+		case 'S': opt.env.test_scope = optarg; break;
+		case 'U': opt.env.build_url = optarg; break;
+		case 'I': opt.env.build_id = optarg; break;
+		case 'J': opt.env.job_id = optarg; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	r = jsonl_open(argv + optind, argc - optind);
+	while ((raw = jsonl_next(r, &s)) != NULL) {
+		process_record(r, &s, raw);
+		cJSON_Delete(raw);
+	}
+	errors = jsonl_errors(r);
+	jsonl_close(r);
+	if (jsonl_finish(stdout, "standard output") != 0 || errors > 0)
+		return EXIT_TROUBLE;
+	return EXIT_PASS;
+}

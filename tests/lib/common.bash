@@ -1,0 +1,108 @@
+# Loaded by every bats file: the programs under test on PATH, a clean
+bats_require_minimum_version 1.5.0
+# environment, and the fixture-case runner.
+
+bats_load_library bats-support
+bats_load_library bats-assert
+
+TESTS_DIR=$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)
+ROOT_DIR=$(cd "$TESTS_DIR/.." && pwd)
+FIXTURES="$TESTS_DIR/fixtures"
+: "${PERF_BIN:=$ROOT_DIR/bin}"
+PATH="$PERF_BIN:$PATH"
+export PATH
+
+# The variables the programs read: none may leak in from the CI job that
+# runs the tests (Buildkite sets several of them).
+unset PERF_RUN_SOURCE PERF_PYTEST_RC PERF_UPLOAD_POLICY PERF_REPORTS_DIR \
+	PERFORMANCE_TRACKING_ROOT TEST_SCOPE GITHUB_STEP_SUMMARY \
+	BUILDKITE_PULL_REQUEST BUILDKITE_BRANCH BUILDKITE_COMMIT \
+	BUILDKITE_BUILD_URL BUILDKITE_BUILD_ID BUILDKITE_JOB_ID
+
+# run_case PROG DIR/NAME: runs PROG on NAME.in.jsonl with the arguments of
+# NAME.args and the variables of NAME.env (one VAR=value per line), and
+# compares stdout with NAME.out.jsonl, stderr with NAME.err (empty when
+# absent) byte for byte, and the exit status with NAME.status (0).
+run_case() {
+	local prog=$1 base=$FIXTURES/$2 want_status=0 line
+	local -a args=() envs=()
+	[ -f "$base.status" ] && want_status=$(cat "$base.status")
+	if [ -f "$base.args" ]; then
+		while IFS= read -r line; do args+=("$line"); done <"$base.args"
+	fi
+	if [ -f "$base.env" ]; then
+		while IFS= read -r line; do envs+=("$line"); done <"$base.env"
+	fi
+	run --separate-stderr env "${envs[@]}" "$prog" "${args[@]}" "$base.in.jsonl"
+	if [ "$status" -ne "$want_status" ]; then
+		echo "exit status $status, expected $want_status" >&2
+		echo "stderr: $stderr" >&2
+		return 1
+	fi
+	diff -u "$base.out.jsonl" <(printf '%s' "$output"; [ -n "$output" ] && echo) >&2 ||
+		return 1
+	if [ -f "$base.err" ]; then
+		diff -u "$base.err" <(printf '%s' "$stderr"; [ -n "$stderr" ] && echo) >&2 ||
+			return 1
+	else
+		[ -z "$stderr" ] || { echo "unexpected stderr: $stderr" >&2; return 1; }
+	fi
+}
+
+
+# Behaviour every filter shares (STYLE.md, DESIGN.md conventions). Each
+# takes the program and, where needed, a file of valid input records.
+
+check_empty_input() {
+	run --separate-stderr "$1" </dev/null
+	assert_success
+	assert_output ""
+	[ -z "$stderr" ]
+}
+
+check_unknown_option() {
+	run --separate-stderr "$1" --bogus
+	assert_failure 2
+	assert_output ""
+	[[ $stderr == *"unrecognized option"* ]]
+	[[ $stderr == *"usage: $1"* ]]
+}
+
+check_help() {
+	run --separate-stderr "$1" -h
+	assert_success
+	assert_output --partial "usage: $1"
+	[ -z "$stderr" ]
+}
+
+check_version() {
+	run "$1" --version
+	assert_success
+	assert_output "$1 (perfkite) $(cat "$ROOT_DIR/VERSION")"
+}
+
+check_full_disk() {
+	run --separate-stderr bash -c "$1 '$2' >/dev/full"
+	assert_failure 2
+	assert_equal "$stderr" "$1: write error on standard output: No space left on device"
+}
+
+check_unreadable_and_directory() {
+	run --separate-stderr "$1" "$BATS_TEST_TMPDIR/nope.jsonl" "$2"
+	assert_failure 2
+	[ "${#lines[@]}" -ge 1 ]
+	assert_equal "$stderr" "$1: $BATS_TEST_TMPDIR/nope.jsonl: cannot open: No such file or directory"
+	run --separate-stderr "$1" "$BATS_TEST_TMPDIR"
+	assert_failure 2
+	assert_equal "$stderr" "$1: $BATS_TEST_TMPDIR: is a directory"
+}
+
+check_malformed_lines() {
+	printf '%s\n{"benchmark_id": nope}\n%s\n[1,2]\n%s junk\n' "$2" "$2" "$2" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr "$1" "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 2
+	assert_equal "${#lines[@]}" 2
+	assert_equal "$stderr" "$1: $BATS_TEST_TMPDIR/in.jsonl:2: invalid JSON at column 18: unexpected 'n'
+$1: $BATS_TEST_TMPDIR/in.jsonl:4: not a JSON object (found an array)
+$1: $BATS_TEST_TMPDIR/in.jsonl:5: unexpected text after the record"
+}

@@ -1,0 +1,173 @@
+#!/usr/bin/env bats
+# perf-gate-static: fixed per-GPU thresholds (reference 4.2) and the
+# worker-log tail (6.4).
+
+load lib/common
+
+N=perf-gate-static
+D=$(printf '=%.0s' {1..78})
+V2RAW='{"benchmark_id":"wan-t2v-1.3b-2gpu","device":"NVIDIA L40S","avg_generation_time_s":18.252,"max_peak_memory_mb":10000.0,"thresholds":{"max_generation_time_s":10.0,"max_peak_memory_mb":30000.0}'
+
+@test "prints the reference's attribution string and exits 1 (4.2 example)" {
+	run_case $N $N/reference-example
+	assert_output --partial '"static_failures":["wan-t2v-1.3b-2gpu avg_generation_time_s exceeded fixed threshold (current=18.252, threshold=10.000)"]'
+}
+
+@test "checks every pair in order; passing records get an empty list" {
+	run_case $N $N/mixed-batch
+	run jq -c .static_failures <<<"$output"
+	assert_line --index 0 '[]'
+	assert_line --index 1 '[]'
+	assert_line --index 2 '["comp avg_generation_time_s exceeded fixed threshold (current=12.000, threshold=10.000)","comp max_peak_memory_mb exceeded fixed threshold (current=31000.500, threshold=30000.000)","comp dit_time_s exceeded fixed threshold (current=11.000, threshold=10.000)"]'
+}
+
+@test "compares the rounded record values, so equal at the boundary passes" {
+	run_case $N $N/rounded-boundary
+	run jq -c '.static_failures | length' <<<"$output"
+	assert_output $'0\n1'
+}
+
+@test "no thresholds object: nothing to check; an absent id prints unknown" {
+	run_case $N $N/no-thresholds
+}
+
+@test "coerces numeric strings and booleans as the reference" {
+	run_case $N $N/coerced-values
+}
+
+@test "keeps every key of the producer's records, in order" {
+	run_case $N $N/producer-records
+}
+
+@test "reads the producer's pretty-printed files directly" {
+	run --separate-stderr $N "$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-2gpu_20260616T000000Z.json \
+		"$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-1gpu_20260616T000100Z.json \
+		"$ROOT_DIR"/fixtures/records/perf_legacy-benchmark_20260616T000200Z.json
+	assert_failure 1
+	diff <(echo "$output") "$FIXTURES/$N/producer-records.out.jsonl"
+}
+
+@test "replaces an existing static_failures key in place" {
+	run_case $N $N/rerun-replaces
+	run jq -r 'keys_unsorted[-2:] | join(" ")' <<<"$output"
+	assert_output "static_failures zz_last"
+}
+
+@test "--tail prints the worker log after a breach (10.6 row 101)" {
+	printf 'loading model\nattention backend fell back to slow path\n' >"$BATS_TEST_TMPDIR/w.log"
+	run --separate-stderr $N --tail <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/w.log\"}"
+	assert_failure 1
+	assert_output --partial "exceeded fixed threshold"
+	assert_equal "$stderr" "$D
+Worker log tail for wan-t2v-1.3b-2gpu ($BATS_TEST_TMPDIR/w.log)
+$D
+loading model
+attention backend fell back to slow path
+$D"
+}
+
+@test "--tail without a recorded log prints the unavailable block (10.6 row 102)" {
+	run --separate-stderr $N -t <<<"$V2RAW}"
+	assert_failure 1
+	assert_equal "$stderr" "$D
+Worker log tail for wan-t2v-1.3b-2gpu (no log file recorded)
+$D
+<worker log unavailable: file missing or unreadable>
+$D"
+}
+
+@test "--tail with a missing log file names it and says unavailable (10.7 rows 5-6)" {
+	run --separate-stderr $N -t <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/gone.log\"}"
+	assert_failure 1
+	assert_equal "$stderr" "$D
+Worker log tail for wan-t2v-1.3b-2gpu ($BATS_TEST_TMPDIR/gone.log)
+$D
+<worker log unavailable: file missing or unreadable>
+$D"
+}
+
+@test "--tail keeps the last 200 of 250 lines (10.7 row 3)" {
+	for i in $(seq 0 249); do echo "line $i"; done >"$BATS_TEST_TMPDIR/w.log"
+	run --separate-stderr $N -t <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/w.log\"}"
+	assert_failure 1
+	[[ $stderr == *$'\n... truncated, showing last 200 of 250 lines ...\nline 50\n'* ]]
+	[[ $stderr == *$'\nline 249\n'"$D" ]]
+	[[ $stderr != *$'\nline 49\n'* ]]
+	[ "$(grep -c '^line ' <<<"$stderr")" -eq 200 ]
+}
+
+@test "--tail reads the rotated log before the live one (10.7 row 4)" {
+	echo "older rotated line" >"$BATS_TEST_TMPDIR/w.log.1"
+	echo "newer live line" >"$BATS_TEST_TMPDIR/w.log"
+	run --separate-stderr $N -t <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/w.log\"}"
+	assert_failure 1
+	[[ $stderr == *$'\n'"$D"$'\nolder rotated line\nnewer live line\n'"$D" ]]
+}
+
+@test "--tail prints one block per breaching record only, in order" {
+	{
+		echo "$V2RAW}"
+		echo '{"benchmark_id":"fine","avg_generation_time_s":1.0,"thresholds":{"max_generation_time_s":10.0}}'
+		echo '{"benchmark_id":"second","avg_generation_time_s":11.0,"thresholds":{"max_generation_time_s":10.0}}'
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N -t "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 1
+	run grep '^Worker log tail for' <<<"$stderr"
+	assert_output $'Worker log tail for wan-t2v-1.3b-2gpu (no log file recorded)\nWorker log tail for second (no log file recorded)'
+}
+
+@test "without --tail nothing goes to stderr" {
+	run --separate-stderr $N <<<"$V2RAW}"
+	assert_failure 1
+	[ -z "$stderr" ]
+}
+
+@test "rejects wrong types and non-finite values at the keys it reads" {
+	run --separate-stderr $N <<'EOF'
+{"benchmark_id":["x"]}
+{"benchmark_id":"a","avg_generation_time_s":"slow","thresholds":{"max_generation_time_s":1.0}}
+{"benchmark_id":"a","avg_generation_time_s":1.0,"thresholds":{"max_generation_time_s":{}}}
+{"benchmark_id":"a","avg_generation_time_s":NaN,"thresholds":{"max_generation_time_s":1.0}}
+{"benchmark_id":"a","avg_generation_time_s":1.0,"thresholds":{"max_peak_memory_mb":"nan"},"max_peak_memory_mb":1.0}
+{"benchmark_id":"a","worker_log_path":7}
+{"benchmark_id":"ok","avg_generation_time_s":1.0,"thresholds":{"max_generation_time_s":2.0}}
+EOF
+	assert_failure 2
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$stderr" "perf-gate-static: <stdin>:1: benchmark_id must be a string
+perf-gate-static: <stdin>:2: avg_generation_time_s must be a number
+perf-gate-static: <stdin>:3: thresholds.max_generation_time_s must be a number
+perf-gate-static: <stdin>:4: avg_generation_time_s is not a finite number
+perf-gate-static: <stdin>:5: thresholds.max_peak_memory_mb is not a finite number
+perf-gate-static: <stdin>:6: worker_log_path must be a string or null"
+}
+
+@test "a missing metric or threshold skips that check" {
+	run --separate-stderr $N <<<'{"benchmark_id":"a","thresholds":{"max_generation_time_s":1.0,"max_dit_time_s":null},"dit_time_s":5.0,"max_peak_memory_mb":null}'
+	assert_success
+	assert_output --partial '"static_failures":[]'
+}
+
+@test "reads gzip input" {
+	gzip -c "$FIXTURES/$N/mixed-batch.in.jsonl" >"$BATS_TEST_TMPDIR/in.gz"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/in.gz"
+	assert_failure 1
+	diff <(echo "$output") "$FIXTURES/$N/mixed-batch.out.jsonl"
+}
+
+@test "reads a line over 64 KiB whole" {
+	pad=$(head -c 100000 /dev/zero | tr '\0' y)
+	run --separate-stderr $N <<<"{\"benchmark_id\":\"b\",\"pad\":\"$pad\"}"
+	assert_success
+	[ "$(jq -r '.pad | length' <<<"$output")" -eq 100000 ]
+}
+
+REC='{"benchmark_id":"a"}'
+
+@test "empty input gives empty output" { check_empty_input $N; }
+@test "reports malformed JSON, non-objects and trailing garbage by line, keeps valid lines" { check_malformed_lines $N "$REC"; }
+@test "reports an unreadable file or a directory and goes on" { check_unreadable_and_directory $N "$FIXTURES/$N/mixed-batch.in.jsonl"; }
+@test "a full disk on stdout is exit 2, never success" { check_full_disk $N "$FIXTURES/$N/producer-records.in.jsonl"; }
+@test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
+@test "-h prints usage on stdout, exit 0" { check_help $N; }
+@test "--version prints the version" { check_version $N; }

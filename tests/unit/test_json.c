@@ -1,0 +1,167 @@
+/* Unit tests for json: parsing, the three writers, Python repr/str. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "json.h"
+#include "tap.h"
+
+#include "json_vectors.h"
+#include "pyrepr_vectors.h"
+
+static char *
+write_as(const cJSON *v, enum json_style st)
+{
+	buf b = BUF_INIT;
+
+	if (json_write(&b, v, st, NULL) != 0) {
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_detach(&b);
+}
+
+static void
+check_error(const char *text, const char *want, long col)
+{
+	json_error e;
+	cJSON *v = json_parse(text, strlen(text), &e);
+
+	ok(v == NULL && strstr(e.msg, want) != NULL && (col == 0 || e.col == col),
+	    "rejects %s: '%s' (col %ld)", want, e.msg, e.col);
+	cJSON_Delete(v);
+}
+
+int
+main(void)
+{
+	json_error e;
+	cJSON *v, *o;
+	char *s;
+	size_t i;
+	buf b = BUF_INIT, where = BUF_INIT;
+
+	for (i = 0; i < sizeof json_vectors / sizeof *json_vectors; i++) {
+		v = json_parse(json_vectors[i].in, strlen(json_vectors[i].in), &e);
+		if (!ok(v != NULL, "parses vector %zu", i)) {
+			printf("# %s\n", e.msg);
+			continue;
+		}
+		s = write_as(v, JSON_COMPACT);
+		is_str(s, json_vectors[i].compact, "compact form of vector %zu", i);
+		free(s);
+		s = write_as(v, JSON_CANONICAL);
+		is_str(s, json_vectors[i].canon, "canonical form of vector %zu", i);
+		free(s);
+		s = write_as(v, JSON_INDENT2);
+		is_str(s, json_vectors[i].indent2, "indent=2 form of vector %zu", i);
+		free(s);
+		cJSON_Delete(v);
+	}
+
+	/* Integer versus float from the source text. */
+	v = json_parse("[7, 7.0, 1e2, -0, 1E400]", 24, &e);
+	ok(json_is_int(cJSON_GetArrayItem(v, 0)), "7 is an integer");
+	ok(json_is_float(cJSON_GetArrayItem(v, 1)), "7.0 is a float");
+	ok(json_is_float(cJSON_GetArrayItem(v, 2)), "1e2 is a float");
+	ok(isinf(cJSON_GetArrayItem(v, 4)->valuedouble), "1E400 reads as infinity");
+	ok(json_write(&b, v, JSON_COMPACT, &where) == -1, "infinity is never written");
+	is_str(where.s, "[4]", "the failing element is named");
+	cJSON_Delete(v);
+
+	v = json_parse("{\"a\":{\"b\":[1,NaN]}}", 19, &e);
+	ok(v != NULL && isnan(cJSON_GetArrayItem(json_get(json_get(v, "a"), "b"), 1)->valuedouble),
+	    "NaN token reads as a float");
+	buf_reset(&b);
+	ok(json_write(&b, v, JSON_CANONICAL, &where) == -1 &&
+	    strcmp(where.s, "a.b[1]") == 0, "NaN refused with its path (%s)", where.s);
+	cJSON_Delete(v);
+
+	v = json_parse("[Infinity,-Infinity]", 20, &e);
+	ok(v != NULL && isinf(v->child->valuedouble) && v->child->next->valuedouble < 0,
+	    "Infinity and -Infinity tokens read");
+	cJSON_Delete(v);
+
+	/* Errors carry their position. */
+	check_error("{\"a\":1,}", "member name", 8);
+	check_error("{\"a\" 1}", "expected ':'", 6);
+	check_error("[1 2]", "expected ',' or ']'", 4);
+	check_error("{\"a\":tru}", "unexpected", 6);
+	check_error("{\"a\":\"x\ty\"}", "control character", 0);
+	check_error("{\"a\":\"\xff\"}", "invalid UTF-8", 0);
+	check_error("{\"a\":\"\xed\xa0\x80\"}", "invalid UTF-8", 0);
+	check_error("{\"a\":\"\xc0\x80\"}", "invalid UTF-8", 0);
+	check_error("{\"a\":\"\\u0000\"}", "\\u0000", 0);
+	check_error("{\"a\":\"\\x\"}", "invalid escape", 0);
+	check_error("{\"a\":01}", "expected ','", 0);
+	check_error("{\"a\":1.}", "digits expected", 0);
+	check_error("{\"a\":1e}", "digits expected", 0);
+	check_error("{\"a\":1} x", "after the value", 0);
+	check_error("", "end of input", 0);
+	check_error("{\"a\":\"abc", "unterminated", 0);
+	check_error("nan", "unexpected", 1);
+	v = json_parse("{\"a\":1}\0", 8, &e);
+	ok(v == NULL && strstr(e.msg, "NUL") != NULL, "rejects a NUL byte: %s", e.msg);
+	v = json_parse("{\"a\":\"x\0y\"}", 11, &e);
+	ok(v == NULL && strstr(e.msg, "control") != NULL, "rejects a NUL in a string");
+	{
+		size_t depth = JSON_MAX_DEPTH + 1;
+		char *deep = malloc(depth * 2 + 1);
+
+		memset(deep, '[', depth);
+		memset(deep + depth, ']', depth);
+		deep[depth * 2] = '\0';
+		check_error(deep, "nesting deeper", 0);
+		deep[0] = ' ';
+		deep[depth * 2 - 1] = ' ';
+		v = json_parse(deep, depth * 2, &e);
+		ok(v != NULL, "nesting of exactly %d levels is accepted", JSON_MAX_DEPTH);
+		cJSON_Delete(v);
+		free(deep);
+	}
+	v = json_parse("{\n  \"a\": 1,\n  \"b\": x\n}", 22, &e);
+	ok(v == NULL && e.line == 3 && e.col == 8, "error line and column in a "
+	    "multi-line value (%ld:%ld)", e.line, e.col);
+
+	/* Python repr() and str(). */
+	for (i = 0; i < sizeof pyrepr_vectors / sizeof *pyrepr_vectors; i++) {
+		v = json_parse(pyrepr_vectors[i].in, strlen(pyrepr_vectors[i].in), &e);
+		buf_reset(&b);
+		json_pyrepr(&b, v);
+		is_str(b.s, pyrepr_vectors[i].repr, "repr of %s", pyrepr_vectors[i].in);
+		s = json_pystr_dup(v);
+		is_str(s, pyrepr_vectors[i].str, "str of %s", pyrepr_vectors[i].in);
+		free(s);
+		cJSON_Delete(v);
+	}
+
+	/* Truthiness, set/get/remove. */
+	v = json_parse("[null,false,0,0.0,\"\",[],{},true,1,-0.0,\"false\",[0],{\"a\":0}]",
+	    59, &e);
+	{
+		const int want[] = { 0, 0, 0, 0, 0, 0, 0, 1, 1, 0, 1, 1, 1 };
+		int k = 0, mism = 0;
+		cJSON *c;
+
+		cJSON_ArrayForEach(c, v)
+			mism += json_truthy(c) != want[k++];
+		ok(mism == 0 && k == 13, "Python truthiness of 13 values");
+	}
+	cJSON_Delete(v);
+	o = json_parse("{\"a\":1,\"b\":2}", 13, &e);
+	json_set(o, "a", json_new_string("x"));
+	json_set(o, "c", json_new_float(3.0));
+	json_set(o, "d", json_new_int(-12));
+	json_remove(o, "b");
+	s = write_as(o, JSON_COMPACT);
+	is_str(s, "{\"a\":\"x\",\"c\":3.0,\"d\":-12}",
+	    "set keeps position, appends new keys, remove drops");
+	free(s);
+	ok(json_get(o, "A") == NULL, "lookups are case-sensitive");
+	cJSON_Delete(o);
+
+	buf_free(&b);
+	buf_free(&where);
+	return done_testing();
+}

@@ -1,0 +1,100 @@
+/* Unit tests for num: Python's float repr, rounding, float() and int(). */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "num.h"
+#include "tap.h"
+
+#include "pyfloat_vectors.h"
+#include "pyint_vectors.h"
+#include "repr_vectors.h"
+#include "round_vectors.h"
+
+static double
+from_bits(unsigned long long b)
+{
+	double d;
+
+	memcpy(&d, &b, sizeof d);
+	return d;
+}
+
+int
+main(void)
+{
+	char out[NUM_BUFSZ];
+	size_t i, bad = 0;
+	double d;
+	long long ll;
+	long l;
+
+	for (i = 0; i < sizeof repr_vectors / sizeof *repr_vectors; i++) {
+		num_repr(out, from_bits(repr_vectors[i].bits));
+		if (strcmp(out, repr_vectors[i].repr) != 0) {
+			bad++;
+			printf("# repr mismatch: got %s want %s\n", out,
+			    repr_vectors[i].repr);
+		}
+	}
+	ok(bad == 0, "repr() matches Python for %zu doubles",
+	    sizeof repr_vectors / sizeof *repr_vectors);
+	is_str(num_repr(out, NAN), "nan", "repr of NaN");
+	is_str(num_repr(out, -INFINITY), "-inf", "repr of -inf");
+	is_str(num_repr(out, 1e16), "1e+16", "1e16 in exponent form");
+	is_str(num_repr(out, 1e-5), "1e-05", "1e-05 has two exponent digits");
+
+	bad = 0;
+	for (i = 0; i < sizeof round_vectors / sizeof *round_vectors; i++) {
+		double x = round_vectors[i].x;
+		char a[NUM_BUFSZ], b[NUM_BUFSZ], c[NUM_BUFSZ], e[NUM_BUFSZ];
+
+		num_repr(a, num_round(x, 3));
+		num_repr(b, num_round(x, 1));
+		num_fixed(c, x, 3);
+		num_fixed(e, x, 1);
+		if (strcmp(a, round_vectors[i].r3) || strcmp(b, round_vectors[i].r1) ||
+		    strcmp(c, round_vectors[i].f3) || strcmp(e, round_vectors[i].f1)) {
+			bad++;
+			printf("# round mismatch for %a: %s %s %s %s\n", x, a, b, c, e);
+		}
+	}
+	ok(bad == 0, "round() and format() match Python half-to-even for %zu values",
+	    sizeof round_vectors / sizeof *round_vectors);
+	is_str(num_fixed(out, -NAN, 3), "nan", "a negative NaN prints as nan");
+	is_str(num_fixed(out, INFINITY, 1), "inf", "infinity prints as inf");
+
+	bad = 0;
+	for (i = 0; i < sizeof pyfloat_vectors / sizeof *pyfloat_vectors; i++) {
+		bool got = num_py_float(pyfloat_vectors[i].in, &d);
+		if (got != (pyfloat_vectors[i].valid != 0) ||
+		    (got && strcmp(num_repr(out, d), pyfloat_vectors[i].repr) != 0)) {
+			bad++;
+			printf("# float('%s'): got %d %s\n", pyfloat_vectors[i].in,
+			    got, got ? out : "");
+		}
+	}
+	ok(bad == 0, "float(str) accepts and rejects what Python does");
+
+	bad = 0;
+	for (i = 0; i < sizeof pyint_vectors / sizeof *pyint_vectors; i++) {
+		int got = num_py_int(pyint_vectors[i].in, &ll);
+		if (got != pyint_vectors[i].valid || (got && ll != pyint_vectors[i].v)) {
+			bad++;
+			printf("# int('%s'): got %d %lld\n", pyint_vectors[i].in, got, ll);
+		}
+	}
+	ok(bad == 0, "int(str) accepts and rejects what Python does");
+
+	ok(num_opt_long("42", 0, 100, &l) && l == 42, "option integer");
+	ok(!num_opt_long("42x", 0, 100, &l), "option integer rejects trailing junk");
+	ok(!num_opt_long("", 0, 100, &l), "option integer rejects empty");
+	ok(!num_opt_long("101", 0, 100, &l), "option integer rejects out of range");
+	ok(!num_opt_long("99999999999999999999999", 0, 100, &l),
+	    "option integer rejects overflow");
+	ok(num_opt_double("0.5", 0, 1, &d) && d == 0.5, "option double");
+	ok(!num_opt_double("nan", 0, 1, &d), "option double rejects nan");
+	ok(!num_opt_double("inf", 0, 1e9, &d), "option double rejects inf");
+	ok(!num_opt_double("0x10", 0, 100, &d), "option double rejects hex");
+	return done_testing();
+}
