@@ -74,8 +74,8 @@ main(void)
 	ok(v != NULL && isnan(cJSON_GetArrayItem(json_get(json_get(v, "a"), "b"), 1)->valuedouble),
 	    "NaN token reads as a float");
 	buf_reset(&b);
-	ok(json_write(&b, v, JSON_CANONICAL, &where) == -1 &&
-	    strcmp(where.s, "a.b[1]") == 0, "NaN refused with its path (%s)", where.s);
+	ok(json_write(&b, v, JSON_CANONICAL, &where) == -1, "NaN is refused");
+	is_str(where.s, "a.b[1]", "with its path");
 	cJSON_Delete(v);
 
 	v = json_parse("[Infinity,-Infinity]", 20, &e);

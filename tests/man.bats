@@ -1,0 +1,46 @@
+#!/usr/bin/env bats
+# The man pages: they lint clean, and every example in EXAMPLES runs.
+
+load lib/common
+
+# Prints the literal blocks of the EXAMPLES section of page $1, separated
+# by NUL bytes.
+examples() {
+	awk '
+		/^\.Sh / { inex = ($2 == "EXAMPLES") }
+		inex && /^\.Bd -literal/ { lit = 1; block = ""; next }
+		inex && /^\.Ed/ && lit { lit = 0; printf "%s%c", block, 0; next }
+		lit { block = block $0 "\n" }
+	' "$1"
+}
+
+run_examples() {
+	local page=$ROOT_DIR/man/$1 n=0 ex
+	while IFS= read -r -d '' ex; do
+		n=$((n + 1))
+		run --separate-stderr bash -c "cd '$ROOT_DIR' && $ex"
+		if [ "$status" -ne 0 ] || [ -z "$output" ] || [ -n "$stderr" ]; then
+			echo "example $n of $1 failed (status $status):" >&2
+			echo "$ex" >&2
+			echo "stderr: $stderr" >&2
+			return 1
+		fi
+	done < <(examples "$page")
+	[ "$n" -gt 0 ] || { echo "$1 has no examples" >&2; return 1; }
+}
+
+@test "every man page lints clean" {
+	run mandoc -Tlint -W warning "$ROOT_DIR"/man/*.[17]
+	assert_success
+	assert_output ""
+}
+
+@test "every program has a man page whose synopsis names it" {
+	for src in "$ROOT_DIR"/src/perf-*.c; do
+		prog=$(basename "$src" .c)
+		grep -q "^\.Nm $prog$" "$ROOT_DIR/man/$prog.1"
+	done
+}
+
+@test "perf-normalize(1) examples run" { run_examples perf-normalize.1; }
+@test "perf-gate-static(1) examples run" { run_examples perf-gate-static.1; }
