@@ -49,8 +49,8 @@ UNIT_SRC = $(sort $(wildcard tests/unit/test_*.c))
 UNITS = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
-SCRIPTS = $(sort .ci/run tests/run bench/run $(wildcard bin/perf-lane hooks/* \
-	tests/lib/*.bash fixtures/runners/*.sh))
+SCRIPTS = $(sort .ci/run tests/run tests/deps.sh $(wildcard bench/run bin/perf-lane hooks/* \
+	tests/lib/*.bash tests/*.bats fixtures/*.sh fixtures/runners/*.sh))
 
 all: $(PROGS)
 

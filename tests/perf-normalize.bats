@@ -107,7 +107,8 @@ N=perf-normalize
 	run --separate-stderr $N <"$FIXTURES/$N/infer-pr.in.jsonl"
 	assert_success
 	[ "$(jq -r .model_id <<<"$output")" = wan-t2v-1.3b-2gpu ]
-	run --separate-stderr $N "$FIXTURES/$N/v1-no-schema-version.in.jsonl" - <"$FIXTURES/$N/v1-no-schema-version.in.jsonl"
+	cp "$FIXTURES/$N/v1-no-schema-version.in.jsonl" "$BATS_TEST_TMPDIR/stdin.jsonl"
+	run --separate-stderr $N "$FIXTURES/$N/v1-no-schema-version.in.jsonl" - <"$BATS_TEST_TMPDIR/stdin.jsonl"
 	assert_success
 	[ "${#lines[@]}" -eq 2 ]
 }

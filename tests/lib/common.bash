@@ -1,7 +1,9 @@
+# shellcheck shell=bash disable=SC2154
 # Loaded by every bats file: the programs under test on PATH, a clean
-bats_require_minimum_version 1.5.0
-# environment, and the fixture-case runner.
+# environment, and the fixture-case runner. (bats's run sets status,
+# output, lines and stderr, hence SC2154.)
 
+bats_require_minimum_version 1.5.0
 bats_load_library bats-support
 bats_load_library bats-assert
 

@@ -1,0 +1,26 @@
+#!/usr/bin/env bats
+# The build itself: install paths, lint.
+
+load lib/common
+
+mk() {
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$ROOT_DIR" "$@"
+}
+
+@test "make install honours PREFIX and DESTDIR" {
+	run mk install PREFIX=/opt/pk DESTDIR="$BATS_TEST_TMPDIR/root"
+	assert_success
+	for src in "$ROOT_DIR"/src/perf-*.c; do
+		prog=$(basename "$src" .c)
+		[ -x "$BATS_TEST_TMPDIR/root/opt/pk/bin/$prog" ]
+		[ -f "$BATS_TEST_TMPDIR/root/opt/pk/share/man/man1/$prog.1" ]
+	done
+	[ -f "$BATS_TEST_TMPDIR/root/opt/pk/share/man/man7/perfkite.7" ]
+	run "$BATS_TEST_TMPDIR/root/opt/pk/bin/perf-normalize" --version
+	assert_success
+}
+
+@test "shell scripts are shellcheck-clean and man pages lint clean" {
+	run mk lint
+	assert_success
+}
