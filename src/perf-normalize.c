@@ -144,9 +144,12 @@ static_failures_valid(const cJSON *v)
 	return true;
 }
 
-/* Builds the normalized record; NULL after reporting a problem. */
+/*
+ * Builds the normalized record; NULL after reporting a problem. Subtrees
+ * of raw are moved into the result.
+ */
 static cJSON *
-normalize(jsonl_reader *r, const jsonl_span *s, const cJSON *raw)
+normalize(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 {
 	struct metric_policy pol[METRIC_COUNT];
 	const char *model_id, *gpu_type;
@@ -203,12 +206,13 @@ normalize(jsonl_reader *r, const jsonl_span *s, const cJSON *raw)
 	json_set(out, "build_url", provenance(raw, "build_url", opt.env.build_url));
 	json_set(out, "build_id", provenance(raw, "build_id", opt.env.build_id));
 	json_set(out, "job_id", provenance(raw, "job_id", opt.env.job_id));
+	/* The raw record is not needed afterwards: move its subtrees over. */
 	for (i = 0; i < sizeof identity_keys / sizeof *identity_keys; i++) {
 		v = json_get(raw, identity_keys[i]);
 		if (v != NULL && !cJSON_IsNull(v))
-			json_set(out, identity_keys[i], cJSON_Duplicate(v, true));
+			json_set(out, identity_keys[i], json_take(raw, identity_keys[i]));
 	}
-	bench = json_get(json_get(raw, "recipe"), "benchmark");
+	bench = json_get(json_get(out, "recipe"), "benchmark");
 	for (i = 0; i < sizeof fallback_keys / sizeof *fallback_keys; i++) {
 		v = json_get(bench, fallback_keys[i]);
 		if (json_get(out, fallback_keys[i]) == NULL && v != NULL &&
@@ -216,12 +220,12 @@ normalize(jsonl_reader *r, const jsonl_span *s, const cJSON *raw)
 			json_set(out, fallback_keys[i], cJSON_Duplicate(v, true));
 	}
 	if (sf != NULL)
-		json_set(out, "static_failures", cJSON_Duplicate(sf, true));
+		json_set(out, "static_failures", json_take(raw, "static_failures"));
 	return out;
 }
 
 static void
-process_record(jsonl_reader *r, const jsonl_span *s, const cJSON *raw)
+process_record(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 {
 	cJSON *out = normalize(r, s, raw);
 

@@ -25,6 +25,7 @@ struct parser {
 };
 
 static cJSON *parse_value(struct parser *ps);
+static cJSON *must(cJSON *v);
 
 static void
 fail(struct parser *ps, const char *fmt, ...)
@@ -206,7 +207,6 @@ parse_number(struct parser *ps)
 {
 	const unsigned char *s = ps->p;
 	bool isint = true;
-	char tmp[64], *lit;
 	size_t n;
 	cJSON *v;
 	double d;
@@ -245,24 +245,15 @@ parse_number(struct parser *ps)
 			ps->p++;
 	}
 	n = (size_t)(ps->p - s);
-	lit = n < sizeof tmp ? tmp : emalloc(n + 1);
-	memcpy(lit, s, n);
-	lit[n] = '\0';
-	d = strtod(lit, NULL);
+	d = num_parse_json((const char *)s, n);
 	if (isint) {
 		/* Python reads "-0" as the integer 0. */
-		v = cJSON_CreateNumber(d == 0 ? 0.0 : d);
-		if (v == NULL)
-			die("out of memory");
+		v = must(cJSON_CreateNumber(d == 0 ? 0.0 : d));
 		v->type |= JSON_INT;
-		v->valuestring = estrdup(strcmp(lit, "-0") == 0 ? "0" : lit);
-	} else {
-		v = cJSON_CreateNumber(d);
-		if (v == NULL)
-			die("out of memory");
-	}
-	if (lit != tmp)
-		free(lit);
+		v->valuestring = n == 2 && s[0] == '-' && s[1] == '0' ?
+		    estrdup("0") : estrndup((const char *)s, n);
+	} else
+		v = must(cJSON_CreateNumber(d));
 	return v;
 }
 
@@ -389,7 +380,7 @@ parse_object(struct parser *ps)
 			old = keytab_find(&tab, key);
 		else
 			for (it = obj->child; it != NULL && old == NULL; it = it->next)
-				if (strcmp(it->string, key) == 0)
+				if (it->string[0] == key[0] && strcmp(it->string, key) == 0)
 					old = it;
 		if (old != NULL) {
 			free(key);
@@ -636,9 +627,14 @@ json_is_float(const cJSON *v)
 cJSON *
 json_get(const cJSON *obj, const char *key)
 {
+	cJSON *c;
+
 	if (!cJSON_IsObject(obj))
 		return NULL;
-	return cJSON_GetObjectItemCaseSensitive(obj, key);
+	for (c = obj->child; c != NULL; c = c->next)
+		if (c->string[0] == key[0] && strcmp(c->string, key) == 0)
+			return c;
+	return NULL;
 }
 
 void
@@ -659,8 +655,18 @@ json_set(cJSON *obj, const char *key, cJSON *v)
 void
 json_remove(cJSON *obj, const char *key)
 {
-	if (cJSON_IsObject(obj))
-		cJSON_DeleteItemFromObjectCaseSensitive(obj, key);
+	cJSON *c = json_get(obj, key);
+
+	if (c != NULL)
+		cJSON_Delete(cJSON_DetachItemViaPointer(obj, c));
+}
+
+cJSON *
+json_take(cJSON *obj, const char *key)
+{
+	cJSON *c = json_get(obj, key);
+
+	return c != NULL ? cJSON_DetachItemViaPointer(obj, c) : NULL;
 }
 
 bool

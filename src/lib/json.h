@@ -63,6 +63,8 @@ cJSON *json_get(const cJSON *obj, const char *key);
 void json_set(cJSON *obj, const char *key, cJSON *v);
 /* Removes obj[key] if present. */
 void json_remove(cJSON *obj, const char *key);
+/* Detaches obj[key] and hands it (key included) to the caller; NULL if absent. */
+cJSON *json_take(cJSON *obj, const char *key);
 /* Python truthiness: null, false, 0, 0.0, "", [] and {} are false. */
 bool json_truthy(const cJSON *v);
 

@@ -212,12 +212,118 @@ discard_line(jsonl_reader *r)
 	}
 }
 
+/* Bytes the scanner stops at, outside and inside strings. */
+static const unsigned char stop_out[256] = {
+	['{'] = 1, ['}'] = 1, ['['] = 1, [']'] = 1, ['"'] = 1, ['\n'] = 1,
+};
+static const unsigned char stop_str[256] = {
+	['"'] = 1, ['\\'] = 1, ['\n'] = 1,
+};
+
+static bool
+blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/*
+ * Finds where the value starting at data[start] ends, without parsing it:
+ * an object or array ends at its closing bracket (strings and nesting
+ * followed), or is cut short by a raw newline inside a string or by a line
+ * that starts with '{' or '[' in column 1; anything else ends at the end of
+ * its line. Sets *vend to the offset after the value. Returns false when
+ * the value is longer than JSONL_MAX_RECORD.
+ */
+static bool
+scan_value(jsonl_reader *r, size_t *vend)
+{
+	bool container = r->data[r->start] == '{' || r->data[r->start] == '[';
+	bool instr = false, esc = false, nl = false;
+	const char *p, *q;
+	size_t i = 0, n;
+	int depth = 0;
+
+	for (;;) {
+		if (r->start + i >= r->end && !fill(r)) {
+			/* End of input: the parser says what is missing. */
+			while (i > 0 && blank(r->data[r->start + i - 1]))
+				i--;
+			*vend = i;
+			return true;
+		}
+		if (i > JSONL_MAX_RECORD)
+			return false;
+		p = r->data + r->start;
+		n = r->end - r->start;
+		if (!container) {
+			if ((q = memchr(p + i, '\n', n - i)) != NULL) {
+				*vend = (size_t)(q - p);
+				return true;
+			}
+			i = n;
+			continue;
+		}
+		while (i < n) {
+			if (nl) {
+				nl = false;
+				if (p[i] == '{' || p[i] == '[') {
+					/* A record starting in column 1: this one is cut short. */
+					*vend = i - 1;
+					return true;
+				}
+			}
+			if (esc) {
+				esc = false;
+				i++;
+				continue;
+			}
+			if (instr) {
+				while (i < n && !stop_str[(unsigned char)p[i]])
+					i++;
+				if (i == n)
+					break;
+				if (p[i] == '\n') {
+					*vend = i;	/* a raw newline ends a broken string */
+					return true;
+				}
+				if (p[i++] == '"')
+					instr = false;
+				else
+					esc = true;
+				continue;
+			}
+			while (i < n && !stop_out[(unsigned char)p[i]])
+				i++;
+			if (i == n)
+				break;
+			switch (p[i++]) {
+			case '"':
+				instr = true;
+				break;
+			case '{':
+			case '[':
+				depth++;
+				break;
+			case '}':
+			case ']':
+				if (--depth == 0) {
+					*vend = i;
+					return true;
+				}
+				break;
+			default:
+				nl = true;
+				break;
+			}
+		}
+	}
+}
+
 int
 jsonl_next_span(jsonl_reader *r, jsonl_span *s)
 {
 	size_t i, vend;
-	bool container, instr, esc, garbage;
-	int depth;
+	bool container, garbage;
 	char c;
 
 	for (;;) {
@@ -225,11 +331,8 @@ jsonl_next_span(jsonl_reader *r, jsonl_span *s)
 			return 0;
 		/* Skip blank space and blank lines. */
 		for (;;) {
-			while (r->start < r->end) {
-				c = r->data[r->start];
-				if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
-					break;
-				if (c == '\n')
+			while (r->start < r->end && blank(r->data[r->start])) {
+				if (r->data[r->start] == '\n')
 					r->line++;
 				r->start++;
 			}
@@ -242,73 +345,24 @@ jsonl_next_span(jsonl_reader *r, jsonl_span *s)
 		}
 		s->file = r->name;
 		s->line = r->line;
-		c = r->data[r->start];
-		container = c == '{' || c == '[';
-		instr = esc = garbage = false;
-		depth = 0;
-		vend = 0;
-		for (i = 0;; i++) {
-			if (i >= JSONL_MAX_RECORD) {
-				diag(r->name, s->line, "record longer than %zu MiB",
-				    JSONL_MAX_RECORD >> 20);
-				r->errors++;
-				discard_line(r);
-				goto next;
-			}
-			if (!have(r, i)) {
-				/* End of input: the parser says what is missing. */
-				for (vend = i; vend > 0; vend--) {
-					c = r->data[r->start + vend - 1];
-					if (c != ' ' && c != '\t' && c != '\r' && c != '\n')
-						break;
-				}
-				break;
-			}
-			c = r->data[r->start + i];
-			if (!container) {
-				if (c == '\n') {
-					vend = i;
-					break;
-				}
-				continue;
-			}
-			if (instr) {
-				if (esc)
-					esc = false;
-				else if (c == '\\')
-					esc = true;
-				else if (c == '"')
-					instr = false;
-				else if (c == '\n') {
-					vend = i;	/* a raw newline ends a broken string */
-					break;
-				}
-			} else if (c == '"') {
-				instr = true;
-			} else if (c == '{' || c == '[') {
-				depth++;
-			} else if (c == '}' || c == ']') {
-				if (--depth == 0) {
-					vend = i + 1;
-					break;
-				}
-			} else if (c == '\n' && have(r, i + 1) &&
-			    (r->data[r->start + i + 1] == '{' ||
-			    r->data[r->start + i + 1] == '[')) {
-				/* A record starting in column 1: this one is cut short. */
-				vend = i;
-				break;
-			}
+		container = r->data[r->start] == '{' || r->data[r->start] == '[';
+		if (!scan_value(r, &vend)) {
+			diag(r->name, s->line, "record longer than %zu MiB",
+			    JSONL_MAX_RECORD >> 20);
+			r->errors++;
+			discard_line(r);
+			continue;
 		}
 		/*
 		 * The rest of the line must be blank, or start the next record
 		 * ("}{" where the reference's files are concatenated).
 		 */
+		garbage = false;
 		for (i = vend; have(r, i) && r->data[r->start + i] != '\n'; i++) {
 			c = r->data[r->start + i];
 			if (container && !garbage && (c == '{' || c == '['))
 				break;
-			if (c != ' ' && c != '\t' && c != '\r')
+			if (!blank(c))
 				garbage = true;
 		}
 		if (have(r, i) && r->data[r->start + i] == '\n')
@@ -322,7 +376,6 @@ jsonl_next_span(jsonl_reader *r, jsonl_span *s)
 			continue;
 		}
 		return 1;
-next:		;
 	}
 }
 

@@ -11,6 +11,12 @@
 #include "num.h"
 #include "text.h"
 
+/* Exact powers of ten as doubles. */
+static const double pow10[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12,
+	1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
 static bool
 isdig(char c)
 {
@@ -135,9 +141,16 @@ double
 num_round(double x, int nd)
 {
 	char t[NUM_BUFSZ];
+	double m;
 
 	if (!isfinite(x))
 		return x;
+	/* Already on the grid (the usual case): x * 10^k is an integer for k <= nd. */
+	for (int k = 0; k <= nd && k <= 22; k++) {
+		m = nearbyint(x * pow10[k]);
+		if (fabs(m) < 1e15 && m / pow10[k] == x)
+			return x;
+	}
 	/* printf rounds the exact binary value half to even, as round() does. */
 	snprintf(t, sizeof t, "%.*f", nd, x);
 	return strtod(t, NULL);
@@ -204,6 +217,47 @@ shortest(double x, char *digits)
 	return exp10;
 }
 
+/*
+ * The common case without printf: when x * 10^k is an integer m below
+ * 10^15 for some k <= 22 and m / 10^k reads back as x (both exact, so the
+ * division is correctly rounded like strtod), the smallest such k gives
+ * the shortest digits, and with at most 15 digits they are unique.
+ * Returns the exponent as shortest() does, or INT_MIN when it does not
+ * apply.
+ */
+static int
+shortest_fast(double x, char *digits)
+{
+	double m;
+	unsigned long long u;
+	char t[24];
+	int k, n, i;
+
+	for (k = 0; k <= 22; k++) {
+		m = x * pow10[k];
+		if (m >= 1e15)
+			return INT_MIN;
+		m = nearbyint(m);
+		if (m < 1 || m / pow10[k] != x)
+			continue;
+		u = (unsigned long long)m;
+		n = 0;
+		while (u > 0) {
+			t[n++] = (char)('0' + u % 10);
+			u /= 10;
+		}
+		for (i = 0; i < n; i++)
+			digits[i] = t[n - 1 - i];
+		/* The first digit is worth 10^(digits of m - 1 - k). */
+		k = n - 1 - k;
+		while (n > 1 && digits[n - 1] == '0')
+			n--;
+		digits[n] = '\0';
+		return k;
+	}
+	return INT_MIN;
+}
+
 char *
 num_repr(char out[NUM_BUFSZ], double x)
 {
@@ -220,7 +274,8 @@ num_repr(char out[NUM_BUFSZ], double x)
 		strcpy(o, "0.0");
 		return out;
 	}
-	exp10 = shortest(fabs(x), digits);
+	if ((exp10 = shortest_fast(fabs(x), digits)) == INT_MIN)
+		exp10 = shortest(fabs(x), digits);
 	nd = (int)strlen(digits);
 	decpt = exp10 + 1;
 	if (exp10 < -4 || exp10 >= 16) {
@@ -250,6 +305,68 @@ num_repr(char out[NUM_BUFSZ], double x)
 		strcpy(o, digits + decpt);
 	}
 	return out;
+}
+
+double
+num_parse_json(const char *s, size_t n)
+{
+	const char *p = s, *end = s + n;
+	unsigned long long m = 0;
+	int digits = 0, e = 0, ex = 0;
+	bool neg = false, eneg = false;
+	char tmp[64], *big;
+	double d;
+
+	if (p < end && *p == '-') {
+		neg = true;
+		p++;
+	}
+	for (; p < end && isdig(*p); p++) {
+		if (m != 0 || *p != '0')
+			digits++;
+		m = m * 10 + (unsigned)(*p - '0');
+		if (digits > 15)
+			goto slow;
+	}
+	if (p < end && *p == '.')
+		for (p++; p < end && isdig(*p); p++) {
+			if (m != 0 || *p != '0')
+				digits++;
+			m = m * 10 + (unsigned)(*p - '0');
+			e--;
+			if (digits > 15)
+				goto slow;
+		}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			eneg = *p++ == '-';
+		for (; p < end && isdig(*p); p++) {
+			ex = ex * 10 + (*p - '0');
+			if (ex > 400)
+				goto slow;
+		}
+	}
+	e += eneg ? -ex : ex;
+	/* Clinger's fast path: both operands exact, one correctly rounded op. */
+	if (e >= -22 && e <= 22) {
+		d = e >= 0 ? (double)m * pow10[e] : (double)m / pow10[-e];
+		return neg ? -d : d;
+	}
+slow:
+	if (n < sizeof tmp) {
+		memcpy(tmp, s, n);
+		tmp[n] = '\0';
+		return strtod(tmp, NULL);
+	}
+	big = malloc(n + 1);
+	if (big == NULL)
+		return strtod(s, NULL);	/* the caller's text ends at a delimiter */
+	memcpy(big, s, n);
+	big[n] = '\0';
+	d = strtod(big, NULL);
+	free(big);
+	return d;
 }
 
 bool

@@ -45,6 +45,13 @@ char *num_fixed(char buf[NUM_BUFSZ], double x, int prec);
 char *num_repr(char buf[NUM_BUFSZ], double x);
 
 /*
+ * The value of a JSON number literal s[0..n) (already checked against the
+ * JSON grammar), correctly rounded as strtod() does, without strtod() for
+ * the short numbers that make up most records.
+ */
+double num_parse_json(const char *s, size_t n);
+
+/*
  * Strict parsing of option values: the whole string must be a number in
  * [min, max] (finite for doubles). Return false otherwise.
  */

@@ -63,6 +63,13 @@ def repr_vectors():
         if math.isfinite(x):
             vals.append(x)
     vals += [math.ldexp(1.0, k) for k in range(-1074, 1024, 13)]
+    # Short decimals of every magnitude: the fast path of num_repr().
+    for _ in range(1500):
+        e = random.randint(-25, 20)
+        vals.append(round(random.uniform(0, 10.0 ** e), random.randint(0, 25)))
+    vals += [float('1' + '0' * k) for k in range(0, 23)]
+    vals += [float('0.' + '0' * k + '5') for k in range(0, 23)]
+    vals += [999999999999999.0, 999999999999999.9, 100000000000000.1, 0.1 ** 22]
     rows = ['{ 0x%016xULL, "%s" }' % (struct.unpack('<Q', struct.pack('<d', x))[0],
                                       repr(x)) for x in vals]
     header('repr_vectors.h', '(bits, repr(float)).',

@@ -1,6 +1,7 @@
 /* Unit tests for num: Python's float repr, rounding, float() and int(). */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "num.h"
@@ -85,6 +86,41 @@ main(void)
 		}
 	}
 	ok(bad == 0, "int(str) accepts and rejects what Python does");
+
+	/* The JSON number fast path agrees with strtod on every literal. */
+	{
+		unsigned long long st = 12345;
+		char lit[96];
+		size_t k, len;
+		int j, nd;
+
+		bad = 0;
+		for (k = 0; k < 200000; k++) {
+			len = 0;
+			st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+			if (st >> 63)
+				lit[len++] = '-';
+			nd = 1 + (int)((st >> 20) % 19);
+			for (j = 0; j < nd; j++) {
+				st = st * 6364136223846793005ULL + 1;
+				lit[len++] = (char)('0' + (j == 0 && nd > 1 ? 1 + (st >> 33) % 9 : (st >> 33) % 10));
+			}
+			if ((st >> 40) % 3 == 0) {
+				lit[len++] = '.';
+				for (j = 0; j < 1 + (int)((st >> 44) % 12); j++)
+					lit[len++] = (char)('0' + (st >> (j + 3)) % 10);
+			}
+			if ((st >> 50) % 4 == 0)
+				len += (size_t)sprintf(lit + len, "e%d", (int)((st >> 52) % 60) - 30);
+			lit[len] = '\0';
+			d = num_parse_json(lit, len);
+			if (memcmp(&d, &(double){ strtod(lit, NULL) }, sizeof d) != 0) {
+				if (bad++ < 5)
+					printf("# %s: %a vs %a\n", lit, d, strtod(lit, NULL));
+			}
+		}
+		ok(bad == 0, "num_parse_json matches strtod on 200000 literals");
+	}
 
 	ok(num_opt_long("42", 0, 100, &l) && l == 42, "option integer");
 	ok(!num_opt_long("42x", 0, 100, &l), "option integer rejects trailing junk");
