@@ -140,10 +140,6 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	jsonl_reader *r;
-	jsonl_span s;
-	cJSON *raw;
-	long errors;
 	int c;
 
 	err_init(argv[0]);
@@ -155,14 +151,7 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
-	r = jsonl_open(argv + optind, argc - optind);
-	while ((raw = jsonl_next(r, &s)) != NULL) {
-		process_record(r, &s, raw);
-		cJSON_Delete(raw);
-	}
-	errors = jsonl_errors(r);
-	jsonl_close(r);
-	if (jsonl_finish(stdout, "standard output") != 0 || errors > 0)
+	if (jsonl_filter(argv + optind, argc - optind, process_record) != 0)
 		return EXIT_TROUBLE;
 	return opt.breaches > 0 ? EXIT_GATE : EXIT_PASS;
 }

@@ -251,11 +251,7 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	jsonl_reader *r;
-	jsonl_span s;
-	cJSON *raw;
 	char *norm;
-	long errors;
 	int c;
 
 	err_init(argv[0]);
@@ -284,14 +280,5 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
-	r = jsonl_open(argv + optind, argc - optind);
-	while ((raw = jsonl_next(r, &s)) != NULL) {
-		process_record(r, &s, raw);
-		cJSON_Delete(raw);
-	}
-	errors = jsonl_errors(r);
-	jsonl_close(r);
-	if (jsonl_finish(stdout, "standard output") != 0 || errors > 0)
-		return EXIT_TROUBLE;
-	return EXIT_PASS;
+	return jsonl_filter(argv + optind, argc - optind, process_record);
 }

@@ -499,3 +499,23 @@ jsonl_finish(FILE *fp, const char *name)
 	}
 	return 0;
 }
+
+int
+jsonl_filter(char *const *paths, int n,
+    void (*process)(jsonl_reader *, const jsonl_span *, cJSON *))
+{
+	jsonl_reader *r = jsonl_open(paths, n);
+	jsonl_span s;
+	cJSON *rec;
+	long errors;
+
+	while ((rec = jsonl_next(r, &s)) != NULL) {
+		process(r, &s, rec);
+		cJSON_Delete(rec);
+	}
+	errors = jsonl_errors(r);
+	jsonl_close(r);
+	if (jsonl_finish(stdout, "standard output") != 0 || errors > 0)
+		return EXIT_TROUBLE;
+	return EXIT_PASS;
+}

@@ -74,4 +74,13 @@ int jsonl_put(jsonl_reader *r, const jsonl_span *s, const cJSON *v);
  */
 int jsonl_finish(FILE *fp, const char *name);
 
+/*
+ * The loop of a filter: every record of the inputs (as jsonl_open) goes to
+ * process(), which owns nothing (the record is freed after it returns);
+ * then stdout is flushed and checked. Returns 2 when a record or the output
+ * had a problem, else 0.
+ */
+int jsonl_filter(char *const *paths, int n,
+    void (*process)(jsonl_reader *, const jsonl_span *, cJSON *));
+
 #endif
