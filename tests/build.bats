@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # The build itself: install paths, lint.
 
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
 
 mk() {

@@ -2,6 +2,7 @@
 # perf-gate-static: fixed per-GPU thresholds (reference 4.2) and the
 # worker-log tail (6.4).
 
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
 
 N=perf-gate-static

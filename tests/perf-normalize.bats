@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # perf-normalize: raw records to tracking records (reference section 3).
 
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
 
 N=perf-normalize

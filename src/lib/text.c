@@ -1,3 +1,4 @@
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -239,4 +240,67 @@ text_py_repr(buf *b, const char *s, size_t n)
 			buf_addf(b, "\\U%08x", cp);
 	}
 	buf_addc(b, quote);
+}
+
+/*
+ * Python's UnicodeDecodeError text for the first invalid UTF-8 sequence,
+ * or false when the text is valid.
+ */
+bool
+text_utf8_error(const char *text, size_t n, char *msg, size_t msgn)
+{
+	const unsigned char *p = (const unsigned char *)text;
+	size_t i = 0, k, need;
+	unsigned char lo, hi, c;
+
+	while (i < n) {
+		c = p[i];
+		if (c < 0x80) {
+			i++;
+			continue;
+		}
+		lo = 0x80;
+		hi = 0xbf;
+		if (c >= 0xc2 && c <= 0xdf)
+			need = 2;
+		else if (c >= 0xe0 && c <= 0xef) {
+			need = 3;
+			if (c == 0xe0)
+				lo = 0xa0;
+			else if (c == 0xed)
+				hi = 0x9f;
+		} else if (c >= 0xf0 && c <= 0xf4) {
+			need = 4;
+			if (c == 0xf0)
+				lo = 0x90;
+			else if (c == 0xf4)
+				hi = 0x8f;
+		} else {
+			snprintf(msg, msgn, "'utf-8' codec can't decode byte 0x%02x in "
+			    "position %zu: invalid start byte", c, i);
+			return true;
+		}
+		for (k = 1; k < need; k++) {
+			if (i + k >= n) {
+				if (k == 1)
+					snprintf(msg, msgn, "'utf-8' codec can't decode byte "
+					    "0x%02x in position %zu: unexpected end of data", c, i);
+				else
+					snprintf(msg, msgn, "'utf-8' codec can't decode bytes in "
+					    "position %zu-%zu: unexpected end of data", i, n - 1);
+				return true;
+			}
+			if (p[i + k] < (k == 1 ? lo : 0x80) || p[i + k] > (k == 1 ? hi : 0xbf)) {
+				if (k == 1)
+					snprintf(msg, msgn, "'utf-8' codec can't decode byte "
+					    "0x%02x in position %zu: invalid continuation byte", c, i);
+				else
+					snprintf(msg, msgn, "'utf-8' codec can't decode bytes in "
+					    "position %zu-%zu: invalid continuation byte", i, i + k - 1);
+				return true;
+			}
+		}
+		i += need;
+	}
+	return false;
 }

@@ -27,6 +27,13 @@ void text_utf8_encode(buf *b, uint32_t cp);
 /* True when s[0..n) is valid UTF-8 (no surrogates). */
 bool text_utf8_valid(const char *s, size_t n);
 
+/*
+ * When text[0..n) is not valid UTF-8, writes Python's UnicodeDecodeError
+ * text for its first bad sequence ("'utf-8' codec can't decode byte 0xff
+ * in position 6: invalid start byte") and returns true.
+ */
+bool text_utf8_error(const char *text, size_t n, char *msg, size_t msgn);
+
 /* Python's str.isspace() for one code point. */
 bool text_py_isspace(uint32_t cp);
 /*

@@ -24,13 +24,14 @@ unset PERF_RUN_SOURCE PERF_PYTEST_RC PERF_UPLOAD_POLICY PERF_REPORTS_DIR \
 # run_case PROG DIR/NAME: runs PROG on NAME.in.jsonl with the arguments of
 # NAME.args and the variables of NAME.env (one VAR=value per line), and
 # compares stdout with NAME.out.jsonl, stderr with NAME.err (empty when
-# absent) byte for byte, and the exit status with NAME.status (0).
+# absent) byte for byte, and the exit status with NAME.status (0). In
+# NAME.args and NAME.err, @FIXTURES@ stands for the fixtures directory.
 run_case() {
 	local prog=$1 base=$FIXTURES/$2 want_status=0 line
 	local -a args=() envs=()
 	[ -f "$base.status" ] && want_status=$(cat "$base.status")
 	if [ -f "$base.args" ]; then
-		while IFS= read -r line; do args+=("$line"); done <"$base.args"
+		while IFS= read -r line; do args+=("${line//@FIXTURES@/$FIXTURES}"); done <"$base.args"
 	fi
 	if [ -f "$base.env" ]; then
 		while IFS= read -r line; do envs+=("$line"); done <"$base.env"
@@ -44,8 +45,8 @@ run_case() {
 	diff -u "$base.out.jsonl" <(printf '%s' "$output"; [ -n "$output" ] && echo) >&2 ||
 		return 1
 	if [ -f "$base.err" ]; then
-		diff -u "$base.err" <(printf '%s' "$stderr"; [ -n "$stderr" ] && echo) >&2 ||
-			return 1
+		diff -u <(sed "s|@FIXTURES@|$FIXTURES|g" "$base.err") \
+			<(printf '%s' "$stderr"; [ -n "$stderr" ] && echo) >&2 || return 1
 	else
 		[ -z "$stderr" ] || { echo "unexpected stderr: $stderr" >&2; return 1; }
 	fi

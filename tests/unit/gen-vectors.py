@@ -211,7 +211,26 @@ def isotime_vectors():
            'isotime_vectors[]', rows)
 
 
+def utf8_vectors():
+    cases = [b'{"a": "\xff"}', b'\x80', b'ok \xc3', b'\xe2\x82', b'\xe2\x82x',
+             b'\xe0\x80\x80', b'\xed\xa0\x80', b'\xf0\x90\x80', b'\xf4\x90\x80\x80',
+             b'\xc0\xaf', b'abc\xf5', b'\xf0\x9f\x98x', b'caf\xc3\xa9']
+    rows = []
+    for c in cases:
+        try:
+            c.decode('utf-8')
+            msg = ''
+        except UnicodeDecodeError as e:
+            msg = str(e)
+        lit = '"' + ''.join('\\x%02x' % b for b in c) + '"'
+        rows.append('{ %s, %d, %s }' % (lit, len(c), cstr(msg)))
+    header('utf8_vectors.h', "bytes, UnicodeDecodeError text ('' when valid).",
+           'static const struct { const char *in; size_t len; const char *msg; } '
+           'utf8_vectors[]', rows)
+
+
 if __name__ == '__main__':
+    utf8_vectors()
     repr_vectors()
     json_vectors()
     number_vectors()

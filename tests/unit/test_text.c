@@ -9,6 +9,7 @@
 #include "sanitize_vectors.h"
 #include "strip_vectors.h"
 #include "strrepr_vectors.h"
+#include "utf8_vectors.h"
 
 int
 main(void)
@@ -34,6 +35,14 @@ main(void)
 		buf_reset(&b);
 		text_py_repr(&b, strrepr_vectors[i].in, strlen(strrepr_vectors[i].in));
 		is_str(b.s, strrepr_vectors[i].out, "repr of string vector %zu", i);
+	}
+	for (i = 0; i < sizeof utf8_vectors / sizeof *utf8_vectors; i++) {
+		char msg[200] = "";
+		bool bad = text_utf8_error(utf8_vectors[i].in, utf8_vectors[i].len, msg,
+		    sizeof msg);
+		ok(bad == (utf8_vectors[i].msg[0] != '\0'), "UTF-8 vector %zu judged as Python", i);
+		if (bad)
+			is_str(msg, utf8_vectors[i].msg, "UnicodeDecodeError text of vector %zu", i);
 	}
 	ok(text_utf8_valid("caf\xc3\xa9", 5), "valid UTF-8");
 	ok(!text_utf8_valid("\xc3", 1), "truncated sequence is invalid");

@@ -1,0 +1,462 @@
+/* memmem() */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "err.h"
+#include "isotime.h"
+#include "json.h"
+#include "jsonl.h"
+#include "store.h"
+#include "text.h"
+
+struct store {
+	char *root;		/* NULL when there is no directory store */
+	char **streams;
+	int nstreams;
+};
+
+/* The identity keys whose values are read from raw text before parsing. */
+static const char *const prefilter_keys[] = { "workload_id", "variant_id" };
+#define NPRE 2
+
+/* The values a key takes in a record's raw text, as far as they can be told. */
+struct textvals {
+	bool unknown;		/* some occurrence is not a plain string */
+	int n;
+	const char *v[8];	/* pointers into the text, not terminated */
+	size_t len[8];
+};
+
+struct scan {
+	const struct store_query *q;
+	int nq;
+	void (*hit)(const struct store_hit *, void *);
+	void *ctx;
+	bool *match;
+	bool use_pre[NPRE];
+	char *raised, *raised_path;
+	buf text;
+	long warnings;
+};
+
+store *
+store_open(const char *spec)
+{
+	store *s = ecalloc(1, sizeof *s);
+	struct stat st;
+
+	if (spec == NULL)
+		return s;
+	if (strncmp(spec, "git+", 4) == 0) {
+		warnx_("%s: git stores are not supported by this version", spec);
+		free(s);
+		return NULL;
+	}
+	if (stat(spec, &st) != 0) {
+		if (errno == ENOENT)
+			return s;	/* a missing store is an empty history */
+		warnx_("%s: cannot read the store: %s", spec, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		warnx_("%s: the store is not a directory", spec);
+		free(s);
+		return NULL;
+	}
+	s->root = estrdup(spec);
+	return s;
+}
+
+void
+store_add_stream(store *s, const char *file)
+{
+	s->streams = erealloc(s->streams, (size_t)(s->nstreams + 1) * sizeof *s->streams);
+	s->streams[s->nstreams++] = estrdup(file);
+}
+
+void
+store_close(store *s)
+{
+	if (s == NULL)
+		return;
+	for (int i = 0; i < s->nstreams; i++)
+		free(s->streams[i]);
+	free(s->streams);
+	free(s->root);
+	free(s);
+}
+
+char *
+store_record_path(const cJSON *rec)
+{
+	const cJSON *m = json_get(rec, "model_id"), *t = json_get(rec, "timestamp");
+	const cJSON *c = json_get(rec, "commit_sha");
+	char *sm, *st, *sc, *path;
+
+	if (!cJSON_IsString(m) || !cJSON_IsString(t))
+		return NULL;
+	if (json_truthy(c) && !cJSON_IsString(c))
+		return NULL;
+	sm = text_sanitize(m->valuestring);
+	st = text_sanitize(t->valuestring);
+	sc = text_sanitize(json_truthy(c) ? c->valuestring : "unknown");
+	path = easprintf("%s/%s_%s.json", sm, st, sc);
+	free(sm);
+	free(st);
+	free(sc);
+	return path;
+}
+
+int64_t
+store_record_instant(const cJSON *rec)
+{
+	const cJSON *t = json_get(rec, "timestamp");
+	int64_t us;
+	char *s;
+	bool ok;
+
+	if (!json_truthy(t))
+		return ISOTIME_MIN;
+	s = json_pystr_dup(t);
+	ok = isotime_parse(s, &us);
+	free(s);
+	return ok ? us : ISOTIME_MIN;
+}
+
+/* The reference's AttributeError for a top-level value that is not an object. */
+static void
+not_object_error(const cJSON *v, char *msg, size_t n)
+{
+	const char *t;
+
+	switch (v->type & 0xff) {
+	case cJSON_Array: t = "list"; break;
+	case cJSON_String: t = "str"; break;
+	case cJSON_True: case cJSON_False: t = "bool"; break;
+	case cJSON_NULL: t = "NoneType"; break;
+	default: t = json_is_int(v) ? "int" : "float"; break;
+	}
+	snprintf(msg, n, "'%s' object has no attribute 'get'", t);
+}
+
+/* Collects the plain string values that follow "key": in the text. */
+static void
+text_values(const char *text, size_t len, const char *key, struct textvals *tv)
+{
+	char needle[40];
+	size_t nl = (size_t)snprintf(needle, sizeof needle, "\"%s\"", key);
+	const char *p = text, *end = text + len, *q, *v;
+
+	tv->unknown = false;
+	tv->n = 0;
+	while (p < end && (q = memmem(p, (size_t)(end - p), needle, nl)) != NULL) {
+		p = q + nl;
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p >= end || *p != ':')
+			continue;	/* a string value, not a key */
+		p++;
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p >= end || *p != '"' || tv->n == 8) {
+			tv->unknown = true;	/* a number, an object, ...: parse to know */
+			return;
+		}
+		v = ++p;
+		while (p < end && *p != '"' && *p != '\\')
+			p++;
+		if (p >= end || *p == '\\') {
+			tv->unknown = true;
+			return;
+		}
+		tv->v[tv->n] = v;
+		tv->len[tv->n++] = (size_t)(p - v);
+	}
+}
+
+/* Whether the raw text can satisfy query q, judging by the prefilter keys. */
+static bool
+text_may_match(const struct store_query *q, const struct textvals tv[NPRE])
+{
+	for (int k = 0; k < q->nkeys; k++) {
+		for (int j = 0; j < NPRE; j++) {
+			const struct textvals *t = &tv[j];
+			size_t vl = strlen(q->values[k]);
+			bool seen = false;
+
+			if (strcmp(q->keys[k], prefilter_keys[j]) != 0 || t->unknown)
+				continue;
+			/* An absent key reads as None. */
+			if (t->n == 0 && strcmp(q->values[k], "None") == 0)
+				seen = true;
+			for (int i = 0; i < t->n && !seen; i++)
+				seen = t->len[i] == vl && memcmp(t->v[i], q->values[k], vl) == 0;
+			if (!seen)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The reference's str(record.get(key)) == value. */
+static bool
+key_matches(const cJSON *rec, const char *key, const char *value)
+{
+	const cJSON *v = json_get(rec, key);
+	bool eq;
+	char *s;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return strcmp(value, "None") == 0;
+	if (cJSON_IsString(v))
+		return strcmp(v->valuestring, value) == 0;
+	s = json_pystr_dup(v);
+	eq = strcmp(s, value) == 0;
+	free(s);
+	return eq;
+}
+
+static bool
+query_matches(const struct store_query *q, const cJSON *rec)
+{
+	const cJSON *succ, *elig;
+
+	if (q->successful_only) {
+		succ = json_get(rec, "success");
+		if (succ != NULL && !json_truthy(succ))
+			return false;
+	}
+	if (q->eligible_only) {
+		elig = json_get(rec, "baseline_eligible");
+		if (!cJSON_IsTrue(elig) &&
+		    !(elig == NULL && json_get(rec, "run_source") == NULL))
+			return false;
+	}
+	for (int k = 0; k < q->nkeys; k++)
+		if (!key_matches(rec, q->keys[k], q->values[k]))
+			return false;
+	return true;
+}
+
+static void
+note_raise(struct scan *sc, const char *path, const char *msg)
+{
+	if (sc->raised_path != NULL && strcmp(path, sc->raised_path) >= 0)
+		return;
+	free(sc->raised);
+	free(sc->raised_path);
+	sc->raised = estrdup(msg);
+	sc->raised_path = estrdup(path);
+}
+
+/*
+ * One record's text, read as the reference's loader reads a file: path is
+ * its store path (NULL for a stream line, computed after parsing), where
+ * names it in messages.
+ */
+static void
+scan_text(struct scan *sc, const char *text, size_t len, const char *path,
+    const char *where, long line)
+{
+	struct textvals tv[NPRE];
+	struct store_hit h;
+	json_error e;
+	cJSON *rec;
+	char msg[200], *own = NULL;
+	size_t i = 0;
+	bool any = false, object_start;
+	int j;
+
+	if (text_utf8_error(text, len, msg, sizeof msg)) {
+		note_raise(sc, path != NULL ? path : where, msg);
+		return;
+	}
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+	    text[i] == '\r'))
+		i++;
+	object_start = i < len && text[i] == '{';
+	if (object_start) {
+		for (j = 0; j < NPRE; j++)
+			if (sc->use_pre[j])
+				text_values(text, len, prefilter_keys[j], &tv[j]);
+			else
+				tv[j].unknown = true;
+		for (j = 0; j < sc->nq && !any; j++)
+			any = text_may_match(&sc->q[j], tv);
+		if (!any)
+			return;
+	}
+	if ((rec = json_parse(text, len, &e)) == NULL) {
+		diag(where, line > 0 ? line + e.line - 1 : e.line,
+		    "skipping invalid JSON in the history: %s", e.msg);
+		sc->warnings++;
+		return;
+	}
+	if (!cJSON_IsObject(rec)) {
+		not_object_error(rec, msg, sizeof msg);
+		note_raise(sc, path != NULL ? path : where, msg);
+		cJSON_Delete(rec);
+		return;
+	}
+	any = false;
+	for (j = 0; j < sc->nq; j++)
+		any |= sc->match[j] = query_matches(&sc->q[j], rec);
+	if (any) {
+		if (path == NULL)
+			path = own = store_record_path(rec);
+		h.record = rec;
+		h.path = path != NULL ? path : where;
+		h.instant = store_record_instant(rec);
+		h.stream = line > 0;
+		h.match = sc->match;
+		sc->hit(&h, sc->ctx);
+	}
+	free(own);
+	cJSON_Delete(rec);
+}
+
+static int
+read_file(struct scan *sc, const char *full, const char *rel)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(full, O_RDONLY | O_CLOEXEC)) < 0) {
+		diag(full, 0, "skipping unreadable history file: %s", strerror(errno));
+		sc->warnings++;
+		return 0;
+	}
+	buf_reset(&sc->text);
+	while ((n = read(fd, chunk, sizeof chunk)) > 0)
+		buf_add(&sc->text, chunk, (size_t)n);
+	if (n < 0) {
+		diag(full, 0, "skipping unreadable history file: %s", strerror(errno));
+		sc->warnings++;
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	scan_text(sc, sc->text.s != NULL ? sc->text.s : "", sc->text.len, rel,
+	    full, 0);
+	return 0;
+}
+
+static bool
+json_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 5 && strcmp(name + n - 5, ".json") == 0;
+}
+
+/* Walks dir (root-relative rel) depth first. -1 after reporting. */
+static int
+walk(struct scan *sc, const char *root, const char *rel)
+{
+	char *dirpath = *rel ? easprintf("%s/%s", root, rel) : estrdup(root);
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int rc = 0;
+
+	if ((d = opendir(dirpath)) == NULL) {
+		warnx_("%s: cannot read the store: %s", dirpath, strerror(errno));
+		free(dirpath);
+		return -1;
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		char *full, *sub;
+		bool isdir, isreg;
+
+		if (de->d_name[0] == '.')
+			continue;	/* hidden files and directories, . and .. */
+		full = easprintf("%s/%s", dirpath, de->d_name);
+		sub = *rel ? easprintf("%s/%s", rel, de->d_name) : estrdup(de->d_name);
+		isdir = de->d_type == DT_DIR;
+		isreg = de->d_type == DT_REG;
+		if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) {
+			/* Follow links to files; never descend through a link. */
+			if (stat(full, &st) == 0) {
+				isreg = S_ISREG(st.st_mode);
+				isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
+			}
+		}
+		if (isdir)
+			rc = walk(sc, root, sub);
+		else if (isreg && json_name(de->d_name))
+			rc = read_file(sc, full, sub);
+		free(full);
+		free(sub);
+	}
+	if (rc == 0 && errno != 0) {
+		warnx_("%s: cannot read the store: %s", dirpath, strerror(errno));
+		rc = -1;
+	}
+	closedir(d);
+	free(dirpath);
+	return rc;
+}
+
+static int
+read_stream(struct scan *sc, const char *file)
+{
+	char *paths[1] = { (char *)file };
+	jsonl_reader *r = jsonl_open(paths, 1);
+	jsonl_span s;
+	int rc;
+
+	/* Lines are judged as files are: invalid ones skipped, others raise. */
+	jsonl_accept_any(r);
+	while (jsonl_next_span(r, &s))
+		scan_text(sc, s.text, s.len, NULL, s.file, s.line);
+	rc = jsonl_errors(r) > 0 ? -1 : 0;
+	jsonl_close(r);
+	return rc;
+}
+
+int
+store_scan(store *s, const struct store_query *q, int nq,
+    void (*hit)(const struct store_hit *, void *), void *ctx, char **raised)
+{
+	struct scan sc;
+	int rc = 0, i, j, k;
+
+	memset(&sc, 0, sizeof sc);
+	sc.q = q;
+	sc.nq = nq;
+	sc.hit = hit;
+	sc.ctx = ctx;
+	sc.match = ecalloc((size_t)nq + 1, sizeof *sc.match);
+	/* A prefilter key helps only when every query constrains it. */
+	for (j = 0; j < NPRE; j++) {
+		sc.use_pre[j] = nq > 0;
+		for (i = 0; i < nq; i++) {
+			bool has = false;
+			for (k = 0; k < q[i].nkeys; k++)
+				has |= strcmp(q[i].keys[k], prefilter_keys[j]) == 0;
+			sc.use_pre[j] &= has;
+		}
+	}
+	if (s->root != NULL)
+		rc = walk(&sc, s->root, "");
+	for (i = 0; rc == 0 && i < s->nstreams; i++)
+		rc = read_stream(&sc, s->streams[i]);
+	if (raised != NULL)
+		*raised = sc.raised;
+	else
+		free(sc.raised);
+	free(sc.raised_path);
+	free(sc.match);
+	buf_free(&sc.text);
+	return rc;
+}

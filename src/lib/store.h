@@ -1,0 +1,85 @@
+/*
+ * store: the history store, read side (reference 8.3, DESIGN.md "History
+ * store").
+ *
+ * A store is a directory laid out as the reference's dataset: every
+ * "*.json" file below it, recursively, is one record; hidden files and
+ * directories are never read. History may also come as JSON-lines streams
+ * (gzip allowed), the export of a store that a CI cache keeps.
+ *
+ * One scan answers several queries at once (a batch of records needs two
+ * each), so the store is read once per batch. A record is parsed only when
+ * its text can satisfy a query: a file whose "workload_id"/"variant_id"
+ * values (read from the raw text) match no query is not parsed at all.
+ */
+#ifndef PERF_STORE_H
+#define PERF_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#define STORE_MAX_KEYS 8
+
+/* One query: str(record[key]) == value for each key, plus the reference's filters. */
+struct store_query {
+	const char *keys[STORE_MAX_KEYS];
+	const char *values[STORE_MAX_KEYS];	/* Python str() of the wanted value */
+	int nkeys;
+	bool successful_only;	/* drop records whose success is present and falsy */
+	bool eligible_only;	/* baseline_eligible is true, or neither key present */
+};
+
+/* A record that matched at least one query. */
+struct store_hit {
+	const cJSON *record;
+	const char *path;	/* store-relative path ("model/ts_sha.json"); for a
+				 * stream line, the path it would have in a store */
+	bool stream;		/* read from a JSON-lines stream */
+	int64_t instant;	/* its timestamp; ISOTIME_MIN when unparsable */
+	const bool *match;	/* match[i] for each query */
+};
+
+typedef struct store store;
+
+/*
+ * Opens the history: spec is a directory (a missing one is an empty
+ * history), or NULL for none. Returns NULL after reporting a store that
+ * cannot be used.
+ */
+store *store_open(const char *spec);
+/* Adds a JSON-lines history stream (file name, "-" for stdin). */
+void store_add_stream(store *s, const char *file);
+
+/*
+ * Reads every record once and calls hit() for each that matches a query.
+ * Returns 0 when the history was read (see *raised), -1 after reporting a
+ * store that could not be read (an unreadable directory or stream).
+ *
+ * As the reference's loader, a record file that is not valid JSON is
+ * skipped with a warning, while one that is not UTF-8 or whose value is
+ * not an object makes every lookup fail: then *raised (when not NULL) is
+ * set to a new string with the reference's exception text for the first
+ * such file in path order, and hit() may still have been called.
+ */
+int store_scan(store *s, const struct store_query *q, int nq,
+    void (*hit)(const struct store_hit *, void *), void *ctx, char **raised);
+
+void store_close(store *s);
+
+/*
+ * The store path of a record, "<S(model_id)>/<S(timestamp)>_<S(commit_sha
+ * or "unknown")>.json", S being the reference's sanitize(); NULL when one
+ * of those values is not a string.
+ */
+char *store_record_path(const cJSON *rec);
+
+/*
+ * The reference's timestamp of a record: str() of "timestamp" parsed as an
+ * ISO instant; ISOTIME_MIN when missing, falsy or unparsable.
+ */
+int64_t store_record_instant(const cJSON *rec);
+
+#endif

@@ -1,0 +1,648 @@
+/*
+ * perf-gate-rolling: the rolling-baseline gate. Each normalized record is
+ * compared with the median of the last five trusted records of its exact
+ * comparison cohort in the history store, and gets the reference's status
+ * (section 5): PASS, REGRESSION, CALIBRATION_NEEDED, RECIPE_MISMATCH or
+ * INFRA_ERROR, with its reason, final success and baseline eligibility, and
+ * a transient "comparison" object for perf-summarize. The whole batch is
+ * compared with the history as it was before the batch.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "cli.h"
+#include "err.h"
+#include "identity.h"
+#include "isotime.h"
+#include "json.h"
+#include "jsonl.h"
+#include "num.h"
+#include "policy.h"
+#include "stats.h"
+#include "store.h"
+#include "text.h"
+
+#define BASELINE_WINDOW 5
+
+static struct {
+	const char *store;
+	const char *artifacts;
+	const char *rc_text;	/* the collector's status as given, or NULL */
+	bool collect_failed;
+	char **histories;
+	int nhistories;
+} opt;
+
+/* A history record of a cohort: when, where, and its metric values. */
+struct past {
+	int64_t instant;
+	char *path;
+	char *key;	/* the store path its content gives, for duplicates */
+	double v[METRIC_COUNT];
+	bool has[METRIC_COUNT];
+};
+
+/* A record of the batch and what the history says about it. */
+struct current {
+	cJSON *rec;
+	char *file;
+	long line;
+	char *model_id, *gpu_type;	/* Python str() of each */
+	struct metric_policy pol[METRIC_COUNT];
+	double cur[METRIC_COUNT];
+	bool has_cur[METRIC_COUNT];
+	struct identity id;
+	cJSON *static_failures;		/* borrowed from rec, or NULL */
+	struct past *past;
+	size_t npast;
+	char **fps;			/* recipe fingerprints of trusted mismatches */
+	size_t nfps;
+};
+
+static const char usage_text[] =
+    "usage: perf-gate-rolling [-s store] [-H history.jsonl] [--collect-rc n]\n"
+    "                         [-a artifacts-dir] [file ...]\n";
+
+/* Reads a record of the batch; false after reporting it. */
+static bool
+load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
+    struct current *c)
+{
+	const cJSON *sf = json_get(rec, "static_failures"), *e;
+	char bad[64];
+	double d;
+
+	memset(c, 0, sizeof *c);
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		switch (policy_coerce(json_get(rec, metric_table[i].key), &d)) {
+		case COERCE_NULL:
+			break;
+		case COERCE_OK:
+			if (!isfinite(d)) {
+				jsonl_error(r, s, "%s is not a finite number",
+				    metric_table[i].key);
+				return false;
+			}
+			c->cur[i] = d;
+			c->has_cur[i] = true;
+			break;
+		default:
+			jsonl_error(r, s, "%s must be a number", metric_table[i].key);
+			return false;
+		}
+	}
+	if (policy_merge(json_get(rec, "regression_thresholds"), c->pol, bad,
+	    sizeof bad) != 0) {
+		jsonl_error(r, s, "regression_thresholds.%s is not a finite number", bad);
+		return false;
+	}
+	if (sf != NULL) {
+		if (!cJSON_IsArray(sf)) {
+			jsonl_error(r, s, "static_failures must be an array of strings");
+			return false;
+		}
+		cJSON_ArrayForEach(e, sf)
+			if (!cJSON_IsString(e)) {
+				jsonl_error(r, s, "static_failures must be an array of strings");
+				return false;
+			}
+		c->static_failures = cJSON_GetArraySize(sf) > 0 ? (cJSON *)sf : NULL;
+	}
+	c->rec = rec;
+	c->file = estrdup(s->file);
+	c->line = s->line;
+	c->model_id = json_get(rec, "model_id") ? json_pystr_dup(json_get(rec, "model_id")) :
+	    estrdup("unknown");
+	c->gpu_type = json_get(rec, "gpu_type") ? json_pystr_dup(json_get(rec, "gpu_type")) :
+	    estrdup("unknown");
+	identity_of(rec, &c->id);
+	return true;
+}
+
+/* What the scan of the history is asked, and where the answers go. */
+struct lookup {
+	struct current *cur;
+	size_t n;
+	int *owner;	/* query index -> record index */
+	bool *is_cohort;	/* query index -> recipe-mismatch query */
+};
+
+static void
+add_past(struct current *c, const struct store_hit *h)
+{
+	struct past *p;
+	double d;
+
+	char *key = store_record_path(h->record);
+
+	/* A stream (a store's export) may repeat what the store holds. */
+	for (size_t i = 0; h->stream && key != NULL && i < c->npast; i++)
+		if (c->past[i].key != NULL && strcmp(c->past[i].key, key) == 0) {
+			free(key);
+			return;
+		}
+	c->past = erealloc(c->past, (c->npast + 1) * sizeof *c->past);
+	p = &c->past[c->npast++];
+	p->instant = h->instant;
+	p->path = estrdup(h->path);
+	p->key = key;
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		/* History is read leniently: what is not a finite number is missing. */
+		p->has[m] = policy_coerce(json_get(h->record, metric_table[m].key), &d) ==
+		    COERCE_OK && isfinite(d);
+		p->v[m] = p->has[m] ? d : 0;
+	}
+}
+
+/* A trusted record of the cohort with another recipe (5.8). */
+static void
+add_mismatch(struct current *c, const cJSON *rec)
+{
+	const cJSON *rs = json_get(rec, "run_source"), *fp = json_get(rec, "recipe_fingerprint");
+	char *s;
+	size_t n;
+
+	if (!((cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0) ||
+	    cJSON_IsTrue(json_get(rec, "baseline_eligible"))))
+		return;
+	if (fp == NULL || cJSON_IsNull(fp))
+		return;
+	s = json_pystr_dup(fp);
+	text_py_strip(s, &n);
+	if (n == 0 || strcmp(s, c->id.value[3]) == 0) {
+		free(s);
+		return;
+	}
+	for (size_t i = 0; i < c->nfps; i++)
+		if (strcmp(c->fps[i], s) == 0) {
+			free(s);
+			return;
+		}
+	c->fps = erealloc(c->fps, (c->nfps + 1) * sizeof *c->fps);
+	c->fps[c->nfps++] = s;
+}
+
+static void
+on_hit(const struct store_hit *h, void *ctx)
+{
+	struct lookup *lk = ctx;
+	size_t nq = 2 * lk->n;
+
+	for (size_t q = 0; q < nq; q++) {
+		if (!h->match[q] || lk->owner[q] < 0)
+			continue;
+		if (lk->is_cohort[q])
+			add_mismatch(&lk->cur[lk->owner[q]], h->record);
+		else
+			add_past(&lk->cur[lk->owner[q]], h);
+	}
+}
+
+/*
+ * Reads the history once for the whole batch: two queries per record with
+ * a complete identity. Returns -1 when the store could not be read; sets
+ * *raised when every lookup fails (the reference's loader exception).
+ */
+static int
+lookup_history(struct current *cur, size_t n, char **raised)
+{
+	struct store_query *q = ecalloc(2 * n + 1, sizeof *q);
+	struct lookup lk = { cur, n, ecalloc(2 * n + 1, sizeof(int)),
+	    ecalloc(2 * n + 1, sizeof(bool)) };
+	store *st;
+	int rc = 0, nq = 0;
+
+	*raised = NULL;
+	for (size_t i = 0; i < n; i++) {
+		lk.owner[2 * i] = lk.owner[2 * i + 1] = -1;
+		if (!cur[i].id.complete)
+			continue;
+		nq++;
+		lk.owner[2 * i] = lk.owner[2 * i + 1] = (int)i;
+		lk.is_cohort[2 * i + 1] = true;
+		/* The exact cohort: all six keys, successful, baseline-eligible. */
+		for (int k = 0; k < IDENTITY_KEYS; k++) {
+			q[2 * i].keys[k] = identity_keys[k];
+			q[2 * i].values[k] = cur[i].id.value[k];
+		}
+		q[2 * i].nkeys = IDENTITY_KEYS;
+		q[2 * i].successful_only = q[2 * i].eligible_only = true;
+		/* Across hardware and software profiles: workload, variant, version. */
+		for (int k = 0; k < 3; k++) {
+			q[2 * i + 1].keys[k] = identity_keys[k];
+			q[2 * i + 1].values[k] = cur[i].id.value[k];
+		}
+		q[2 * i + 1].nkeys = 3;
+		q[2 * i + 1].successful_only = true;
+	}
+	if (nq > 0) {
+		if ((st = store_open(opt.store)) == NULL)
+			rc = -1;
+		else {
+			for (int h = 0; h < opt.nhistories; h++)
+				store_add_stream(st, opt.histories[h]);
+			rc = store_scan(st, q, (int)(2 * n), on_hit, &lk, raised);
+			store_close(st);
+		}
+	}
+	free(q);
+	free(lk.owner);
+	free(lk.is_cohort);
+	return rc;
+}
+
+static int
+cmp_past(const void *a, const void *b)
+{
+	const struct past *x = a, *y = b;
+
+	if (x->instant != y->instant)
+		return x->instant < y->instant ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Appends a float, or null for a missing value. */
+static cJSON *
+num_or_null(bool has, double v)
+{
+	return has ? json_new_float(v) : json_new_null();
+}
+
+/*
+ * Compares with the baseline window (5.5): fills the per-metric part of the
+ * comparison object and appends the rolling failure strings.
+ */
+static void
+compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
+{
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ], f[NUM_BUFSZ];
+	char g[NUM_BUFSZ];
+	double vals[BASELINE_WINDOW], base, abs_d, pct;
+	const struct metric *m;
+	bool has_base, has_delta, exceeded, regressed;
+	size_t k, nv;
+
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		m = &metric_table[i];
+		for (k = first, nv = 0; k < c->npast; k++)
+			if (c->past[k].has[i])
+				vals[nv++] = c->past[k].v[i];
+		has_base = nv > 0;
+		base = has_base ? stats_median(vals, nv) : 0;
+		has_delta = has_base && base > 0 && c->has_cur[i];
+		abs_d = pct = 0;
+		exceeded = regressed = false;
+		if (has_delta) {
+			abs_d = m->higher_is_better ? base - c->cur[i] : c->cur[i] - base;
+			pct = abs_d / base;
+			exceeded = pct > c->pol[i].threshold_percent &&
+			    abs_d > c->pol[i].threshold_absolute;
+			regressed = c->pol[i].gated && exceeded;
+		}
+		cJSON *o = json_new_object();
+		json_set(o, "current", num_or_null(c->has_cur[i], c->cur[i]));
+		json_set(o, "baseline", num_or_null(has_base, base));
+		json_set(o, "absolute_delta", num_or_null(has_delta, abs_d));
+		json_set(o, "percent_delta", num_or_null(has_delta, pct));
+		json_set(o, "threshold_percent", json_new_float(c->pol[i].threshold_percent));
+		json_set(o, "threshold_absolute", json_new_float(c->pol[i].threshold_absolute));
+		json_set(o, "gated", json_new_bool(c->pol[i].gated));
+		json_set(o, "threshold_exceeded", json_new_bool(exceeded));
+		json_set(o, "regressed", json_new_bool(regressed));
+		json_set(metrics, m->key, o);
+		if (!regressed)
+			continue;
+		char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
+		    "baseline_median=%s, threshold=gated, >%s%% and >%s)", c->model_id,
+		    m->key, num_fixed(a, pct * 100, 1), num_fixed(b, abs_d, m->precision),
+		    num_fixed(d, c->cur[i], m->precision), num_fixed(e, base, m->precision),
+		    num_fixed(f, c->pol[i].threshold_percent * 100, 1),
+		    num_fixed(g, c->pol[i].threshold_absolute, m->precision));
+		json_append(rolling, json_new_string(msg));
+		free(msg);
+	}
+}
+
+/* Metric entries without a baseline. */
+static void
+no_window(struct current *c, cJSON *metrics)
+{
+	size_t save = c->npast;
+
+	c->npast = 0;
+	compare_window(c, 0, metrics, NULL);
+	c->npast = save;
+}
+
+static char *
+join(const cJSON *arr, const char *sep)
+{
+	buf b = BUF_INIT;
+	const cJSON *e;
+
+	cJSON_ArrayForEach(e, arr)
+		buf_addf(&b, "%s%s", b.len ? sep : "", e->valuestring);
+	return buf_detach(&b);
+}
+
+/*
+ * Classifies one record (5.6, 5.7), sets its keys, and appends its failure
+ * strings to all_failures. raised: the history could not be read for it.
+ */
+static void
+classify(struct current *c, bool unattributed, const char *raised,
+    cJSON *all_failures)
+{
+	cJSON *failures = json_new_array(), *rolling = json_new_array();
+	cJSON *metrics = json_new_object(), *cmp = json_new_object(), *e;
+	const char *status, *bstatus;
+	char *reason = NULL;
+	size_t first = 0, n = 0;
+	buf b = BUF_INIT;
+
+	if (!c->id.complete) {
+		if (c->id.uses_v2)
+			fprintf(stderr, "Invalid v2 comparison identity for %s: %s\n",
+			    c->model_id, c->id.error);
+		else
+			fprintf(stderr, "Skipping rolling baseline comparison for %s on %s: "
+			    "%s. The normalized artifact will still be written, but this "
+			    "record will not be baseline eligible.\n", c->model_id,
+			    c->gpu_type, c->id.error);
+	}
+	if (c->id.complete && raised == NULL) {
+		qsort(c->past, c->npast, sizeof *c->past, cmp_past);
+		n = c->npast < BASELINE_WINDOW ? c->npast : BASELINE_WINDOW;
+		first = c->npast - n;
+	}
+	if (n > 0)
+		compare_window(c, first, metrics, rolling);
+	else
+		no_window(c, metrics);
+
+	if (!c->id.complete)
+		bstatus = c->id.uses_v2 ? "invalid_identity" : "skipped_missing_identity";
+	else if (raised != NULL)
+		bstatus = "infra_error";
+	else if (n > 0)
+		bstatus = "compared";
+	else
+		bstatus = c->nfps > 0 ? "recipe_mismatch" : "initialized_new_cohort";
+
+	if (c->id.complete && raised != NULL) {
+		status = "INFRA_ERROR";
+		reason = easprintf("%s baseline comparison hit an infra error: %s",
+		    c->model_id, raised);
+	} else if (!c->id.complete && c->id.uses_v2) {
+		status = "INFRA_ERROR";
+		reason = easprintf("%s cannot compare v2 record: %s", c->model_id,
+		    c->id.error);
+	} else if (c->id.complete && n == 0 && c->nfps > 0) {
+		qsort(c->fps, c->nfps, sizeof *c->fps, cmp_str);
+		for (size_t i = 0; i < c->nfps; i++)
+			buf_addf(&b, "%s%s", i ? ", " : "", c->fps[i]);
+		status = "RECIPE_MISMATCH";
+		reason = easprintf("%s recipe_fingerprint=%s does not match baseline "
+		    "records for the same workload, variant, and benchmark version "
+		    "across hardware and software profiles; existing "
+		    "recipe_fingerprint values: %s", c->model_id, c->id.value[3], b.s);
+	} else if (c->static_failures != NULL) {
+		status = "REGRESSION";
+		cJSON_ArrayForEach(e, c->static_failures)
+			json_append(failures, json_new_string(e->valuestring));
+		reason = join(failures, "; ");
+	} else if (unattributed) {
+		status = "INFRA_ERROR";
+		reason = easprintf("%s performance pytest failed without an "
+		    "attributable static-threshold regression (PERF_PYTEST_RC=%s)",
+		    c->model_id, opt.rc_text);
+	} else if (n == 0 && c->id.complete) {
+		status = "CALIBRATION_NEEDED";
+		reason = easprintf("No baseline found for exact comparable identity "
+		    "(workload_id=%s, variant_id=%s, benchmark_version=%s, "
+		    "recipe_fingerprint=%s, hardware_profile_id=%s, "
+		    "software_profile_id=%s)", c->id.value[0], c->id.value[1],
+		    c->id.value[2], c->id.value[3], c->id.value[4], c->id.value[5]);
+	} else if (n == 0) {
+		status = "PASS";
+		reason = easprintf("No legacy baseline for %s on %s", c->model_id,
+		    c->gpu_type);
+	} else if (cJSON_GetArraySize(rolling) > 0) {
+		status = "REGRESSION";
+		cJSON_ArrayForEach(e, rolling)
+			json_append(failures, json_new_string(e->valuestring));
+		reason = join(failures, "; ");
+	} else {
+		status = "PASS";
+		reason = estrdup("Comparable baseline found with no gated regressions");
+	}
+	/* Statuses other than the static and rolling ones fail with their reason. */
+	if (strcmp(status, "INFRA_ERROR") == 0 || strcmp(status, "RECIPE_MISMATCH") == 0)
+		json_append(failures, json_new_string(reason));
+
+	bool success = cJSON_GetArraySize(failures) == 0;
+	const cJSON *rs = json_get(c->rec, "run_source");
+	bool eligible = c->id.complete && strcmp(status, "PASS") == 0 && success &&
+	    cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0;
+
+	fprintf(stderr, "%s comparison status: %s - %s\n", c->model_id, status, reason);
+	json_set(c->rec, "baseline_status", json_new_string(bstatus));
+	json_set(c->rec, "comparison_status", json_new_string(status));
+	json_set(c->rec, "comparison_status_reason", json_new_string(reason));
+	json_set(c->rec, "success", json_new_bool(success));
+	json_set(c->rec, "baseline_eligible", json_new_bool(eligible));
+	cJSON_ArrayForEach(e, failures)
+		json_append(all_failures, json_new_string(e->valuestring));
+	json_set(cmp, "baseline_n", json_new_int((long long)n));
+	json_set(cmp, "metrics", metrics);
+	json_set(cmp, "failures", failures);
+	json_set(c->rec, "comparison", cmp);
+	cJSON_Delete(rolling);
+	buf_free(&b);
+	free(reason);
+}
+
+/* Writes the normalized artifact of a compared record (5.9); false on failure. */
+static bool
+write_artifact(const struct current *c)
+{
+	cJSON *copy = cJSON_Duplicate(c->rec, true);
+	char *rel = store_record_path(c->rec), *path = NULL, *slash;
+	buf text = BUF_INIT;
+	bool ok = false;
+
+	json_remove(copy, "static_failures");
+	json_remove(copy, "comparison");
+	if (rel == NULL) {
+		fprintf(stderr, "Failed to write normalized performance result artifact: "
+		    "model_id, timestamp and commit_sha must be strings\n");
+		goto done;
+	}
+	/* "<S(model_id)>/<rest>" in the store becomes "..._<S(model_id)>_<rest>" here. */
+	slash = strchr(rel, '/');
+	*slash = '_';
+	path = easprintf("%s/normalized_perf_%s", opt.artifacts, rel);
+	if (json_write(&text, copy, JSON_INDENT2, NULL) != 0 ||
+	    atomic_mkdirs(opt.artifacts) != 0 ||
+	    atomic_write_file(path, text.s, text.len) != 0) {
+		fprintf(stderr, "Failed to write normalized performance result artifact: "
+		    "%s: %s\n", path, strerror(errno));
+		goto done;
+	}
+	fprintf(stderr, "Normalized performance result written to %s\n", path);
+	ok = true;
+done:
+	free(rel);
+	free(path);
+	buf_free(&text);
+	cJSON_Delete(copy);
+	return ok;
+}
+
+/* The collector's exit status, read as the reference reads PERF_PYTEST_RC. */
+static void
+collect_status(const char *text, bool strict)
+{
+	long long v;
+	int k;
+
+	opt.rc_text = text;
+	if (text == NULL || *text == '\0')
+		return;
+	k = num_py_int(text, &v);
+	if (k == 0 && strict) {
+		warnx_("--collect-rc: not an integer: '%s'", text);
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	opt.collect_failed = k != 0 && v != 0;
+}
+
+static void
+free_current(struct current *c)
+{
+	for (size_t i = 0; i < c->npast; i++) {
+		free(c->past[i].path);
+		free(c->past[i].key);
+	}
+	for (size_t i = 0; i < c->nfps; i++)
+		free(c->fps[i]);
+	free(c->past);
+	free(c->fps);
+	free(c->file);
+	free(c->model_id);
+	free(c->gpu_type);
+	identity_free(&c->id);
+	cJSON_Delete(c->rec);
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "history", required_argument, NULL, 'H' },
+		{ "collect-rc", required_argument, NULL, 'R' },
+		{ "artifacts", required_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct current *cur = NULL;
+	size_t n = 0, i;
+	jsonl_reader *r;
+	jsonl_span s;
+	cJSON *rec, *failures;
+	char *raised = NULL;
+	bool static_any = false, unattributed, trouble = false, rc_given = false;
+	const char *env;
+	int c;
+
+	err_init(argv[0]);
+	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL ? env :
+	    "/tmp/perf-tracking";
+	if ((env = getenv("PERF_REPORTS_DIR")) != NULL)
+		opt.artifacts = easprintf("%s/results", env);
+	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': opt.store = optarg; break;
+		case 'H':
+			opt.histories = erealloc(opt.histories,
+			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
+			opt.histories[opt.nhistories++] = optarg;
+			break;
+		case 'R': collect_status(optarg, true); rc_given = true; break;
+		case 'a': opt.artifacts = optarg; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (!rc_given)
+		collect_status(getenv("PERF_PYTEST_RC"), false);
+
+	r = jsonl_open(argv + optind, argc - optind);
+	while ((rec = jsonl_next(r, &s)) != NULL) {
+		cur = erealloc(cur, (n + 1) * sizeof *cur);
+		if (load_current(r, &s, rec, &cur[n])) {
+			static_any |= cur[n].static_failures != NULL;
+			n++;
+		} else
+			cJSON_Delete(rec);
+	}
+	trouble = jsonl_errors(r) > 0;
+	jsonl_close(r);
+
+	unattributed = opt.collect_failed && !static_any;
+	if (opt.collect_failed)
+		fprintf(stderr, "%s: PERF_PYTEST_RC=%s\n", unattributed ?
+		    "Performance pytest failed without a measured static-threshold regression" :
+		    "Performance pytest failure attributed to per-record static thresholds",
+		    opt.rc_text);
+	if (lookup_history(cur, n, &raised) != 0) {
+		for (i = 0; i < n; i++)
+			free_current(&cur[i]);
+		free(cur);
+		return EXIT_TROUBLE;
+	}
+	failures = json_new_array();
+	for (i = 0; i < n; i++) {
+		classify(&cur[i], unattributed, raised, failures);
+		if (opt.artifacts != NULL && !write_artifact(&cur[i]))
+			trouble = true;
+		if (jsonl_emit(stdout, cur[i].rec, NULL) != 0) {
+			diag(cur[i].file, cur[i].line, "cannot write the record: "
+			    "not a finite number");
+			trouble = true;
+		}
+		free_current(&cur[i]);
+	}
+	if (cJSON_GetArraySize(failures) > 0) {
+		fprintf(stderr, "Performance regression check failed:\n");
+		cJSON_ArrayForEach(rec, failures)
+			fprintf(stderr, "  - %s\n", rec->valuestring);
+	} else if (n > 0)
+		fprintf(stderr, "Performance baseline comparison passed\n");
+	free(cur);
+	free(raised);
+	free(opt.histories);
+	if (jsonl_finish(stdout, "standard output") != 0 || trouble) {
+		cJSON_Delete(failures);
+		return EXIT_TROUBLE;
+	}
+	c = cJSON_GetArraySize(failures) > 0 ? EXIT_GATE : EXIT_PASS;
+	cJSON_Delete(failures);
+	return c;
+}

@@ -1,0 +1,264 @@
+#!/usr/bin/env bats
+# perf-gate-rolling: the rolling-baseline gate (reference section 5). The
+# fixture cases are computed by a Python transcription of the reference
+# comparator (fixtures/perf-gate-rolling/gen-cases.py) and compared byte for
+# byte: records, console lines and exit status.
+
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+load lib/common
+
+N=perf-gate-rolling
+G=$FIXTURES/$N
+
+@test "the 6.1 worked example: medians 10.1, 4.5, 10000.0, 8.1 and both failure strings" {
+	run_case $N $N/worked-example
+	run jq -c '.comparison.metrics | [.latency.baseline, .throughput.baseline, .memory.baseline, .dit_time_s.baseline]' <<<"$output"
+	assert_output '[10.1,4.5,10000,8.1]'
+	[[ $stderr == *"wan-t2v-1.3b-2gpu latency regressed by 8.9% and 0.900 (current=11.000, baseline_median=10.100, threshold=gated, >8.0% and >0.500)"* ]]
+	[[ $stderr == *"wan-t2v-1.3b-2gpu dit_time_s regressed by 6.2% and 0.500 (current=8.600, baseline_median=8.100, threshold=gated, >5.0% and >0.250)"* ]]
+}
+
+@test "gated metrics fail only past both floors, with each record's own policy (10.6 row 24)" {
+	run_case $N $N/both-floors
+	run jq -r .comparison_status <<<"$output"
+	assert_output $'PASS\nPASS\nREGRESSION'
+}
+
+@test "throughput is higher-better; memory and component floors (10.6 rows 25-27)" {
+	run_case $N $N/directions-and-floors
+	[[ $stderr == *"throughput regressed by 10.0% and 1.000"* ]]
+	[[ $stderr == *"memory regressed by 6.0% and 600.0"* ]]
+	[[ $stderr == *"dit_time_s regressed by 7.5% and 0.600"* ]]
+}
+
+@test "a non-gated metric past its floors is informational (10.6 row 28)" {
+	run_case $N $N/informational
+	run jq -c '.comparison.metrics.throughput | [.percent_delta * 100, .gated, .threshold_exceeded, .regressed]' <<<"$output"
+	assert_output '[20,false,true,false]'
+}
+
+@test "PASS, REGRESSION and CALIBRATION_NEEDED (10.6 rows 30-32)" {
+	run_case $N $N/pass
+	run_case $N $N/regression
+	[[ $stderr == *"latency regressed by 10.0%"* ]]
+	run_case $N $N/calibration-needed
+	[[ $stderr == *"No baseline found for exact comparable identity (workload_id=wan-t2v, variant_id=1.3b-sp2, benchmark_version=2, recipe_fingerprint=recipe-1, hardware_profile_id=hw-l40s-2, software_profile_id=sw-cuda)"* ]]
+}
+
+@test "a reviewed seed in the store is a baseline (10.6 row 33)" {
+	run_case $N $N/seed-then-compare
+	run jq -r '[.comparison_status, .baseline_status, .baseline_eligible] | @tsv' <<<"$output"
+	assert_output $'PASS\tcompared\tfalse'
+}
+
+@test "RECIPE_MISMATCH lists the trusted fingerprints of the cohort, sorted (10.6 row 85)" {
+	run_case $N $N/recipe-mismatch
+	[[ $stderr == *"existing recipe_fingerprint values: recipe-0, recipe-1"* ]]
+}
+
+@test "the same recipe on another profile is not a mismatch (10.6 row 86)" {
+	run_case $N $N/same-recipe-other-profile
+	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
+}
+
+@test "recipe mismatch beats a static failure (10.6 row 87)" {
+	run_case $N $N/mismatch-beats-static
+	[[ $stderr != *"fixed threshold"* ]]
+}
+
+@test "PR calibration records are not trusted (10.6 row 88)" {
+	run_case $N $N/pr-calibration-not-trusted
+	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
+}
+
+@test "v2 records ignore legacy history in the same model directory (10.6 row 89)" {
+	run_case $N $N/v2-ignores-legacy-history
+}
+
+@test "a renamed model_id and GPU with the same identity is compared (10.6 rows 90-91)" {
+	run_case $N $N/renamed-model-same-identity
+	[ "$(jq -r .baseline_status <<<"$output")" = compared ]
+}
+
+@test "a static failure does not contaminate the other records (10.6 row 92)" {
+	run_case $N $N/no-contamination
+	run jq -c '[.comparison_status, .success, .baseline_eligible]' <<<"$output"
+	assert_output $'["REGRESSION",false,false]\n["PASS",true,true]'
+}
+
+@test "a failed collection without static failures is INFRA_ERROR for all (10.6 row 93, 5.10)" {
+	run_case $N $N/unattributed
+}
+
+@test "--collect-rc overrides PERF_PYTEST_RC; a non-integer PERF_PYTEST_RC is no failure" {
+	run_case $N $N/collect-rc-option
+	run_case $N $N/collect-rc-not-integer
+	run --separate-stderr $N --collect-rc bogus </dev/null
+	assert_failure 2
+	[[ $stderr == *"--collect-rc: not an integer: 'bogus'"* ]]
+}
+
+@test "a partial v2 identity beats static failures (10.6 row 94)" {
+	run_case $N $N/partial-v2-beats-static
+}
+
+@test "static failures beat rolling ones, and the deltas still show" {
+	run_case $N $N/static-beats-rolling
+	run jq -c '[.comparison.baseline_n, .comparison.metrics.latency.regressed, .comparison.failures]' <<<"$output"
+	assert_output '[1,true,["wan-t2v-1.3b-2gpu avg_generation_time_s exceeded fixed threshold (current=20.000, threshold=15.000)"]]'
+}
+
+@test "the window is the last five by timestamp, whatever the directory (10.6 row 95)" {
+	run_case $N $N/last-five-by-timestamp
+	[ "$(jq -r '.comparison.metrics.latency.baseline' <<<"$output")" = 5 ]
+}
+
+@test "equal instants break by path; unparsable timestamps are the oldest" {
+	run_case $N $N/ties-and-bad-timestamps
+	[ "$(jq -r '.comparison.metrics.latency.baseline' <<<"$output")" = 13 ]
+}
+
+@test "legacy records are never compared: PASS, or REGRESSION on a static failure (10.6 row 18)" {
+	run_case $N $N/legacy-record
+	run jq -c '[.baseline_status, .comparison_status, .success, .baseline_eligible]' <<<"$output"
+	assert_output $'["skipped_missing_identity","PASS",true,false]\n["skipped_missing_identity","REGRESSION",false,false]'
+}
+
+@test "history filters: failed, ineligible, str() identity, the legacy eligibility rule" {
+	run_case $N $N/history-filters
+	[ "$(jq -r '.comparison.baseline_n' <<<"$output")" = 4 ]
+}
+
+@test "hidden files are never read and invalid JSON is skipped with a warning" {
+	run_case $N $N/hidden-and-invalid
+}
+
+@test "a history file that is not an object or not UTF-8 is an infra error for v2 lookups" {
+	run_case $N $N/history-not-object
+	run_case $N $N/history-not-utf8
+}
+
+@test "only a scheduled-main PASS becomes baseline eligible (10.6 rows 23, 99)" {
+	run_case $N $N/eligibility
+	run jq -c .baseline_eligible <<<"$output"
+	assert_output $'true\nfalse\nfalse'
+}
+
+@test "writes the normalized artifacts: reference name, 2-space JSON, no transient keys" {
+	run --separate-stderr $N --store "$G/worked-example.store" --artifacts "$BATS_TEST_TMPDIR/a" \
+		"$G/worked-example.in.jsonl" "$G/legacy-record.in.jsonl"
+	assert_failure 1
+	f=$BATS_TEST_TMPDIR/a/normalized_perf_wan-t2v-1.3b-2gpu_2026-06-16T00_00_00_00_00_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.json
+	[ -f "$f" ]
+	[[ $stderr == *"Normalized performance result written to $f"* ]]
+	[ "$(tail -c 1 "$f")" = "}" ]
+	[ "$(head -2 "$f")" = $'{\n  "model_id": "wan-t2v-1.3b-2gpu",' ]
+	run jq -r 'keys_unsorted | join(" ")' "$f"
+	assert_output --partial "software_profile_id baseline_status comparison_status comparison_status_reason"
+	refute_output --partial comparison_status_reason\ comparison
+	refute_output --partial static_failures
+	[ "$(find "$BATS_TEST_TMPDIR/a" -type f | wc -l)" -eq 3 ]
+}
+
+@test "PERF_REPORTS_DIR sets the artifacts directory to its results/" {
+	run --separate-stderr env PERF_REPORTS_DIR="$BATS_TEST_TMPDIR/r" $N --store "$G/pass.store" "$G/pass.in.jsonl"
+	assert_success
+	[ -f "$BATS_TEST_TMPDIR/r/results/normalized_perf_wan-t2v-1.3b-2gpu_2026-06-16T00_00_00_00_00_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa.json" ]
+}
+
+@test "an artifact that cannot be written is reported and exits 2; records still flow" {
+	touch "$BATS_TEST_TMPDIR/file"
+	run --separate-stderr $N --store "$G/pass.store" --artifacts "$BATS_TEST_TMPDIR/file/sub" "$G/pass.in.jsonl"
+	assert_failure 2
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $stderr == *"Failed to write normalized performance result artifact: "* ]]
+}
+
+@test "--history reads the same records as a JSON-lines stream, gzip too" {
+	run_case $N $N/worked-example
+	want=$output
+	find "$G/worked-example.store" -name '*.json' -exec jq -c . {} + >"$BATS_TEST_TMPDIR/h.jsonl"
+	gzip -k "$BATS_TEST_TMPDIR/h.jsonl"
+	for h in "$BATS_TEST_TMPDIR/h.jsonl" "$BATS_TEST_TMPDIR/h.jsonl.gz"; do
+		run --separate-stderr $N --store "$BATS_TEST_TMPDIR/none" --history "$h" "$G/worked-example.in.jsonl"
+		assert_failure 1
+		assert_equal "$output" "$want"
+	done
+	# Given beside the store, a record is not counted twice.
+	run --separate-stderr $N --store "$G/worked-example.store" --history "$BATS_TEST_TMPDIR/h.jsonl" "$G/worked-example.in.jsonl"
+	assert_failure 1
+	[ "$(jq -r .comparison.baseline_n <<<"$output")" = 2 ]
+}
+
+@test "PERFORMANCE_TRACKING_ROOT is the default store; a missing store is an empty history" {
+	run --separate-stderr env PERFORMANCE_TRACKING_ROOT="$G/pass.store" $N "$G/pass.in.jsonl"
+	assert_success
+	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/missing" "$G/pass.in.jsonl"
+	assert_success
+	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
+}
+
+@test "a store that is not a directory is exit 2" {
+	touch "$BATS_TEST_TMPDIR/file"
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/file" "$G/pass.in.jsonl"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-gate-rolling: $BATS_TEST_TMPDIR/file: the store is not a directory"
+}
+
+@test "a history file that cannot be read is skipped with a warning" {
+	mkdir -p "$BATS_TEST_TMPDIR/s/wan"
+	cp "$G/pass.store/wan/2026-06-10.json" "$BATS_TEST_TMPDIR/s/wan/"
+	ln -s "$BATS_TEST_TMPDIR/nowhere" "$BATS_TEST_TMPDIR/s/wan/dangling.json"
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/s" "$G/pass.in.jsonl"
+	assert_success
+	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
+}
+
+@test "rejects wrong types and non-finite values in the batch, compares the rest" {
+	run --separate-stderr $N --store "$G/pass.store" <<'EOF'
+{"model_id":"a","latency":"slow"}
+{"model_id":"a","latency":NaN}
+{"model_id":"a","regression_thresholds":{"latency":{"threshold_absolute":"inf"}}}
+{"model_id":"a","static_failures":[1]}
+{"model_id":"ok","gpu_type":"g","latency":1.0}
+EOF
+	assert_failure 2
+	[ "${#lines[@]}" -eq 1 ]
+	[[ $stderr == *"perf-gate-rolling: <stdin>:1: latency must be a number"* ]]
+	[[ $stderr == *"perf-gate-rolling: <stdin>:2: latency is not a finite number"* ]]
+	[[ $stderr == *"perf-gate-rolling: <stdin>:3: regression_thresholds.latency.threshold_absolute is not a finite number"* ]]
+	[[ $stderr == *"perf-gate-rolling: <stdin>:4: static_failures must be an array of strings"* ]]
+	[[ $stderr == *"ok comparison status: PASS - No legacy baseline for ok on g"* ]]
+}
+
+@test "reads a line over 64 KiB whole" {
+	pad=$(head -c 100000 /dev/zero | tr '\0' z)
+	jq -c --arg p "$pad" '.recipe = {pad: $p}' "$G/pass.in.jsonl" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N --store "$G/pass.store" "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_success
+	[ "$(jq -r '.recipe.pad | length' <<<"$output")" -eq 100000 ]
+}
+
+REC='{"model_id":"a","gpu_type":"g"}'
+
+@test "empty input gives empty output" { check_empty_input $N; }
+@test "reports malformed JSON, non-objects and trailing garbage by line, keeps valid lines" {
+	export PERFORMANCE_TRACKING_ROOT=$BATS_TEST_TMPDIR/none
+	printf '%s\n{"model_id": nope}\n%s\n[1,2]\n%s junk\n' "$REC" "$REC" "$REC" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 2
+	assert_equal "${#lines[@]}" 2
+	[[ $stderr == *"$N: $BATS_TEST_TMPDIR/in.jsonl:2: invalid JSON at column 14: unexpected 'n'"* ]]
+	[[ $stderr == *"$N: $BATS_TEST_TMPDIR/in.jsonl:4: not a JSON object (found an array)"* ]]
+	[[ $stderr == *"$N: $BATS_TEST_TMPDIR/in.jsonl:5: unexpected text after the record"* ]]
+}
+@test "a full disk on stdout is exit 2, never success" {
+	run --separate-stderr bash -c "$N --store '$G/pass.store' '$G/pass.in.jsonl' >/dev/full"
+	assert_failure 2
+	[[ $stderr == *"$N: write error on standard output: No space left on device" ]]
+}
+@test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
+@test "-h prints usage on stdout, exit 0" { check_help $N; }
+@test "--version prints the version" { check_version $N; }
