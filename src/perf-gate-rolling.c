@@ -384,7 +384,8 @@ classify(struct current *c, bool unattributed, const char *raised,
 			    c->gpu_type, c->id.error);
 	}
 	if (c->id.complete && raised == NULL) {
-		qsort(c->past, c->npast, sizeof *c->past, cmp_past);
+		if (c->npast > 0)
+			qsort(c->past, c->npast, sizeof *c->past, cmp_past);
 		n = c->npast < BASELINE_WINDOW ? c->npast : BASELINE_WINDOW;
 		first = c->npast - n;
 	}
