@@ -22,9 +22,9 @@ CC ?= cc
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wvla -Wpointer-arith -Wwrite-strings -Wundef \
 	-Wold-style-definition -Wnull-dereference
-BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -g \
+BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -g -pthread \
 	$(WARN) -DPERFKITE_VERSION='"$(VERSION)"' -Isrc/lib
-LIBS = -lcjson -lz -lcrypto -lm
+LIBS = -lcjson -lz -lcrypto -lm -lpthread
 
 ifdef SANITIZE
 BUILD = build/sanitize

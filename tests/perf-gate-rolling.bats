@@ -262,3 +262,21 @@ REC='{"model_id":"a","gpu_type":"g"}'
 @test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }
+
+@test "reader threads change nothing: same records, same warnings in path order" {
+	mkdir -p "$BATS_TEST_TMPDIR/s"
+	for d in a b c d e f g h; do
+		mkdir -p "$BATS_TEST_TMPDIR/s/$d"
+		cp "$G/last-five-by-timestamp.store/zzz-original/d1.json" "$BATS_TEST_TMPDIR/s/$d/x.json"
+		printf '{"workload_id": "wan-t2v", "variant_id": "1.3b-sp2", "broken": ' >"$BATS_TEST_TMPDIR/s/$d/bad.json"
+	done
+	run --separate-stderr env PERF_STORE_THREADS=1 $N --store "$BATS_TEST_TMPDIR/s" "$G/pass.in.jsonl"
+	assert_success
+	one_out=$output one_err=$stderr
+	run --separate-stderr env PERF_STORE_THREADS=4 $N --store "$BATS_TEST_TMPDIR/s" "$G/pass.in.jsonl"
+	assert_success
+	assert_equal "$output" "$one_out"
+	assert_equal "$stderr" "$one_err"
+	[ "$(grep -c 'skipping invalid JSON' <<<"$stderr")" -eq 8 ]
+	grep 'skipping invalid JSON' <<<"$stderr" | sort -c
+}

@@ -1,8 +1,10 @@
 /* memmem() */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +37,35 @@ struct textvals {
 	size_t len[8];
 };
 
+/* A warning kept until the scan ends, so that threads print in path order. */
+struct warning {
+	char *path;
+	char *text;
+};
+
+/* What every reader of one scan shares (under lock where it changes). */
 struct scan {
 	const struct store_query *q;
 	int nq;
 	void (*hit)(const struct store_hit *, void *);
 	void *ctx;
-	bool *match;
 	bool use_pre[NPRE];
+	pthread_mutex_t lock;
 	char *raised, *raised_path;
+	struct warning *warn;
+	size_t nwarn;
+	bool failed;		/* a directory could not be read */
+	/* The store's top-level directories, taken one at a time by workers. */
+	char **units;
+	size_t nunits, next;
+	const char *root;
+};
+
+/* One reader's own state. */
+struct worker {
+	struct scan *sc;
+	bool *match;
 	buf text;
-	long warnings;
 };
 
 store *
@@ -250,12 +271,56 @@ query_matches(const struct store_query *q, const cJSON *rec)
 static void
 note_raise(struct scan *sc, const char *path, const char *msg)
 {
-	if (sc->raised_path != NULL && strcmp(path, sc->raised_path) >= 0)
-		return;
-	free(sc->raised);
-	free(sc->raised_path);
-	sc->raised = estrdup(msg);
-	sc->raised_path = estrdup(path);
+	pthread_mutex_lock(&sc->lock);
+	if (sc->raised_path == NULL || strcmp(path, sc->raised_path) < 0) {
+		free(sc->raised);
+		free(sc->raised_path);
+		sc->raised = estrdup(msg);
+		sc->raised_path = estrdup(path);
+	}
+	pthread_mutex_unlock(&sc->lock);
+}
+
+/* "prog: WHERE[:LINE]: text", printed in path order when the scan ends. */
+static void
+warn_later(struct scan *sc, const char *where, long line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void
+warn_later(struct scan *sc, const char *where, long line, const char *fmt, ...)
+{
+	char msg[512], clean[600];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	err_clean(msg, clean, sizeof clean);
+	pthread_mutex_lock(&sc->lock);
+	sc->warn = erealloc(sc->warn, (sc->nwarn + 1) * sizeof *sc->warn);
+	sc->warn[sc->nwarn].path = estrdup(where);
+	sc->warn[sc->nwarn++].text = line > 0 ?
+	    easprintf("%s: %s:%ld: %s", err_progname(), where, line, clean) :
+	    easprintf("%s: %s: %s", err_progname(), where, clean);
+	pthread_mutex_unlock(&sc->lock);
+}
+
+/* A directory that cannot be read: the scan fails. */
+static void
+store_failed(struct scan *sc, const char *path, int e)
+{
+	pthread_mutex_lock(&sc->lock);
+	warnx_("%s: cannot read the store: %s", path, strerror(e));
+	sc->failed = true;
+	pthread_mutex_unlock(&sc->lock);
+}
+
+static int
+cmp_warning(const void *a, const void *b)
+{
+	const struct warning *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
 }
 
 /*
@@ -264,9 +329,10 @@ note_raise(struct scan *sc, const char *path, const char *msg)
  * names it in messages.
  */
 static void
-scan_text(struct scan *sc, const char *text, size_t len, const char *path,
+scan_text(struct worker *w, const char *text, size_t len, const char *path,
     const char *where, long line)
 {
+	struct scan *sc = w->sc;
 	struct textvals tv[NPRE];
 	struct store_hit h;
 	json_error e;
@@ -296,9 +362,8 @@ scan_text(struct scan *sc, const char *text, size_t len, const char *path,
 			return;
 	}
 	if ((rec = json_parse(text, len, &e)) == NULL) {
-		diag(where, line > 0 ? line + e.line - 1 : e.line,
+		warn_later(sc, where, line > 0 ? line + e.line - 1 : e.line,
 		    "skipping invalid JSON in the history: %s", e.msg);
-		sc->warnings++;
 		return;
 	}
 	if (!cJSON_IsObject(rec)) {
@@ -309,7 +374,7 @@ scan_text(struct scan *sc, const char *text, size_t len, const char *path,
 	}
 	any = false;
 	for (j = 0; j < sc->nq; j++)
-		any |= sc->match[j] = query_matches(&sc->q[j], rec);
+		any |= w->match[j] = query_matches(&sc->q[j], rec);
 	if (any) {
 		if (path == NULL)
 			path = own = store_record_path(rec);
@@ -317,37 +382,56 @@ scan_text(struct scan *sc, const char *text, size_t len, const char *path,
 		h.path = path != NULL ? path : where;
 		h.instant = store_record_instant(rec);
 		h.stream = line > 0;
-		h.match = sc->match;
+		h.match = w->match;
+		pthread_mutex_lock(&sc->lock);
 		sc->hit(&h, sc->ctx);
+		pthread_mutex_unlock(&sc->lock);
 	}
 	free(own);
 	cJSON_Delete(rec);
 }
 
+/*
+ * Reads one record file (name in the open directory dfd). A regular file
+ * is at its end when a read comes back short, which saves a system call
+ * per file on a store of many small files.
+ */
 static int
-read_file(struct scan *sc, const char *full, const char *rel)
+read_file(struct worker *w, int dfd, const char *name, const char *full,
+    const char *rel, bool regular)
 {
-	char chunk[65536];
+	buf *text = &w->text;
+	size_t want;
 	ssize_t n;
 	int fd;
 
-	if ((fd = open(full, O_RDONLY | O_CLOEXEC)) < 0) {
-		diag(full, 0, "skipping unreadable history file: %s", strerror(errno));
-		sc->warnings++;
+	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC)) < 0) {
+		warn_later(w->sc, full, 0, "skipping unreadable history file: %s",
+		    strerror(errno));
 		return 0;
 	}
-	buf_reset(&sc->text);
-	while ((n = read(fd, chunk, sizeof chunk)) > 0)
-		buf_add(&sc->text, chunk, (size_t)n);
+	buf_reset(text);
+	for (;;) {
+		buf_grow(text, 65536);
+		want = text->cap - text->len - 1;
+		n = read(fd, text->s + text->len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		text->len += (size_t)n;
+		if (regular && (size_t)n < want)
+			break;
+	}
 	if (n < 0) {
-		diag(full, 0, "skipping unreadable history file: %s", strerror(errno));
-		sc->warnings++;
+		warn_later(w->sc, full, 0, "skipping unreadable history file: %s",
+		    strerror(errno));
 		close(fd);
 		return 0;
 	}
 	close(fd);
-	scan_text(sc, sc->text.s != NULL ? sc->text.s : "", sc->text.len, rel,
-	    full, 0);
+	text->s[text->len] = '\0';
+	scan_text(w, text->s, text->len, rel, full, 0);
 	return 0;
 }
 
@@ -359,56 +443,63 @@ json_name(const char *name)
 	return n >= 5 && strcmp(name + n - 5, ".json") == 0;
 }
 
-/* Walks dir (root-relative rel) depth first. -1 after reporting. */
+/*
+ * Walks the directory root/rel depth first; full and rel hold those paths
+ * and are restored on return. -1 after reporting.
+ */
 static int
-walk(struct scan *sc, const char *root, const char *rel)
+walk(struct worker *w, buf *full, buf *rel)
 {
-	char *dirpath = *rel ? easprintf("%s/%s", root, rel) : estrdup(root);
+	size_t flen = full->len, rlen = rel->len;
 	struct dirent *de;
 	struct stat st;
 	DIR *d;
 	int rc = 0;
 
-	if ((d = opendir(dirpath)) == NULL) {
-		warnx_("%s: cannot read the store: %s", dirpath, strerror(errno));
-		free(dirpath);
+	if ((d = opendir(full->s)) == NULL) {
+		store_failed(w->sc, full->s, errno);
 		return -1;
 	}
 	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
-		char *full, *sub;
 		bool isdir, isreg;
 
 		if (de->d_name[0] == '.')
 			continue;	/* hidden files and directories, . and .. */
-		full = easprintf("%s/%s", dirpath, de->d_name);
-		sub = *rel ? easprintf("%s/%s", rel, de->d_name) : estrdup(de->d_name);
+		buf_addc(full, '/');
+		buf_adds(full, de->d_name);
+		if (rel->len > 0)
+			buf_addc(rel, '/');
+		buf_adds(rel, de->d_name);
 		isdir = de->d_type == DT_DIR;
 		isreg = de->d_type == DT_REG;
 		if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) {
 			/* Follow links to files; never descend through a link. */
-			if (stat(full, &st) == 0) {
+			if (stat(full->s, &st) == 0) {
 				isreg = S_ISREG(st.st_mode);
 				isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
 			}
 		}
 		if (isdir)
-			rc = walk(sc, root, sub);
+			rc = walk(w, full, rel);
 		else if (isreg && json_name(de->d_name))
-			rc = read_file(sc, full, sub);
-		free(full);
-		free(sub);
+			rc = read_file(w, dirfd(d), de->d_name, full->s, rel->s,
+			    de->d_type == DT_REG || de->d_type == DT_UNKNOWN);
+		full->len = flen;
+		full->s[flen] = '\0';
+		rel->len = rlen;
+		if (rel->s != NULL)
+			rel->s[rlen] = '\0';
 	}
 	if (rc == 0 && errno != 0) {
-		warnx_("%s: cannot read the store: %s", dirpath, strerror(errno));
+		store_failed(w->sc, full->s, errno);
 		rc = -1;
 	}
 	closedir(d);
-	free(dirpath);
 	return rc;
 }
 
 static int
-read_stream(struct scan *sc, const char *file)
+read_stream(struct worker *w, const char *file)
 {
 	char *paths[1] = { (char *)file };
 	jsonl_reader *r = jsonl_open(paths, 1);
@@ -418,10 +509,119 @@ read_stream(struct scan *sc, const char *file)
 	/* Lines are judged as files are: invalid ones skipped, others raise. */
 	jsonl_accept_any(r);
 	while (jsonl_next_span(r, &s))
-		scan_text(sc, s.text, s.len, NULL, s.file, s.line);
+		scan_text(w, s.text, s.len, NULL, s.file, s.line);
 	rc = jsonl_errors(r) > 0 ? -1 : 0;
 	jsonl_close(r);
 	return rc;
+}
+
+static void
+worker_init(struct worker *w, struct scan *sc)
+{
+	memset(w, 0, sizeof *w);
+	w->sc = sc;
+	w->match = ecalloc((size_t)sc->nq + 1, sizeof *w->match);
+}
+
+static void
+worker_free(struct worker *w)
+{
+	free(w->match);
+	buf_free(&w->text);
+}
+
+/* A reader thread: top-level directories of the store, one at a time. */
+static void *
+work(void *arg)
+{
+	struct scan *sc = arg;
+	struct worker w;
+	buf full = BUF_INIT, rel = BUF_INIT;
+	size_t u;
+
+	worker_init(&w, sc);
+	for (;;) {
+		pthread_mutex_lock(&sc->lock);
+		u = sc->failed ? sc->nunits : sc->next++;
+		pthread_mutex_unlock(&sc->lock);
+		if (u >= sc->nunits)
+			break;
+		buf_reset(&full);
+		buf_reset(&rel);
+		buf_addf(&full, "%s/%s", sc->root, sc->units[u]);
+		buf_adds(&rel, sc->units[u]);
+		if (walk(&w, &full, &rel) != 0)
+			break;
+	}
+	buf_free(&full);
+	buf_free(&rel);
+	worker_free(&w);
+	return NULL;
+}
+
+/* How many threads read a store: PERF_STORE_THREADS, else the CPUs (up to 4). */
+static int
+thread_count(void)
+{
+	const char *env = getenv("PERF_STORE_THREADS");
+	long n = env != NULL ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : (int)n;
+}
+
+/*
+ * The directory store: files at the top level are read here, each
+ * top-level directory by whichever thread takes it next.
+ */
+static void
+scan_root(struct scan *sc, struct worker *main_w)
+{
+	struct dirent *de;
+	struct stat st;
+	pthread_t tid[64];
+	int nthreads, started = 0;
+	DIR *d;
+
+	if ((d = opendir(sc->root)) == NULL) {
+		store_failed(sc, sc->root, errno);
+		return;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		bool isdir = de->d_type == DT_DIR, isreg = de->d_type == DT_REG;
+		char *full;
+
+		if (de->d_name[0] == '.')
+			continue;
+		full = easprintf("%s/%s", sc->root, de->d_name);
+		if ((de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) &&
+		    stat(full, &st) == 0) {
+			isreg = S_ISREG(st.st_mode);
+			isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
+		}
+		if (isdir) {
+			sc->units = erealloc(sc->units, (sc->nunits + 1) * sizeof *sc->units);
+			sc->units[sc->nunits++] = estrdup(de->d_name);
+		} else if (isreg && json_name(de->d_name))
+			read_file(main_w, dirfd(d), de->d_name, full, de->d_name,
+			    de->d_type != DT_LNK);
+		free(full);
+	}
+	if (errno != 0)
+		store_failed(sc, sc->root, errno);
+	closedir(d);
+	nthreads = thread_count();
+	if ((size_t)nthreads > sc->nunits)
+		nthreads = (int)sc->nunits;
+	for (; nthreads > 1 && started < nthreads; started++)
+		if (pthread_create(&tid[started], NULL, work, sc) != 0)
+			break;
+	if (started == 0)
+		work(sc);
+	while (started > 0)
+		pthread_join(tid[--started], NULL);
+	for (size_t u = 0; u < sc->nunits; u++)
+		free(sc->units[u]);
+	free(sc->units);
 }
 
 int
@@ -429,6 +629,7 @@ store_scan(store *s, const struct store_query *q, int nq,
     void (*hit)(const struct store_hit *, void *), void *ctx, char **raised)
 {
 	struct scan sc;
+	struct worker w;
 	int rc = 0, i, j, k;
 
 	memset(&sc, 0, sizeof sc);
@@ -436,7 +637,7 @@ store_scan(store *s, const struct store_query *q, int nq,
 	sc.nq = nq;
 	sc.hit = hit;
 	sc.ctx = ctx;
-	sc.match = ecalloc((size_t)nq + 1, sizeof *sc.match);
+	pthread_mutex_init(&sc.lock, NULL);
 	/* A prefilter key helps only when every query constrains it. */
 	for (j = 0; j < NPRE; j++) {
 		sc.use_pre[j] = nq > 0;
@@ -447,16 +648,28 @@ store_scan(store *s, const struct store_query *q, int nq,
 			sc.use_pre[j] &= has;
 		}
 	}
-	if (s->root != NULL)
-		rc = walk(&sc, s->root, "");
+	worker_init(&w, &sc);
+	if (s->root != NULL) {
+		sc.root = s->root;
+		scan_root(&sc, &w);
+	}
+	rc = sc.failed ? -1 : 0;
 	for (i = 0; rc == 0 && i < s->nstreams; i++)
-		rc = read_stream(&sc, s->streams[i]);
+		rc = read_stream(&w, s->streams[i]);
+	worker_free(&w);
+	if (sc.nwarn > 0)
+		qsort(sc.warn, sc.nwarn, sizeof *sc.warn, cmp_warning);
+	for (size_t n = 0; n < sc.nwarn; n++) {
+		fprintf(stderr, "%s\n", sc.warn[n].text);
+		free(sc.warn[n].path);
+		free(sc.warn[n].text);
+	}
+	free(sc.warn);
 	if (raised != NULL)
 		*raised = sc.raised;
 	else
 		free(sc.raised);
 	free(sc.raised_path);
-	free(sc.match);
-	buf_free(&sc.text);
+	pthread_mutex_destroy(&sc.lock);
 	return rc;
 }

@@ -254,6 +254,17 @@ text_utf8_error(const char *text, size_t n, char *msg, size_t msgn)
 	unsigned char lo, hi, c;
 
 	while (i < n) {
+		/* Most of a record is ASCII: eight bytes at a time. */
+		while (i + 8 <= n) {
+			uint64_t w;
+
+			memcpy(&w, p + i, 8);
+			if (w & 0x8080808080808080ULL)
+				break;
+			i += 8;
+		}
+		if (i >= n)
+			break;
 		c = p[i];
 		if (c < 0x80) {
 			i++;

@@ -1,0 +1,102 @@
+/*
+ * gen-store: writes a history store of N tracking records over 200 cohorts
+ * (50 workloads x 4 variants) into DIR, laid out as the reference's dataset
+ * (<model_id>/<timestamp>_<commit>.json, pretty-printed), the same records
+ * as JSON lines on stdout (a history stream), and with -b a batch of 10
+ * current records, one per cohort 0, 20, 40, ... on stdout instead.
+ * usage: gen-store N DIR | gen-store -b
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static unsigned long long state = 0x9e3779b97f4a7c15ULL;
+
+static double
+rnd(void)
+{
+	state ^= state << 13;
+	state ^= state >> 7;
+	state ^= state << 17;
+	return (double)(state >> 11) / 9007199254740992.0;
+}
+
+/* One record; sep is ",\n  " for the store file or "," for a line. */
+static void
+record(FILE *fp, int cohort, long i, int day, int sec, int current, int pretty)
+{
+	const char *sep = pretty ? ",\n  " : ",", *open = pretty ? "{\n  " : "{",
+	    *close = pretty ? "\n}" : "}\n", *colon = pretty ? ": " : ":";
+	double lat = 20 + cohort * 0.1 + rnd() * 0.4;
+
+	fprintf(fp, "%s\"model_id\"%s\"model-%03d\"%s\"timestamp\"%s\"2026-06-%02dT%02d:%02d:%02d+00:00\"",
+	    open, colon, cohort, sep, colon, day, sec / 3600, sec / 60 % 60, sec % 60);
+	fprintf(fp, "%s\"commit_sha\"%s\"%040lx\"%s\"gpu_type\"%s\"NVIDIA L40S\"", sep,
+	    colon, (unsigned long)i * 2654435761UL, sep, colon);
+	fprintf(fp, "%s\"latency\"%s%.3f%s\"throughput\"%s%.3f%s\"memory\"%s%.1f",
+	    sep, colon, lat, sep, colon, 45 / lat, sep, colon, 9000 + cohort * 10 + rnd() * 50);
+	fprintf(fp, "%s\"text_encoder_time_s\"%s%.3f%s\"dit_time_s\"%s%.3f%s\"vae_decode_time_s\"%snull",
+	    sep, colon, 1 + rnd() * 0.1, sep, colon, lat * 0.8, sep, colon);
+	fprintf(fp, "%s\"regression_thresholds\"%s{\"latency\": {\"threshold_percent\": 0.08, "
+	    "\"threshold_absolute\": 0.5, \"gated\": true}, \"throughput\": {\"threshold_percent\": 0.08, "
+	    "\"threshold_absolute\": 0.05, \"gated\": true}, \"memory\": {\"threshold_percent\": 0.05, "
+	    "\"threshold_absolute\": 256.0, \"gated\": true}, \"text_encoder_time_s\": "
+	    "{\"threshold_percent\": 0.05, \"threshold_absolute\": 0.25, \"gated\": true}, "
+	    "\"dit_time_s\": {\"threshold_percent\": 0.05, \"threshold_absolute\": 0.25, "
+	    "\"gated\": true}, \"vae_decode_time_s\": {\"threshold_percent\": 0.05, "
+	    "\"threshold_absolute\": 0.25, \"gated\": true}}", sep, colon);
+	fprintf(fp, "%s\"success\"%strue%s\"run_source\"%s\"%s\"%s\"baseline_eligible\"%s%s",
+	    sep, colon, sep, colon, current ? "pr" : "scheduled_main", sep, colon,
+	    current ? "false" : "true");
+	fprintf(fp, "%s\"branch\"%s\"main\"%s\"pr_number\"%s\"\"%s\"test_scope\"%s\"full\""
+	    "%s\"build_url\"%s\"https://buildkite.com/org/perf/builds/%ld\"%s\"build_id\"%s\"build-%ld\""
+	    "%s\"job_id\"%s\"job-%ld\"", sep, colon, sep, colon, sep, colon, sep, colon, i, sep,
+	    colon, i, sep, colon, i);
+	fprintf(fp, "%s\"result_schema_version\"%s2%s\"workload_id\"%s\"workload-%02d\"%s\"variant_id\"%s\"v%d\""
+	    "%s\"benchmark_version\"%s3%s\"recipe_fingerprint\"%s\"%064x\"%s\"hardware_profile_id\"%s"
+	    "\"hw-41f86157a00d7e43\"%s\"software_profile_id\"%s\"sw-51a21bb706c36ab3\"",
+	    sep, colon, sep, colon, cohort / 4, sep, colon, cohort % 4, sep, colon, sep, colon,
+	    cohort * 7919, sep, colon, sep, colon);
+	if (!current)
+		fprintf(fp, "%s\"baseline_status\"%s\"compared\"%s\"comparison_status\"%s\"PASS\""
+		    "%s\"comparison_status_reason\"%s\"Comparable baseline found with no gated regressions\"",
+		    sep, colon, sep, colon, sep, colon);
+	fputs(close, fp);
+}
+
+int
+main(int argc, char *argv[])
+{
+	char path[4096];
+	long n, i;
+	int cohort, day, sec;
+	FILE *fp;
+
+	if (argc == 2 && strcmp(argv[1], "-b") == 0) {
+		for (i = 0; i < 10; i++)
+			record(stdout, (int)i * 20, 999999 - i, 30, 0, 1, 0);
+		return 0;
+	}
+	if (argc != 3)
+		return 2;
+	n = atol(argv[1]);
+	mkdir(argv[2], 0777);
+	for (i = 0; i < n; i++) {
+		cohort = (int)(i % 200);
+		day = 1 + (int)(i / 200 % 29);
+		sec = (int)(i / 200 / 29 % 86400);
+		snprintf(path, sizeof path, "%s/model-%03d", argv[2], cohort);
+		mkdir(path, 0777);
+		snprintf(path, sizeof path, "%s/model-%03d/2026-06-%02dT%02d_%02d_%02d_00_00_%040lx.json",
+		    argv[2], cohort, day, sec / 3600, sec / 60 % 60, sec % 60,
+		    (unsigned long)i * 2654435761UL);
+		if ((fp = fopen(path, "w")) == NULL)
+			return 1;
+		record(fp, cohort, i, day, sec, 0, 1);
+		if (fclose(fp) != 0)
+			return 1;
+		record(stdout, cohort, i, day, sec, 0, 0);
+	}
+	return fflush(stdout) == 0 ? 0 : 1;
+}
