@@ -271,12 +271,13 @@ REC='{"model_id":"a","gpu_type":"g"}'
 		printf '{"workload_id": "wan-t2v", "variant_id": "1.3b-sp2", "broken": ' >"$BATS_TEST_TMPDIR/s/$d/bad.json"
 	done
 	run --separate-stderr env PERF_STORE_THREADS=1 $N --store "$BATS_TEST_TMPDIR/s" "$G/pass.in.jsonl"
-	assert_success
+	assert_failure 1
 	one_out=$output one_err=$stderr
 	run --separate-stderr env PERF_STORE_THREADS=4 $N --store "$BATS_TEST_TMPDIR/s" "$G/pass.in.jsonl"
-	assert_success
+	assert_failure 1
 	assert_equal "$output" "$one_out"
 	assert_equal "$stderr" "$one_err"
+	[ "$(jq -r .comparison.baseline_n <<<"$output")" -eq 5 ]
 	[ "$(grep -c 'skipping invalid JSON' <<<"$stderr")" -eq 8 ]
 	grep 'skipping invalid JSON' <<<"$stderr" | sort -c
 }
