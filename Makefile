@@ -24,7 +24,7 @@ WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wold-style-definition -Wnull-dereference
 BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -g -pthread \
 	$(WARN) -DPERFKITE_VERSION='"$(VERSION)"' -Isrc/lib
-LIBS = -lcjson -lz -lcrypto -lm -lpthread
+LIBS = -lcjson -lz -lcrypto -lm -lpthread -ldl
 
 ifdef SANITIZE
 BUILD = build/sanitize
@@ -47,6 +47,8 @@ PROG_SRC = $(sort $(wildcard src/perf-*.c))
 PROGS = $(PROG_SRC:src/%.c=$(OUTBIN)/%)
 UNIT_SRC = $(sort $(wildcard tests/unit/test_*.c))
 UNITS = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
+# Stand-ins for libcuda.so.1 and libnvidia-ml.so.1, for the tests.
+STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
 SCRIPTS = $(sort .ci/run tests/run tests/deps.sh $(wildcard bench/run bin/perf-lane hooks/* \
@@ -75,15 +77,19 @@ $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB) $(BUILD)/cflags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
+$(BUILD)/stubs/lib%.so: tests/stubs/%.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $<
+
 deps:
 	@sh tests/deps.sh
 
 test: deps
 	@$(MAKE) --no-print-directory EXTRA_CFLAGS=-Werror all units
 	@PERF_BIN=$(CURDIR)/$(OUTBIN) UNIT_DIR=$(CURDIR)/$(BUILD)/unit \
-		bash tests/run
+		PERF_STUBS=$(CURDIR)/$(BUILD)/stubs bash tests/run
 
-units: $(UNITS)
+units: $(UNITS) $(STUBS)
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7

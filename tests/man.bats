@@ -18,6 +18,8 @@ examples() {
 run_examples() {
 	local page=$ROOT_DIR/man/$1 n=0 ex
 	while IFS= read -r -d '' ex; do
+		# A script shown whole ("#!...") is an example to copy, not a command.
+		[[ $ex == '#!'* ]] && continue
 		n=$((n + 1))
 		run --separate-stderr bash -c "cd '$ROOT_DIR' && $ex"
 		# Console lines may go to stderr; the pipeline must succeed and print.
@@ -47,3 +49,7 @@ run_examples() {
 @test "perf-normalize(1) examples run" { run_examples perf-normalize.1; }
 @test "perf-gate-static(1) examples run" { run_examples perf-gate-static.1; }
 @test "perf-gate-rolling(1) examples run" { run_examples perf-gate-rolling.1; }
+@test "perf-collect(1) examples run" {
+	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
+	run_examples perf-collect.1
+}

@@ -1,0 +1,931 @@
+/*
+ * perf-collect: runs benchmarks from their JSON configs and writes the
+ * reference's raw records (sections 1 and 2): config discovery and
+ * validation, GPU discovery, the runner protocol (DESIGN.md), measurement,
+ * aggregates, the v2 identity block, and the worker log.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "canon.h"
+#include "cli.h"
+#include "config.h"
+#include "err.h"
+#include "events.h"
+#include "gpu.h"
+#include "isotime.h"
+#include "json.h"
+#include "jsonl.h"
+#include "logtail.h"
+#include "num.h"
+#include "proc.h"
+#include "prov.h"
+#include "recipe.h"
+#include "text.h"
+
+#define DEFAULT_CONFIGS ".buildkite/performance-benchmarks/tests"
+#define LOG_ROTATE (10LL * 1024 * 1024)
+
+static struct {
+	const char *configs;
+	const char *runner;
+	const char *results;
+	const char *telemetry;
+	double timeout;
+	double interval;
+	double sample;
+	bool check, plan, cpu;
+	struct prov_env env;
+	struct gpu gpu;
+} opt;
+
+/* A benchmark config read from its file. */
+struct bench {
+	char *path;
+	cJSON *cfg;
+};
+
+static const char usage_text[] =
+    "usage: perf-collect [--check | --plan] [-c configs-dir] [-r runner]\n"
+    "                    [-o results-dir] [-t timeout-seconds] [--cpu]\n"
+    "                    [config|dir ...]\n"
+    "       perf-collect --telemetry file [--interval seconds]\n";
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds path, or the *.json files of directory path, to the list. */
+static int
+add_configs(const char *path, char ***list, size_t *n)
+{
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+	size_t len;
+
+	if (stat(path, &st) != 0) {
+		warnx_("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*list = erealloc(*list, (*n + 1) * sizeof **list);
+		(*list)[(*n)++] = estrdup(path);
+		return 0;
+	}
+	if ((d = opendir(path)) == NULL) {
+		warnx_("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		len = strlen(de->d_name);
+		if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 5, ".json") != 0)
+			continue;
+		*list = erealloc(*list, (*n + 1) * sizeof **list);
+		(*list)[(*n)++] = easprintf("%s/%s", path, de->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Reads and validates every config; reports every invalid one. */
+static int
+load_configs(char **paths, size_t n, struct bench **out)
+{
+	struct bench *b = ecalloc(n + 1, sizeof *b);
+	json_error e;
+	buf text = BUF_INIT;
+	char chunk[65536], *msg;
+	size_t got;
+	int bad = 0;
+	FILE *fp;
+
+	for (size_t i = 0; i < n; i++) {
+		b[i].path = paths[i];
+		buf_reset(&text);
+		if ((fp = fopen(paths[i], "rb")) == NULL) {
+			warnx_("%s: %s", paths[i], strerror(errno));
+			bad++;
+			continue;
+		}
+		while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
+			buf_add(&text, chunk, got);
+		fclose(fp);
+		b[i].cfg = json_parse(text.s != NULL ? text.s : "", text.len, &e);
+		if (b[i].cfg == NULL) {
+			diag(paths[i], e.line, "invalid JSON at column %ld: %s", e.col, e.msg);
+			bad++;
+			continue;
+		}
+		if ((msg = config_validate(b[i].cfg, paths[i])) != NULL) {
+			warnx_("%s", msg);
+			free(msg);
+			bad++;
+		}
+	}
+	buf_free(&text);
+	*out = b;
+	return bad;
+}
+
+/* Splits a --runner command into words: blanks separate, quotes group. */
+static char **
+split_words(const char *s, size_t *n)
+{
+	char **w = NULL;
+	buf cur = BUF_INIT;
+	bool in_word = false;
+	char q = 0;
+
+	*n = 0;
+	for (;; s++) {
+		if (*s == '\0' || (!q && (*s == ' ' || *s == '\t'))) {
+			if (in_word) {
+				w = erealloc(w, (*n + 2) * sizeof *w);
+				w[(*n)++] = buf_detach(&cur);
+				in_word = false;
+			}
+			if (*s == '\0')
+				break;
+			continue;
+		}
+		in_word = true;
+		if (!q && (*s == '\'' || *s == '"'))
+			q = *s;
+		else if (q && *s == q)
+			q = 0;
+		else if (*s == '\\' && q != '\'' && s[1] != '\0')
+			buf_addc(&cur, *++s);
+		else
+			buf_addc(&cur, *s);
+	}
+	buf_free(&cur);
+	if (w != NULL)
+		w[*n] = NULL;
+	return w;
+}
+
+/*
+ * A program named in a config: a relative path with a '/' is relative to
+ * the config's directory; a bare name is looked up in PATH.
+ */
+static char *
+config_relative(const char *config, const char *prog)
+{
+	const char *slash = strrchr(config, '/');
+
+	if (prog[0] == '/' || strchr(prog, '/') == NULL || slash == NULL)
+		return estrdup(prog);
+	return easprintf("%.*s/%s", (int)(slash - config), config, prog);
+}
+
+/* The runner's argument vector, config path last; NULL with *err. */
+static char **
+runner_argv(const struct bench *b, const char *id, char **err)
+{
+	const cJSON *cmd = json_get(config_run_config(b->cfg), "command"), *c;
+	char **argv = NULL;
+	size_t n = 0;
+
+	if (opt.runner != NULL) {
+		argv = split_words(opt.runner, &n);
+	} else if (cmd != NULL) {
+		if (!cJSON_IsArray(cmd) || cmd->child == NULL) {
+			*err = easprintf("%s: run_config.command must be a non-empty list of "
+			    "strings", id);
+			return NULL;
+		}
+		cJSON_ArrayForEach(c, cmd) {
+			if (!cJSON_IsString(c) || c->valuestring[0] == '\0') {
+				*err = easprintf("%s: run_config.command must be a non-empty list "
+				    "of strings", id);
+				for (size_t i = 0; i < n; i++)
+					free(argv[i]);
+				free(argv);
+				return NULL;
+			}
+			argv = erealloc(argv, (n + 2) * sizeof *argv);
+			argv[n] = n == 0 ? config_relative(b->path, c->valuestring) :
+			    estrdup(c->valuestring);
+			n++;
+		}
+	}
+	if (n == 0) {
+		*err = easprintf("%s: no runner: give --runner or run_config.command", id);
+		free(argv);
+		return NULL;
+	}
+	argv = erealloc(argv, (n + 2) * sizeof *argv);
+	argv[n++] = estrdup(b->path);
+	argv[n] = NULL;
+	return argv;
+}
+
+static void
+free_words(char **w)
+{
+	for (size_t i = 0; w != NULL && w[i] != NULL; i++)
+		free(w[i]);
+	free(w);
+}
+
+/* What is known before running: the plan of one benchmark. */
+struct plan {
+	char *id;
+	long count, warmup, measure;
+	const cJSON *prompt;
+	cJSON *thresholds;
+	char *skip;		/* skip reason, or NULL */
+	char *error;		/* why it cannot run, or NULL */
+};
+
+static void
+make_plan(const struct bench *b, struct plan *p)
+{
+	const char *device = gpu_device_name(&opt.gpu);
+	int available = opt.gpu.cuda ? opt.gpu.count : 0;
+	char *err = NULL;
+	cJSON *recipe;
+
+	memset(p, 0, sizeof *p);
+	p->id = config_display_id(b->cfg);
+	if ((p->error = config_gpu_count(b->cfg, &p->count)) != NULL)
+		return;
+	if (available < p->count && !(opt.cpu && !opt.gpu.cuda)) {
+		p->skip = easprintf("Need %ld GPUs, only %d available", p->count, available);
+		return;
+	}
+	if ((p->skip = config_gpu_types_skip(b->cfg, device)) != NULL)
+		return;
+	if ((p->prompt = recipe_prompt(b->cfg, &p->error)) == NULL)
+		return;
+	if ((p->error = config_run_counts(b->cfg, &p->warmup, &p->measure)) != NULL)
+		return;
+	if ((p->thresholds = config_thresholds(b->cfg, device, &p->error)) == NULL)
+		return;
+	if (!cJSON_IsString(json_get(b->cfg, "benchmark_id"))) {
+		p->error = easprintf("%s: benchmark_id must be a string", p->id);
+		return;
+	}
+	/* The identity is checked now, not after the GPUs have been busy. */
+	if (config_is_v2(b->cfg)) {
+		if ((recipe = recipe_build(b->cfg, p->count, NULL, &err)) == NULL) {
+			p->error = easprintf("%s: %s", p->id, err);
+			free(err);
+			return;
+		}
+		cJSON_Delete(recipe);
+	}
+}
+
+static void
+free_plan(struct plan *p)
+{
+	free(p->id);
+	free(p->skip);
+	free(p->error);
+	cJSON_Delete(p->thresholds);
+}
+
+/* The hardware profile of this machine for count GPUs. */
+static cJSON *
+hardware_profile(long count)
+{
+	struct hw_gpu g[GPU_MAX];
+
+	for (int i = 0; i < opt.gpu.count; i++) {
+		g[i].name = opt.gpu.dev[i].name;
+		g[i].total_bytes = opt.gpu.dev[i].total_bytes;
+		g[i].cc_major = opt.gpu.dev[i].cc_major;
+		g[i].cc_minor = opt.gpu.dev[i].cc_minor;
+	}
+	return recipe_hardware_profile(opt.gpu.cuda, count, g, opt.gpu.count,
+	    count > 1 ? gpu_interconnect(&opt.gpu, (int)count) : "single_gpu");
+}
+
+/* Sets the v2 identity keys of a record, in 2.7's order (2.6). */
+static int
+add_identity(cJSON *rec, const struct bench *b, long count, const cJSON *runtime,
+    char **err)
+{
+	cJSON *recipe, *hw, *sw, *env;
+	char hex[SHA256_HEX];
+
+	if ((recipe = recipe_build(b->cfg, count, runtime, err)) == NULL)
+		return -1;
+	if (recipe_fingerprint(recipe, hex) != 0) {
+		*err = estrdup("the recipe holds a number that is not finite");
+		cJSON_Delete(recipe);
+		return -1;
+	}
+	hw = hardware_profile(count);
+	sw = recipe_software_profile(runtime);
+	env = recipe_environment_metadata(runtime, hw, sw);
+	json_set(rec, "recipe", recipe);
+	json_set(rec, "recipe_fingerprint", json_new_string(hex));
+	json_set(rec, "hardware_profile", hw);
+	json_set(rec, "hardware_profile_id", recipe_profile_id(hw, "hw-"));
+	json_set(rec, "software_profile", sw);
+	json_set(rec, "software_profile_id", recipe_profile_id(sw, "sw-"));
+	json_set(rec, "environment_metadata", env);
+	json_set(rec, "environment_fingerprint", recipe_profile_id(env, "env-"));
+	json_set(rec, "workload_id", cJSON_Duplicate(json_get(b->cfg, "workload_id"), true));
+	json_set(rec, "variant_id", cJSON_Duplicate(json_get(b->cfg, "variant_id"), true));
+	json_set(rec, "benchmark_version",
+	    cJSON_Duplicate(json_get(b->cfg, "benchmark_version"), true));
+	return 0;
+}
+
+/* GPU memory in use during a run, above what was in use before it. */
+struct sampler {
+	int n;
+	unsigned long long base[GPU_MAX];
+	double peak_mb;
+	bool known;
+};
+
+static void
+sample_gpu(void *ctx)
+{
+	struct sampler *s = ctx;
+	unsigned long long used;
+
+	for (int i = 0; i < s->n; i++)
+		if (gpu_memory_used(&opt.gpu, i, &used)) {
+			double mb = used > s->base[i] ?
+			    (double)(used - s->base[i]) / (1024.0 * 1024.0) : 0;
+			if (!s->known || mb > s->peak_mb)
+				s->peak_mb = mb;
+			s->known = true;
+		}
+}
+
+/* One measured run, whatever reported it. */
+struct measured {
+	double seconds;
+	cJSON *peak;			/* a number node; NULL for 0.0 */
+	double comp[COMP_COUNT];
+	bool has[COMP_COUNT];
+};
+
+/* Runs the runner once. -1 after reporting a failure. */
+static int
+execute(char **argv, char **env, const char *log, long count, const char *id,
+    struct measured *m)
+{
+	struct sampler smp;
+	struct proc_spec spec;
+	struct proc_result res;
+	char how[128];
+	buf tail = BUF_INIT;
+
+	memset(&smp, 0, sizeof smp);
+	memset(m, 0, sizeof *m);
+	smp.n = opt.gpu.nvml && count <= opt.gpu.count ? (int)count : 0;
+	for (int i = 0; i < smp.n; i++)
+		gpu_memory_used(&opt.gpu, i, &smp.base[i]);
+	memset(&spec, 0, sizeof spec);
+	spec.argv = argv;
+	spec.env = env;
+	spec.log = log;
+	spec.rotate_bytes = LOG_ROTATE;
+	spec.timeout = opt.timeout;
+	spec.interval = opt.sample;
+	spec.sample = smp.n > 0 ? sample_gpu : NULL;
+	spec.ctx = &smp;
+	if (proc_run(&spec, &res) != 0) {
+		warnx_("%s: cannot run %s: %s", id, argv[0], strerror(errno));
+		return -1;
+	}
+	if (res.interrupted || res.timed_out || !WIFEXITED(res.status) ||
+	    WEXITSTATUS(res.status) != 0) {
+		proc_describe(&res, how, sizeof how);
+		warnx_("%s: the runner %s", id, how);
+		logtail_block(&tail, id, log);
+		fprintf(stderr, "%s\n", tail.s);
+		buf_free(&tail);
+		return -1;
+	}
+	m->seconds = res.seconds;
+	/* GPU memory when the device says, else the process's own peak. */
+	m->peak = json_new_float(smp.known ? smp.peak_mb : (double)res.maxrss_kb / 1024.0);
+	return 0;
+}
+
+/*
+ * Runs a benchmark: once, and when the runner reports its own runs that
+ * is all; otherwise warm-up + measurement times, timed here. Fills the
+ * measured runs and the runtime event. -1 after reporting a failure.
+ */
+static int
+measure(const struct bench *b, const struct plan *p, const char *log,
+    struct measured **out, size_t *nout, cJSON **runtime)
+{
+	char **argv, *err = NULL, *events, *env[10];
+	struct events ev;
+	struct measured first, *ms = NULL;
+	size_t n = 0;
+	long total = p->warmup + p->measure;
+	int fd, rc = -1;
+	const char *tmp = getenv("TMPDIR");
+
+	*runtime = NULL;
+	if ((argv = runner_argv(b, p->id, &err)) == NULL) {
+		warnx_("%s", err);
+		free(err);
+		return -1;
+	}
+	events = easprintf("%s/perf-events-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
+	if ((fd = mkstemp(events)) < 0) {
+		warnx_("%s: cannot create the events file: %s", events, strerror(errno));
+		free(events);
+		free_words(argv);
+		return -1;
+	}
+	close(fd);
+	env[0] = easprintf("PERF_CONFIG=%s", b->path);
+	env[1] = easprintf("PERF_EVENTS=%s", events);
+	env[2] = easprintf("PERF_WORKER_LOG=%s", log);
+	env[3] = easprintf("PERF_NUM_WARMUP_RUNS=%ld", p->warmup);
+	env[4] = easprintf("PERF_NUM_MEASUREMENT_RUNS=%ld", p->measure);
+	env[5] = easprintf("PERF_NUM_GPUS=%ld", p->count);
+	/* The reference forces stage logging for the run only. */
+	env[6] = estrdup("FASTVIDEO_STAGE_LOGGING=1");
+	env[7] = estrdup("PERF_STAGE_LOGGING=1");
+	env[8] = NULL;
+
+	if (execute(argv, env, log, p->count, p->id, &first) != 0)
+		goto done;
+	events_read(events, &ev);
+	*runtime = ev.runtime;
+	ev.runtime = NULL;
+	if (ev.nruns > 0) {
+		/* The runner timed itself: its measured runs, warm-ups dropped. */
+		cJSON_Delete(first.peak);
+		for (size_t i = 0; i < ev.nruns; i++) {
+			if (ev.runs[i].warmup)
+				continue;
+			ms = erealloc(ms, (n + 1) * sizeof *ms);
+			ms[n].seconds = ev.runs[i].seconds;
+			ms[n].peak = ev.runs[i].peak;
+			ev.runs[i].peak = NULL;
+			memcpy(ms[n].comp, ev.runs[i].comp, sizeof ms[n].comp);
+			memcpy(ms[n].has, ev.runs[i].has_comp, sizeof ms[n].has);
+			n++;
+		}
+		events_free(&ev);
+	} else {
+		/* Timed here: that was run 1 of warm-up + measurement. */
+		events_free(&ev);
+		ms = emalloc((size_t)(total > 0 ? total : 1) * sizeof *ms);
+		ms[n++] = first;
+		while ((long)n < total) {
+			if (execute(argv, env, log, p->count, p->id, &ms[n]) != 0)
+				goto done;
+			n++;
+		}
+		for (long w = 0; w < p->warmup && w < (long)n; w++)
+			cJSON_Delete(ms[w].peak);
+		memmove(ms, ms + p->warmup, (n - (size_t)p->warmup) * sizeof *ms);
+		n -= (size_t)p->warmup;
+	}
+	if (n == 0) {
+		warnx_("%s: Cannot build a performance result record without measurement "
+		    "runs", p->id);
+		goto done;
+	}
+	rc = 0;
+done:
+	if (rc != 0) {
+		for (size_t i = 0; i < n; i++)
+			cJSON_Delete(ms[i].peak);
+		free(ms);
+		ms = NULL;
+		n = 0;
+	}
+	*out = ms;
+	*nout = n;
+	unlink(events);
+	free(events);
+	for (int i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free_words(argv);
+	return rc;
+}
+
+/* Python's round(v, nd) of a reported number, keeping an integer an integer. */
+static cJSON *
+round_number(const cJSON *v, int nd)
+{
+	if (v == NULL)
+		return json_new_float(0.0);
+	if (json_is_int(v))
+		return cJSON_Duplicate(v, true);
+	return json_new_float(num_round(v->valuedouble, nd));
+}
+
+static cJSON *
+str_or_empty(const char *s)
+{
+	return json_new_string(s != NULL ? s : "");
+}
+
+/* The raw record of 2.7. */
+static cJSON *
+build_record(const struct bench *b, const struct plan *p, const char *log,
+    const struct measured *ms, size_t n, const cJSON *runtime, char **err)
+{
+	const cJSON *cfg = b->cfg, *model = json_get(cfg, "model"), *v, *peak = NULL;
+	cJSON *rec = json_new_object(), *arr;
+	double sum = 0, avg, frames, best = 0;
+	char ts[40];
+	size_t i;
+	int c;
+
+	json_set(rec, "benchmark_id", cJSON_Duplicate(json_get(cfg, "benchmark_id"), true));
+	if (config_is_v2(cfg))
+		json_set(rec, "result_schema_version", json_new_int(2));
+	v = json_get(model, "model_short_name");
+	json_set(rec, "model_short_name", v != NULL ? cJSON_Duplicate(v, true) :
+	    json_new_string(""));
+	json_set(rec, "device", json_new_string(gpu_device_name(&opt.gpu)));
+	json_set(rec, "num_gpus", json_new_int(p->count));
+	json_set(rec, "num_warmup_runs", json_new_int(p->warmup));
+	json_set(rec, "num_measurement_runs", json_new_int(p->measure));
+	for (i = 0; i < n; i++)
+		sum += ms[i].seconds;
+	avg = sum / (double)n;
+	json_set(rec, "avg_generation_time_s", json_new_float(num_round(avg, 3)));
+	arr = json_new_array();
+	for (i = 0; i < n; i++)
+		json_append(arr, json_new_float(num_round(ms[i].seconds, 3)));
+	json_set(rec, "individual_times_s", arr);
+	/* num_frames / avg, or runs per second; a boolean counts as a number. */
+	v = json_get(json_get(cfg, "generation_kwargs"), "num_frames");
+	frames = 1.0;
+	if (cJSON_IsNumber(v))
+		frames = v->valuedouble;
+	else if (cJSON_IsBool(v))
+		frames = cJSON_IsTrue(v) ? 1.0 : 0.0;
+	json_set(rec, "throughput_fps", avg > 0 ?
+	    json_new_float(num_round(frames / avg, 3)) : json_new_null());
+	/* max() keeps the first of equal values, and its type. */
+	for (i = 0; i < n; i++) {
+		double pv = ms[i].peak != NULL ? ms[i].peak->valuedouble : 0.0;
+		if (i == 0 || pv > best) {
+			best = pv;
+			peak = ms[i].peak;
+		}
+	}
+	json_set(rec, "max_peak_memory_mb", round_number(peak, 1));
+	arr = json_new_array();
+	for (i = 0; i < n; i++)
+		json_append(arr, round_number(ms[i].peak, 1));
+	json_set(rec, "individual_peak_memories_mb", arr);
+	json_set(rec, "thresholds", cJSON_Duplicate(p->thresholds, true));
+	json_set(rec, "worker_log_path", json_new_string(log));
+	v = json_get(cfg, "regression_thresholds");
+	json_set(rec, "regression_thresholds", v != NULL ? cJSON_Duplicate(v, true) :
+	    json_new_object());
+	json_set(rec, "commit", str_or_empty(opt.env.commit));
+	json_set(rec, "run_source", json_new_string(prov_infer_run_source(&opt.env, false)));
+	json_set(rec, "branch", str_or_empty(opt.env.branch));
+	json_set(rec, "pr_number", str_or_empty(prov_pr_truthy(opt.env.pull_request) ?
+	    opt.env.pull_request : NULL));
+	json_set(rec, "test_scope", str_or_empty(opt.env.test_scope));
+	json_set(rec, "build_url", str_or_empty(opt.env.build_url));
+	json_set(rec, "build_id", str_or_empty(opt.env.build_id));
+	json_set(rec, "job_id", str_or_empty(opt.env.job_id));
+	json_set(rec, "timestamp", json_new_string(isotime_format(ts, isotime_now())));
+	for (c = 0; c < 2; c++) {
+		const char *k = c == 0 ? "quality_metadata" : "variant_metadata";
+		if ((v = json_get(cfg, k)) != NULL && !cJSON_IsNull(v))
+			json_set(rec, k, cJSON_Duplicate(v, true));
+	}
+	for (c = 0; c < COMP_COUNT; c++) {
+		double csum = 0;
+		size_t cn = 0;
+		for (i = 0; i < n; i++)
+			if (ms[i].has[c]) {
+				csum += ms[i].comp[c];
+				cn++;
+			}
+		json_set(rec, events_component_keys[c], cn > 0 ?
+		    json_new_float(num_round(csum / (double)cn, 3)) : json_new_null());
+	}
+	if (config_is_v2(cfg) && add_identity(rec, b, p->count, runtime, err) != 0) {
+		cJSON_Delete(rec);
+		return NULL;
+	}
+	return rec;
+}
+
+/* "YYYYmmddTHHMMSSZ" of now, UTC. */
+static void
+stamp(char out[20])
+{
+	int y, mo, d, h, mi, s, us;
+
+	isotime_fields(isotime_now(), &y, &mo, &d, &h, &mi, &s, &us);
+	snprintf(out, 20, "%04d%02d%02dT%02d%02d%02dZ", y, mo, d, h, mi, s);
+}
+
+/* Runs one benchmark. 0: a record; 1: skipped; -1: failed (reported). */
+static int
+run_benchmark(const struct bench *b)
+{
+	struct plan p;
+	struct measured *ms = NULL;
+	size_t n = 0;
+	cJSON *rec = NULL, *runtime = NULL;
+	char ts[20], *safe, *log = NULL, *path = NULL, *err = NULL;
+	buf text = BUF_INIT;
+	int rc = -1;
+
+	make_plan(b, &p);
+	if (p.error != NULL) {
+		warnx_("%s", p.error);
+		goto done;
+	}
+	if (p.skip != NULL) {
+		warnx_("%s: skipped: %s", p.id, p.skip);
+		rc = 1;
+		goto done;
+	}
+	safe = text_sanitize(p.id);
+	stamp(ts);
+	log = easprintf("%s/worker_logs/worker_%s_%s.log", opt.results, safe, ts);
+	free(safe);
+	if (measure(b, &p, log, &ms, &n, &runtime) != 0)
+		goto done;
+	if ((rec = build_record(b, &p, log, ms, n, runtime, &err)) == NULL) {
+		warnx_("%s: %s", p.id, err);
+		goto done;
+	}
+	safe = text_sanitize(p.id);
+	stamp(ts);
+	path = easprintf("%s/perf_%s_%s.json", opt.results, safe, ts);
+	free(safe);
+	if (json_write(&text, rec, JSON_INDENT2, NULL) != 0) {
+		warnx_("%s: the record holds a number that is not finite", p.id);
+		goto done;
+	}
+	if (atomic_write_file(path, text.s, text.len) != 0) {
+		warnx_("%s: cannot write: %s", path, strerror(errno));
+		goto done;
+	}
+	if (jsonl_emit(stdout, rec, NULL) != 0)
+		goto done;
+	fflush(stdout);
+	rc = 0;
+done:
+	for (size_t i = 0; i < n; i++)
+		cJSON_Delete(ms[i].peak);
+	free(ms);
+	cJSON_Delete(rec);
+	cJSON_Delete(runtime);
+	buf_free(&text);
+	free(err);
+	free(log);
+	free(path);
+	free_plan(&p);
+	return rc;
+}
+
+/* --plan: one line per config saying what would happen here. */
+static int
+print_plan(const struct bench *b)
+{
+	struct plan p;
+	cJSON *o = json_new_object(), *recipe, *hw;
+	char hex[SHA256_HEX], *err = NULL;
+	int rc = 0;
+
+	make_plan(b, &p);
+	json_set(o, "benchmark_id", cJSON_Duplicate(json_get(b->cfg, "benchmark_id"), true));
+	json_set(o, "config", json_new_string(b->path));
+	json_set(o, "action", json_new_string(p.error ? "error" : p.skip ? "skip" : "run"));
+	json_set(o, "reason", p.error ? json_new_string(p.error) :
+	    p.skip ? json_new_string(p.skip) : json_new_null());
+	json_set(o, "device", json_new_string(gpu_device_name(&opt.gpu)));
+	json_set(o, "num_gpus", p.count > 0 ? json_new_int(p.count) : json_new_null());
+	/* Shown for skipped benchmarks too: what this GPU would be held to. */
+	if (p.thresholds == NULL)
+		p.thresholds = config_thresholds(b->cfg, gpu_device_name(&opt.gpu), &err);
+	free(err);
+	err = NULL;
+	json_set(o, "thresholds", p.thresholds != NULL ?
+	    cJSON_Duplicate(p.thresholds, true) : json_new_null());
+	recipe = config_is_v2(b->cfg) && p.count > 0 ?
+	    recipe_build(b->cfg, p.count, NULL, &err) : NULL;
+	if (recipe != NULL && recipe_fingerprint(recipe, hex) == 0) {
+		json_set(o, "recipe", recipe);
+		json_set(o, "recipe_fingerprint", json_new_string(hex));
+	} else {
+		cJSON_Delete(recipe);
+		json_set(o, "recipe", json_new_null());
+		json_set(o, "recipe_fingerprint", json_new_null());
+	}
+	hw = hardware_profile(p.count > 0 ? p.count : 1);
+	json_set(o, "hardware_profile", hw);
+	json_set(o, "hardware_profile_id", recipe_profile_id(hw, "hw-"));
+	if (jsonl_emit(stdout, o, NULL) != 0)
+		rc = -1;
+	if (p.error != NULL)
+		rc = -1;
+	free(err);
+	cJSON_Delete(o);
+	free_plan(&p);
+	return rc;
+}
+
+/* --telemetry: samples every interval until stopped. */
+static int
+telemetry(void)
+{
+	struct stat st;
+	FILE *fp;
+	buf line = BUF_INIT;
+	struct timespec ts;
+
+	gpu_open(&opt.gpu);
+	if (!opt.gpu.nvml) {
+		warnx_("--telemetry: NVML is not available (no NVIDIA driver here)");
+		return EXIT_TROUBLE;
+	}
+	if ((fp = fopen(opt.telemetry, "a")) == NULL) {
+		warnx_("%s: %s", opt.telemetry, strerror(errno));
+		return EXIT_TROUBLE;
+	}
+	if (fstat(fileno(fp), &st) == 0 && st.st_size == 0)
+		fputs(gpu_telemetry_header, fp);
+	proc_handle_signals();
+	while (proc_stop_signal() == 0) {
+		buf_reset(&line);
+		gpu_telemetry(&opt.gpu, &line);
+		if (fwrite(line.s, 1, line.len, fp) != line.len || fflush(fp) != 0) {
+			warnx_("%s: %s", opt.telemetry, strerror(errno));
+			fclose(fp);
+			return EXIT_TROUBLE;
+		}
+		ts.tv_sec = (time_t)opt.interval;
+		ts.tv_nsec = (long)((opt.interval - (double)ts.tv_sec) * 1e9);
+		nanosleep(&ts, NULL);	/* a signal ends the sleep early */
+	}
+	buf_free(&line);
+	gpu_close(&opt.gpu);
+	return fclose(fp) == 0 ? EXIT_PASS : EXIT_TROUBLE;
+}
+
+/* The results directory must take files before anything runs. */
+static bool
+results_writable(void)
+{
+	char *logs = easprintf("%s/worker_logs", opt.results), *probe;
+	int fd;
+
+	if (atomic_mkdirs(logs) != 0) {
+		warnx_("%s: cannot create: %s", logs, strerror(errno));
+		free(logs);
+		return false;
+	}
+	probe = easprintf("%s/.perf-collect-XXXXXX", opt.results);
+	if ((fd = mkstemp(probe)) < 0) {
+		warnx_("%s: cannot write: %s", opt.results, strerror(errno));
+		free(probe);
+		free(logs);
+		return false;
+	}
+	close(fd);
+	unlink(probe);
+	free(probe);
+	free(logs);
+	return true;
+}
+
+static double
+seconds_opt(const char *name, const char *s, double min)
+{
+	double v;
+
+	if (!num_opt_double(s, min, 1e9, &v)) {
+		warnx_("%s: not a number of seconds: '%s'", name, s);
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return v;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "configs", required_argument, NULL, 'c' },
+		{ "runner", required_argument, NULL, 'r' },
+		{ "results", required_argument, NULL, 'o' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "plan", no_argument, NULL, 'P' },
+		{ "cpu", no_argument, NULL, 'U' },
+		{ "telemetry", required_argument, NULL, 'T' },
+		{ "interval", required_argument, NULL, 'I' },
+		{ "sample-interval", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	char **paths = NULL;
+	struct bench *b;
+	size_t n = 0, i;
+	int c, failed = 0, bad;
+	const char *env;
+
+	err_init(argv[0]);
+	prov_env_load(&opt.env);
+	opt.configs = DEFAULT_CONFIGS;
+	opt.results = "results";
+	opt.interval = 10;
+	opt.sample = 0.1;
+	opt.cpu = (env = getenv("PERF_ALLOW_CPU")) != NULL && strcmp(env, "1") == 0;
+	while ((c = getopt_long(argc, argv, "c:ho:r:t:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c': opt.configs = optarg; break;
+		case 'r': opt.runner = optarg; break;
+		case 'o': opt.results = optarg; break;
+		case 't': opt.timeout = seconds_opt("--timeout", optarg, 0.001); break;
+		case 'C': opt.check = true; break;
+		case 'P': opt.plan = true; break;
+		case 'U': opt.cpu = true; break;
+		case 'T': opt.telemetry = optarg; break;
+		case 'I': opt.interval = seconds_opt("--interval", optarg, 0.01); break;
+		case 'S': opt.sample = seconds_opt("--sample-interval", optarg, 0.001); break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (opt.telemetry != NULL)
+		return telemetry();
+	if (optind == argc) {
+		if (add_configs(opt.configs, &paths, &n) != 0)
+			return EXIT_TROUBLE;
+	}
+	for (i = (size_t)optind; i < (size_t)argc; i++)
+		if (add_configs(argv[i], &paths, &n) != 0)
+			return EXIT_TROUBLE;
+	if (n == 0) {
+		warnx_("no benchmark configs (*.json) found");
+		return EXIT_TROUBLE;
+	}
+	qsort(paths, n, sizeof *paths, cmp_str);
+	bad = load_configs(paths, n, &b);
+	if (opt.check) {
+		for (i = 0; i < n; i++)
+			if (b[i].cfg != NULL && config_validate(b[i].cfg, b[i].path) == NULL) {
+				char *id = config_display_id(b[i].cfg);
+				printf("%s\t%s\t%s\n", b[i].path, id,
+				    config_is_v2(b[i].cfg) ? "v2" : "v1");
+				free(id);
+			}
+		return jsonl_finish(stdout, "standard output") != 0 || bad ? EXIT_TROUBLE :
+		    EXIT_PASS;
+	}
+	if (bad)
+		return EXIT_TROUBLE;	/* like the reference: nothing runs */
+	gpu_open(&opt.gpu);
+	if (opt.plan) {
+		for (i = 0; i < n; i++)
+			failed |= print_plan(&b[i]) != 0;
+		return jsonl_finish(stdout, "standard output") != 0 || failed ?
+		    EXIT_TROUBLE : EXIT_PASS;
+	}
+	if (!results_writable())
+		return EXIT_TROUBLE;
+	proc_handle_signals();
+	for (i = 0; i < n && proc_stop_signal() == 0; i++)
+		if (run_benchmark(&b[i]) < 0)
+			failed++;
+	gpu_close(&opt.gpu);
+	for (i = 0; i < n; i++) {
+		cJSON_Delete(b[i].cfg);
+		free(paths[i]);
+	}
+	free(b);
+	free(paths);
+	if (jsonl_finish(stdout, "standard output") != 0 || proc_stop_signal() != 0)
+		return EXIT_TROUBLE;
+	return failed > 0 ? EXIT_GATE : EXIT_PASS;
+}

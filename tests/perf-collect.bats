@@ -1,0 +1,298 @@
+#!/usr/bin/env bats
+# perf-collect: configs, the runner protocol, measurement, raw records
+# (reference sections 1 and 2), with the test suite's stand-in GPU libraries.
+
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+load lib/common
+
+N=perf-collect
+F=$FIXTURES/perf-collect
+: "${PERF_STUBS:=$ROOT_DIR/build/default/stubs}"
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	unset FASTVIDEO_ATTENTION_BACKEND PERF_ATTENTION_BACKEND FASTVIDEO_FA4 PERF_FA4 \
+		IMAGE_VERSION PERF_ALLOW_CPU FAKE_GPUS FAKE_NVLINK CUDA_VISIBLE_DEVICES
+	no_gpus
+}
+
+no_gpus() {
+	export PERF_CUDA_LIBRARY=/nonexistent/libcuda.so.1 PERF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1
+}
+
+two_l40s() {
+	export PERF_CUDA_LIBRARY=$PERF_STUBS/libfakecuda.so PERF_NVML_LIBRARY=$PERF_STUBS/libfakenvml.so
+	export FAKE_GPUS="NVIDIA L40S:48:8.9,NVIDIA L40S:48:8.9"
+}
+
+@test "--check lists the configs in sorted path order with their kind" {
+	run --separate-stderr $N --check "$F/v2.json" "$F/v1.json"
+	assert_success
+	assert_output "$F/v1.json	legacy	v1
+$F/v2.json	wan-t2v-1.3b-2gpu	v2"
+}
+
+@test "--check reports every invalid config with the reference's message, exit 2" {
+	run --separate-stderr $N --check "$F/invalid"
+	assert_failure 2
+	assert_output "$F/invalid/d-valid.json	ok	v1"
+	assert_equal "$stderr" "$N: $F/invalid/a-missing-id.json: missing required benchmark config fields: benchmark_id
+$N: $F/invalid/b-schema.json: unsupported benchmark config_schema_version='2'
+$N: $F/invalid/c-broken.json:2: invalid JSON at column 1: expected a member name, found end of input"
+}
+
+@test "an invalid config runs nothing, as the reference's collection error" {
+	mkdir d && cp "$F/v1.json" "$F/invalid/b-schema.json" d/
+	run --separate-stderr $N --cpu --runner "$F/cat-runner.sh" d
+	assert_failure 2
+	assert_output ""
+	[ ! -e results ]
+}
+
+@test "the default config directory is .buildkite/performance-benchmarks/tests; --configs changes it" {
+	mkdir -p .buildkite/performance-benchmarks/tests other
+	cp "$F/v1.json" .buildkite/performance-benchmarks/tests/
+	cp "$F/v2.json" other/
+	run --separate-stderr $N --check
+	assert_success
+	assert_output ".buildkite/performance-benchmarks/tests/v1.json	legacy	v1"
+	run --separate-stderr $N --check --configs other
+	assert_output "other/v2.json	wan-t2v-1.3b-2gpu	v2"
+}
+
+@test "--plan on two L40S: thresholds, recipe fingerprint, hardware id of the reference (2.8)" {
+	two_l40s
+	run --separate-stderr $N --plan "$ROOT_DIR/fixtures/configs"
+	assert_success
+	run jq -c '[.benchmark_id, .action, .reason, .num_gpus, .thresholds.max_generation_time_s, .recipe_fingerprint, .hardware_profile_id]' <<<"$output"
+	assert_line --index 0 '["legacy-benchmark","run",null,1,120,null,"hw-ce06872cdc31bd83"]'
+	assert_line --index 1 "[\"wan-t2v-1.3b-1gpu-gb10\",\"skip\",\"wan-t2v-1.3b-1gpu-gb10 is restricted to gpu_types=['GB10'], current device is 'NVIDIA L40S'\",1,120,\"fe824b8bf011e7bcb6d6dc350fca3f17ed3e2e54fcf10cbc4762602d84738abc\",\"hw-ce06872cdc31bd83\"]"
+	assert_line --index 2 '["wan-t2v-1.3b-2gpu","run",null,2,34,"ec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c","hw-41f86157a00d7e43"]'
+}
+
+@test "--plan: the requested attention backend changes the fingerprint; PERF_ wins over FASTVIDEO_" {
+	two_l40s
+	run --separate-stderr env FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	[ "$(jq -r .recipe_fingerprint <<<"$output")" = 941e1db3f5bdac1289379fcc0a04eedbb61f6a08abdf24ae2b1583c4aed91c14 ]
+	run --separate-stderr env FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN PERF_ATTENTION_BACKEND=auto $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	[ "$(jq -r .recipe_fingerprint <<<"$output")" = ec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c ]
+}
+
+@test "--plan on the CPU: GPU benchmarks are skipped with the reference's reason; NVLink shows" {
+	run --separate-stderr $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	assert_success
+	[ "$(jq -r .reason <<<"$output")" = "Need 2 GPUs, only 0 available" ]
+	[ "$(jq -c .hardware_profile <<<"$output")" = '{"device_type":"cpu","gpu_count":0,"gpus":[],"interconnect":"none"}' ]
+	two_l40s
+	run --separate-stderr env FAKE_NVLINK=1 $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	[ "$(jq -r .hardware_profile.interconnect <<<"$output")" = full_nvlink ]
+}
+
+@test "runs the fixture benchmarks: records on stdout and in results/, worker logs, 2.7's key order" {
+	two_l40s
+	run --separate-stderr $N "$ROOT_DIR/fixtures/configs"
+	assert_success
+	assert_equal "${#lines[@]}" 2
+	out=$output
+	[[ $stderr == *"wan-t2v-1.3b-1gpu-gb10: skipped: wan-t2v-1.3b-1gpu-gb10 is restricted to gpu_types=['GB10']"* ]]
+	f=$(ls results/perf_wan-t2v-1.3b-2gpu_*.json)
+	[[ $f =~ ^results/perf_wan-t2v-1\.3b-2gpu_[0-9]{8}T[0-9]{6}Z\.json$ ]]
+	[ "$(head -c 30 "$f")" = $'{\n  "benchmark_id": "wan-t2v-1' ]
+	[ "$(tail -c 1 "$f")" = "}" ]
+	run jq -r 'keys_unsorted | join(" ")' "$f"
+	assert_output "benchmark_id result_schema_version model_short_name device num_gpus num_warmup_runs num_measurement_runs avg_generation_time_s individual_times_s throughput_fps max_peak_memory_mb individual_peak_memories_mb thresholds worker_log_path regression_thresholds commit run_source branch pr_number test_scope build_url build_id job_id timestamp text_encoder_time_s dit_time_s vae_decode_time_s recipe recipe_fingerprint hardware_profile hardware_profile_id software_profile software_profile_id environment_metadata environment_fingerprint workload_id variant_id benchmark_version"
+	run jq -r '[.device, .num_gpus, .recipe_fingerprint, .hardware_profile_id, .software_profile_id, .thresholds.max_generation_time_s] | @tsv' "$f"
+	assert_output $'NVIDIA L40S\t2\tec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c\thw-41f86157a00d7e43\tsw-51a21bb706c36ab3\t34'
+	log=$(jq -r .worker_log_path "$f")
+	[[ $log =~ ^results/worker_logs/worker_wan-t2v-1\.3b-2gpu_[0-9]{8}T[0-9]{6}Z\.log$ ]]
+	grep -q 'stage logging: 1' "$log"
+	grep -q 'runner stdout goes to the worker log too' "$log"
+	# The records on stdout are the files' records.
+	diff <(jq -cS . "$f") <(grep wan-t2v-1.3b-2gpu <<<"$out" | jq -cS .)
+}
+
+@test "measures and aggregates as the reference (10.2 row 1, 2.3)" {
+	two_l40s
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" PERF_RUN_SOURCE=scheduled_main \
+		BUILDKITE_COMMIT=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa BUILDKITE_PULL_REQUEST=false \
+		BUILDKITE_BRANCH=main TEST_SCOPE=full BUILDKITE_BUILD_URL=build-1 BUILDKITE_BUILD_ID=build-1 \
+		BUILDKITE_JOB_ID=job-1 $N "$F/v2.json"
+	assert_success
+	f=$(ls results/perf_*.json)
+	grep -q '"avg_generation_time_s": 31.0,' "$f"
+	grep -q '"throughput_fps": 1.452,' "$f"
+	grep -q '"max_peak_memory_mb": 10100.0,' "$f"
+	grep -q '"text_encoder_time_s": 1.1,' "$f"
+	grep -q '"dit_time_s": 8.2,' "$f"
+	grep -q '"vae_decode_time_s": 3.2,' "$f"
+	run jq -c '[.result_schema_version, .individual_times_s, .individual_peak_memories_mb, .pr_number, .commit, .run_source, .branch, .test_scope, .build_url, .build_id, .job_id, .quality_metadata, .num_warmup_runs, .num_measurement_runs]' "$f"
+	assert_output '[2,[30,31,32],[10000,10100,10050],"","aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","scheduled_main","main","full","build-1","build-1","job-1",{"quality_status":"canonical"},1,3]'
+	run jq -r '[.recipe.attention.resolved_backend, .recipe.model.resolved_revision] | @tsv' "$f"
+	assert_output $'FLASH_ATTN\t'
+	[[ $(jq -r .timestamp "$f") =~ ^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:.]+\+00:00$ ]]
+}
+
+@test "gives the runner its protocol: arguments, PERF_* variables, stage logging" {
+	two_l40s
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N "$F/v2.json"
+	assert_success
+	log=$(jq -r .worker_log_path <<<"$output")
+	grep -qx "args: --extra $F/v2.json" "$log"
+	grep -qx "PERF_CONFIG=$F/v2.json" "$log"
+	grep -qx "PERF_WORKER_LOG=$log" "$log"
+	grep -qx "PERF_NUM_WARMUP_RUNS=1" "$log"
+	grep -qx "PERF_NUM_MEASUREMENT_RUNS=3" "$log"
+	grep -qx "PERF_NUM_GPUS=2" "$log"
+	grep -qx "PERF_STAGE_LOGGING=1" "$log"
+	grep -qx "FASTVIDEO_STAGE_LOGGING=1" "$log"
+	grep -q "^PERF_EVENTS=" "$log"
+}
+
+@test "a v1 config: no schema version, no identity, worker_log_path kept" {
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu "$F/v1.json"
+	assert_success
+	run jq -c '[has("result_schema_version"), has("recipe"), has("workload_id"), (.worker_log_path | type), .device == "" , .model_short_name]' <<<"$output"
+	assert_output '[false,false,false,"string",false,""]'
+}
+
+@test "a runner that reports no runs is timed by perf-collect, warm-ups dropped" {
+	run --separate-stderr env RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v1.json" "$F/v2.json"
+	assert_success
+	[ "$(wc -l <count)" -eq $((2 + 4)) ]
+	run jq -c '[.benchmark_id, (.individual_times_s | length), (.max_peak_memory_mb > 0), .text_encoder_time_s]' <<<"$output"
+	assert_line --index 0 '["legacy",2,true,null]'
+	assert_line --index 1 '["wan-t2v-1.3b-2gpu",3,true,null]'
+}
+
+@test "samples GPU memory while a self-timed runner runs" {
+	two_l40s
+	echo 1024 >gpu_mb
+	run --separate-stderr env FAKE_GPU_USED_MB_FILE="$BATS_TEST_TMPDIR/gpu_mb" RUNNER_USE_GPU_MB=5120 \
+		$N --sample-interval 0.02 "$F/v2.json"
+	assert_success
+	[ "$(jq -c .individual_peak_memories_mb <<<"$output")" = "[4096.0,4096.0,4096.0]" ] ||
+		grep -q '"individual_peak_memories_mb":\[4096.0,4096.0,4096.0\]' <<<"$output"
+}
+
+@test "zero measured runs: the reference's error, no record, exit 1" {
+	grep -v '"measure"' "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_failure 1
+	assert_output ""
+	[[ $stderr == *"wan-t2v-1.3b-2gpu: Cannot build a performance result record without measurement runs"* ]]
+	[ -z "$(ls results/*.json 2>/dev/null)" ]
+}
+
+@test "a failed runner: no record, the reason and its worker log, the others still run, exit 1" {
+	mkdir c && cp "$F/v1.json" "$F/v2.json" c/ && cp "$F/cat-runner.sh" c/
+	sed -i 's/"legacy"/"broken"/' c/v1.json
+	run --separate-stderr env RUNNER_EXIT=3 RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu c/v1.json
+	assert_failure 1
+	[[ $stderr == *"broken: the runner exited with status 3"* ]]
+	[[ $stderr == *"Worker log tail for broken (results/worker_logs/worker_broken_"*"args: "* ]]
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu --runner "sh -c 'exit 7' --" c
+	assert_failure 1
+	assert_output ""
+	# shellcheck disable=SC2016 # the $ is for the runner script
+	sed -i 's/exit "${RUNNER_EXIT:-0}"/[ "$PERF_NUM_GPUS" = 1 ] \&\& exit 9; exit 0/' c/cat-runner.sh
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu c
+	assert_failure 1
+	assert_equal "${#lines[@]}" 1
+	[ "$(jq -r .benchmark_id <<<"$output")" = wan-t2v-1.3b-2gpu ]
+	[[ $stderr == *"broken: the runner exited with status 9"* ]]
+}
+
+@test "--timeout kills a hanging runner and its process group" {
+	cat >hang.sh <<'EOF'
+#!/bin/sh
+sleep 60 &
+echo $! >"$HANG_PID"
+wait
+EOF
+	chmod +x hang.sh
+	start=$SECONDS
+	run --separate-stderr env HANG_PID="$BATS_TEST_TMPDIR/pid" $N --cpu --timeout 0.5 --runner ./hang.sh "$F/v1.json"
+	assert_failure 1
+	[ $((SECONDS - start)) -lt 10 ]
+	[[ $stderr == *"legacy: the runner timed out after"* ]]
+	sleep 0.2
+	pid=$(cat pid)
+	[ ! -e "/proc/$pid" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$pid/stat"
+}
+
+@test "a malformed event line is reported with its number and ignored" {
+	{ head -1 "$F/row1.events.jsonl"; echo '{"event":"run","generation_time_s":'; tail -3 "$F/row1.events.jsonl"; } >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_success
+	[[ $stderr =~ perf-collect:\ /.*/perf-events-[A-Za-z0-9]+:2:\ invalid\ JSON ]]
+	[ "$(jq -c .individual_times_s <<<"$output")" = "[30.0,31.0,32.0]" ] ||
+		grep -q '"individual_times_s":\[30.0,31.0,32.0\]' <<<"$output"
+}
+
+@test "the worker log rotates at 10 MiB, keeping one .log.1" {
+	run --separate-stderr env RUNNER_SPAM_MB=12 RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu "$F/v1.json"
+	assert_success
+	log=$(jq -r .worker_log_path <<<"$output")
+	[ -s "$log.1" ]
+	[ "$(stat -c %s "$log.1")" -le $((10 * 1024 * 1024)) ]
+	[ "$(stat -c %s "$log")" -le $((10 * 1024 * 1024)) ]
+}
+
+@test "a results directory that cannot be written is exit 2 before anything runs" {
+	touch notadir
+	run --separate-stderr env RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu --results notadir/results "$F/v1.json"
+	assert_failure 2
+	[[ $stderr == *"notadir/results/worker_logs: cannot create: Not a directory"* ]]
+	[ ! -e count ]
+}
+
+@test "--cpu (or PERF_ALLOW_CPU=1) runs GPU benchmarks on the CPU of a machine without one" {
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N "$F/v2.json"
+	assert_success
+	assert_output ""
+	[[ $stderr == *"wan-t2v-1.3b-2gpu: skipped: Need 2 GPUs, only 0 available"* ]]
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" PERF_ALLOW_CPU=1 $N "$F/v2.json"
+	assert_success
+	run jq -c '[.device == "", .hardware_profile, .num_gpus]' <<<"$output"
+	assert_output '[false,{"device_type":"cpu","gpu_count":0,"gpus":[],"interconnect":"none"},2]'
+}
+
+@test "--telemetry samples the GPUs into an nvidia-smi style CSV until stopped" {
+	two_l40s
+	$N --telemetry tele.csv --interval 0.05 &
+	pid=$!
+	sleep 0.4
+	kill -TERM $pid
+	wait $pid
+	head -1 tele.csv | grep -qx 'index, timestamp, clocks.current.sm \[MHz\], clocks.max.sm \[MHz\], power.draw \[W\], power.limit \[W\], temperature.gpu'
+	[ "$(grep -c '^[01], .*, 2040 MHz, 2520 MHz, 251.34 W, 350.00 W, 61$' tele.csv)" -ge 4 ]
+	no_gpus
+	run --separate-stderr $N --telemetry tele2.csv
+	assert_failure 2
+	[[ $stderr == *"NVML is not available"* ]]
+}
+
+@test "no configs at all is exit 2" {
+	mkdir empty
+	run --separate-stderr $N --check empty
+	assert_failure 2
+	[[ $stderr == *"no benchmark configs (*.json) found"* ]]
+}
+
+@test "a full disk on stdout is exit 2, never success" {
+	run --separate-stderr bash -c "$N --plan '$F/v1.json' >/dev/full"
+	assert_failure 2
+	[[ $stderr == *"$N: write error on standard output: No space left on device" ]]
+}
+@test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
+@test "-h prints usage on stdout, exit 0" { check_help $N; }
+@test "--version prints the version" { check_version $N; }
+
+@test "the Python runner reports a workload with its stages (where python3 is installed)" {
+	command -v python3 >/dev/null || skip "python3 is not installed"
+	run --separate-stderr $N --cpu --runner "python3 $ROOT_DIR/fixtures/runners/torch_runner.py" \
+		"$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	assert_success
+	run jq -c '[(.individual_times_s | length), (.dit_time_s > 0), (.max_peak_memory_mb > 0), (.software_profile.python | test("^3\\.[0-9]+$"))]' <<<"$output"
+	assert_output '[3,true,true,true]'
+}
