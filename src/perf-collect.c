@@ -55,6 +55,7 @@ static struct {
 struct bench {
 	char *path;
 	cJSON *cfg;
+	bool valid;
 };
 
 static const char usage_text[] =
@@ -135,7 +136,9 @@ load_configs(char **paths, size_t n, struct bench **out)
 			warnx_("%s", msg);
 			free(msg);
 			bad++;
+			continue;
 		}
+		b[i].valid = true;
 	}
 	buf_free(&text);
 	*out = b;
@@ -850,7 +853,7 @@ main(int argc, char *argv[])
 	char **paths = NULL;
 	struct bench *b;
 	size_t n = 0, i;
-	int c, failed = 0, bad;
+	int c, failed = 0, bad, rc;
 	const char *env;
 
 	err_init(argv[0]);
@@ -894,30 +897,30 @@ main(int argc, char *argv[])
 	bad = load_configs(paths, n, &b);
 	if (opt.check) {
 		for (i = 0; i < n; i++)
-			if (b[i].cfg != NULL && config_validate(b[i].cfg, b[i].path) == NULL) {
+			if (b[i].valid) {
 				char *id = config_display_id(b[i].cfg);
 				printf("%s\t%s\t%s\n", b[i].path, id,
 				    config_is_v2(b[i].cfg) ? "v2" : "v1");
 				free(id);
 			}
-		return jsonl_finish(stdout, "standard output") != 0 || bad ? EXIT_TROUBLE :
-		    EXIT_PASS;
-	}
-	if (bad)
-		return EXIT_TROUBLE;	/* like the reference: nothing runs */
-	gpu_open(&opt.gpu);
-	if (opt.plan) {
+		rc = bad ? EXIT_TROUBLE : EXIT_PASS;
+	} else if (bad) {
+		rc = EXIT_TROUBLE;	/* like the reference: nothing runs */
+	} else if (opt.plan) {
+		gpu_open(&opt.gpu);
 		for (i = 0; i < n; i++)
 			failed |= print_plan(&b[i]) != 0;
-		return jsonl_finish(stdout, "standard output") != 0 || failed ?
-		    EXIT_TROUBLE : EXIT_PASS;
+		rc = failed ? EXIT_TROUBLE : EXIT_PASS;
+	} else if (!results_writable()) {
+		rc = EXIT_TROUBLE;
+	} else {
+		gpu_open(&opt.gpu);
+		proc_handle_signals();
+		for (i = 0; i < n && proc_stop_signal() == 0; i++)
+			if (run_benchmark(&b[i]) < 0)
+				failed++;
+		rc = proc_stop_signal() != 0 ? EXIT_TROUBLE : failed ? EXIT_GATE : EXIT_PASS;
 	}
-	if (!results_writable())
-		return EXIT_TROUBLE;
-	proc_handle_signals();
-	for (i = 0; i < n && proc_stop_signal() == 0; i++)
-		if (run_benchmark(&b[i]) < 0)
-			failed++;
 	gpu_close(&opt.gpu);
 	for (i = 0; i < n; i++) {
 		cJSON_Delete(b[i].cfg);
@@ -925,7 +928,7 @@ main(int argc, char *argv[])
 	}
 	free(b);
 	free(paths);
-	if (jsonl_finish(stdout, "standard output") != 0 || proc_stop_signal() != 0)
+	if (jsonl_finish(stdout, "standard output") != 0)
 		return EXIT_TROUBLE;
-	return failed > 0 ? EXIT_GATE : EXIT_PASS;
+	return rc;
 }

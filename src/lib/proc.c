@@ -83,30 +83,73 @@ proc_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Appends to the log, moving it to <log>.1 when it would pass the limit. */
 static void
-log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
+write_all(int fd, const char *p, size_t n)
 {
-	struct stat st;
-	char *old;
 	ssize_t w;
 
-	if (*fd >= 0 && spec->rotate_bytes > 0 && fstat(*fd, &st) == 0 &&
-	    st.st_size > 0 && st.st_size + (off_t)n > spec->rotate_bytes) {
-		close(*fd);
-		old = easprintf("%s.1", spec->log);
-		rename(spec->log, old);
-		free(old);
-		*fd = open(spec->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-	}
-	while (*fd >= 0 && n > 0) {
-		if ((w = write(*fd, p, n)) < 0) {
+	while (fd >= 0 && n > 0) {
+		if ((w = write(fd, p, n)) < 0) {
 			if (errno == EINTR)
 				continue;
 			return;	/* a full disk loses log lines, not the benchmark */
 		}
 		p += w;
 		n -= (size_t)w;
+	}
+}
+
+static void
+rotate(const struct proc_spec *spec, int *fd)
+{
+	char *old = easprintf("%s.1", spec->log);
+
+	close(*fd);
+	rename(spec->log, old);
+	free(old);
+	*fd = open(spec->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+}
+
+/*
+ * Appends to the log, moving it to <log>.1 whenever the next lines would
+ * take it past the limit, so that the split does not depend on how the
+ * output arrived (a single line longer than the limit stays whole).
+ */
+static void
+log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
+{
+	struct stat st;
+	size_t room, take;
+	const char *nl;
+	off_t size;
+
+	while (*fd >= 0 && n > 0) {
+		if (spec->rotate_bytes <= 0 || fstat(*fd, &st) != 0) {
+			write_all(*fd, p, n);
+			return;
+		}
+		size = st.st_size;
+		room = size < spec->rotate_bytes ? (size_t)(spec->rotate_bytes - size) : 0;
+		if (n <= room) {
+			write_all(*fd, p, n);
+			return;
+		}
+		if (size > 0) {
+			rotate(spec, fd);
+			continue;
+		}
+		/* An empty log and more than fits: whole lines up to the limit. */
+		take = 0;
+		for (nl = p; (nl = memchr(nl, '\n', n - (size_t)(nl - p))) != NULL; nl++) {
+			if ((size_t)(nl - p) + 1 > room)
+				break;
+			take = (size_t)(nl - p) + 1;
+		}
+		if (take == 0)
+			take = (nl = memchr(p, '\n', n)) != NULL ? (size_t)(nl - p) + 1 : n;
+		write_all(*fd, p, take);
+		p += take;
+		n -= take;
 	}
 }
 

@@ -258,6 +258,7 @@ main(void)
 	cJSON_Delete(hw);
 
 	/* 2.6.6, 2.8 and 10.4 row 16, 10.5 row 5 */
+	cJSON_Delete(rt);
 	rt = parse("{\"python\":\"3.12.4\",\"pytorch\":\"2.12.0+cu130\",\"cuda\":\"13.0\","
 	    "\"packages\":{\"triton\":\"3.4.1\",\"fastvideo_kernel\":\"0.3.2\",\"flash_attn\":null}}");
 	sw = recipe_software_profile(rt);
