@@ -1,7 +1,8 @@
 /*
- * measure: runs one shell command line and prints "SECONDS MAXRSS_KIB" for
- * it: wall-clock time and the peak resident set of the largest process it
- * ran (getrusage of the waited-for children). For the benchmarks only.
+ * measure: runs one shell command line and prints "SECONDS MAXRSS_KIB CPU"
+ * for it: wall-clock time, the peak resident set of the largest process it
+ * ran, and the CPU seconds (user + system) of all of them (getrusage of the
+ * waited-for children). For the benchmarks only.
  * usage: measure 'command line'
  */
 #include <stdio.h>
@@ -32,8 +33,10 @@ main(int argc, char *argv[])
 		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &b);
 	getrusage(RUSAGE_CHILDREN, &ru);
-	printf("%.3f %ld\n", (double)(b.tv_sec - a.tv_sec) +
-	    (double)(b.tv_nsec - a.tv_nsec) / 1e9, ru.ru_maxrss);
+	printf("%.6f %ld %.6f\n", (double)(b.tv_sec - a.tv_sec) +
+	    (double)(b.tv_nsec - a.tv_nsec) / 1e9, ru.ru_maxrss,
+	    (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 	/* A gate's exit 1 is a result, not a failure of the benchmark. */
 	return WIFEXITED(st) && WEXITSTATUS(st) <= 1 ? 0 : 1;
 }
