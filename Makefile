@@ -51,7 +51,7 @@ UNITS = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
-SCRIPTS = $(sort .ci/run tests/run tests/deps.sh $(wildcard bench/run bin/perf-lane hooks/* \
+SCRIPTS = $(sort .ci/run tests/run tests/deps.sh $(wildcard bench/*.sh bench/run bin/perf-lane hooks/* \
 	tests/lib/*.bash tests/*.bats fixtures/*.sh fixtures/runners/*.sh))
 
 all: $(PROGS)
