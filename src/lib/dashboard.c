@@ -1,0 +1,977 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dashboard.h"
+#include "err.h"
+#include "identity.h"
+#include "isotime.h"
+#include "json.h"
+#include "num.h"
+#include "policy.h"
+#include "stats.h"
+#include "store.h"
+#include "text.h"
+
+enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
+
+/* What a chart needs of one record. Strings are interned. */
+struct drec {
+	const char *model, *gpu, *commit, *run_source, *status, *bstatus, *reason;
+	const char *ident[IDENTITY_KEYS];	/* str() of each, "" when missing */
+	const char *key;			/* store path, or NULL */
+	int64_t instant;
+	double v[METRIC_COUNT], base[METRIC_COUNT];
+	bool has[METRIC_COUNT], has_base[METRIC_COUNT], has_cmp;
+	struct metric_policy pol[METRIC_COUNT];
+	bool success, eligible, current, dropped;
+	int kind;
+	size_t order;
+};
+
+struct group {
+	const char *key[9];
+	size_t *rows;
+	size_t n;
+};
+
+struct skip {
+	const struct group *g;
+	int metric;
+	const char *reason;
+	size_t non_null;
+};
+
+struct dash {
+	int64_t now, since;
+	long days;
+	struct drec *r;
+	size_t n, cap;
+	bool column[METRIC_COUNT];	/* some record has the key */
+	/* string pool */
+	char **pool;
+	size_t pool_cap, pool_n;
+	/* store path -> record, to prefer the batch's copy */
+	size_t *keyed;
+	size_t keyed_cap;
+	struct group *groups;
+	size_t ngroups;
+	struct skip *skips;
+	size_t nskips;
+	size_t plots;
+	bool grouped;
+};
+
+static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
+
+static uint64_t
+hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}
+
+/* One copy of each distinct string. */
+static const char *
+intern(struct dash *d, const char *s)
+{
+	size_t i;
+
+	if (d->pool_n * 2 >= d->pool_cap) {
+		char **old = d->pool;
+		size_t oc = d->pool_cap;
+
+		d->pool_cap = oc ? oc * 2 : 1024;
+		d->pool = ecalloc(d->pool_cap, sizeof *d->pool);
+		for (i = 0; i < oc; i++)
+			if (old[i] != NULL) {
+				size_t j = hash(old[i]) & (d->pool_cap - 1);
+				while (d->pool[j] != NULL)
+					j = (j + 1) & (d->pool_cap - 1);
+				d->pool[j] = old[i];
+			}
+		free(old);
+	}
+	i = hash(s) & (d->pool_cap - 1);
+	while (d->pool[i] != NULL) {
+		if (strcmp(d->pool[i], s) == 0)
+			return d->pool[i];
+		i = (i + 1) & (d->pool_cap - 1);
+	}
+	d->pool_n++;
+	return d->pool[i] = estrdup(s);
+}
+
+/* Python str() of a value, interned; "" for missing, def for null. */
+static const char *
+str_of(struct dash *d, const cJSON *v, const char *missing)
+{
+	char *s;
+	const char *out;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return intern(d, missing);
+	if (cJSON_IsString(v))
+		return intern(d, v->valuestring);
+	s = json_pystr_dup(v);
+	out = intern(d, s);
+	free(s);
+	return out;
+}
+
+struct dash *
+dash_new(int64_t now, long days)
+{
+	struct dash *d = ecalloc(1, sizeof *d);
+
+	d->now = now;
+	d->days = days;
+	d->since = now - (int64_t)days * 86400 * 1000000;
+	return d;
+}
+
+size_t
+dash_count(const struct dash *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		n += !d->r[i].dropped;
+	return n;
+}
+
+/* The record already added under this store path, or -1; adds it. */
+static long
+keyed_slot(struct dash *d, const char *key, size_t idx)
+{
+	size_t i;
+
+	if (d->n * 2 >= d->keyed_cap) {
+		size_t *old = d->keyed, oc = d->keyed_cap;
+
+		d->keyed_cap = oc ? oc * 2 : 1024;
+		d->keyed = emalloc(d->keyed_cap * sizeof *d->keyed);
+		memset(d->keyed, 0xff, d->keyed_cap * sizeof *d->keyed);
+		for (i = 0; i < oc; i++)
+			if (old[i] != (size_t)-1) {
+				size_t j = hash(d->r[old[i]].key) & (d->keyed_cap - 1);
+				while (d->keyed[j] != (size_t)-1)
+					j = (j + 1) & (d->keyed_cap - 1);
+				d->keyed[j] = old[i];
+			}
+		free(old);
+	}
+	i = hash(key) & (d->keyed_cap - 1);
+	while (d->keyed[i] != (size_t)-1) {
+		if (d->r[d->keyed[i]].key == key)	/* interned: pointer equality */
+			return (long)d->keyed[i];
+		i = (i + 1) & (d->keyed_cap - 1);
+	}
+	d->keyed[i] = idx;
+	return -1;
+}
+
+void
+dash_add(struct dash *d, const cJSON *rec, bool current)
+{
+	const cJSON *cmp = json_get(rec, "comparison"), *m, *v, *succ, *elig;
+	struct drec *r;
+	char *key, bad[64];
+	double x;
+	long prev;
+	int i;
+
+	r = &(struct drec){ 0 };
+	r->instant = store_record_instant(rec);
+	if (r->instant != ISOTIME_MIN && r->instant < d->since)
+		return;
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 256;
+		d->r = erealloc(d->r, d->cap * sizeof *d->r);
+	}
+	r = &d->r[d->n];
+	memset(r, 0, sizeof *r);
+	r->instant = store_record_instant(rec);
+	r->order = d->n;
+	r->current = current;
+	r->model = str_of(d, json_get(rec, "model_id"), "None");
+	r->gpu = str_of(d, json_get(rec, "gpu_type"), "None");
+	r->commit = str_of(d, json_get(rec, "commit_sha"), "");
+	r->run_source = str_of(d, json_get(rec, "run_source"), "");
+	r->status = str_of(d, json_get(rec, "comparison_status"), "");
+	r->bstatus = str_of(d, json_get(rec, "baseline_status"), "");
+	r->reason = str_of(d, json_get(rec, "comparison_status_reason"), "");
+	succ = json_get(rec, "success");
+	r->success = succ == NULL || json_truthy(succ);
+	elig = json_get(rec, "baseline_eligible");
+	r->eligible = cJSON_IsTrue(elig) || (elig == NULL && json_get(rec, "run_source") == NULL);
+	/* 7.1's cohort kind (PR #1613). */
+	bool complete = true, present = false;
+	for (i = 0; i < IDENTITY_KEYS; i++) {
+		v = json_get(rec, identity_keys[i]);
+		r->ident[i] = str_of(d, v, "");
+		complete &= r->ident[i][0] != '\0';
+		present |= v != NULL && !cJSON_IsNull(v);
+	}
+	v = json_get(rec, "result_schema_version");
+	if (complete)
+		r->kind = KIND_V2;
+	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
+	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
+		r->kind = KIND_INVALID_V2;
+	else
+		r->kind = KIND_LEGACY_V1;
+	for (i = 0; i < METRIC_COUNT; i++) {
+		v = json_get(rec, metric_table[i].key);
+		d->column[i] |= v != NULL;
+		r->has[i] = policy_coerce(v, &x) == COERCE_OK && isfinite(x);
+		r->v[i] = r->has[i] ? x : 0;
+		m = json_get(json_get(cmp, "metrics"), metric_table[i].key);
+		v = json_get(m, "baseline");
+		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
+		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
+	}
+	r->has_cmp = cJSON_IsObject(cmp);
+	if (policy_merge(json_get(rec, "regression_thresholds"), r->pol, bad, sizeof bad) != 0)
+		policy_merge(NULL, r->pol, bad, sizeof bad);
+	key = store_record_path(rec);
+	r->key = key != NULL ? intern(d, key) : NULL;
+	free(key);
+	d->n++;
+	if (r->key == NULL)
+		return;
+	/* The same record twice (the batch already uploaded): keep one. */
+	if ((prev = keyed_slot(d, r->key, d->n - 1)) >= 0) {
+		if (current && !d->r[prev].current) {
+			d->r[prev] = *r;
+			d->r[prev].order = (size_t)prev;
+		}
+		d->n--;
+	}
+}
+
+/* 7.1's grouping key, element by element. */
+static int
+cmp_key(const char *const *a, const char *const *b)
+{
+	int c;
+
+	for (int i = 0; i < 9; i++)
+		if ((c = strcmp(a[i], b[i])) != 0)
+			return c;
+	return 0;
+}
+
+static int
+cmp_group(const void *a, const void *b)
+{
+	return cmp_key(((const struct group *)a)->key, ((const struct group *)b)->key);
+}
+
+static const struct dash *sort_d;
+
+/* By timestamp, missing timestamps last, then as added. */
+static int
+cmp_row(const void *a, const void *b)
+{
+	const struct drec *x = &sort_d->r[*(const size_t *)a], *y = &sort_d->r[*(const size_t *)b];
+	bool mx = x->instant == ISOTIME_MIN, my = y->instant == ISOTIME_MIN;
+
+	if (mx != my)
+		return mx ? 1 : -1;
+	if (x->instant != y->instant)
+		return x->instant < y->instant ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
+
+static void
+group_records(struct dash *d)
+{
+	size_t i, j;
+	struct group *g;
+	const char *key[9];
+	char *joined;
+	size_t *slot, cap = 64, nj;
+	char **keys;
+
+	if (d->grouped)
+		return;
+	d->grouped = true;
+	while (cap < d->n * 2)
+		cap *= 2;
+	slot = emalloc(cap * sizeof *slot);
+	keys = ecalloc(cap, sizeof *keys);
+	memset(slot, 0xff, cap * sizeof *slot);
+	for (i = 0; i < d->n; i++) {
+		struct drec *r = &d->r[i];
+		key[0] = kind_name[r->kind];
+		key[1] = r->kind == KIND_V2 ? "" : r->model;
+		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
+		for (j = 0; j < IDENTITY_KEYS; j++)
+			key[3 + j] = r->ident[j];
+		buf b = BUF_INIT;
+		for (j = 0; j < 9; j++) {
+			buf_adds(&b, key[j]);
+			buf_addc(&b, '\x1f');
+		}
+		joined = buf_detach(&b);
+		nj = hash(joined) & (cap - 1);
+		while (slot[nj] != (size_t)-1 && strcmp(keys[nj], joined) != 0)
+			nj = (nj + 1) & (cap - 1);
+		if (slot[nj] == (size_t)-1) {
+			d->groups = erealloc(d->groups, (d->ngroups + 1) * sizeof *d->groups);
+			g = &d->groups[d->ngroups];
+			memset(g, 0, sizeof *g);
+			memcpy(g->key, key, sizeof key);
+			slot[nj] = d->ngroups++;
+			keys[nj] = joined;
+		} else
+			free(joined);
+		g = &d->groups[slot[nj]];
+		g->rows = erealloc(g->rows, (g->n + 1) * sizeof *g->rows);
+		g->rows[g->n++] = i;
+	}
+	for (i = 0; i < cap; i++)
+		free(keys[i]);
+	free(keys);
+	free(slot);
+	qsort(d->groups, d->ngroups, sizeof *d->groups, cmp_group);
+	sort_d = d;
+	for (i = 0; i < d->ngroups; i++)
+		qsort(d->groups[i].rows, d->groups[i].n, sizeof(size_t), cmp_row);
+	/* Skipped plots, per group and metric in canonical order. */
+	for (i = 0; i < d->ngroups; i++)
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			size_t nn = 0;
+			for (j = 0; j < d->groups[i].n; j++)
+				nn += d->r[d->groups[i].rows[j]].has[m];
+			if (d->column[m] && nn > 0) {
+				d->plots++;
+				continue;
+			}
+			d->skips = erealloc(d->skips, (d->nskips + 1) * sizeof *d->skips);
+			d->skips[d->nskips].g = &d->groups[i];
+			d->skips[d->nskips].metric = m;
+			d->skips[d->nskips].non_null = nn;
+			d->skips[d->nskips++].reason = d->column[m] ?
+			    "no non-null values in loaded records" :
+			    "column missing from loaded records";
+		}
+}
+
+static const struct drec *
+latest(const struct dash *d, const struct group *g)
+{
+	return &d->r[g->rows[g->n - 1]];
+}
+
+/* A value in full up to 14 characters, else its first 12; "missing" when empty. */
+static void
+short_value(buf *b, const char *v)
+{
+	if (*v == '\0')
+		buf_adds(b, "missing");
+	else if (strlen(v) <= 14)
+		buf_adds(b, v);
+	else
+		buf_add(b, v, 12);
+}
+
+/* The cohort title and detail of 7.1 (PR #1613). */
+static void
+cohort_title(const struct group *g, buf *title, buf *detail)
+{
+	const char *const *k = g->key + 3;
+
+	buf_reset(title);
+	buf_reset(detail);
+	if (strcmp(g->key[0], "legacy_v1") == 0) {
+		buf_adds(title, "Legacy v1");
+		return;
+	}
+	if (strcmp(g->key[0], "v2") == 0)
+		buf_addf(title, "%s / %s / v%s", k[0], k[1], k[2]);
+	else
+		buf_addf(title, "Invalid v2: %s / %s / %s%s", *k[0] ? k[0] : "missing",
+		    *k[1] ? k[1] : "missing", *k[2] ? "v" : "", *k[2] ? k[2] : "missing");
+	buf_adds(detail, "recipe ");
+	short_value(detail, k[3]);
+	buf_adds(detail, " | ");
+	short_value(detail, k[4]);
+	buf_adds(detail, " | ");
+	short_value(detail, k[5]);
+}
+
+static void
+html(buf *b, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '&': buf_adds(b, "&amp;"); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '"': buf_adds(b, "&quot;"); break;
+		case '\'': buf_adds(b, "&#39;"); break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
+				buf_addc(b, ' ');	/* XML 1.0 has no other controls */
+			else
+				buf_addc(b, *s);
+		}
+}
+
+/* A number for a label: up to the metric's precision, no trailing zeros. */
+static void
+label_num(buf *b, double x, int prec)
+{
+	char t[NUM_BUFSZ];
+	size_t n;
+
+	num_fixed(t, x, prec);
+	if (strchr(t, '.') != NULL) {
+		n = strlen(t);
+		while (n > 0 && t[n - 1] == '0')
+			t[--n] = '\0';
+		if (n > 0 && t[n - 1] == '.')
+			t[--n] = '\0';
+	}
+	buf_adds(b, strcmp(t, "-0") == 0 ? "0" : t);
+}
+
+/* form is always one of this file's literals. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void
+fmt_time(buf *b, int64_t us, const char *form)
+{
+	struct tm tm;
+	time_t t = (time_t)(us / 1000000);
+	char s[64];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof s, form, &tm);
+	buf_adds(b, s);
+}
+#pragma GCC diagnostic pop
+
+/* A step of 1, 2 or 5 times a power of ten giving about n ticks over span. */
+static double
+nice_step(double span, int n)
+{
+	double raw = span / n, p = pow(10, floor(log10(raw))), f = raw / p;
+
+	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/* The boundary past which the latest record's metric would regress. */
+static bool
+band_of(const struct dash *d, const struct group *g, int m, double *median, double *edge)
+{
+	const struct drec *last = latest(d, g);
+	double vals[5], tp = last->pol[m].threshold_percent, ta = last->pol[m].threshold_absolute;
+	size_t nv = 0, seen = 0;
+
+	if (last->has_cmp) {
+		if (!last->has_base[m])
+			return false;
+		*median = last->base[m];
+	} else {
+		/* From the group's own history: eligible successes before it. */
+		for (size_t i = g->n - 1; i-- > 0 && seen < 5;) {
+			const struct drec *r = &d->r[g->rows[i]];
+			if (!r->success || !r->eligible)
+				continue;
+			seen++;
+			if (r->has[m])
+				vals[nv++] = r->v[m];
+		}
+		if (nv == 0)
+			return false;
+		*median = stats_median(vals, nv);
+	}
+	if (*median <= 0)
+		return false;
+	double tol = fmax(tp * *median, ta);
+	*edge = metric_table[m].higher_is_better ? *median - tol : *median + tol;
+	return true;
+}
+
+enum { SHAPE_PASS, SHAPE_REGRESSION, SHAPE_CALIBRATION, SHAPE_OTHER };
+
+static int
+shape_of(const char *status)
+{
+	if (strcmp(status, "PASS") == 0)
+		return SHAPE_PASS;
+	if (strcmp(status, "REGRESSION") == 0)
+		return SHAPE_REGRESSION;
+	if (strcmp(status, "CALIBRATION_NEEDED") == 0)
+		return SHAPE_CALIBRATION;
+	return SHAPE_OTHER;
+}
+
+static void
+marker(buf *b, int shape, double x, double y, bool current)
+{
+	double s = current ? 5.5 : 3.6;
+	const char *cls = current ? " class=\"cur\"" : "";
+
+	switch (shape) {
+	case SHAPE_PASS:
+		buf_addf(b, "<circle%s cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#2e7d32\"/>",
+		    cls, x, y, s);
+		break;
+	case SHAPE_REGRESSION:
+		buf_addf(b, "<path%s d=\"M%.1f %.1fl%.1f %.1fh%.1fz\" fill=\"#c62828\"/>", cls,
+		    x, y - s * 1.2, s * 1.1, s * 2, -s * 2.2);
+		break;
+	case SHAPE_CALIBRATION:
+		buf_addf(b, "<path%s d=\"M%.1f %.1fl%.1f %.1fl%.1f %.1fl%.1f %.1fz\" "
+		    "fill=\"#1565c0\"/>", cls, x, y - s * 1.3, s * 1.1, s * 1.3, -s * 1.1,
+		    s * 1.3, -s * 1.1, -s * 1.3);
+		break;
+	default:
+		buf_addf(b, "<rect%s x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+		    "fill=\"#ef6c00\"/>", cls, x - s, y - s, s * 2, s * 2);
+	}
+}
+
+/* Geometry of a chart, in SVG user units. */
+#define CW 360.0
+#define CH 180.0
+#define PL 52.0
+#define PR 10.0
+#define PT 10.0
+#define PB 26.0
+/* Points drawn as a line at most; older ones are bucketed. */
+#define LINE_POINTS 72
+
+static void
+chart(const struct dash *d, const struct group *g, int m, const char *title_text,
+    size_t markers, buf *b)
+{
+	const struct metric *mt = &metric_table[m];
+	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0, step, t0, t1, span;
+	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
+	size_t i, npts = 0, first_marker;
+	bool band = band_of(d, g, m, &median, &edge);
+	const struct drec *r;
+	buf lab = BUF_INIT;
+
+	for (i = 0; i < g->n; i++) {
+		r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		npts++;
+		lo = fmin(lo, r->v[m]);
+		hi = fmax(hi, r->v[m]);
+		if (r->instant != ISOTIME_MIN) {
+			tmin = r->instant < tmin ? r->instant : tmin;
+			tmax = r->instant > tmax ? r->instant : tmax;
+		}
+	}
+	if (band) {
+		lo = fmin(lo, fmin(median, edge));
+		hi = fmax(hi, fmax(median, edge));
+	}
+	if (hi - lo < 1e-9 * fmax(1, fabs(hi))) {
+		double pad = fabs(hi) > 0 ? fabs(hi) * 0.05 : 1;
+		lo -= pad;
+		hi += pad;
+	}
+	step = nice_step(hi - lo, 4);
+	lo = floor(lo / step) * step;
+	hi = ceil(hi / step) * step;
+	if (tmin == INT64_MAX) {	/* no parsable timestamp: evenly spaced */
+		tmin = 0;
+		tmax = 1;
+	}
+	t0 = (double)tmin;
+	t1 = (double)tmax;
+	if (t1 - t0 < 3600e6) {		/* at least an hour on the axis */
+		t0 -= 1800e6;
+		t1 += 1800e6;
+	}
+	span = t1 - t0;
+#define X(t) (PL + ((double)(t) - t0) / span * (CW - PL - PR))
+#define Y(v) (PT + (hi - (v)) / (hi - lo) * (CH - PT - PB))
+	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"", CW, CH);
+	html(b, title_text);
+	buf_adds(b, "\"><title>");
+	html(b, title_text);
+	buf_adds(b, "\n");
+	for (i = 0; i < IDENTITY_KEYS; i++) {
+		buf_addf(b, "%s=", identity_keys[i]);
+		html(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
+		buf_adds(b, i + 1 < IDENTITY_KEYS ? "\n" : "");
+	}
+	buf_adds(b, "</title>");
+	/* Grid and y labels. */
+	for (double v = lo; v <= hi + step / 2; v += step) {
+		buf_addf(b, "<line class=\"g\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>",
+		    PL, CW - PR, Y(v), Y(v));
+		buf_reset(&lab);
+		label_num(&lab, fabs(v) < step / 1e6 ? 0 : v, mt->precision);
+		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4, Y(v) + 3.5,
+		    lab.s);
+	}
+	/* Time ticks on whole hours or days, four to eight of them. */
+	{
+		static const double steps_h[] = { 1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720 };
+		double step_us = 0, tick;
+		size_t k;
+
+		for (k = 0; k < sizeof steps_h / sizeof *steps_h; k++) {
+			step_us = steps_h[k] * 3600e6;
+			if (span / step_us <= 7)
+				break;
+		}
+		for (tick = ceil(t0 / step_us) * step_us; tick <= t1; tick += step_us) {
+			buf_reset(&lab);
+			fmt_time(&lab, (int64_t)tick, step_us >= 86400e6 ? "%b %d" : "%m-%d %H:%M");
+			buf_addf(b, "<text class=\"xl\" x=\"%.1f\" y=\"%.0f\">%s</text>", X(tick),
+			    CH - 8, lab.s);
+		}
+	}
+	if (band) {
+		double y1 = Y(median), y2 = Y(edge);
+		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
+		    "height=\"%.1f\"><title>baseline median ", PL, fmin(y1, y2), CW - PL - PR,
+		    fabs(y2 - y1));
+		buf_reset(&lab);
+		label_num(&lab, median, mt->precision);
+		buf_addf(b, "%s %s; regression past ", lab.s, units[m]);
+		buf_reset(&lab);
+		label_num(&lab, edge, mt->precision);
+		buf_addf(b, "%s %s</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
+		    "y1=\"%.1f\" y2=\"%.1f\"/>", lab.s, units[m], PL, CW - PR, y1, y1);
+	}
+	/* The line: every point, or bucket means when there are many. */
+	buf_adds(b, "<polyline class=\"ln\" points=\"");
+	{
+		size_t buckets = npts > LINE_POINTS ? LINE_POINTS : npts, k = 0, used = 0;
+		double sx = 0, sy = 0;
+		size_t in = 0;
+
+		for (i = 0; i < g->n; i++) {
+			r = &d->r[g->rows[i]];
+			if (!r->has[m])
+				continue;
+			double x = r->instant == ISOTIME_MIN ? X(tmax) : X(r->instant);
+			sx += x;
+			sy += Y(r->v[m]);
+			in++;
+			used++;
+			if (used * buckets >= (k + 1) * npts) {
+				buf_addf(b, "%s%.1f,%.1f", k ? " " : "", sx / in, sy / in);
+				k++;
+				sx = sy = 0;
+				in = 0;
+			}
+		}
+	}
+	buf_adds(b, "\"/>");
+	/* Markers with hover text, for the newest records (and the batch). */
+	first_marker = g->n > markers ? g->n - markers : 0;
+	for (i = 0; i < g->n; i++) {
+		r = &d->r[g->rows[i]];
+		if (!r->has[m] || (i < first_marker && !r->current))
+			continue;
+		double x = r->instant == ISOTIME_MIN ? X(tmax) : X(r->instant), y = Y(r->v[m]);
+		buf_adds(b, "<g>");
+		marker(b, shape_of(r->status), x, y, r->current);
+		buf_adds(b, "<title>");
+		if (r->instant != ISOTIME_MIN)
+			fmt_time(b, r->instant, "%Y-%m-%d %H:%M UTC");
+		else
+			buf_adds(b, "no timestamp");
+		buf_adds(b, r->current ? " (this build)\n" : "\n");
+		html(b, r->model);
+		buf_adds(b, " | ");
+		html(b, r->gpu);
+		buf_addf(b, "\n%s: ", mt->label);
+		buf_reset(&lab);
+		label_num(&lab, r->v[m], mt->precision);
+		buf_addf(b, "%s %s\ncommit ", lab.s, units[m]);
+		html(b, *r->commit ? r->commit : "unknown");
+		buf_adds(b, " · ");
+		html(b, *r->run_source ? r->run_source : "unknown");
+		buf_adds(b, "\n");
+		html(b, *r->status ? r->status : "no status");
+		if (*r->bstatus) {
+			buf_adds(b, " (");
+			html(b, r->bstatus);
+			buf_adds(b, ")");
+		}
+		if (*r->reason) {
+			char *cut = strlen(r->reason) > 300 ?
+			    easprintf("%.297s...", r->reason) : NULL;
+			buf_adds(b, "\n");
+			html(b, cut != NULL ? cut : r->reason);
+			free(cut);
+		}
+		buf_adds(b, "</title></g>");
+	}
+	buf_adds(b, "</svg>");
+#undef X
+#undef Y
+	buf_free(&lab);
+}
+
+static const char style[] =
+    "body{font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\","
+    "Arial,sans-serif;margin:2rem;color:#1d2327;background:#fff}"
+    "h2{margin:0 0 .25rem}h3{margin:0;font-size:1.05rem}"
+    ".meta{color:#555;margin:0 0 1rem}"
+    "table{border-collapse:collapse;margin:.5rem 0 1.5rem}"
+    "th,td{border:1px solid #d0d4d8;padding:.3rem .55rem;text-align:left;vertical-align:top}"
+    "th{background:#f0f2f4}td.n{text-align:right}"
+    "code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:#444}"
+    ".legend{display:flex;gap:1.2rem;align-items:center;margin:.5rem 0 1.5rem;color:#333}"
+    ".legend svg{width:16px;height:16px;vertical-align:middle}"
+    "section{border:1px solid #d0d4d8;border-radius:6px;padding:.8rem 1rem;margin:0 0 1.2rem}"
+    ".who{color:#333;margin:.15rem 0}.detail{color:#666;margin:0 0 .5rem}"
+    ".charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:.6rem 1.2rem}"
+    "figure{margin:0}figcaption{font-weight:600;font-size:13px;margin:.2rem 0}"
+    "figure svg{width:100%;height:auto;display:block}"
+    "svg text{font:10px system-ui,sans-serif;fill:#555}"
+    ".yl{text-anchor:end}.xl{text-anchor:middle}"
+    ".g{stroke:#e4e7ea;stroke-width:1}.ln{fill:none;stroke:#5c6bc0;stroke-width:1.6}"
+    ".band{fill:#9ccc65;fill-opacity:.22}.med{stroke:#558b2f;stroke-width:1.2;"
+    "stroke-dasharray:4 3}.cur{stroke:#111;stroke-width:1.6}"
+    ".st{display:inline-block;border-radius:3px;padding:0 .4rem;font-size:12px;font-weight:600;"
+    "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
+    ".st.CALIBRATION_NEEDED{background:#1565c0}h3.skipped{margin-top:1.5rem}";
+
+/* The record's status as a badge. */
+static void
+badge(buf *b, const char *status)
+{
+	buf_adds(b, "<span class=\"st ");
+	html(b, status);
+	buf_adds(b, "\">");
+	html(b, *status ? status : "no status");
+	buf_adds(b, "</span>");
+}
+
+static bool
+failing_status(const char *s)
+{
+	return strcmp(s, "REGRESSION") == 0 || strcmp(s, "RECIPE_MISMATCH") == 0 ||
+	    strcmp(s, "INFRA_ERROR") == 0;
+}
+
+void
+dash_render(struct dash *d, buf *out)
+{
+	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
+	size_t i, markers, charts, *order, no = 0;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	group_records(d);
+	/* Cohorts whose latest record fails first, then the rest, in key order. */
+	order = emalloc((d->ngroups + 1) * sizeof *order);
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < d->ngroups; i++)
+			if (failing_status(latest(d, &d->groups[i])->status) == (pass == 0))
+				order[no++] = i;
+	/* Keep the page small: markers per chart from a budget of ~1.5 MB. */
+	charts = d->plots ? d->plots : 1;
+	markers = 1500000 / charts / 260;
+	if (markers < 5)
+		markers = 5;
+	for (i = 0; i < d->n; i++)
+		if (d->r[i].instant != ISOTIME_MIN) {
+			lo = d->r[i].instant < lo ? d->r[i].instant : lo;
+			hi = d->r[i].instant > hi ? d->r[i].instant : hi;
+		}
+	buf_addf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\">"
+	    "<meta name=\"viewport\" content=\"width=device-width\">"
+	    "<title>Performance Dashboard</title>\n<style>%s</style>\n</head>\n<body>\n", style);
+	buf_addf(out, "<h2>Performance Dashboard (last %ld days)</h2>\n", d->days);
+	buf_addf(out, "<p class=\"meta\">%zu records in %zu cohorts", dash_count(d), d->ngroups);
+	if (lo != INT64_MAX) {
+		buf_adds(out, ", ");
+		fmt_time(out, lo, "%Y-%m-%d %H:%M");
+		buf_adds(out, " to ");
+		fmt_time(out, hi, "%Y-%m-%d %H:%M UTC");
+	}
+	buf_adds(out, ". Hover a point for its record; the shaded band runs from the latest "
+	    "record's baseline median to where it would regress.</p>\n");
+	buf_adds(out, "<div class=\"legend\">");
+	{
+		static const char *names[] = { "PASS", "REGRESSION", "CALIBRATION_NEEDED", "other" };
+		for (int s = 0; s < 4; s++) {
+			buf_adds(out, "<span><svg viewBox=\"0 0 16 16\">");
+			marker(out, s, 8, 8.5, false);
+			buf_addf(out, "</svg> %s</span>", names[s]);
+		}
+		buf_adds(out, "<span><svg viewBox=\"0 0 16 16\">");
+		marker(out, SHAPE_PASS, 8, 8.5, true);
+		buf_adds(out, "</svg> this build</span></div>\n");
+	}
+	if (d->ngroups > 0) {
+		buf_adds(out, "<table><tr><th>Cohort</th><th>Model</th><th>GPU</th><th>Latest</th>"
+		    "<th>Status</th><th>Records</th></tr>\n");
+		for (i = 0; i < d->ngroups; i++) {
+			const struct group *g = &d->groups[order[i]];
+			const struct drec *r = latest(d, g);
+			cohort_title(g, &title, &detail);
+			buf_addf(out, "<tr><td><a href=\"#c%zu\">", i + 1);
+			html(out, title.s);
+			buf_adds(out, "</a></td><td>");
+			html(out, r->model);
+			buf_adds(out, "</td><td>");
+			html(out, r->gpu);
+			buf_adds(out, "</td><td>");
+			if (r->instant != ISOTIME_MIN)
+				fmt_time(out, r->instant, "%Y-%m-%d %H:%M");
+			buf_adds(out, "</td><td>");
+			badge(out, r->status);
+			buf_addf(out, "</td><td class=\"n\">%zu</td></tr>\n", g->n);
+		}
+		buf_adds(out, "</table>\n");
+	}
+	for (i = 0; i < d->ngroups; i++) {
+		const struct group *g = &d->groups[order[i]];
+		const struct drec *r = latest(d, g);
+		cohort_title(g, &title, &detail);
+		buf_addf(out, "<section id=\"c%zu\">\n<h3>", i + 1);
+		html(out, title.s);
+		buf_adds(out, " ");
+		badge(out, r->status);
+		buf_adds(out, "</h3>\n<p class=\"who\">");
+		html(out, r->model);
+		buf_adds(out, " | ");
+		html(out, r->gpu);
+		buf_addf(out, " &middot; %zu record%s</p>\n", g->n, g->n == 1 ? "" : "s");
+		if (detail.len > 0) {
+			buf_adds(out, "<p class=\"detail\"><code>");
+			html(out, detail.s);
+			buf_adds(out, "</code></p>\n");
+		}
+		buf_adds(out, "<div class=\"charts\">\n");
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			size_t nn = 0;
+			for (size_t j = 0; j < g->n; j++)
+				nn += d->r[g->rows[j]].has[m];
+			if (!d->column[m] || nn == 0)
+				continue;
+			/* 7.1's chart title: model | GPU | cohort | detail | metric */
+			buf_reset(&t);
+			buf_addf(&t, "%s | %s | %s | ", r->model, r->gpu, title.s);
+			if (detail.len > 0)
+				buf_addf(&t, "%s | ", detail.s);
+			buf_adds(&t, metric_table[m].key);
+			buf_addf(out, "<figure><figcaption>%s (%s)</figcaption>", metric_table[m].label,
+			    units[m]);
+			chart(d, g, m, t.s, markers, out);
+			buf_adds(out, "</figure>\n");
+		}
+		buf_adds(out, "</div>\n</section>\n");
+	}
+	if (d->nskips > 0) {
+		buf_adds(out, "<h3 class=\"skipped\">Skipped Metric Plots</h3>\n<table><tr><th>Model</th><th>GPU</th>"
+		    "<th>Cohort</th><th>Metric</th><th>Records</th><th>Non-null</th><th>Reason</th>"
+		    "</tr>\n");
+		for (i = 0; i < d->nskips; i++) {
+			const struct skip *s = &d->skips[i];
+			const struct drec *r = latest(d, s->g);
+			cohort_title(s->g, &title, &detail);
+			buf_adds(out, "<tr><td>");
+			html(out, r->model);
+			buf_adds(out, "</td><td>");
+			html(out, r->gpu);
+			buf_adds(out, "</td><td>");
+			html(out, title.s);
+			buf_adds(out, "<br><code>");
+			html(out, detail.s);
+			buf_addf(out, "</code></td><td>%s</td><td class=\"n\">%zu</td>"
+			    "<td class=\"n\">%zu</td><td>%s</td></tr>\n", metric_table[s->metric].key,
+			    s->g->n, s->non_null, s->reason);
+		}
+		buf_adds(out, "</table>\n");
+	}
+	if (d->ngroups == 0)
+		buf_adds(out, "<p>No data found.</p>\n");
+	buf_adds(out, "</body>\n</html>\n");
+	free(order);
+	buf_free(&title);
+	buf_free(&detail);
+	buf_free(&t);
+}
+
+void
+dash_report(struct dash *d, FILE *fp)
+{
+	buf title = BUF_INIT, detail = BUF_INIT;
+	size_t models = 0, gpus = 0, i, j;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	buf range = BUF_INIT;
+
+	group_records(d);
+	if (d->n == 0) {
+		fprintf(fp, "No data found\n");
+		return;
+	}
+	/* Distinct models and GPUs (interned: pointers compare). */
+	for (i = 0; i < d->n; i++) {
+		for (j = 0; j < i && d->r[j].model != d->r[i].model; j++)
+			;
+		models += j == i;
+		for (j = 0; j < i && d->r[j].gpu != d->r[i].gpu; j++)
+			;
+		gpus += j == i;
+		if (d->r[i].instant != ISOTIME_MIN) {
+			lo = d->r[i].instant < lo ? d->r[i].instant : lo;
+			hi = d->r[i].instant > hi ? d->r[i].instant : hi;
+		}
+	}
+	if (lo != INT64_MAX) {
+		fmt_time(&range, lo, "%Y-%m-%d %H:%M:%S");
+		buf_adds(&range, " \xe2\x86\x92 ");
+		fmt_time(&range, hi, "%Y-%m-%d %H:%M:%S");
+	} else
+		buf_adds(&range, "unknown");
+	fprintf(fp, "Loaded %zu records across %zu model(s), %zu GPU type(s), date range: %s\n",
+	    d->n, models, gpus, range.s);
+	if (d->nskips > 0)
+		fprintf(fp, "Skipped metric plots:\n");
+	for (i = 0; i < d->nskips; i++) {
+		const struct skip *s = &d->skips[i];
+		const struct drec *r = latest(d, s->g);
+		cohort_title(s->g, &title, &detail);
+		fprintf(fp, "  - %s | %s | %s | %s | %s: %s (%zu/%zu non-null)\n", r->model, r->gpu,
+		    title.s, detail.s, metric_table[s->metric].key, s->reason, s->non_null, s->g->n);
+	}
+	fprintf(fp, "Generated %zu metric plot(s)\n", d->plots);
+	buf_free(&title);
+	buf_free(&detail);
+	buf_free(&range);
+}
+
+void
+dash_free(struct dash *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->pool_cap; i++)
+		free(d->pool[i]);
+	for (i = 0; i < d->ngroups; i++)
+		free(d->groups[i].rows);
+	free(d->pool);
+	free(d->groups);
+	free(d->skips);
+	free(d->keyed);
+	free(d->r);
+	free(d);
+}

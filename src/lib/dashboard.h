@@ -1,0 +1,45 @@
+/*
+ * dashboard: the HTML dashboard of perf-summarize (reference 7.1, drawn
+ * without plotly): one self-contained page, inline CSS and inline SVG, no
+ * script, nothing fetched. Records are grouped into cohorts as 7.1 groups
+ * them (v2 cohorts merge across display renames; invalid v2 and legacy v1
+ * records stay scoped by model and GPU), with one time-series chart per
+ * metric and cohort.
+ */
+#ifndef PERF_DASHBOARD_H
+#define PERF_DASHBOARD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+
+struct dash;
+
+/* A dashboard of the records not older than days before now (µs). */
+struct dash *dash_new(int64_t now, long days);
+
+/*
+ * Adds a record when its timestamp is within the window (an unparsable one
+ * is kept). current marks the batch being summarized: highlighted, and
+ * preferred to the same record read from the store.
+ */
+void dash_add(struct dash *d, const cJSON *rec, bool current);
+
+size_t dash_count(const struct dash *d);
+
+/* The page. */
+void dash_render(struct dash *d, buf *out);
+
+/*
+ * The console lines of 7.1: "Loaded N records across ...", the skipped
+ * plots, "Generated N metric plot(s)".
+ */
+void dash_report(struct dash *d, FILE *fp);
+
+void dash_free(struct dash *d);
+
+#endif

@@ -1,0 +1,604 @@
+/*
+ * perf-summarize: what people read after a performance build. Compared
+ * records in; the Markdown summary of the reference (section 6.1) out, and
+ * on request the report file, the HTML dashboard (7.1, self-contained),
+ * a CSV of every metric, or the run-to-run stability of each cohort.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "cli.h"
+#include "dashboard.h"
+#include "err.h"
+#include "identity.h"
+#include "isotime.h"
+#include "json.h"
+#include "jsonl.h"
+#include "num.h"
+#include "policy.h"
+#include "stats.h"
+#include "store.h"
+
+static struct {
+	const char *reports;
+	const char *html;
+	const char *csv;
+	const char *store;
+	char **histories;
+	int nhistories;
+	long annotate_max;
+	long days;
+	int64_t now;
+	bool dashboard, stability, json;
+	cJSON **recs;
+	size_t n;
+} opt;
+
+static const char usage_text[] =
+    "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
+    "                      [--html file] [--dashboard] [-s store] [-H history]\n"
+    "                      [--days n] [--now time] [file ...]\n"
+    "       perf-summarize --stability [--json] [file ...]\n";
+
+static const char md_head[] =
+    "## Performance Baseline Comparison\n"
+    "\n"
+    "Threshold: gated metrics fail only when both percent and absolute regression floors "
+    "are exceeded.\n"
+    "\n"
+    "| Model | GPU | Baseline N | Latency (curr/base) | Throughput (curr/base) | "
+    "Memory (curr/base) | Text Enc (curr/base) | DiT (curr/base) | VAE Decode (curr/base) | "
+    "Worst Regression | Exceeded Metrics | Failing Metrics | Status | Status Detail |\n"
+    "|---|---|---:|---|---|---|---|---|---|---:|---|---|---|---|\n";
+
+/* str() of a key's value, "None" when absent or null. */
+static void
+pystr_key(buf *b, const cJSON *rec, const char *key)
+{
+	const cJSON *v = json_get(rec, key);
+
+	if (v == NULL)
+		buf_adds(b, "None");
+	else
+		json_pystr(b, v);
+}
+
+/* Status and Status Detail: newline to space, then "|" to "/". */
+static void
+cell_text(buf *b, const cJSON *v)
+{
+	buf t = BUF_INIT;
+
+	if (v != NULL)
+		json_pystr(&t, v);
+	for (size_t i = 0; i < t.len; i++)
+		buf_addc(b, t.s[i] == '\n' ? ' ' : t.s[i] == '|' ? '/' : t.s[i]);
+	buf_free(&t);
+}
+
+static void
+num_cell(buf *b, const cJSON *v, int prec)
+{
+	char t[NUM_BUFSZ];
+	double d;
+
+	if (policy_coerce(v, &d) != COERCE_OK)
+		buf_adds(b, "n/a");
+	else
+		buf_adds(b, num_fixed(t, d, prec));
+}
+
+/* One row of 6.1's table. */
+static void
+md_row(buf *b, const cJSON *rec)
+{
+	const cJSON *cmp = json_get(rec, "comparison"), *ms = json_get(cmp, "metrics"), *m, *v;
+	buf exceeded = BUF_INIT, failing = BUF_INIT;
+	char t[NUM_BUFSZ];
+	double worst = 0;
+	bool any = false;
+	int i;
+
+	buf_adds(b, "| ");
+	pystr_key(b, rec, "model_id");
+	buf_adds(b, " | ");
+	pystr_key(b, rec, "gpu_type");
+	buf_adds(b, " | ");
+	if ((v = json_get(cmp, "baseline_n")) != NULL)
+		json_pystr(b, v);
+	else
+		buf_adds(b, "n/a");
+	for (i = 0; i < METRIC_COUNT; i++) {
+		m = json_get(ms, metric_table[i].key);
+		buf_adds(b, " | ");
+		num_cell(b, json_get(rec, metric_table[i].key), metric_table[i].precision);
+		buf_adds(b, " / ");
+		num_cell(b, json_get(m, "baseline"), metric_table[i].precision);
+		v = json_get(m, "percent_delta");
+		if (cJSON_IsNumber(v) && (!any || v->valuedouble * 100 > worst)) {
+			worst = v->valuedouble * 100;
+			any = true;
+		}
+		if (cJSON_IsTrue(json_get(m, "threshold_exceeded")))
+			buf_addf(&exceeded, "%s%s", exceeded.len ? ", " : "", metric_table[i].key);
+		if (cJSON_IsTrue(json_get(m, "regressed")))
+			buf_addf(&failing, "%s%s", failing.len ? ", " : "", metric_table[i].key);
+	}
+	buf_addf(b, " | %s%s | %s | %s | ", any ? num_fixed(t, worst, 1) : "n/a", any ? "%" : "",
+	    exceeded.len ? exceeded.s : "none", failing.len ? failing.s : "none");
+	cell_text(b, json_get(rec, "comparison_status"));
+	buf_adds(b, " | ");
+	cell_text(b, json_get(rec, "comparison_status_reason"));
+	buf_adds(b, " |\n");
+	buf_free(&exceeded);
+	buf_free(&failing);
+}
+
+static bool
+failing(const cJSON *rec)
+{
+	const cJSON *s = json_get(rec, "comparison_status");
+
+	return cJSON_IsString(s) && (strcmp(s->valuestring, "REGRESSION") == 0 ||
+	    strcmp(s->valuestring, "RECIPE_MISMATCH") == 0 ||
+	    strcmp(s->valuestring, "INFRA_ERROR") == 0);
+}
+
+static void
+footer(buf *b, size_t left, size_t total, size_t size, const char *where)
+{
+	buf_addf(b, "\n_%zu of %zu rows are not shown: the summary is %zu bytes, over the "
+	    "annotation limit of %ld; the full summary is %s._\n", left, total, size,
+	    opt.annotate_max, where);
+}
+
+/*
+ * The summary within the annotation limit: failing rows first, then the
+ * others, as many whole rows as fit, and a line saying what was left out.
+ */
+static void
+shorten(buf *out, const buf *full, const char *where)
+{
+	buf row = BUF_INIT, foot = BUF_INIT;
+	size_t shown = 0;
+
+	footer(&foot, opt.n, opt.n, full->len, where);	/* the longest it can be */
+	buf_adds(out, md_head);
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < opt.n; i++) {
+			if (failing(opt.recs[i]) != (pass == 0))
+				continue;
+			buf_reset(&row);
+			md_row(&row, opt.recs[i]);
+			if (out->len + row.len + foot.len > (size_t)opt.annotate_max)
+				continue;
+			buf_add(out, row.s, row.len);
+			shown++;
+		}
+	footer(out, opt.n - shown, opt.n, full->len, where);
+	buf_free(&row);
+	buf_free(&foot);
+}
+
+/* "<sha7>_<local YYYYmmdd_HHMMSS>" for report file names. */
+static void
+report_stamp(buf *b, bool empty_is_unknown)
+{
+	const char *c = getenv("BUILDKITE_COMMIT");
+	time_t now = time(NULL);
+	struct tm tm;
+	char ts[32];
+
+	if (c == NULL || (empty_is_unknown && *c == '\0'))
+		c = "unknown";
+	localtime_r(&now, &tm);
+	strftime(ts, sizeof ts, "%Y%m%d_%H%M%S", &tm);
+	buf_addf(b, "%.7s_%s", c, ts);
+}
+
+/* Writes a file whole (temporary name, rename). */
+static bool
+write_out(const char *what, const char *path, const buf *b)
+{
+	if (atomic_write_file(path, b->s != NULL ? b->s : "", b->len) != 0) {
+		warnx_("%s: cannot write %s: %s", path, what, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* RFC 4180 field. */
+static void
+csv_field(buf *b, const char *s)
+{
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		buf_adds(b, s);
+		return;
+	}
+	buf_addc(b, '"');
+	for (; *s; s++) {
+		if (*s == '"')
+			buf_addc(b, '"');
+		buf_addc(b, *s);
+	}
+	buf_addc(b, '"');
+}
+
+static void
+csv_value(buf *b, const cJSON *v)
+{
+	buf t = BUF_INIT;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return;
+	if (cJSON_IsBool(v))
+		buf_adds(b, cJSON_IsTrue(v) ? "true" : "false");
+	else if (cJSON_IsString(v))
+		csv_field(b, v->valuestring);
+	else {
+		json_write(&t, v, JSON_COMPACT, NULL);
+		csv_field(b, t.s != NULL ? t.s : "");
+	}
+	buf_free(&t);
+}
+
+static void
+csv(buf *b)
+{
+	static const char *const per_metric[] = { "current", "baseline", "absolute_delta",
+	    "percent_delta", "threshold_exceeded", "regressed" };
+	const cJSON *rec, *m;
+	size_t i;
+	int k, j;
+
+	buf_adds(b, "model_id,gpu_type,workload_id,variant_id,benchmark_version,"
+	    "recipe_fingerprint,hardware_profile_id,software_profile_id,timestamp,metric,"
+	    "current,baseline,absolute_delta,percent_delta,threshold_exceeded,regressed,"
+	    "comparison_status\r\n");
+	for (i = 0; i < opt.n; i++) {
+		rec = opt.recs[i];
+		for (k = 0; k < METRIC_COUNT; k++) {
+			m = json_get(json_get(json_get(rec, "comparison"), "metrics"),
+			    metric_table[k].key);
+			csv_value(b, json_get(rec, "model_id"));
+			buf_addc(b, ',');
+			csv_value(b, json_get(rec, "gpu_type"));
+			for (j = 0; j < IDENTITY_KEYS; j++) {
+				buf_addc(b, ',');
+				csv_value(b, json_get(rec, identity_keys[j]));
+			}
+			buf_addc(b, ',');
+			csv_value(b, json_get(rec, "timestamp"));
+			buf_addf(b, ",%s", metric_table[k].key);
+			for (j = 0; j < 6; j++) {
+				buf_addc(b, ',');
+				/* Without a comparison: the record's own value, nothing else. */
+				csv_value(b, j == 0 && m == NULL ? json_get(rec, metric_table[k].key) :
+				    json_get(m, per_metric[j]));
+			}
+			buf_addc(b, ',');
+			csv_value(b, json_get(rec, "comparison_status"));
+			buf_adds(b, "\r\n");
+		}
+	}
+}
+
+/* Run-to-run stability: per cohort and metric, runs, median, min, max, spread. */
+struct cohort {
+	char *key, *label;
+	const cJSON *first;
+	size_t *idx;
+	size_t n;
+};
+
+static void
+stability(buf *b)
+{
+	struct cohort *c = NULL;
+	size_t nc = 0, i, j;
+	char t1[NUM_BUFSZ], t2[NUM_BUFSZ], t3[NUM_BUFSZ], t4[NUM_BUFSZ];
+	double *v = emalloc((opt.n + 1) * sizeof *v), d;
+	struct identity id;
+	buf key = BUF_INIT;
+
+	for (i = 0; i < opt.n; i++) {
+		identity_of(opt.recs[i], &id);
+		buf_reset(&key);
+		if (id.complete)
+			for (j = 0; j < IDENTITY_KEYS; j++)
+				buf_addf(&key, "%s\x1f", id.value[j]);
+		else {
+			buf_adds(&key, "legacy\x1f");
+			pystr_key(&key, opt.recs[i], "model_id");
+			buf_addc(&key, '\x1f');
+			pystr_key(&key, opt.recs[i], "gpu_type");
+		}
+		for (j = 0; j < nc && strcmp(c[j].key, key.s) != 0; j++)
+			;
+		if (j == nc) {
+			buf label = BUF_INIT;
+			c = erealloc(c, (nc + 1) * sizeof *c);
+			memset(&c[nc], 0, sizeof *c);
+			c[nc].key = estrdup(key.s);
+			if (id.complete)
+				buf_addf(&label, "%s / %s / v%s (", id.value[0], id.value[1], id.value[2]);
+			pystr_key(&label, opt.recs[i], "model_id");
+			buf_adds(&label, " | ");
+			pystr_key(&label, opt.recs[i], "gpu_type");
+			if (id.complete)
+				buf_addc(&label, ')');
+			c[nc].label = buf_detach(&label);
+			c[nc].first = opt.recs[i];
+			nc++;
+		}
+		c[j].idx = erealloc(c[j].idx, (c[j].n + 1) * sizeof *c[j].idx);
+		c[j].idx[c[j].n++] = i;
+		identity_free(&id);
+	}
+	if (!opt.json)
+		buf_adds(b, "## Run-to-run stability\n\n| Cohort | Metric | Runs | Median | Min | "
+		    "Max | Spread |\n|---|---|---:|---:|---:|---:|---:|\n");
+	for (i = 0; i < nc; i++)
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			size_t n = 0;
+			double lo, hi, med;
+
+			for (j = 0; j < c[i].n; j++)
+				if (policy_coerce(json_get(opt.recs[c[i].idx[j]], metric_table[m].key),
+				    &d) == COERCE_OK && isfinite(d))
+					v[n++] = d;
+			if (n == 0)
+				continue;
+			med = stats_median(v, n);	/* sorts v */
+			lo = v[0];
+			hi = v[n - 1];
+			if (opt.json) {
+				cJSON *o = json_new_object();
+				json_set(o, "cohort", json_new_string(c[i].label));
+				for (j = 0; j < 2; j++) {
+					const char *k = j == 0 ? "model_id" : "gpu_type";
+					const cJSON *kv = json_get(c[i].first, k);
+					json_set(o, k, kv ? cJSON_Duplicate(kv, true) : json_new_null());
+				}
+				for (j = 0; j < IDENTITY_KEYS; j++) {
+					const cJSON *iv = json_get(c[i].first, identity_keys[j]);
+					json_set(o, identity_keys[j], iv ? cJSON_Duplicate(iv, true) : json_new_null());
+				}
+				json_set(o, "metric", json_new_string(metric_table[m].key));
+				json_set(o, "runs", json_new_int((long long)n));
+				json_set(o, "median", json_new_float(med));
+				json_set(o, "min", json_new_float(lo));
+				json_set(o, "max", json_new_float(hi));
+				json_set(o, "spread_percent", med != 0 ?
+				    json_new_float((hi - lo) / med * 100) : json_new_null());
+				json_write(b, o, JSON_COMPACT, NULL);
+				buf_addc(b, '\n');
+				cJSON_Delete(o);
+				continue;
+			}
+			buf_adds(b, "| ");
+			for (const char *p = c[i].label; *p; p++)
+				buf_addc(b, *p == '|' ? '/' : *p == '\n' ? ' ' : *p);
+			buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, n,
+			    num_fixed(t1, med, metric_table[m].precision),
+			    num_fixed(t2, lo, metric_table[m].precision),
+			    num_fixed(t3, hi, metric_table[m].precision));
+			if (med != 0)
+				buf_addf(b, "%s%% |\n", num_fixed(t4, (hi - lo) / med * 100, 1));
+			else
+				buf_adds(b, "n/a |\n");
+		}
+	for (i = 0; i < nc; i++) {
+		free(c[i].key);
+		free(c[i].label);
+		free(c[i].idx);
+	}
+	free(c);
+	free(v);
+	buf_free(&key);
+}
+
+static void
+add_history(const struct store_hit *h, void *ctx)
+{
+	dash_add(ctx, h->record, false);
+}
+
+/* The dashboard of the store's last days plus this batch. */
+static bool
+dashboard(buf *page)
+{
+	struct dash *d = dash_new(opt.now, opt.days);
+	struct store_query all;
+	store *st;
+	bool ok = true;
+	char *raised = NULL;
+
+	memset(&all, 0, sizeof all);
+	if ((st = store_open(opt.store)) == NULL)
+		ok = false;
+	else {
+		for (int i = 0; i < opt.nhistories; i++)
+			store_add_stream(st, opt.histories[i]);
+		if (store_scan(st, &all, 1, add_history, d, &raised) != 0)
+			ok = false;
+		store_close(st);
+	}
+	if (raised != NULL) {
+		warnx_("the history holds a record that cannot be read: %s", raised);
+		free(raised);
+	}
+	for (size_t i = 0; i < opt.n; i++)
+		dash_add(d, opt.recs[i], true);
+	dash_report(d, stderr);
+	dash_render(d, page);
+	dash_free(d);
+	return ok;
+}
+
+static long
+long_opt(const char *name, const char *s, long min, long max)
+{
+	long v;
+
+	if (!num_opt_long(s, min, max, &v)) {
+		warnx_("%s: not a number from %ld to %ld: '%s'", name, min, max, s);
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return v;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "reports-dir", required_argument, NULL, 'r' },
+		{ "annotate-max", required_argument, NULL, 'A' },
+		{ "html", required_argument, NULL, 'W' },
+		{ "dashboard", no_argument, NULL, 'D' },
+		{ "csv", required_argument, NULL, 'C' },
+		{ "store", required_argument, NULL, 's' },
+		{ "history", required_argument, NULL, 'H' },
+		{ "days", required_argument, NULL, 'd' },
+		{ "now", required_argument, NULL, 'N' },
+		{ "stability", no_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	buf md = BUF_INIT, text = BUF_INIT, path = BUF_INIT;
+	jsonl_reader *r;
+	jsonl_span sp;
+	cJSON *rec;
+	const char *env, *summary_file = NULL;
+	bool trouble;
+	int c;
+
+	err_init(argv[0]);
+	opt.annotate_max = 1000000;
+	opt.now = isotime_now();
+	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL ? env : "/tmp/perf-tracking";
+	opt.reports = getenv("PERF_REPORTS_DIR");
+	opt.days = 30;
+	if ((env = getenv("DASHBOARD_DAYS")) != NULL)
+		opt.days = long_opt("DASHBOARD_DAYS", env, 1, 36500);
+	while ((c = getopt_long(argc, argv, "d:hH:r:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'r': opt.reports = optarg; break;
+		case 'A': opt.annotate_max = long_opt("--annotate-max", optarg, 1024, 1L << 40); break;
+		case 'W': opt.html = optarg; break;
+		case 'D': opt.dashboard = true; break;
+		case 'C': opt.csv = optarg; break;
+		case 's': opt.store = optarg; break;
+		case 'H':
+			opt.histories = erealloc(opt.histories,
+			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
+			opt.histories[opt.nhistories++] = optarg;
+			break;
+		case 'd': opt.days = long_opt("--days", optarg, 1, 36500); break;
+		case 'N':
+			if (!isotime_parse(optarg, &opt.now)) {
+				warnx_("--now: not an ISO 8601 time: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'S': opt.stability = true; break;
+		case 'J': opt.json = true; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (opt.dashboard && (opt.reports == NULL || *opt.reports == '\0')) {
+		warnx_("--dashboard needs a reports directory (-r or PERF_REPORTS_DIR)");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	r = jsonl_open(argv + optind, argc - optind);
+	while ((rec = jsonl_next(r, &sp)) != NULL) {
+		opt.recs = erealloc(opt.recs, (opt.n + 1) * sizeof *opt.recs);
+		opt.recs[opt.n++] = rec;
+	}
+	trouble = jsonl_errors(r) > 0;
+	jsonl_close(r);
+
+	if (opt.stability) {
+		stability(&text);
+		fwrite(text.s != NULL ? text.s : "", 1, text.len, stdout);
+	} else if (opt.n > 0) {
+		buf_adds(&md, md_head);
+		for (size_t i = 0; i < opt.n; i++)
+			md_row(&md, opt.recs[i]);
+		/* The report file keeps the whole summary, as the reference writes it. */
+		if (opt.reports != NULL && *opt.reports != '\0') {
+			buf_addf(&path, "%s/perf_", opt.reports);
+			report_stamp(&path, true);
+			buf_adds(&path, ".md");
+			buf_reset(&text);
+			buf_add(&text, md.s, md.len);
+			buf_addc(&text, '\n');
+			if (atomic_mkdirs(opt.reports) != 0) {
+				warnx_("%s: cannot create: %s", opt.reports, strerror(errno));
+				trouble = true;
+			} else if (write_out("the report", path.s, &text)) {
+				fprintf(stderr, "Performance report written to %s\n", path.s);
+				summary_file = path.s;
+			} else
+				trouble = true;
+		}
+		if ((env = getenv("GITHUB_STEP_SUMMARY")) != NULL && *env != '\0') {
+			FILE *fp = fopen(env, "a");
+			if (fp == NULL || fwrite(md.s, 1, md.len, fp) != md.len || fputc('\n', fp) == EOF ||
+			    fclose(fp) != 0) {
+				warnx_("%s: cannot append the summary: %s", env, strerror(errno));
+				trouble = true;
+			}
+		}
+		buf_reset(&text);
+		if (md.len > (size_t)opt.annotate_max)
+			shorten(&text, &md, summary_file != NULL ? summary_file :
+			    "not kept (give --reports-dir)");
+		else
+			buf_add(&text, md.s, md.len);
+		fwrite(text.s, 1, text.len, stdout);
+	}
+	if (opt.csv != NULL) {
+		buf_reset(&text);
+		csv(&text);
+		trouble |= !write_out("the CSV", opt.csv, &text);
+	}
+	if (opt.html != NULL || opt.dashboard) {
+		buf_reset(&text);
+		trouble |= !dashboard(&text);
+		if (opt.html != NULL)
+			trouble |= !write_out("the dashboard", opt.html, &text);
+		if (opt.dashboard) {
+			buf_reset(&path);
+			buf_addf(&path, "%s/dashboard_", opt.reports);
+			report_stamp(&path, false);
+			buf_adds(&path, ".html");
+			if (atomic_mkdirs(opt.reports) != 0 || !write_out("the dashboard", path.s, &text))
+				trouble = true;
+			else
+				fprintf(stderr, "Dashboard generated: %s\n", path.s);
+		}
+	}
+	for (size_t i = 0; i < opt.n; i++)
+		cJSON_Delete(opt.recs[i]);
+	free(opt.recs);
+	free(opt.histories);
+	buf_free(&md);
+	buf_free(&text);
+	buf_free(&path);
+	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
+		return EXIT_TROUBLE;
+	return EXIT_PASS;
+}
