@@ -1,10 +1,10 @@
 /*
  * gen-store: writes a history store of N tracking records over 200 cohorts
- * (50 workloads x 4 variants) into DIR, laid out as the reference's dataset
+ * (50 workloads x 4 variants; or COHORTS) into DIR, laid out as the reference's dataset
  * (<model_id>/<timestamp>_<commit>.json, pretty-printed), the same records
  * as JSON lines on stdout (a history stream), and with -b a batch of 10
  * current records, one per cohort 0, 20, 40, ... on stdout instead.
- * usage: gen-store N DIR | gen-store -b
+ * usage: gen-store N DIR [COHORTS] | gen-store -b
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -69,7 +69,7 @@ int
 main(int argc, char *argv[])
 {
 	char path[4096];
-	long n, i;
+	long n, i, cohorts = 200;
 	int cohort, day, sec;
 	FILE *fp;
 
@@ -78,14 +78,16 @@ main(int argc, char *argv[])
 			record(stdout, (int)i * 20, 999999 - i, 30, 0, 1, 0);
 		return 0;
 	}
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
 	n = atol(argv[1]);
+	if (argc == 4)
+		cohorts = atol(argv[3]);
 	mkdir(argv[2], 0777);
 	for (i = 0; i < n; i++) {
-		cohort = (int)(i % 200);
-		day = 1 + (int)(i / 200 % 29);
-		sec = (int)(i / 200 / 29 % 86400);
+		cohort = (int)(i % cohorts);
+		day = 1 + (int)(i / cohorts % 29);
+		sec = (int)(i / cohorts / 29 % 86400);
 		snprintf(path, sizeof path, "%s/model-%03d", argv[2], cohort);
 		mkdir(path, 0777);
 		snprintf(path, sizeof path, "%s/model-%03d/2026-06-%02dT%02d_%02d_%02d_00_00_%040lx.json",

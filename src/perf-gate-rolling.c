@@ -126,6 +126,10 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
 	return true;
 }
 
+/* What the comparison reads of a history record (beside the identity). */
+static const char *const wanted_keys[] = { "latency", "throughput", "memory",
+    "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "recipe_fingerprint" };
+
 /* What the scan of the history is asked, and where the answers go. */
 struct lookup {
 	struct current *cur;
@@ -246,6 +250,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 		if ((st = store_open(opt.store)) == NULL)
 			rc = -1;
 		else {
+			store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
 			for (int h = 0; h < opt.nhistories; h++)
 				store_add_stream(st, opt.histories[h]);
 			rc = store_scan(st, q, (int)(2 * n), on_hit, &lk, raised);

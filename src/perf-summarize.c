@@ -409,7 +409,8 @@ stability(buf *b)
 static void
 add_history(const struct store_hit *h, void *ctx)
 {
-	dash_add(ctx, h->record, false);
+	/* A store file's path is its record's store path in a store perfkite wrote. */
+	dash_add_at(ctx, h->record, false, h->instant, h->path);
 }
 
 /* The dashboard of the store's last days plus this batch. */
@@ -423,9 +424,13 @@ dashboard(buf *page)
 	char *raised = NULL;
 
 	memset(&all, 0, sizeof all);
+	for (size_t i = 0; i < opt.n; i++)
+		dash_add(d, opt.recs[i], true);
 	if ((st = store_open(opt.store)) == NULL)
 		ok = false;
 	else {
+		store_want(st, dash_keys, dash_nkeys);
+		store_threads(st, 1);	/* every record is a hit: one thread costs least */
 		for (int i = 0; i < opt.nhistories; i++)
 			store_add_stream(st, opt.histories[i]);
 		if (store_scan(st, &all, 1, add_history, d, &raised) != 0)
@@ -436,8 +441,6 @@ dashboard(buf *page)
 		warnx_("the history holds a record that cannot be read: %s", raised);
 		free(raised);
 	}
-	for (size_t i = 0; i < opt.n; i++)
-		dash_add(d, opt.recs[i], true);
 	dash_report(d, stderr);
 	dash_render(d, page);
 	dash_free(d);

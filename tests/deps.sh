@@ -4,7 +4,7 @@
 set -eu
 
 pkgs="gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev gzip bats bats-assert
-bats-support jq git mandoc shellcheck"
+bats-support jq git mandoc shellcheck chromium"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "perfkite: not a Debian system; make sure these (or their equivalents) are installed:" >&2

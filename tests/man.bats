@@ -49,6 +49,7 @@ run_examples() {
 @test "perf-normalize(1) examples run" { run_examples perf-normalize.1; }
 @test "perf-gate-static(1) examples run" { run_examples perf-gate-static.1; }
 @test "perf-gate-rolling(1) examples run" { run_examples perf-gate-rolling.1; }
+@test "perf-summarize(1) examples run" { run_examples perf-summarize.1; }
 @test "perf-collect(1) examples run" {
 	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
 	run_examples perf-collect.1

@@ -19,9 +19,10 @@ enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
 
 /* What a chart needs of one record. Strings are interned. */
 struct drec {
-	const char *model, *gpu, *commit, *run_source, *status, *bstatus, *reason;
+	const char *model, *gpu, *run_source, *status, *bstatus, *reason;
+	char commit[8];				/* the first seven characters */
 	const char *ident[IDENTITY_KEYS];	/* str() of each, "" when missing */
-	const char *key;			/* store path, or NULL */
+	const char *key;			/* a batch record's store path, or NULL */
 	int64_t instant;
 	double v[METRIC_COUNT], base[METRIC_COUNT];
 	bool has[METRIC_COUNT], has_base[METRIC_COUNT], has_cmp;
@@ -55,7 +56,7 @@ struct dash {
 	size_t pool_cap, pool_n;
 	/* store path -> record, to prefer the batch's copy */
 	size_t *keyed;
-	size_t keyed_cap;
+	size_t keyed_cap, nkeyed;
 	struct group *groups;
 	size_t ngroups;
 	struct skip *skips;
@@ -65,6 +66,14 @@ struct dash {
 };
 
 static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
+
+const char *const dash_keys[] = { "model_id", "gpu_type", "timestamp", "commit_sha",
+    "run_source", "comparison_status", "baseline_status", "comparison_status_reason",
+    "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
+    "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
+    "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
+    "vae_decode_time_s", "regression_thresholds", "comparison" };
+const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 
 static uint64_t
 hash(const char *s)
@@ -145,16 +154,22 @@ dash_count(const struct dash *d)
 	return n;
 }
 
-/* The record already added under this store path, or -1; adds it. */
-static long
-keyed_slot(struct dash *d, const char *key, size_t idx)
+/*
+ * The batch's store paths: a record of the store with one of them is the
+ * batch's own record, already uploaded, and is not added twice. With add,
+ * records the batch record idx; returns whether the path was there.
+ */
+static bool
+batch_key(struct dash *d, const char *key, bool add, size_t idx)
 {
 	size_t i;
 
-	if (d->n * 2 >= d->keyed_cap) {
+	if (d->keyed_cap == 0 && !add)
+		return false;
+	if (add && (d->nkeyed + 1) * 2 >= d->keyed_cap) {
 		size_t *old = d->keyed, oc = d->keyed_cap;
 
-		d->keyed_cap = oc ? oc * 2 : 1024;
+		d->keyed_cap = oc ? oc * 2 : 64;
 		d->keyed = emalloc(d->keyed_cap * sizeof *d->keyed);
 		memset(d->keyed, 0xff, d->keyed_cap * sizeof *d->keyed);
 		for (i = 0; i < oc; i++)
@@ -168,57 +183,82 @@ keyed_slot(struct dash *d, const char *key, size_t idx)
 	}
 	i = hash(key) & (d->keyed_cap - 1);
 	while (d->keyed[i] != (size_t)-1) {
-		if (d->r[d->keyed[i]].key == key)	/* interned: pointer equality */
-			return (long)d->keyed[i];
+		if (strcmp(d->r[d->keyed[i]].key, key) == 0)
+			return true;
 		i = (i + 1) & (d->keyed_cap - 1);
 	}
-	d->keyed[i] = idx;
-	return -1;
+	if (add) {
+		d->keyed[i] = idx;
+		d->nkeyed++;
+	}
+	return false;
 }
+
+/* dash_keys' positions. */
+enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_RUN_SOURCE, F_STATUS, F_BSTATUS, F_REASON,
+	F_SUCCESS, F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
+	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_COUNT };
 
 void
 dash_add(struct dash *d, const cJSON *rec, bool current)
 {
-	const cJSON *cmp = json_get(rec, "comparison"), *m, *v, *succ, *elig;
+	char *key = store_record_path(rec);
+
+	dash_add_at(d, rec, current, store_record_instant(rec), key);
+	free(key);
+}
+
+void
+dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
+    const char *key)
+{
+	const cJSON *f[F_COUNT] = { NULL }, *c, *m, *v;
 	struct drec *r;
-	char *key, bad[64];
+	char bad[64];
+	bool complete = true, present = false;
 	double x;
-	long prev;
 	int i;
 
-	r = &(struct drec){ 0 };
-	r->instant = store_record_instant(rec);
-	if (r->instant != ISOTIME_MIN && r->instant < d->since)
+	if (instant != ISOTIME_MIN && instant < d->since)
 		return;
+	if (!current && key != NULL && batch_key(d, key, false, 0))
+		return;		/* the batch's record, read back from the store */
+	/* One pass over the record's members. */
+	cJSON_ArrayForEach(c, rec)
+		for (i = 0; i < F_COUNT; i++)
+			if (c->string[0] == dash_keys[i][0] && strcmp(c->string, dash_keys[i]) == 0) {
+				f[i] = c;
+				break;
+			}
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 256;
 		d->r = erealloc(d->r, d->cap * sizeof *d->r);
 	}
 	r = &d->r[d->n];
 	memset(r, 0, sizeof *r);
-	r->instant = store_record_instant(rec);
-	r->order = d->n;
+	r->instant = instant;
+	/* On equal times the batch comes last: it is the latest. */
+	r->order = current ? ((size_t)-1 >> 1) + d->n : d->n;
 	r->current = current;
-	r->model = str_of(d, json_get(rec, "model_id"), "None");
-	r->gpu = str_of(d, json_get(rec, "gpu_type"), "None");
-	r->commit = str_of(d, json_get(rec, "commit_sha"), "");
-	r->run_source = str_of(d, json_get(rec, "run_source"), "");
-	r->status = str_of(d, json_get(rec, "comparison_status"), "");
-	r->bstatus = str_of(d, json_get(rec, "baseline_status"), "");
-	r->reason = str_of(d, json_get(rec, "comparison_status_reason"), "");
-	succ = json_get(rec, "success");
-	r->success = succ == NULL || json_truthy(succ);
-	elig = json_get(rec, "baseline_eligible");
-	r->eligible = cJSON_IsTrue(elig) || (elig == NULL && json_get(rec, "run_source") == NULL);
+	r->model = str_of(d, f[F_MODEL], "None");
+	r->gpu = str_of(d, f[F_GPU], "None");
+	if (cJSON_IsString(f[F_COMMIT]))
+		snprintf(r->commit, sizeof r->commit, "%s", f[F_COMMIT]->valuestring);
+	r->run_source = str_of(d, f[F_RUN_SOURCE], "");
+	r->status = str_of(d, f[F_STATUS], "");
+	r->bstatus = str_of(d, f[F_BSTATUS], "");
+	r->reason = str_of(d, f[F_REASON], "");
+	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
+	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
+	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
 	/* 7.1's cohort kind (PR #1613). */
-	bool complete = true, present = false;
 	for (i = 0; i < IDENTITY_KEYS; i++) {
-		v = json_get(rec, identity_keys[i]);
+		v = f[F_IDENT + i];
 		r->ident[i] = str_of(d, v, "");
 		complete &= r->ident[i][0] != '\0';
 		present |= v != NULL && !cJSON_IsNull(v);
 	}
-	v = json_get(rec, "result_schema_version");
+	v = f[F_SCHEMA];
 	if (complete)
 		r->kind = KIND_V2;
 	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
@@ -227,32 +267,24 @@ dash_add(struct dash *d, const cJSON *rec, bool current)
 	else
 		r->kind = KIND_LEGACY_V1;
 	for (i = 0; i < METRIC_COUNT; i++) {
-		v = json_get(rec, metric_table[i].key);
+		v = f[F_METRIC + i];
 		d->column[i] |= v != NULL;
 		r->has[i] = policy_coerce(v, &x) == COERCE_OK && isfinite(x);
 		r->v[i] = r->has[i] ? x : 0;
-		m = json_get(json_get(cmp, "metrics"), metric_table[i].key);
+		m = json_get(json_get(f[F_COMPARISON], "metrics"), metric_table[i].key);
 		v = json_get(m, "baseline");
 		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
 		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
 	}
-	r->has_cmp = cJSON_IsObject(cmp);
-	if (policy_merge(json_get(rec, "regression_thresholds"), r->pol, bad, sizeof bad) != 0)
+	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
+	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
 		policy_merge(NULL, r->pol, bad, sizeof bad);
-	key = store_record_path(rec);
-	r->key = key != NULL ? intern(d, key) : NULL;
-	free(key);
-	d->n++;
-	if (r->key == NULL)
-		return;
-	/* The same record twice (the batch already uploaded): keep one. */
-	if ((prev = keyed_slot(d, r->key, d->n - 1)) >= 0) {
-		if (current && !d->r[prev].current) {
-			d->r[prev] = *r;
-			d->r[prev].order = (size_t)prev;
-		}
-		d->n--;
+	if (current && key != NULL) {
+		r->key = intern(d, key);
+		if (batch_key(d, r->key, true, d->n))
+			return;		/* twice in the batch */
 	}
+	d->n++;
 }
 
 /* 7.1's grouping key, element by element. */
@@ -392,6 +424,7 @@ cohort_title(const struct group *g, buf *title, buf *detail)
 
 	buf_reset(title);
 	buf_reset(detail);
+	buf_add(detail, "", 0);	/* an empty detail is still a string */
 	if (strcmp(g->key[0], "legacy_v1") == 0) {
 		buf_adds(title, "Legacy v1");
 		return;
@@ -520,26 +553,25 @@ shape_of(const char *status)
 static void
 marker(buf *b, int shape, double x, double y, bool current)
 {
-	double s = current ? 5.5 : 3.6;
-	const char *cls = current ? " class=\"cur\"" : "";
+	double r = current ? 5.5 : 3.6;
+	const char *c = current ? " c" : "";
 
 	switch (shape) {
 	case SHAPE_PASS:
-		buf_addf(b, "<circle%s cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"#2e7d32\"/>",
-		    cls, x, y, s);
+		buf_addf(b, "<circle class=\"s0%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"/>", c,
+		    x, y, r);
 		break;
 	case SHAPE_REGRESSION:
-		buf_addf(b, "<path%s d=\"M%.1f %.1fl%.1f %.1fh%.1fz\" fill=\"#c62828\"/>", cls,
-		    x, y - s * 1.2, s * 1.1, s * 2, -s * 2.2);
+		buf_addf(b, "<path class=\"s1%s\" d=\"M%.1f %.1fl%.1f %.1fh%.1fz\"/>", c,
+		    x, y - r * 1.2, r * 1.1, r * 2, -r * 2.2);
 		break;
 	case SHAPE_CALIBRATION:
-		buf_addf(b, "<path%s d=\"M%.1f %.1fl%.1f %.1fl%.1f %.1fl%.1f %.1fz\" "
-		    "fill=\"#1565c0\"/>", cls, x, y - s * 1.3, s * 1.1, s * 1.3, -s * 1.1,
-		    s * 1.3, -s * 1.1, -s * 1.3);
+		buf_addf(b, "<path class=\"s2%s\" d=\"M%.1f %.1fl%.1f %.1fl%.1f %.1fl%.1f %.1fz\"/>",
+		    c, x, y - r * 1.3, r * 1.1, r * 1.3, -r * 1.1, r * 1.3, -r * 1.1, -r * 1.3);
 		break;
 	default:
-		buf_addf(b, "<rect%s x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-		    "fill=\"#ef6c00\"/>", cls, x - s, y - s, s * 2, s * 2);
+		buf_addf(b, "<rect class=\"s3%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+		    "height=\"%.1f\"/>", c, x - r, y - r, r * 2, r * 2);
 	}
 }
 
@@ -551,11 +583,11 @@ marker(buf *b, int shape, double x, double y, bool current)
 #define PT 10.0
 #define PB 26.0
 /* Points drawn as a line at most; older ones are bucketed. */
-#define LINE_POINTS 72
+#define LINE_POINTS 120
 
 static void
 chart(const struct dash *d, const struct group *g, int m, const char *title_text,
-    size_t markers, buf *b)
+    size_t markers, size_t line_points, buf *b)
 {
 	const struct metric *mt = &metric_table[m];
 	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0, step, t0, t1, span;
@@ -602,9 +634,7 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 	span = t1 - t0;
 #define X(t) (PL + ((double)(t) - t0) / span * (CW - PL - PR))
 #define Y(v) (PT + (hi - (v)) / (hi - lo) * (CH - PT - PB))
-	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"", CW, CH);
-	html(b, title_text);
-	buf_adds(b, "\"><title>");
+	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
 	html(b, title_text);
 	buf_adds(b, "\n");
 	for (i = 0; i < IDENTITY_KEYS; i++) {
@@ -613,14 +643,16 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		buf_adds(b, i + 1 < IDENTITY_KEYS ? "\n" : "");
 	}
 	buf_adds(b, "</title>");
-	/* Grid and y labels. */
+	/* Grid (one path) and y labels. */
+	buf_adds(b, "<path class=\"g\" d=\"");
+	for (double v = lo; v <= hi + step / 2; v += step)
+		buf_addf(b, "M%.0f %.1fH%.0f", PL, Y(v), CW - PR);
+	buf_adds(b, "\"/>");
 	for (double v = lo; v <= hi + step / 2; v += step) {
-		buf_addf(b, "<line class=\"g\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\"/>",
-		    PL, CW - PR, Y(v), Y(v));
 		buf_reset(&lab);
 		label_num(&lab, fabs(v) < step / 1e6 ? 0 : v, mt->precision);
-		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4, Y(v) + 3.5,
-		    lab.s);
+		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4,
+		    Y(v) + 3.5, lab.s);
 	}
 	/* Time ticks on whole hours or days, four to eight of them. */
 	{
@@ -656,7 +688,7 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 	/* The line: every point, or bucket means when there are many. */
 	buf_adds(b, "<polyline class=\"ln\" points=\"");
 	{
-		size_t buckets = npts > LINE_POINTS ? LINE_POINTS : npts, k = 0, used = 0;
+		size_t buckets = npts > line_points ? line_points : npts, k = 0, used = 0;
 		double sx = 0, sy = 0;
 		size_t in = 0;
 
@@ -693,14 +725,16 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		else
 			buf_adds(b, "no timestamp");
 		buf_adds(b, r->current ? " (this build)\n" : "\n");
-		html(b, r->model);
-		buf_adds(b, " | ");
-		html(b, r->gpu);
-		buf_addf(b, "\n%s: ", mt->label);
+		/* Model and GPU when they are not the cohort's own (a rename). */
+		if (r->model != latest(d, g)->model || r->gpu != latest(d, g)->gpu) {
+			html(b, r->model);
+			buf_adds(b, " | ");
+			html(b, r->gpu);
+			buf_adds(b, "\n");
+		}
 		buf_reset(&lab);
 		label_num(&lab, r->v[m], mt->precision);
-		buf_addf(b, "%s %s\ncommit ", lab.s, units[m]);
-		html(b, *r->commit ? r->commit : "unknown");
+		buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
 		buf_adds(b, " · ");
 		html(b, *r->run_source ? r->run_source : "unknown");
 		buf_adds(b, "\n");
@@ -710,7 +744,8 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 			html(b, r->bstatus);
 			buf_adds(b, ")");
 		}
-		if (*r->reason) {
+		/* A passing record's reason says nothing new; the others' do. */
+		if (*r->reason && strcmp(r->status, "PASS") != 0) {
 			char *cut = strlen(r->reason) > 300 ?
 			    easprintf("%.297s...", r->reason) : NULL;
 			buf_adds(b, "\n");
@@ -745,7 +780,8 @@ static const char style[] =
     ".yl{text-anchor:end}.xl{text-anchor:middle}"
     ".g{stroke:#e4e7ea;stroke-width:1}.ln{fill:none;stroke:#5c6bc0;stroke-width:1.6}"
     ".band{fill:#9ccc65;fill-opacity:.22}.med{stroke:#558b2f;stroke-width:1.2;"
-    "stroke-dasharray:4 3}.cur{stroke:#111;stroke-width:1.6}"
+    "stroke-dasharray:4 3}.s0{fill:#2e7d32}.s1{fill:#c62828}.s2{fill:#1565c0}.s3{fill:#ef6c00}"
+    ".c{stroke:#111;stroke-width:1.6}"
     ".st{display:inline-block;border-radius:3px;padding:0 .4rem;font-size:12px;font-weight:600;"
     "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
     ".st.CALIBRATION_NEEDED{background:#1565c0}h3.skipped{margin-top:1.5rem}";
@@ -772,7 +808,7 @@ void
 dash_render(struct dash *d, buf *out)
 {
 	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
-	size_t i, markers, charts, *order, no = 0;
+	size_t i, markers, line_points, charts, *order, no = 0;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 
 	group_records(d);
@@ -782,11 +818,19 @@ dash_render(struct dash *d, buf *out)
 		for (i = 0; i < d->ngroups; i++)
 			if (failing_status(latest(d, &d->groups[i])->status) == (pass == 0))
 				order[no++] = i;
-	/* Keep the page small: markers per chart from a budget of ~1.5 MB. */
+	/*
+	 * Keep the page under 2 MB: what is left of a 1.8 MB budget after the
+	 * fixed parts of the charts and cohorts goes to line points and to
+	 * markers with hover text (about 9 and 150 bytes each).
+	 */
 	charts = d->plots ? d->plots : 1;
-	markers = 1500000 / charts / 260;
-	if (markers < 5)
-		markers = 5;
+	{
+		double left = 1.8e6 - (double)charts * 1100 - (double)d->ngroups * 700;
+		double pts = left * 0.35 / (double)charts / 9, mk = left * 0.65 / (double)charts / 150;
+
+		line_points = pts < 16 ? 16 : pts > LINE_POINTS ? LINE_POINTS : (size_t)pts;
+		markers = mk < 1 ? 1 : (size_t)mk;
+	}
 	for (i = 0; i < d->n; i++)
 		if (d->r[i].instant != ISOTIME_MIN) {
 			lo = d->r[i].instant < lo ? d->r[i].instant : lo;
@@ -872,7 +916,7 @@ dash_render(struct dash *d, buf *out)
 			buf_adds(&t, metric_table[m].key);
 			buf_addf(out, "<figure><figcaption>%s (%s)</figcaption>", metric_table[m].label,
 			    units[m]);
-			chart(d, g, m, t.s, markers, out);
+			chart(d, g, m, t.s, markers, line_points, out);
 			buf_adds(out, "</figure>\n");
 		}
 		buf_adds(out, "</div>\n</section>\n");
@@ -922,17 +966,32 @@ dash_report(struct dash *d, FILE *fp)
 		return;
 	}
 	/* Distinct models and GPUs (interned: pointers compare). */
-	for (i = 0; i < d->n; i++) {
-		for (j = 0; j < i && d->r[j].model != d->r[i].model; j++)
-			;
-		models += j == i;
-		for (j = 0; j < i && d->r[j].gpu != d->r[i].gpu; j++)
-			;
-		gpus += j == i;
-		if (d->r[i].instant != ISOTIME_MIN) {
-			lo = d->r[i].instant < lo ? d->r[i].instant : lo;
-			hi = d->r[i].instant > hi ? d->r[i].instant : hi;
+	{
+		size_t cap = 64;
+		const char **seen[2];
+
+		while (cap < d->n * 2)
+			cap *= 2;
+		seen[0] = ecalloc(cap, sizeof **seen);
+		seen[1] = ecalloc(cap, sizeof **seen);
+		for (i = 0; i < d->n; i++) {
+			const char *two[2] = { d->r[i].model, d->r[i].gpu };
+			for (int k = 0; k < 2; k++) {
+				j = (size_t)(((uintptr_t)two[k] * 0x9E3779B97F4A7C15ULL) >> 7) & (cap - 1);
+				while (seen[k][j] != NULL && seen[k][j] != two[k])
+					j = (j + 1) & (cap - 1);
+				if (seen[k][j] == NULL) {
+					seen[k][j] = two[k];
+					*(k == 0 ? &models : &gpus) += 1;
+				}
+			}
+			if (d->r[i].instant != ISOTIME_MIN) {
+				lo = d->r[i].instant < lo ? d->r[i].instant : lo;
+				hi = d->r[i].instant > hi ? d->r[i].instant : hi;
+			}
 		}
+		free(seen[0]);
+		free(seen[1]);
 	}
 	if (lo != INT64_MAX) {
 		fmt_time(&range, lo, "%Y-%m-%d %H:%M:%S");

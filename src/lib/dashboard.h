@@ -19,15 +19,26 @@
 
 struct dash;
 
+/* The top-level keys of a record the dashboard reads. */
+extern const char *const dash_keys[];
+extern const size_t dash_nkeys;
+
 /* A dashboard of the records not older than days before now (µs). */
 struct dash *dash_new(int64_t now, long days);
 
 /*
  * Adds a record when its timestamp is within the window (an unparsable one
  * is kept). current marks the batch being summarized: highlighted, and
- * preferred to the same record read from the store.
+ * preferred to the same record read from the store: add the batch first.
  */
 void dash_add(struct dash *d, const cJSON *rec, bool current);
+
+/*
+ * dash_add() of a record whose instant (store_record_instant()) and store
+ * path (its key against duplicates; NULL for none) are known.
+ */
+void dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
+    const char *key);
 
 size_t dash_count(const struct dash *d);
 

@@ -13,7 +13,7 @@
 #include "text.h"
 
 /* Objects with more members than this get a hash table for duplicate keys. */
-#define DUP_LINEAR 16
+#define DUP_LINEAR 64
 
 struct parser {
 	const unsigned char *p, *end;
@@ -22,7 +22,63 @@ struct parser {
 	int depth;
 	json_error *err;
 	buf sb;
+	const char *const *keys;	/* top-level members to build; NULL: all */
+	size_t nkeys;
+	struct json_arena *arena;	/* where nodes go; NULL: the heap (cJSON) */
 };
+
+struct json_arena {
+	char *chunk;
+	size_t used, cap;
+	char **old;		/* earlier, smaller chunks until the next reset */
+	size_t nold;
+};
+
+struct json_arena *
+json_arena_new(void)
+{
+	return ecalloc(1, sizeof(struct json_arena));
+}
+
+static void *
+arena_alloc(struct json_arena *a, size_t n)
+{
+	void *p;
+
+	n = (n + 15) & ~(size_t)15;
+	if (a->used + n > a->cap) {
+		if (a->chunk != NULL) {
+			a->old = erealloc(a->old, (a->nold + 1) * sizeof *a->old);
+			a->old[a->nold++] = a->chunk;
+		}
+		a->cap = a->cap * 2 > n * 2 ? a->cap * 2 : (n * 2 > 65536 ? n * 2 : 65536);
+		a->chunk = emalloc(a->cap);
+		a->used = 0;
+	}
+	p = a->chunk + a->used;
+	a->used += n;
+	return p;
+}
+
+void
+json_arena_reset(struct json_arena *a)
+{
+	for (size_t i = 0; i < a->nold; i++)
+		free(a->old[i]);
+	a->nold = 0;
+	a->used = 0;
+}
+
+void
+json_arena_free(struct json_arena *a)
+{
+	if (a == NULL)
+		return;
+	json_arena_reset(a);
+	free(a->old);
+	free(a->chunk);
+	free(a);
+}
 
 static cJSON *parse_value(struct parser *ps);
 static cJSON *must(cJSON *v);
@@ -44,6 +100,9 @@ fail(struct parser *ps, const char *fmt, ...)
 static void
 skip_ws(struct parser *ps)
 {
+	/* Indentation: eight spaces at a time. */
+	while (ps->end - ps->p >= 8 && memcmp(ps->p, "        ", 8) == 0)
+		ps->p += 8;
 	while (ps->p < ps->end) {
 		unsigned char c = *ps->p;
 		if (c == '\n') {
@@ -113,32 +172,84 @@ hex4(struct parser *ps)
 	return v;
 }
 
-/* Parses a string literal at ps->p into a new C string. */
-static char *
-parse_string(struct parser *ps)
+/* A new node, in the arena when there is one. */
+static cJSON *
+node(struct parser *ps, int type)
 {
-	buf *b = &ps->sb;
+	cJSON *n;
+
+	if (ps->arena == NULL) {
+		if ((n = cJSON_CreateNull()) == NULL)
+			die("out of memory");
+		n->type = type;
+		return n;
+	}
+	n = arena_alloc(ps->arena, sizeof *n);
+	memset(n, 0, sizeof *n);
+	n->type = type;
+	return n;
+}
+
+static char *
+dupstr(struct parser *ps, const char *s, size_t n)
+{
+	char *p;
+
+	if (ps->arena == NULL)
+		return estrndup(s, n);
+	p = arena_alloc(ps->arena, n + 1);
+	memcpy(p, s, n);
+	p[n] = '\0';
+	return p;
+}
+
+/* Bytes that stand for themselves inside a string: printable ASCII but " and \. */
+static const unsigned char plain[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/*
+ * Reads a string literal at ps->p, appending its text to out (NULL: only
+ * checks it). False after failing.
+ */
+static bool
+string_body(struct parser *ps, buf *out)
+{
 	const unsigned char *run;
 	uint32_t cp;
 	long u, lo;
 	int len;
 	char t[16];
 
-	buf_reset(b);
 	ps->p++;	/* the opening quote */
 	for (;;) {
 		run = ps->p;
-		while (ps->p < ps->end && *ps->p >= 0x20 && *ps->p < 0x80 &&
-		    *ps->p != '"' && *ps->p != '\\')
+		while (ps->p < ps->end && plain[*ps->p])
 			ps->p++;
-		buf_add(b, run, (size_t)(ps->p - run));
+		if (out != NULL)
+			buf_add(out, run, (size_t)(ps->p - run));
 		if (ps->p >= ps->end) {
 			fail(ps, "unterminated string");
-			return NULL;
+			return false;
 		}
 		if (*ps->p == '"') {
 			ps->p++;
-			return estrndup(b->s != NULL ? b->s : "", b->len);
+			return true;
 		}
 		if (*ps->p >= 0x80) {
 			len = text_utf8_decode(ps->p, (size_t)(ps->end - ps->p),
@@ -146,39 +257,40 @@ parse_string(struct parser *ps)
 			if (len == 0) {
 				fail(ps, "invalid UTF-8 (byte 0x%02x) in string",
 				    *ps->p);
-				return NULL;
+				return false;
 			}
-			buf_add(b, ps->p, (size_t)len);
+			if (out != NULL)
+				buf_add(out, ps->p, (size_t)len);
 			ps->p += len;
 			continue;
 		}
 		if (*ps->p != '\\') {
 			fail(ps, "unescaped control character (%s) in string",
 			    here(ps, t));
-			return NULL;
+			return false;
 		}
 		ps->p++;
 		if (ps->p >= ps->end) {
 			fail(ps, "unterminated string");
-			return NULL;
+			return false;
 		}
 		switch (*ps->p++) {
-		case '"': buf_addc(b, '"'); break;
-		case '\\': buf_addc(b, '\\'); break;
-		case '/': buf_addc(b, '/'); break;
-		case 'b': buf_addc(b, '\b'); break;
-		case 'f': buf_addc(b, '\f'); break;
-		case 'n': buf_addc(b, '\n'); break;
-		case 'r': buf_addc(b, '\r'); break;
-		case 't': buf_addc(b, '\t'); break;
+		case '"': u = '"'; break;
+		case '\\': u = '\\'; break;
+		case '/': u = '/'; break;
+		case 'b': u = '\b'; break;
+		case 'f': u = '\f'; break;
+		case 'n': u = '\n'; break;
+		case 'r': u = '\r'; break;
+		case 't': u = '\t'; break;
 		case 'u':
 			if ((u = hex4(ps)) < 0) {
 				fail(ps, "invalid \\u escape in string");
-				return NULL;
+				return false;
 			}
 			if (u == 0) {
 				fail(ps, "\\u0000 in a string is not supported");
-				return NULL;
+				return false;
 			}
 			/* A high surrogate followed by a low one is one code point. */
 			if (u >= 0xd800 && u <= 0xdbff && ps->end - ps->p >= 6 &&
@@ -191,26 +303,83 @@ parse_string(struct parser *ps)
 				else
 					ps->p = save;
 			}
-			text_utf8_encode(b, (uint32_t)u);
 			break;
 		default:
 			ps->p--;
 			fail(ps, "invalid escape '\\%c' in string",
 			    *ps->p >= 0x20 && *ps->p < 0x7f ? *ps->p : '?');
-			return NULL;
+			return false;
 		}
+		if (out != NULL)
+			text_utf8_encode(out, (uint32_t)u);
 	}
 }
 
-static cJSON *
-parse_number(struct parser *ps)
+/*
+ * A string without escapes or non-ASCII, the usual case: its text as a
+ * span of the input, past the closing quote. False leaves ps as it was.
+ */
+static bool
+plain_string(struct parser *ps, const char **start, size_t *n)
 {
-	const unsigned char *s = ps->p;
-	bool isint = true;
-	size_t n;
-	cJSON *v;
-	double d;
+	const unsigned char *p = ps->p + 1;
 
+	/* Eight bytes at a time while none is a quote, a backslash, a control or non-ASCII. */
+	while (p + 8 <= ps->end) {
+		uint64_t w, q, b, c;
+
+		memcpy(&w, p, 8);
+		q = w ^ 0x2222222222222222ULL;
+		b = w ^ 0x5c5c5c5c5c5c5c5cULL;
+		c = (w - 0x2020202020202020ULL) | w;	/* < 0x20 or >= 0x80 */
+		if ((((q - 0x0101010101010101ULL) & ~q) | ((b - 0x0101010101010101ULL) & ~b) | c) &
+		    0x8080808080808080ULL)
+			break;
+		p += 8;
+	}
+	while (p < ps->end && plain[*p])
+		p++;
+	if (p >= ps->end || *p != '"')
+		return false;
+	*start = (const char *)ps->p + 1;
+	*n = (size_t)(p - ps->p - 1);
+	ps->p = p + 1;
+	return true;
+}
+
+/* Parses a string literal at ps->p into a new C string. */
+static char *
+parse_string(struct parser *ps)
+{
+	const char *span;
+	size_t n;
+
+	if (plain_string(ps, &span, &n))
+		return dupstr(ps, span, n);
+	buf_reset(&ps->sb);
+	if (!string_body(ps, &ps->sb))
+		return NULL;
+	return dupstr(ps, ps->sb.s != NULL ? ps->sb.s : "", ps->sb.len);
+}
+
+/* A number node's values, as cJSON sets them (valueint saturated). */
+static void
+number_value(cJSON *v, double d)
+{
+	v->valuedouble = d;
+	if (d >= INT_MAX)
+		v->valueint = INT_MAX;
+	else if (d <= (double)INT_MIN)
+		v->valueint = INT_MIN;
+	else if (d == d)
+		v->valueint = (int)d;
+}
+
+/* Moves past a number of the JSON grammar; false after failing. */
+static bool
+scan_number(struct parser *ps, bool *isint)
+{
+	*isint = true;
 	if (ps->p < ps->end && *ps->p == '-')
 		ps->p++;
 	if (ps->p < ps->end && *ps->p == '0')
@@ -220,47 +389,73 @@ parse_number(struct parser *ps)
 			ps->p++;
 	else {
 		fail(ps, "invalid number");
-		return NULL;
+		return false;
 	}
 	if (ps->p < ps->end && *ps->p == '.') {
-		isint = false;
+		*isint = false;
 		ps->p++;
 		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9') {
 			fail(ps, "invalid number: digits expected after '.'");
-			return NULL;
+			return false;
 		}
 		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
 			ps->p++;
 	}
 	if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
-		isint = false;
+		*isint = false;
 		ps->p++;
 		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
 			ps->p++;
 		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9') {
 			fail(ps, "invalid number: digits expected in exponent");
-			return NULL;
+			return false;
 		}
 		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
 			ps->p++;
 	}
+	return true;
+}
+
+static cJSON *
+parse_number(struct parser *ps)
+{
+	const unsigned char *s = ps->p;
+	bool isint;
+	size_t n;
+	cJSON *v;
+	double d;
+
+	if (!scan_number(ps, &isint))
+		return NULL;
 	n = (size_t)(ps->p - s);
 	d = num_parse_json((const char *)s, n);
+	v = node(ps, cJSON_Number);
 	if (isint) {
 		/* Python reads "-0" as the integer 0. */
-		v = must(cJSON_CreateNumber(d == 0 ? 0.0 : d));
 		v->type |= JSON_INT;
 		v->valuestring = n == 2 && s[0] == '-' && s[1] == '0' ?
-		    estrdup("0") : estrndup((const char *)s, n);
-	} else
-		v = must(cJSON_CreateNumber(d));
+		    dupstr(ps, "0", 1) : dupstr(ps, (const char *)s, n);
+		d = d == 0 ? 0.0 : d;
+	}
+	number_value(v, d);
 	return v;
 }
 
-/* Moves src's value into dst (which keeps its key and list links). */
+/*
+ * Moves src's value into dst (which keeps its key and list links). In an
+ * arena nothing is freed: the arena goes as a whole.
+ */
 static void
-take_content(cJSON *dst, cJSON *src)
+take_content(cJSON *dst, cJSON *src, bool arena)
 {
+	if (arena) {
+		dst->type = src->type;
+		dst->valuestring = src->valuestring;
+		dst->valueint = src->valueint;
+		dst->valuedouble = src->valuedouble;
+		dst->child = src->child;
+		return;
+	}
 	if (dst->child != NULL)
 		cJSON_Delete(dst->child);
 	free(dst->valuestring);
@@ -333,20 +528,138 @@ keytab_find(const struct keytab *t, const char *key)
 	return NULL;
 }
 
+static bool skip_value(struct parser *ps);
+
+/* Checks an object or array without building it. */
+static bool
+skip_container(struct parser *ps, char close)
+{
+	bool obj = close == '}';
+	char t[16];
+
+	if (++ps->depth > JSON_MAX_DEPTH) {
+		fail(ps, "nesting deeper than %d levels", JSON_MAX_DEPTH);
+		return false;
+	}
+	ps->p++;
+	skip_ws(ps);
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		ps->depth--;
+		return true;
+	}
+	for (;;) {
+		skip_ws(ps);
+		if (obj) {
+			if (ps->p >= ps->end || *ps->p != '"') {
+				fail(ps, "expected a member name, found %s", here(ps, t));
+				return false;
+			}
+			if (!string_body(ps, NULL))
+				return false;
+			skip_ws(ps);
+			if (ps->p >= ps->end || *ps->p != ':') {
+				fail(ps, "expected ':' after member name, found %s", here(ps, t));
+				return false;
+			}
+			ps->p++;
+		}
+		if (!skip_value(ps))
+			return false;
+		skip_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == close) {
+			ps->p++;
+			break;
+		}
+		fail(ps, obj ? "expected ',' or '}' in object, found %s" :
+		    "expected ',' or ']' in array, found %s", here(ps, t));
+		return false;
+	}
+	ps->depth--;
+	return true;
+}
+
+/* Checks a value as parse_value() would, without building anything. */
+static bool
+skip_value(struct parser *ps)
+{
+	bool isint;
+	char t[16];
+
+	skip_ws(ps);
+	if (ps->p >= ps->end) {
+		fail(ps, "unexpected end of input");
+		return false;
+	}
+	switch (*ps->p) {
+	case '{':
+		return skip_container(ps, '}');
+	case '[':
+		return skip_container(ps, ']');
+	case '"':
+		return string_body(ps, NULL);
+	case 't':
+		if (literal(ps, "true"))
+			return true;
+		break;
+	case 'f':
+		if (literal(ps, "false"))
+			return true;
+		break;
+	case 'n':
+		if (literal(ps, "null"))
+			return true;
+		break;
+	case 'N':
+		if (literal(ps, "NaN"))
+			return true;
+		break;
+	case 'I':
+		if (literal(ps, "Infinity"))
+			return true;
+		break;
+	case '-':
+		if (literal(ps, "-Infinity"))
+			return true;
+		return scan_number(ps, &isint);
+	default:
+		if (*ps->p >= '0' && *ps->p <= '9')
+			return scan_number(ps, &isint);
+		break;
+	}
+	fail(ps, "unexpected %s", here(ps, t));
+	return false;
+}
+
+/* Whether a top-level member is wanted (json_parse_keys). */
+static bool
+wanted(const struct parser *ps, const char *key, size_t n)
+{
+	for (size_t i = 0; i < ps->nkeys; i++)
+		if (ps->keys[i][0] == key[0] && strncmp(ps->keys[i], key, n) == 0 &&
+		    ps->keys[i][n] == '\0')
+			return true;
+	return false;
+}
+
 static cJSON *
 parse_object(struct parser *ps)
 {
 	cJSON *obj, *val, *old, *it;
 	struct keytab tab = { NULL, 0, 0 };
-	size_t count = 0;
+	size_t count = 0, klen;
+	const char *kspan;
 	char *key, t[16];
 
 	if (++ps->depth > JSON_MAX_DEPTH) {
 		fail(ps, "nesting deeper than %d levels", JSON_MAX_DEPTH);
 		return NULL;
 	}
-	if ((obj = cJSON_CreateObject()) == NULL)
-		die("out of memory");
+	obj = node(ps, cJSON_Object);
 	ps->p++;
 	skip_ws(ps);
 	if (ps->p < ps->end && *ps->p == '}') {
@@ -360,18 +673,30 @@ parse_object(struct parser *ps)
 			fail(ps, "expected a member name, found %s", here(ps, t));
 			goto bad;
 		}
-		if ((key = parse_string(ps)) == NULL)
-			goto bad;
+		if (!plain_string(ps, &kspan, &klen)) {
+			buf_reset(&ps->sb);
+			if (!string_body(ps, &ps->sb))
+				goto bad;
+			kspan = ps->sb.s != NULL ? ps->sb.s : "";
+			klen = ps->sb.len;
+		}
 		skip_ws(ps);
 		if (ps->p >= ps->end || *ps->p != ':') {
 			fail(ps, "expected ':' after member name, found %s",
 			    here(ps, t));
-			free(key);
 			goto bad;
 		}
 		ps->p++;
+		if (ps->keys != NULL && ps->depth == 1 && !wanted(ps, kspan, klen)) {
+			/* Not wanted: checked, not built. */
+			if (!skip_value(ps))
+				goto bad;
+			goto next;
+		}
+		key = dupstr(ps, kspan, klen);
 		if ((val = parse_value(ps)) == NULL) {
-			free(key);
+			if (ps->arena == NULL)
+				free(key);
 			goto bad;
 		}
 		/* Python keeps the first position and the last value. */
@@ -383,8 +708,9 @@ parse_object(struct parser *ps)
 				if (it->string[0] == key[0] && strcmp(it->string, key) == 0)
 					old = it;
 		if (old != NULL) {
-			free(key);
-			take_content(old, val);
+			if (ps->arena == NULL)
+				free(key);
+			take_content(old, val, ps->arena != NULL);
 		} else {
 			val->string = key;
 			cJSON_AddItemToArray(obj, val);
@@ -396,6 +722,7 @@ parse_object(struct parser *ps)
 					keytab_put(&tab, val);
 			}
 		}
+next:
 		skip_ws(ps);
 		if (ps->p < ps->end && *ps->p == ',') {
 			ps->p++;
@@ -413,7 +740,8 @@ parse_object(struct parser *ps)
 	return obj;
 bad:
 	free(tab.slot);
-	cJSON_Delete(obj);
+	if (ps->arena == NULL)
+		cJSON_Delete(obj);
 	return NULL;
 }
 
@@ -427,8 +755,7 @@ parse_array(struct parser *ps)
 		fail(ps, "nesting deeper than %d levels", JSON_MAX_DEPTH);
 		return NULL;
 	}
-	if ((arr = cJSON_CreateArray()) == NULL)
-		die("out of memory");
+	arr = node(ps, cJSON_Array);
 	ps->p++;
 	skip_ws(ps);
 	if (ps->p < ps->end && *ps->p == ']') {
@@ -438,7 +765,8 @@ parse_array(struct parser *ps)
 	}
 	for (;;) {
 		if ((val = parse_value(ps)) == NULL) {
-			cJSON_Delete(arr);
+			if (ps->arena == NULL)
+				cJSON_Delete(arr);
 			return NULL;
 		}
 		cJSON_AddItemToArray(arr, val);
@@ -452,7 +780,8 @@ parse_array(struct parser *ps)
 			break;
 		}
 		fail(ps, "expected ',' or ']' in array, found %s", here(ps, t));
-		cJSON_Delete(arr);
+		if (ps->arena == NULL)
+			cJSON_Delete(arr);
 		return NULL;
 	}
 	ps->depth--;
@@ -487,33 +816,41 @@ parse_value(struct parser *ps)
 	case '"':
 		if ((s = parse_string(ps)) == NULL)
 			return NULL;
-		v = must(cJSON_CreateString(""));
-		free(v->valuestring);
+		v = node(ps, cJSON_String);
 		v->valuestring = s;
 		return v;
 	case 't':
 		if (literal(ps, "true"))
-			return must(cJSON_CreateTrue());
+			return node(ps, cJSON_True);
 		break;
 	case 'f':
 		if (literal(ps, "false"))
-			return must(cJSON_CreateFalse());
+			return node(ps, cJSON_False);
 		break;
 	case 'n':
 		if (literal(ps, "null"))
-			return must(cJSON_CreateNull());
+			return node(ps, cJSON_NULL);
 		break;
 	case 'N':
-		if (literal(ps, "NaN"))
-			return json_new_float(NAN);
+		if (literal(ps, "NaN")) {
+			v = node(ps, cJSON_Number);
+			v->valuedouble = NAN;
+			return v;
+		}
 		break;
 	case 'I':
-		if (literal(ps, "Infinity"))
-			return must(cJSON_CreateNumber(INFINITY));
+		if (literal(ps, "Infinity")) {
+			v = node(ps, cJSON_Number);
+			number_value(v, INFINITY);
+			return v;
+		}
 		break;
 	case '-':
-		if (literal(ps, "-Infinity"))
-			return must(cJSON_CreateNumber(-INFINITY));
+		if (literal(ps, "-Infinity")) {
+			v = node(ps, cJSON_Number);
+			number_value(v, -INFINITY);
+			return v;
+		}
 		return parse_number(ps);
 	default:
 		if (*ps->p >= '0' && *ps->p <= '9')
@@ -527,11 +864,28 @@ parse_value(struct parser *ps)
 cJSON *
 json_parse(const char *text, size_t len, json_error *err)
 {
+	return json_parse_keys(text, len, NULL, 0, err);
+}
+
+cJSON *
+json_parse_keys(const char *text, size_t len, const char *const *keys,
+    size_t nkeys, json_error *err)
+{
+	return json_parse_arena(text, len, keys, nkeys, NULL, err);
+}
+
+cJSON *
+json_parse_arena(const char *text, size_t len, const char *const *keys,
+    size_t nkeys, struct json_arena *arena, json_error *err)
+{
 	struct parser ps;
 	cJSON *v;
 	char t[16];
 
 	memset(&ps, 0, sizeof ps);
+	ps.keys = keys;
+	ps.nkeys = nkeys;
+	ps.arena = arena;
 	ps.p = (const unsigned char *)text;
 	ps.end = ps.p + len;
 	ps.line_start = ps.p;
@@ -544,7 +898,8 @@ json_parse(const char *text, size_t len, json_error *err)
 		skip_ws(&ps);
 		if (ps.p < ps.end) {
 			fail(&ps, "unexpected %s after the value", here(&ps, t));
-			cJSON_Delete(v);
+			if (arena == NULL)
+				cJSON_Delete(v);
 			v = NULL;
 		}
 	}
@@ -643,7 +998,7 @@ json_set(cJSON *obj, const char *key, cJSON *v)
 	cJSON *old = json_get(obj, key);
 
 	if (old != NULL) {
-		take_content(old, v);
+		take_content(old, v, false);
 		return;
 	}
 	free(v->string);

@@ -51,6 +51,26 @@ cJSON *json_new_null(void);
 /* Appends v to an array. */
 void json_append(cJSON *arr, cJSON *v);
 
+/*
+ * json_parse(), building of a top-level object only the members named in
+ * keys[0..nkeys): the others are checked (invalid JSON is still an error)
+ * but not built. keys == NULL builds everything.
+ */
+cJSON *json_parse_keys(const char *text, size_t len, const char *const *keys,
+    size_t nkeys, json_error *err);
+
+/*
+ * Trees of many small records without malloc and free per node: nodes and
+ * strings come from an arena, and json_arena_reset() releases a tree whole.
+ * Such a tree must never be given to cJSON_Delete() or changed.
+ */
+struct json_arena;
+struct json_arena *json_arena_new(void);
+cJSON *json_parse_arena(const char *text, size_t len, const char *const *keys,
+    size_t nkeys, struct json_arena *arena, json_error *err);
+void json_arena_reset(struct json_arena *a);
+void json_arena_free(struct json_arena *a);
+
 /* Number nodes. json_new_int keeps the exact text; json_new_float is a float. */
 cJSON *json_new_int(long long v);
 cJSON *json_new_float(double v);

@@ -23,7 +23,14 @@ struct store {
 	char *root;		/* NULL when there is no directory store */
 	char **streams;
 	int nstreams;
+	const char *const *want;	/* store_want(), or NULL for all */
+	size_t nwant;
+	int threads;			/* store_threads(), or 0 */
 };
+
+/* What the store reads of every record itself. */
+static const char *const store_keys[] = { "model_id", "timestamp", "commit_sha",
+    "success", "baseline_eligible", "run_source" };
 
 /* The identity keys whose values are read from raw text before parsing. */
 static const char *const prefilter_keys[] = { "workload_id", "variant_id" };
@@ -50,6 +57,8 @@ struct scan {
 	void (*hit)(const struct store_hit *, void *);
 	void *ctx;
 	bool use_pre[NPRE];
+	const char **keys;	/* the members to build, or NULL for all */
+	size_t nkeys;
 	pthread_mutex_t lock;
 	char *raised, *raised_path;
 	struct warning *warn;
@@ -59,6 +68,7 @@ struct scan {
 	char **units;
 	size_t nunits, next;
 	const char *root;
+	int threads;
 };
 
 /* One reader's own state. */
@@ -66,6 +76,7 @@ struct worker {
 	struct scan *sc;
 	bool *match;
 	buf text;
+	struct json_arena *arena;	/* each record's tree, released whole */
 };
 
 store *
@@ -95,6 +106,19 @@ store_open(const char *spec)
 	}
 	s->root = estrdup(spec);
 	return s;
+}
+
+void
+store_threads(store *s, int n)
+{
+	s->threads = n;
+}
+
+void
+store_want(store *s, const char *const *keys, size_t n)
+{
+	s->want = keys;
+	s->nwant = n;
 }
 
 void
@@ -361,7 +385,8 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 		if (!any)
 			return;
 	}
-	if ((rec = json_parse(text, len, &e)) == NULL) {
+	json_arena_reset(w->arena);
+	if ((rec = json_parse_arena(text, len, sc->keys, sc->nkeys, w->arena, &e)) == NULL) {
 		warn_later(sc, where, line > 0 ? line + e.line - 1 : e.line,
 		    "skipping invalid JSON in the history: %s", e.msg);
 		return;
@@ -369,7 +394,6 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 	if (!cJSON_IsObject(rec)) {
 		not_object_error(rec, msg, sizeof msg);
 		note_raise(sc, path != NULL ? path : where, msg);
-		cJSON_Delete(rec);
 		return;
 	}
 	any = false;
@@ -388,7 +412,6 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 		pthread_mutex_unlock(&sc->lock);
 	}
 	free(own);
-	cJSON_Delete(rec);
 }
 
 /*
@@ -521,6 +544,7 @@ worker_init(struct worker *w, struct scan *sc)
 	memset(w, 0, sizeof *w);
 	w->sc = sc;
 	w->match = ecalloc((size_t)sc->nq + 1, sizeof *w->match);
+	w->arena = json_arena_new();
 }
 
 static void
@@ -528,6 +552,7 @@ worker_free(struct worker *w)
 {
 	free(w->match);
 	buf_free(&w->text);
+	json_arena_free(w->arena);
 }
 
 /* A reader thread: top-level directories of the store, one at a time. */
@@ -559,12 +584,15 @@ work(void *arg)
 	return NULL;
 }
 
-/* How many threads read a store: PERF_STORE_THREADS, else the CPUs (up to 4). */
+/*
+ * How many threads read a store: PERF_STORE_THREADS, else what the caller
+ * asked, else the CPUs (up to 4).
+ */
 static int
-thread_count(void)
+thread_count(int asked)
 {
 	const char *env = getenv("PERF_STORE_THREADS");
-	long n = env != NULL ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+	long n = env != NULL ? atol(env) : asked > 0 ? asked : sysconf(_SC_NPROCESSORS_ONLN);
 
 	return n < 1 ? 1 : n > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : (int)n;
 }
@@ -609,7 +637,7 @@ scan_root(struct scan *sc, struct worker *main_w)
 	if (errno != 0)
 		store_failed(sc, sc->root, errno);
 	closedir(d);
-	nthreads = thread_count();
+	nthreads = thread_count(sc->threads);
 	if ((size_t)nthreads > sc->nunits)
 		nthreads = (int)sc->nunits;
 	for (; nthreads > 1 && started < nthreads; started++)
@@ -648,9 +676,24 @@ store_scan(store *s, const struct store_query *q, int nq,
 			sc.use_pre[j] &= has;
 		}
 	}
+	if (s->want != NULL) {
+		/* The caller's keys, the store's own, and every query's. */
+		size_t cap = s->nwant + sizeof store_keys / sizeof *store_keys;
+		for (i = 0; i < nq; i++)
+			cap += (size_t)q[i].nkeys;
+		sc.keys = emalloc(cap * sizeof *sc.keys);
+		for (size_t n = 0; n < s->nwant; n++)
+			sc.keys[sc.nkeys++] = s->want[n];
+		for (size_t n = 0; n < sizeof store_keys / sizeof *store_keys; n++)
+			sc.keys[sc.nkeys++] = store_keys[n];
+		for (i = 0; i < nq; i++)
+			for (k = 0; k < q[i].nkeys; k++)
+				sc.keys[sc.nkeys++] = q[i].keys[k];
+	}
 	worker_init(&w, &sc);
 	if (s->root != NULL) {
 		sc.root = s->root;
+		sc.threads = s->threads;
 		scan_root(&sc, &w);
 	}
 	rc = sc.failed ? -1 : 0;
@@ -670,6 +713,7 @@ store_scan(store *s, const struct store_query *q, int nq,
 	else
 		free(sc.raised);
 	free(sc.raised_path);
+	free(sc.keys);
 	pthread_mutex_destroy(&sc.lock);
 	return rc;
 }

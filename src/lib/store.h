@@ -32,7 +32,7 @@ struct store_query {
 	bool eligible_only;	/* baseline_eligible is true, or neither key present */
 };
 
-/* A record that matched at least one query. */
+/* A record that matched at least one query; valid during the callback only. */
 struct store_hit {
 	const cJSON *record;
 	const char *path;	/* store-relative path ("model/ts_sha.json"); for a
@@ -50,6 +50,20 @@ typedef struct store store;
  * cannot be used.
  */
 store *store_open(const char *spec);
+/*
+ * Only these top-level keys of the records are needed (besides those the
+ * queries and the store itself use): the rest is checked but not built.
+ * keys must outlive the store. Default: every key.
+ */
+void store_want(store *s, const char *const *keys, size_t n);
+
+/*
+ * The most reader threads a scan uses (default: the CPUs, up to 4);
+ * PERF_STORE_THREADS overrides it. One is cheapest in CPU when every
+ * record is a hit (the hits are delivered under a lock).
+ */
+void store_threads(store *s, int n);
+
 /* Adds a JSON-lines history stream (file name, "-" for stdin). */
 void store_add_stream(store *s, const char *file);
 

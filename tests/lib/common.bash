@@ -21,6 +21,14 @@ unset PERF_RUN_SOURCE PERF_PYTEST_RC PERF_UPLOAD_POLICY PERF_REPORTS_DIR \
 	BUILDKITE_PULL_REQUEST BUILDKITE_BRANCH BUILDKITE_COMMIT \
 	BUILDKITE_BUILD_URL BUILDKITE_BUILD_ID BUILDKITE_JOB_ID
 
+# not CMD...: succeeds when CMD fails. (A bare "! cmd" never fails a bats
+# test: set -e ignores negated commands.)
+not() {
+	if "$@"; then
+		return 1
+	fi
+}
+
 # run_case PROG DIR/NAME: runs PROG on NAME.in.jsonl with the arguments of
 # NAME.args and the variables of NAME.env (one VAR=value per line), and
 # compares stdout with NAME.out.jsonl, stderr with NAME.err (empty when

@@ -124,6 +124,33 @@ main(void)
 	ok(v == NULL && e.line == 3 && e.col == 8, "error line and column in a "
 	    "multi-line value (%ld:%ld)", e.line, e.col);
 
+	/* Building only the wanted members of a top-level object. */
+	{
+		static const char *const want[] = { "a", "c" };
+		const char *t = "{\"a\":1,\"b\":{\"a\":[1,2,{\"x\":\"y\\u00e9\"}]},\"c\":{\"b\":2},"
+		    "\"a\":3,\"d\":[true,null,-1.5e3,\"s\"]}";
+
+		v = json_parse_keys(t, strlen(t), want, 2, &e);
+		s = write_as(v, JSON_COMPACT);
+		is_str(s, "{\"a\":3,\"c\":{\"b\":2}}",
+		    "only wanted members are built, nested ones whole, the last duplicate wins");
+		free(s);
+		cJSON_Delete(v);
+		t = "{\"a\":1,\"b\":{\"x\":tru}}";
+		v = json_parse_keys(t, strlen(t), want, 2, &e);
+		ok(v == NULL && strstr(e.msg, "unexpected") != NULL && e.col == 17,
+		    "invalid JSON in a skipped member is still an error (%s, col %ld)", e.msg, e.col);
+		t = "{\"b\":\"\xff\"}";
+		v = json_parse_keys(t, strlen(t), want, 2, &e);
+		ok(v == NULL && strstr(e.msg, "UTF-8") != NULL, "so is invalid UTF-8");
+		t = "[{\"b\":1}]";
+		v = json_parse_keys(t, strlen(t), want, 2, &e);
+		s = write_as(v, JSON_COMPACT);
+		is_str(s, "[{\"b\":1}]", "only a top-level object is projected");
+		free(s);
+		cJSON_Delete(v);
+	}
+
 	/* Python repr() and str(). */
 	for (i = 0; i < sizeof pyrepr_vectors / sizeof *pyrepr_vectors; i++) {
 		v = json_parse(pyrepr_vectors[i].in, strlen(pyrepr_vectors[i].in), &e);

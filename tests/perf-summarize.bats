@@ -1,0 +1,229 @@
+#!/usr/bin/env bats
+# perf-summarize: the Markdown summary (reference 6.1, 6.2), the dashboard
+# (7.1, in inline SVG), CSV and stability.
+
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+load lib/common
+load lib/chromium
+
+N=perf-summarize
+S=$FIXTURES/perf-summarize
+NOW=2026-06-30T12:00:00Z
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	export PERFORMANCE_TRACKING_ROOT=$BATS_TEST_TMPDIR/no-store
+	unset DASHBOARD_DAYS
+}
+
+@test "the 6.1 worked example, byte for byte" {
+	run --separate-stderr $N "$S/cases/worked-example.in.jsonl"
+	assert_success
+	assert_equal "$output" "## Performance Baseline Comparison
+
+Threshold: gated metrics fail only when both percent and absolute regression floors are exceeded.
+
+| Model | GPU | Baseline N | Latency (curr/base) | Throughput (curr/base) | Memory (curr/base) | Text Enc (curr/base) | DiT (curr/base) | VAE Decode (curr/base) | Worst Regression | Exceeded Metrics | Failing Metrics | Status | Status Detail |
+|---|---|---:|---|---|---|---|---|---|---:|---|---|---|---|
+| wan-t2v-1.3b-2gpu | NVIDIA L40S | 2 | 11.000 / 10.100 | 4.500 / 4.500 | 10000.0 / 10000.0 | n/a / n/a | 8.600 / 8.100 | n/a / n/a | 8.9% | latency, dit_time_s | latency, dit_time_s | REGRESSION | wan-t2v-1.3b-2gpu latency regressed by 8.9% and 0.900 (current=11.000, baseline_median=10.100, threshold=gated, >8.0% and >0.500); wan-t2v-1.3b-2gpu dit_time_s regressed by 6.2% and 0.500 (current=8.600, baseline_median=8.100, threshold=gated, >5.0% and >0.250) |"
+	[ -z "$stderr" ]
+}
+
+@test "every gate-rolling fixture's summary matches the reference's transcription" {
+	for f in "$S"/cases/*.in.jsonl; do
+		run --separate-stderr $N "$f"
+		assert_success
+		diff <(echo "$output") "${f%.in.jsonl}.md"
+	done
+}
+
+@test "Status and Status Detail replace newlines and pipes; model and GPU stay verbatim" {
+	run --separate-stderr $N <<<'{"model_id":"a|b","gpu_type":"G|PU","comparison_status":"PA|SS","comparison_status_reason":"line one\nline|two"}'
+	assert_success
+	assert_line --index 4 "| a|b | G|PU | n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a | none | none | PA/SS | line one line/two |"
+}
+
+@test "Worst Regression may be negative, and -0.0%" {
+	run --separate-stderr $N <<'EOF'
+{"model_id":"m","gpu_type":"g","comparison":{"baseline_n":1,"metrics":{"latency":{"baseline":10.0,"percent_delta":-0.022,"threshold_exceeded":false,"regressed":false}}}}
+{"model_id":"m","gpu_type":"g","comparison":{"baseline_n":1,"metrics":{"latency":{"baseline":10.0,"percent_delta":-0.0001}}}}
+EOF
+	assert_success
+	[[ ${lines[4]} == *" | -2.2% | none | none | "* ]]
+	[[ ${lines[5]} == *" | -0.0% | none | none | "* ]]
+}
+
+@test "records never gated get n/a baselines and their stored status" {
+	run --separate-stderr $N <<<'{"model_id":"m","gpu_type":"g","latency":10.0,"memory":5000.0,"comparison_status":"PASS","comparison_status_reason":"ok"}'
+	assert_success
+	assert_line --index 4 "| m | g | n/a | 10.000 / n/a | n/a / n/a | 5000.0 / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a | none | none | PASS | ok |"
+}
+
+@test "--reports-dir writes perf_<sha7>_<local time>.md; GITHUB_STEP_SUMMARY is appended" {
+	echo "earlier" >step.md
+	run --separate-stderr env BUILDKITE_COMMIT=abcdef0123456 GITHUB_STEP_SUMMARY="$BATS_TEST_TMPDIR/step.md" \
+		$N --reports-dir reports "$S/cases/pass.in.jsonl"
+	assert_success
+	f=$(ls reports/)
+	[[ $f =~ ^perf_abcdef0_[0-9]{8}_[0-9]{6}\.md$ ]]
+	[[ $stderr == "Performance report written to reports/$f" ]]
+	diff "reports/$f" <(cat "$S/cases/pass.md"; echo)
+	diff step.md <(echo earlier; cat "$S/cases/pass.md"; echo)
+	run --separate-stderr env BUILDKITE_COMMIT= PERF_REPORTS_DIR="$BATS_TEST_TMPDIR/r2" $N "$S/cases/pass.in.jsonl"
+	assert_success
+	[[ $(ls r2) =~ ^perf_unknown_[0-9]{8}_[0-9]{6}\.md$ ]]
+}
+
+@test "--annotate-max: failing rows first, whole rows only, and where the full summary is" {
+	for _ in $(seq 1 40); do cat "$S/cases/pass.in.jsonl"; done >many.jsonl
+	cat "$S/cases/worked-example.in.jsonl" >>many.jsonl
+	run --separate-stderr $N --annotate-max 3000 --reports-dir rep many.jsonl
+	assert_success
+	[ "${#output}" -le 3000 ]
+	[[ ${lines[4]} == "| wan-t2v-1.3b-2gpu | NVIDIA L40S | 2 | 11.000 / 10.100 "* ]]
+	[[ ${lines[-1]} =~ ^_[0-9]+\ of\ 41\ rows\ are\ not\ shown:\ the\ summary\ is\ [0-9]+\ bytes,\ over\ the\ annotation\ limit\ of\ 3000\;\ the\ full\ summary\ is\ rep/perf_unknown_[0-9_]+\.md\._$ ]]
+	for l in "${lines[@]:4:${#lines[@]}-5}"; do [[ $l == "| "*" |" ]]; done
+	[ "$(wc -l <rep/perf_unknown_*.md)" -eq 48 ]
+	run --separate-stderr $N --annotate-max 100 many.jsonl
+	assert_failure 2
+}
+
+@test "--csv: one RFC 4180 row per record and metric" {
+	run --separate-stderr $N --csv out.csv "$S/cases/worked-example.in.jsonl"
+	assert_success
+	[ "$(head -1 out.csv)" = $'model_id,gpu_type,workload_id,variant_id,benchmark_version,recipe_fingerprint,hardware_profile_id,software_profile_id,timestamp,metric,current,baseline,absolute_delta,percent_delta,threshold_exceeded,regressed,comparison_status\r' ]
+	[ "$(wc -l <out.csv)" -eq 7 ]
+	grep -q $'^wan-t2v-1.3b-2gpu,NVIDIA L40S,wan-t2v,1.3b-sp2,2,recipe-1,hw-l40s-2,sw-cuda,2026-06-16T00:00:00+00:00,latency,11.0,10.1,0.9000000000000004,0.08910891089108915,true,true,REGRESSION\r$' out.csv
+	grep -q $',text_encoder_time_s,,,,,false,false,REGRESSION\r$' out.csv
+	run --separate-stderr $N --csv q.csv <<<'{"model_id":"a,\"b\"","gpu_type":"x\ny"}'
+	assert_success
+	grep -q '^"a,""b""","x$' q.csv
+}
+
+@test "--stability: runs, median, min, max and spread per cohort and metric" {
+	for l in 30.8 31.1 30.9 31.2 31.0; do
+		printf '{"model_id":"m","gpu_type":"g","latency":%s,"memory":100.0}\n' "$l"
+	done >runs.jsonl
+	run --separate-stderr $N --stability runs.jsonl
+	assert_success
+	assert_output "## Run-to-run stability
+
+| Cohort | Metric | Runs | Median | Min | Max | Spread |
+|---|---|---:|---:|---:|---:|---:|
+| m / g | latency | 5 | 31.000 | 30.800 | 31.200 | 1.3% |
+| m / g | memory | 5 | 100.0 | 100.0 | 100.0 | 0.0% |"
+	run --separate-stderr $N --stability --json runs.jsonl
+	assert_success
+	[ "$(jq -c '[.metric, .runs, .median, .min, .max]' <<<"${lines[0]}")" = '["latency",5,31,30.8,31.2]' ]
+}
+
+@test "the dashboard is one self-contained page: no script, nothing fetched" {
+	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
+	assert_success
+	not grep -qi '<script' dash.html
+	not grep -Eqi '(src|href)="(https?:)?//' dash.html
+	not grep -qi '@import\|url(' dash.html
+	[ "$(grep -c '<svg viewBox="0 0 360 180" role="img"' dash.html)" -eq 15 ]
+	[[ $stderr == *"Loaded 42 records across 5 model(s), 2 GPU type(s), date range: 2026-06-01 03:00:00 → 2026-06-30 01:00:00"* ]]
+	[[ $stderr == *"Generated 15 metric plot(s)"* ]]
+}
+
+@test "dashboard cohorts: v2 merges renames; legacy and invalid v2 stay apart (10.8 rows 2-5)" {
+	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
+	assert_success
+	[ "$(grep -c '<section id=' dash.html)" -eq 4 ]
+	grep -q '<title>wan-t2v-1.3b-2gpu | NVIDIA L40S | wan-t2v / 1.3b-sp2 / v3 | recipe ec56b019a3e3 | hw-41f86157a | sw-51a21bb70 | latency' dash.html
+	grep -q '30 records</p>' dash.html
+	grep -q 'legacy-benchmark | NVIDIA L40S | Legacy v1 | latency' dash.html
+	grep -q 'broken-identity | NVIDIA L40S | Invalid v2: wan-t2v / missing / missing | recipe missing | missing | missing | latency' dash.html
+	not grep -q 'legacy / legacy' dash.html
+}
+
+@test "dashboard hover text: record, statuses, reason; identity on the chart (10.8 row 7)" {
+	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
+	assert_success
+	grep -q '^wan-t2v-1.3b | NVIDIA L40S$' dash.html  # a renamed record says so
+	grep -q '^REGRESSION$' dash.html || grep -q '^REGRESSION (' dash.html
+	grep -q 'latency regressed by 10.1% and 3.120' dash.html
+	grep -q '2026-06-30 01:00 UTC (this build)' dash.html
+	grep -q '^software_profile_id=sw-51a21bb706c36ab3</title>' dash.html
+	grep -q '<rect class="band"' dash.html
+}
+
+@test "dashboard skipped plots: table with the reference's reasons and counts (10.8 row 8)" {
+	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
+	assert_success
+	grep -q '<h3 class="skipped">Skipped Metric Plots</h3>' dash.html
+	grep -q '<tr><td>wan-t2v-1.3b-1gpu-gb10</td><td>NVIDIA GB10</td><td>wan-t2v / 1.3b-sp1 / v3<br><code>recipe fe824b8bf011 | hw-ce06872cd | sw-51a21bb70</code></td><td>dit_time_s</td><td class="n">2</td><td class="n">0</td><td>no non-null values in loaded records</td></tr>' dash.html
+	[[ $stderr == *"  - legacy-benchmark | NVIDIA L40S | Legacy v1 |  | dit_time_s: no non-null values in loaded records (0/9 non-null)"* ]]
+}
+
+@test "dashboard window: DASHBOARD_DAYS and --days; unparsable timestamps are kept" {
+	run --separate-stderr env DASHBOARD_DAYS=3 $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
+	assert_success
+	[[ $stderr == *"Loaded 4 records"* ]]
+	grep -q 'Performance Dashboard (last 3 days)' dash.html
+	run --separate-stderr $N --days 1 --html dash.html --now $NOW <<<'{"model_id":"m","gpu_type":"g","timestamp":"garbage","latency":1.0}'
+	assert_success
+	[[ $stderr == *"Loaded 1 records"* ]]
+	run --separate-stderr env DASHBOARD_DAYS=soon $N --html dash.html </dev/null
+	assert_failure 2
+}
+
+@test "--dashboard writes dashboard_<sha7>_<local time>.html into the reports directory" {
+	run --separate-stderr env BUILDKITE_COMMIT= $N --dashboard --reports-dir rep --now $NOW "$S/batch.jsonl"
+	assert_success
+	f=$(ls rep/dashboard_*)
+	[[ $f =~ ^rep/dashboard__[0-9]{8}_[0-9]{6}\.html$ ]]
+	[[ $stderr == *"Dashboard generated: $f"* ]]
+	run --separate-stderr $N --dashboard </dev/null
+	assert_failure 2
+}
+
+@test "the same inputs give the same dashboard, byte for byte" {
+	$N --html a.html --store "$S/store" --now $NOW "$S/batch.jsonl" >/dev/null 2>&1
+	$N --html b.html --store "$S/store" --now $NOW "$S/batch.jsonl" >/dev/null 2>&1
+	cmp a.html b.html
+}
+
+@test "a model_id with markup is escaped everywhere; nothing runs" {
+	run --separate-stderr $N --html x.html <<<'{"model_id":"<script>alert(1)</script>\"x","gpu_type":"<b>g</b>","latency":1.0,"comparison_status":"PASS","comparison_status_reason":"<img src=x onerror=alert(2)>"}'
+	assert_success
+	not grep -q '<script>alert' x.html
+	not grep -q '<img src=x' x.html
+	grep -q '&lt;script&gt;alert(1)&lt;/script&gt;&quot;x' x.html
+}
+
+@test "headless Chromium renders the dashboard: charts in the DOM, no console errors" {
+	chromium_or_skip
+	$N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl" >/dev/null 2>&1
+	chromium_run shot "file://$BATS_TEST_TMPDIR/dash.html" --window-size=1280,2400 --screenshot="$BATS_TEST_TMPDIR/dash.png"
+	[ -s dash.png ]
+	chromium_run dom "file://$BATS_TEST_TMPDIR/dash.html" --dump-dom
+	[ "$(grep -o '<svg viewBox="0 0 360 180" role="img"' dom.out | wc -l)" -eq 15 ]
+	grep -q '<polyline class="ln" points="[0-9]' dom.out
+	not grep -Ei 'CONSOLE|Uncaught|Failed to load' dom.err shot.err
+}
+
+@test "headless Chromium: a <script> in a model_id does not run" {
+	chromium_or_skip
+	$N --html x.html <<<'{"model_id":"<script>document.title=\"pwned\"</script>","gpu_type":"g","latency":1.0}' 2>/dev/null
+	chromium_run dom "file://$BATS_TEST_TMPDIR/x.html" --dump-dom
+	grep -q '<title>Performance Dashboard</title>' dom.out
+	not grep -q 'pwned.*</title>' dom.out
+}
+
+REC='{"model_id":"a","gpu_type":"g"}'
+
+@test "empty input gives empty output" { check_empty_input $N; }
+@test "reports malformed JSON, non-objects and trailing garbage by line, keeps valid rows" {
+	printf '%s\n{"model_id": nope}\n%s\n[1,2]\n%s junk\n' "$REC" "$REC" "$REC" >in.jsonl
+	run --separate-stderr $N in.jsonl
+	assert_failure 2
+	[ "$(grep -c '^| a | g |' <<<"$output")" -eq 2 ]
+	[[ $stderr == *"$N: in.jsonl:2: invalid JSON at column 14: unexpected 'n'"* ]]
+}
+@test "a full disk on stdout is exit 2, never success" { check_full_disk $N "$S/cases/pass.in.jsonl"; }
+@test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
+@test "-h prints usage on stdout, exit 0" { check_help $N; }
+@test "--version prints the version" { check_version $N; }
