@@ -550,6 +550,43 @@ shape_of(const char *status)
 	return SHAPE_OTHER;
 }
 
+/* A coordinate with one decimal, as "%.1f" writes it, without printf. */
+static void
+num1(buf *b, double v)
+{
+	char t[32];
+	long long tenths;
+	int n = 0;
+
+	if (!(fabs(v) < 1e15)) {
+		buf_addf(b, "%.1f", v);
+		return;
+	}
+	tenths = llround(v * 10);
+	if (tenths < 0) {
+		buf_addc(b, '-');
+		tenths = -tenths;
+	}
+	t[n++] = (char)('0' + tenths % 10);
+	t[n++] = '.';
+	tenths /= 10;
+	do {
+		t[n++] = (char)('0' + tenths % 10);
+		tenths /= 10;
+	} while (tenths > 0);
+	while (n > 0)
+		buf_addc(b, t[--n]);
+}
+
+/* " name=\"v\"" with one decimal. */
+static void
+attr1(buf *b, const char *name, double v)
+{
+	buf_addf(b, " %s=\"", name);
+	num1(b, v);
+	buf_addc(b, '"');
+}
+
 static void
 marker(buf *b, int shape, double x, double y, bool current)
 {
@@ -558,20 +595,51 @@ marker(buf *b, int shape, double x, double y, bool current)
 
 	switch (shape) {
 	case SHAPE_PASS:
-		buf_addf(b, "<circle class=\"s0%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\"/>", c,
-		    x, y, r);
+		buf_addf(b, "<circle class=\"s0%s\"", c);
+		attr1(b, "cx", x);
+		attr1(b, "cy", y);
+		attr1(b, "r", r);
+		buf_adds(b, "/>");
 		break;
 	case SHAPE_REGRESSION:
-		buf_addf(b, "<path class=\"s1%s\" d=\"M%.1f %.1fl%.1f %.1fh%.1fz\"/>", c,
-		    x, y - r * 1.2, r * 1.1, r * 2, -r * 2.2);
+		buf_addf(b, "<path class=\"s1%s\" d=\"M", c);
+		num1(b, x);
+		buf_addc(b, ' ');
+		num1(b, y - r * 1.2);
+		buf_addc(b, 'l');
+		num1(b, r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, r * 2);
+		buf_addc(b, 'h');
+		num1(b, -r * 2.2);
+		buf_adds(b, "z\"/>");
 		break;
 	case SHAPE_CALIBRATION:
-		buf_addf(b, "<path class=\"s2%s\" d=\"M%.1f %.1fl%.1f %.1fl%.1f %.1fl%.1f %.1fz\"/>",
-		    c, x, y - r * 1.3, r * 1.1, r * 1.3, -r * 1.1, r * 1.3, -r * 1.1, -r * 1.3);
+		buf_addf(b, "<path class=\"s2%s\" d=\"M", c);
+		num1(b, x);
+		buf_addc(b, ' ');
+		num1(b, y - r * 1.3);
+		buf_addc(b, 'l');
+		num1(b, r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, r * 1.3);
+		buf_addc(b, 'l');
+		num1(b, -r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, r * 1.3);
+		buf_addc(b, 'l');
+		num1(b, -r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, -r * 1.3);
+		buf_adds(b, "z\"/>");
 		break;
 	default:
-		buf_addf(b, "<rect class=\"s3%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
-		    "height=\"%.1f\"/>", c, x - r, y - r, r * 2, r * 2);
+		buf_addf(b, "<rect class=\"s3%s\"", c);
+		attr1(b, "x", x - r);
+		attr1(b, "y", y - r);
+		attr1(b, "width", r * 2);
+		attr1(b, "height", r * 2);
+		buf_adds(b, "/>");
 	}
 }
 
@@ -702,7 +770,11 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 			in++;
 			used++;
 			if (used * buckets >= (k + 1) * npts) {
-				buf_addf(b, "%s%.1f,%.1f", k ? " " : "", sx / in, sy / in);
+				if (k > 0)
+					buf_addc(b, ' ');
+				num1(b, sx / in);
+				buf_addc(b, ',');
+				num1(b, sy / in);
 				k++;
 				sx = sy = 0;
 				in = 0;
@@ -804,33 +876,20 @@ failing_status(const char *s)
 	    strcmp(s, "INFRA_ERROR") == 0;
 }
 
-void
-dash_render(struct dash *d, buf *out)
+/* The page with at most markers markers and line_points points per chart. */
+static void
+render(struct dash *d, buf *out, size_t markers, size_t line_points)
 {
 	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
-	size_t i, markers, line_points, charts, *order, no = 0;
+	size_t i, *order, no = 0;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 
-	group_records(d);
 	/* Cohorts whose latest record fails first, then the rest, in key order. */
 	order = emalloc((d->ngroups + 1) * sizeof *order);
 	for (int pass = 0; pass < 2; pass++)
 		for (i = 0; i < d->ngroups; i++)
 			if (failing_status(latest(d, &d->groups[i])->status) == (pass == 0))
 				order[no++] = i;
-	/*
-	 * Keep the page under 2 MB: what is left of a 1.8 MB budget after the
-	 * fixed parts of the charts and cohorts goes to line points and to
-	 * markers with hover text (about 9 and 150 bytes each).
-	 */
-	charts = d->plots ? d->plots : 1;
-	{
-		double left = 1.8e6 - (double)charts * 1100 - (double)d->ngroups * 700;
-		double pts = left * 0.35 / (double)charts / 9, mk = left * 0.65 / (double)charts / 150;
-
-		line_points = pts < 16 ? 16 : pts > LINE_POINTS ? LINE_POINTS : (size_t)pts;
-		markers = mk < 1 ? 1 : (size_t)mk;
-	}
 	for (i = 0; i < d->n; i++)
 		if (d->r[i].instant != ISOTIME_MIN) {
 			lo = d->r[i].instant < lo ? d->r[i].instant : lo;
@@ -950,6 +1009,44 @@ dash_render(struct dash *d, buf *out)
 	buf_free(&title);
 	buf_free(&detail);
 	buf_free(&t);
+}
+
+/* The page must stay under this many bytes. */
+#define PAGE_LIMIT 1950000
+
+void
+dash_render(struct dash *d, buf *out)
+{
+	size_t markers = 1, points = LINE_POINTS, start = out->len;
+
+	group_records(d);
+	/*
+	 * A marker for every record and the full line when that fits: start
+	 * from what the fixed parts of the charts leave of the budget (about
+	 * 1100 bytes a chart, 700 a cohort, 150 a marker, 9 a point)...
+	 */
+	{
+		size_t most = 1, charts = d->plots ? d->plots : 1;
+		double left = PAGE_LIMIT - (double)charts * 1100 - (double)d->ngroups * 700;
+		double mk = left * 0.65 / (double)charts / 150 * 1.5;
+		double pts = left * 0.35 / (double)charts / 9;
+
+		for (size_t i = 0; i < d->ngroups; i++)
+			most = d->groups[i].n > most ? d->groups[i].n : most;
+		markers = mk < 1 ? 1 : mk > (double)most ? most : (size_t)mk;
+		points = pts < 16 ? 16 : pts > LINE_POINTS ? LINE_POINTS : (size_t)pts;
+	}
+	for (int tries = 0;; tries++) {
+		out->len = start;
+		render(d, out, markers, points);
+		if (out->len - start <= PAGE_LIMIT || (markers == 1 && points == 16) || tries == 8)
+			break;
+		/* ...else fewer older markers and a coarser line, in proportion. */
+		double k = (double)PAGE_LIMIT / (double)(out->len - start) * 0.97;
+		markers = markers * k < 1 ? 1 : (size_t)(markers * k);
+		points = points * k < 16 ? 16 : (size_t)(points * k);
+	}
+	out->s[out->len] = '\0';
 }
 
 void
