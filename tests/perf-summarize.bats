@@ -124,6 +124,8 @@ EOF
 	not grep -Eqi '(src|href)="(https?:)?//' dash.html
 	not grep -qi '@import\|url(' dash.html
 	[ "$(grep -c '<svg viewBox="0 0 360 180" role="img"' dash.html)" -eq 15 ]
+	# A marker with hover text for every record and metric (30x6 + 2x3 + 9x3 + 1x3).
+	[ "$(grep -o '<g><[a-z]* class="s[0-3]' dash.html | wc -l)" -eq 216 ]
 	[[ $stderr == *"Loaded 42 records across 5 model(s), 2 GPU type(s), date range: 2026-06-01 03:00:00 → 2026-06-30 01:00:00"* ]]
 	[[ $stderr == *"Generated 15 metric plot(s)"* ]]
 }
