@@ -19,6 +19,7 @@
 #include "buf.h"
 #include "cli.h"
 #include "err.h"
+#include "git.h"
 #include "identity.h"
 #include "isotime.h"
 #include "json.h"
@@ -33,6 +34,7 @@
 
 static struct {
 	const char *store;
+	const char *cache;	/* of a git store */
 	const char *artifacts;
 	const char *rc_text;	/* the collector's status as given, or NULL */
 	bool collect_failed;
@@ -67,8 +69,8 @@ struct current {
 };
 
 static const char usage_text[] =
-    "usage: perf-gate-rolling [-s store] [-H history.jsonl] [--collect-rc n]\n"
-    "                         [-a artifacts-dir] [file ...]\n";
+    "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
+    "                         [--collect-rc n] [-a artifacts-dir] [file ...]\n";
 
 /* Reads a record of the batch; false after reporting it. */
 static bool
@@ -247,7 +249,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 		q[2 * i + 1].successful_only = true;
 	}
 	if (nq > 0) {
-		if ((st = store_open(opt.store)) == NULL)
+		if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 			rc = -1;
 		else {
 			store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
@@ -485,13 +487,10 @@ classify(struct current *c, bool unattributed, const char *raised,
 static bool
 write_artifact(const struct current *c)
 {
-	cJSON *copy = cJSON_Duplicate(c->rec, true);
 	char *rel = store_record_path(c->rec), *path = NULL, *slash;
 	buf text = BUF_INIT;
 	bool ok = false;
 
-	json_remove(copy, "static_failures");
-	json_remove(copy, "comparison");
 	if (rel == NULL) {
 		fprintf(stderr, "Failed to write normalized performance result artifact: "
 		    "model_id, timestamp and commit_sha must be strings\n");
@@ -501,7 +500,7 @@ write_artifact(const struct current *c)
 	slash = strchr(rel, '/');
 	*slash = '_';
 	path = easprintf("%s/normalized_perf_%s", opt.artifacts, rel);
-	if (json_write(&text, copy, JSON_INDENT2, NULL) != 0 ||
+	if (store_record_text(c->rec, &text, NULL) != 0 ||
 	    atomic_mkdirs(opt.artifacts) != 0 ||
 	    atomic_write_file(path, text.s, text.len) != 0) {
 		fprintf(stderr, "Failed to write normalized performance result artifact: "
@@ -514,7 +513,6 @@ done:
 	free(rel);
 	free(path);
 	buf_free(&text);
-	cJSON_Delete(copy);
 	return ok;
 }
 
@@ -559,6 +557,7 @@ main(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "store", required_argument, NULL, 's' },
+		{ "cache", required_argument, NULL, 'C' },
 		{ "history", required_argument, NULL, 'H' },
 		{ "collect-rc", required_argument, NULL, 'R' },
 		{ "artifacts", required_argument, NULL, 'a' },
@@ -576,6 +575,7 @@ main(int argc, char *argv[])
 	const char *env;
 	int c;
 
+	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL ? env :
 	    "/tmp/perf-tracking";
@@ -584,6 +584,7 @@ main(int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
+		case 'C': opt.cache = optarg; break;
 		case 'H':
 			opt.histories = erealloc(opt.histories,
 			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "dashboard.h"
 #include "err.h"
+#include "git.h"
 #include "identity.h"
 #include "isotime.h"
 #include "json.h"
@@ -32,6 +33,7 @@ static struct {
 	const char *html;
 	const char *csv;
 	const char *store;
+	const char *cache;	/* of a git store */
 	char **histories;
 	int nhistories;
 	long annotate_max;
@@ -44,8 +46,8 @@ static struct {
 
 static const char usage_text[] =
     "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
-    "                      [--html file] [--dashboard] [-s store] [-H history]\n"
-    "                      [--days n] [--now time] [file ...]\n"
+    "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
+    "                      [-H history] [--days n] [--now time] [file ...]\n"
     "       perf-summarize --stability [--json] [file ...]\n";
 
 static const char md_head[] =
@@ -426,7 +428,7 @@ dashboard(buf *page)
 	memset(&all, 0, sizeof all);
 	for (size_t i = 0; i < opt.n; i++)
 		dash_add(d, opt.recs[i], true);
-	if ((st = store_open(opt.store)) == NULL)
+	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		ok = false;
 	else {
 		store_want(st, dash_keys, dash_nkeys);
@@ -469,6 +471,7 @@ main(int argc, char *argv[])
 		{ "dashboard", no_argument, NULL, 'D' },
 		{ "csv", required_argument, NULL, 'C' },
 		{ "store", required_argument, NULL, 's' },
+		{ "cache", required_argument, NULL, 'K' },
 		{ "history", required_argument, NULL, 'H' },
 		{ "days", required_argument, NULL, 'd' },
 		{ "now", required_argument, NULL, 'N' },
@@ -486,6 +489,7 @@ main(int argc, char *argv[])
 	bool trouble;
 	int c;
 
+	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	opt.annotate_max = 1000000;
 	opt.now = isotime_now();
@@ -502,6 +506,7 @@ main(int argc, char *argv[])
 		case 'D': opt.dashboard = true; break;
 		case 'C': opt.csv = optarg; break;
 		case 's': opt.store = optarg; break;
+		case 'K': opt.cache = optarg; break;
 		case 'H':
 			opt.histories = erealloc(opt.histories,
 			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);

@@ -1,6 +1,9 @@
+#define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +31,25 @@ write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int
-atomic_write_file(const char *path, const void *data, size_t n)
+/*
+ * Moves tmp to path without ever replacing a file there: renameat2's
+ * RENAME_NOREPLACE, or, where the file system lacks it, a hard link.
+ */
+static int
+place_new(const char *tmp, const char *path)
+{
+	if (renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (link(tmp, path) != 0)
+		return -1;
+	unlink(tmp);
+	return 0;
+}
+
+static int
+write_file(const char *path, const void *data, size_t n, bool replace)
 {
 	char *dcopy = estrdup(path), *bcopy = estrdup(path);
 	char *dir = dirname(dcopy), *base = basename(bcopy), *tmp;
@@ -49,7 +69,7 @@ atomic_write_file(const char *path, const void *data, size_t n)
 		errno = e;
 		goto fail;
 	}
-	if (close(fd) != 0 || rename(tmp, path) != 0) {
+	if (close(fd) != 0 || (replace ? rename(tmp, path) : place_new(tmp, path)) != 0) {
 		e = errno;
 		unlink(tmp);
 		errno = e;
@@ -70,6 +90,37 @@ fail:
 	free(bcopy);
 	errno = e;
 	return -1;
+}
+
+int
+atomic_write_file(const char *path, const void *data, size_t n)
+{
+	return write_file(path, data, n, true);
+}
+
+int
+atomic_create_file(const char *path, const void *data, size_t n)
+{
+	return write_file(path, data, n, false);
+}
+
+static int
+remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	return (flag == FTW_DP ? rmdir(path) : unlink(path)) != 0 && errno != ENOENT ?
+	    -1 : 0;
+}
+
+int
+atomic_remove_tree(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : -1;
+	return nftw(path, remove_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 int

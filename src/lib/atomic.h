@@ -17,4 +17,14 @@ int atomic_write_file(const char *path, const void *data, size_t n);
 /* Creates dir and its missing parents (mode 0777 & ~umask). 0 or -1/errno. */
 int atomic_mkdirs(const char *dir);
 
+/*
+ * As atomic_write_file, but never replaces a file: when path exists,
+ * returns -1 with errno EEXIST and leaves it as it was, even when another
+ * process creates it at the same moment.
+ */
+int atomic_create_file(const char *path, const void *data, size_t n);
+
+/* Removes path and everything below it (symbolic links are not followed). */
+int atomic_remove_tree(const char *path);
+
 #endif

@@ -16,10 +16,12 @@
 #include "isotime.h"
 #include "json.h"
 #include "jsonl.h"
+#include "gitstore.h"
 #include "store.h"
 #include "text.h"
 
 struct store {
+	gitstore *git;		/* the git store whose cache is root, or NULL */
 	char *root;		/* NULL when there is no directory store */
 	char **streams;
 	int nstreams;
@@ -82,15 +84,24 @@ struct worker {
 store *
 store_open(const char *spec)
 {
+	return store_open_cache(spec, NULL);
+}
+
+store *
+store_open_cache(const char *spec, const char *cache)
+{
 	store *s = ecalloc(1, sizeof *s);
 	struct stat st;
 
 	if (spec == NULL)
 		return s;
-	if (strncmp(spec, "git+", 4) == 0) {
-		warnx_("%s: git stores are not supported by this version", spec);
-		free(s);
-		return NULL;
+	if (gitstore_is_spec(spec)) {
+		if ((s->git = gitstore_open(spec, cache, false)) == NULL) {
+			free(s);
+			return NULL;
+		}
+		s->root = estrdup(gitstore_dir(s->git));
+		return s;
 	}
 	if (stat(spec, &st) != 0) {
 		if (errno == ENOENT)
@@ -133,6 +144,7 @@ store_close(store *s)
 {
 	if (s == NULL)
 		return;
+	gitstore_close(s->git);
 	for (int i = 0; i < s->nstreams; i++)
 		free(s->streams[i]);
 	free(s->streams);
@@ -406,6 +418,8 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 		h.path = path != NULL ? path : where;
 		h.instant = store_record_instant(rec);
 		h.stream = line > 0;
+		h.text = text;
+		h.len = len;
 		h.match = w->match;
 		pthread_mutex_lock(&sc->lock);
 		sc->hit(&h, sc->ctx);
@@ -715,5 +729,18 @@ store_scan(store *s, const struct store_query *q, int nq,
 	free(sc.raised_path);
 	free(sc.keys);
 	pthread_mutex_destroy(&sc.lock);
+	return rc;
+}
+
+int
+store_record_text(const cJSON *rec, buf *out, buf *where)
+{
+	cJSON *copy = cJSON_Duplicate(rec, true);
+	int rc;
+
+	json_remove(copy, "static_failures");
+	json_remove(copy, "comparison");
+	rc = json_write(out, copy, JSON_INDENT2, where);
+	cJSON_Delete(copy);
 	return rc;
 }

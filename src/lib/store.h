@@ -2,7 +2,8 @@
  * store: the history store, read side (reference 8.3, DESIGN.md "History
  * store").
  *
- * A store is a directory laid out as the reference's dataset: every
+ * A store is a directory laid out as the reference's dataset (or a git
+ * repository holding one, read through a local clone): every
  * "*.json" file below it, recursively, is one record; hidden files and
  * directories are never read. History may also come as JSON-lines streams
  * (gzip allowed), the export of a store that a CI cache keeps.
@@ -20,6 +21,8 @@
 #include <stdint.h>
 
 #include <cjson/cJSON.h>
+
+#include "buf.h"
 
 #define STORE_MAX_KEYS 8
 
@@ -39,6 +42,8 @@ struct store_hit {
 				 * stream line, the path it would have in a store */
 	bool stream;		/* read from a JSON-lines stream */
 	int64_t instant;	/* its timestamp; ISOTIME_MIN when unparsable */
+	const char *text;	/* the record as stored */
+	size_t len;
 	const bool *match;	/* match[i] for each query */
 };
 
@@ -46,9 +51,13 @@ typedef struct store store;
 
 /*
  * Opens the history: spec is a directory (a missing one is an empty
- * history), or NULL for none. Returns NULL after reporting a store that
- * cannot be used.
+ * history), a git store "git+URL" (read through its cache clone under
+ * cache, NULL for the default: see gitstore.h; the remote is fetched
+ * first and must be reachable), or NULL for none. Returns NULL after
+ * reporting a store that cannot be used.
  */
+store *store_open_cache(const char *spec, const char *cache);
+/* store_open_cache with the default cache. */
 store *store_open(const char *spec);
 /*
  * Only these top-level keys of the records are needed (besides those the
@@ -89,6 +98,14 @@ void store_close(store *s);
  * of those values is not a string.
  */
 char *store_record_path(const cJSON *rec);
+
+/*
+ * The bytes a record is stored as: without perfkite's transient keys
+ * (static_failures, comparison), indented by two spaces, no final newline
+ * (reference 2.10). Returns 0, or -1 for a non-finite number (*where, when
+ * given, names it).
+ */
+int store_record_text(const cJSON *rec, buf *out, buf *where);
 
 /*
  * The reference's timestamp of a record: str() of "timestamp" parsed as an

@@ -51,7 +51,15 @@ main(void)
 	snprintf(path, sizeof path, "%s/missing/x.json", dir);
 	ok(atomic_write_file(path, "x", 1) == -1 && errno == ENOENT,
 	    "missing directory fails with ENOENT");
-	if (access("/dev/full", W_OK) == 0)
-		ok(1, "(full-disk behaviour is tested end to end in bats)");
+	snprintf(path, sizeof path, "%s/a/b/c/new.json", dir);
+	ok(atomic_create_file(path, "{\"n\": 1}", 8) == 0, "create a new file");
+	ok(atomic_create_file(path, "{}", 2) == -1 && errno == EEXIST,
+	    "create never replaces a file");
+	ok(stat(path, &st) == 0 && st.st_size == 8, "the first file is kept whole");
+	ok(entries(sub) == 2, "no temporary file left behind a refused create");
+	snprintf(sub, sizeof sub, "%s/a", dir);
+	ok(atomic_remove_tree(sub) == 0 && stat(sub, &st) != 0, "remove a tree");
+	ok(atomic_remove_tree(sub) == 0, "removing a missing tree is fine");
+	rmdir(dir);
 	return done_testing();
 }

@@ -1,0 +1,72 @@
+/*
+ * storew: writing the history store, a directory or a git remote
+ * (DESIGN.md "History store").
+ *
+ * A directory store is written under an exclusive lock (the hidden file
+ * ".perfkite-lock" in it), each record file created whole under a hidden
+ * temporary name, fsync'ed and moved into place without ever replacing a
+ * file; a batch ends by counting one more revision in ".perfkite-revision".
+ * Concurrent writers take turns; readers never lock and never see a
+ * partial file.
+ *
+ * A git store is written in its cache clone (see gitstore.h): the batch's
+ * files are committed together and the commit pushed.
+ */
+#ifndef PERF_STOREW_H
+#define PERF_STOREW_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef struct storew storew;
+
+/*
+ * Opens the store for writing (a missing directory is created). cache is
+ * the --cache directory of a git store, or NULL for the default. A git
+ * remote that cannot be reached leaves the store usable (its commits wait
+ * in the cache): storew_remote_error() says why. NULL after reporting.
+ */
+storew *storew_open(const char *spec, const char *cache);
+
+/* The store for messages ("dir" or the remote without its password). */
+const char *storew_shown(const storew *w);
+/* The directory the record files are in (the cache's work tree for git). */
+const char *storew_dir(const storew *w);
+/* Why the git remote could not be reached, or NULL. */
+const char *storew_remote_error(const storew *w);
+
+enum storew_have { STOREW_ABSENT, STOREW_SAME, STOREW_OTHER, STOREW_ERROR };
+
+/* What the store holds at rel (store-relative) compared with the n bytes. */
+enum storew_have storew_check(storew *w, const char *rel, const char *data, size_t n);
+
+/*
+ * Writes a new record file (its directories are made). Returns 0; 1 when
+ * a file is already there (left as it is: a racing writer won); -1 after
+ * reporting another problem.
+ */
+int storew_put(storew *w, const char *rel, const char *data, size_t n);
+
+/*
+ * Makes the files written since the last call a revision of the store:
+ * for git, one commit with message msg, pushed (retried when the remote
+ * moved). Returns 0; 1 when they are committed but could not be pushed
+ * (they wait in the cache); -1 after reporting another problem.
+ */
+int storew_commit(storew *w, const char *msg);
+
+/* The store's current revision (a counter or the remote head), or NULL for none. */
+const char *storew_revision(const storew *w);
+
+/*
+ * The compare-and-swap of a seed upload: adds the n files (none of which
+ * may exist) as the revision that follows storew_revision(), or fails
+ * without changing anything when the store moved since it was opened.
+ * Returns 0 with the new revision in out, or -1 after reporting.
+ */
+int storew_swap(storew *w, char *const *rel, char *const *data, const size_t *len,
+    size_t n, const char *msg, char out[64]);
+
+void storew_close(storew *w);
+
+#endif

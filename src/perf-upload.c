@@ -1,0 +1,429 @@
+/*
+ * perf-upload: stores compared records in the history store by the upload
+ * policy (reference 5.9, 8.2): a directory or a git remote, one revision
+ * (one git commit) per batch. Records pass through to stdout. With
+ * --export, writes the whole store as one gzip JSON-lines stream instead.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zlib.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "cli.h"
+#include "err.h"
+#include "git.h"
+#include "json.h"
+#include "jsonl.h"
+#include "store.h"
+#include "storew.h"
+
+enum policy { POLICY_NEVER, POLICY_PASS, POLICY_ALWAYS };
+
+static struct {
+	const char *store;
+	const char *cache;
+	const char *output;
+	enum policy policy;
+	bool export;
+} opt;
+
+/* A record of the batch that the policy stores. */
+struct item {
+	char *path;		/* store-relative */
+	buf text;		/* the stored bytes */
+	char *file;
+	long line;
+	char *model_id;		/* str() */
+	char *sha7;		/* first 7 of commit_sha, or "unknown" */
+	enum { ITEM_NEW, ITEM_STORED, ITEM_DUPLICATE, ITEM_FAILED } state;
+};
+
+static struct item *items;
+static size_t nitems;
+static bool trouble;
+
+static const char usage_text[] =
+    "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
+    "       perf-upload --export [-s store] [--cache dir] [-o file]\n";
+
+static bool
+parse_policy(const char *s, enum policy *p)
+{
+	if (strcmp(s, "never") == 0)
+		*p = POLICY_NEVER;
+	else if (strcmp(s, "pass") == 0)
+		*p = POLICY_PASS;
+	else if (strcmp(s, "always") == 0)
+		*p = POLICY_ALWAYS;
+	else
+		return false;
+	return true;
+}
+
+/* The reference's "success" for the policy: missing counts as true. */
+static bool
+record_success(const cJSON *rec)
+{
+	const cJSON *v = json_get(rec, "success");
+
+	return v == NULL || json_truthy(v);
+}
+
+static char *
+pystr_or_none(const cJSON *v)
+{
+	return v != NULL ? json_pystr_dup(v) : estrdup("None");
+}
+
+static void
+process(jsonl_reader *r, const jsonl_span *s, cJSON *rec)
+{
+	const cJSON *sha = json_get(rec, "commit_sha");
+	bool ok = record_success(rec);
+	struct item *it;
+	char *path, *id, *src;
+	buf where = BUF_INIT;
+
+	jsonl_put(r, s, rec);
+	id = pystr_or_none(json_get(rec, "model_id"));
+	if (opt.policy == POLICY_NEVER || (opt.policy == POLICY_PASS && !ok)) {
+		src = pystr_or_none(json_get(rec, "run_source"));
+		fprintf(stderr, "Tracking upload skipped for %s (%s, success=%s)\n", id, src,
+		    ok ? "True" : "False");
+		free(src);
+		free(id);
+		return;
+	}
+	if ((path = store_record_path(rec)) == NULL) {
+		jsonl_error(r, s, "cannot store the record: model_id and timestamp must be "
+		    "strings");
+		free(id);
+		return;
+	}
+	items = erealloc(items, (nitems + 1) * sizeof *items);
+	it = &items[nitems];
+	memset(it, 0, sizeof *it);
+	if (store_record_text(rec, &it->text, &where) != 0) {
+		jsonl_error(r, s, "cannot store the record: %s is not a finite number",
+		    where.s);
+		buf_free(&where);
+		buf_free(&it->text);
+		free(path);
+		free(id);
+		return;
+	}
+	it->path = path;
+	it->file = estrdup(s->file);
+	it->line = s->line;
+	it->model_id = id;
+	it->sha7 = cJSON_IsString(sha) && *sha->valuestring != '\0' ?
+	    estrndup(sha->valuestring, 7) : estrdup("unknown");
+	nitems++;
+}
+
+/* Marks records of the batch that repeat an earlier one; a clash is an error. */
+static void
+dedupe(void)
+{
+	for (size_t i = 0; i < nitems; i++)
+		for (size_t j = 0; j < i && items[i].state == ITEM_NEW; j++) {
+			if (items[j].state != ITEM_NEW || strcmp(items[i].path, items[j].path) != 0)
+				continue;
+			if (items[i].text.len == items[j].text.len &&
+			    memcmp(items[i].text.s, items[j].text.s, items[i].text.len) == 0)
+				items[i].state = ITEM_DUPLICATE;
+			else {
+				diag(items[i].file, items[i].line, "another record of the batch "
+				    "(line %ld) has the same store path %s", items[j].line,
+				    items[i].path);
+				items[i].state = ITEM_FAILED;
+				trouble = true;
+			}
+		}
+}
+
+/* A file that is already there: the same record is fine, another is not replaced. */
+static void
+already_there(storew *w, struct item *it)
+{
+	switch (storew_check(w, it->path, it->text.s, it->text.len)) {
+	case STOREW_SAME:
+		fprintf(stderr, "already stored → %s/%s\n", storew_shown(w), it->path);
+		it->state = ITEM_STORED;
+		break;
+	case STOREW_OTHER:
+		diag(it->file, it->line, "%s/%s already holds a different record; "
+		    "not overwritten", storew_shown(w), it->path);
+		it->state = ITEM_FAILED;
+		trouble = true;
+		break;
+	default:
+		it->state = ITEM_FAILED;
+		trouble = true;
+	}
+}
+
+static void
+upload(void)
+{
+	size_t i, nnew = 0;
+	struct item *one = NULL;
+	storew *w;
+	buf msg = BUF_INIT;
+	int rc;
+
+	dedupe();
+	if ((w = storew_open(opt.store, opt.cache)) == NULL) {
+		trouble = true;
+		return;
+	}
+	for (i = 0; i < nitems; i++) {
+		struct item *it = &items[i];
+
+		if (it->state != ITEM_NEW)
+			continue;
+		if (storew_check(w, it->path, it->text.s, it->text.len) != STOREW_ABSENT) {
+			already_there(w, it);
+			continue;
+		}
+		rc = storew_put(w, it->path, it->text.s, it->text.len);
+		if (rc == 1)	/* another writer got there first */
+			already_there(w, it);
+		else if (rc < 0) {
+			it->state = ITEM_FAILED;
+			trouble = true;
+		} else {
+			nnew++;
+			one = it;
+		}
+	}
+	if (nnew == 1)
+		buf_addf(&msg, "Perf: %s at %s", one->model_id, one->sha7);
+	else {
+		buf_addf(&msg, "Perf: %zu records\n\n", nnew);
+		for (i = 0; i < nitems; i++)
+			if (items[i].state == ITEM_NEW)
+				buf_addf(&msg, "%s\n", items[i].path);
+	}
+	rc = storew_commit(w, msg.s);
+	if (rc == 0)
+		for (i = 0; i < nitems; i++)
+			if (items[i].state == ITEM_NEW)
+				fprintf(stderr, "uploaded → %s/%s\n", storew_shown(w), items[i].path);
+	if (rc == 1)
+		warnx_("%s: not pushed; the records wait in the cache %s for the next "
+		    "upload", storew_shown(w), storew_dir(w));
+	if (rc != 0)
+		trouble = true;
+	buf_free(&msg);
+	storew_close(w);
+}
+
+/* Export: the store's records, one compact line each, in path order. */
+struct line {
+	char *path;
+	char *text;
+	size_t len;
+};
+
+struct lines {
+	struct line *v;
+	size_t n;
+};
+
+/* The record's text on one line: whitespace outside strings removed. */
+static char *
+one_line(const char *t, size_t n, size_t *out_n)
+{
+	char *o = emalloc(n + 1);
+	size_t k = 0;
+	bool in = false, esc = false;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = t[i];
+
+		if (in) {
+			o[k++] = c;
+			if (esc)
+				esc = false;
+			else if (c == '\\')
+				esc = true;
+			else if (c == '"')
+				in = false;
+		} else if (c == '"') {
+			in = true;
+			o[k++] = c;
+		} else if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+			o[k++] = c;
+	}
+	o[k] = '\0';
+	*out_n = k;
+	return o;
+}
+
+static void
+collect(const struct store_hit *h, void *ctx)
+{
+	struct lines *l = ctx;
+	struct line *e;
+
+	l->v = erealloc(l->v, (l->n + 1) * sizeof *l->v);
+	e = &l->v[l->n++];
+	e->path = estrdup(h->path);
+	e->text = one_line(h->text, h->len, &e->len);
+}
+
+static int
+cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->path, ((const struct line *)b)->path);
+}
+
+/* gzip of n bytes (zlib, gzip wrapper). */
+static int
+gzip_buf(const char *in, size_t n, buf *out)
+{
+	z_stream z;
+	int rc;
+
+	memset(&z, 0, sizeof z);
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -1;
+	buf_grow(out, deflateBound(&z, (uLong)n) + 64);
+	z.next_in = (Bytef *)in;
+	z.avail_in = (uInt)n;
+	z.next_out = (Bytef *)out->s;
+	z.avail_out = (uInt)out->cap;
+	rc = deflate(&z, Z_FINISH);
+	out->len = z.total_out;
+	deflateEnd(&z);
+	return rc == Z_STREAM_END ? 0 : -1;
+}
+
+static int
+export(void)
+{
+	static const char *const keys[] = { "model_id" };
+	struct store_query all = { .nkeys = 0 };
+	struct lines l = { NULL, 0 };
+	buf text = BUF_INIT, gz = BUF_INIT;
+	char *raised = NULL;
+	store *st;
+	int rc = EXIT_PASS;
+
+	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+		return EXIT_TROUBLE;
+	store_want(st, keys, 1);
+	if (store_scan(st, &all, 1, collect, &l, &raised) != 0)
+		rc = EXIT_TROUBLE;
+	else if (raised != NULL) {
+		warnx_("%s: %s", opt.store, raised);
+		rc = EXIT_TROUBLE;
+	}
+	store_close(st);
+	qsort(l.v, l.n, sizeof *l.v, cmp_line);
+	for (size_t i = 0; i < l.n; i++) {
+		buf_add(&text, l.v[i].text, l.v[i].len);
+		buf_addc(&text, '\n');
+		free(l.v[i].path);
+		free(l.v[i].text);
+	}
+	free(l.v);
+	free(raised);
+	if (rc == EXIT_PASS && gzip_buf(text.s != NULL ? text.s : "", text.len, &gz) != 0) {
+		warnx_("cannot compress the export");
+		rc = EXIT_TROUBLE;
+	}
+	if (rc == EXIT_PASS && opt.output != NULL) {
+		if (atomic_write_file(opt.output, gz.s, gz.len) != 0) {
+			warnx_("%s: cannot write: %s", opt.output, strerror(errno));
+			rc = EXIT_TROUBLE;
+		}
+	} else if (rc == EXIT_PASS) {
+		if (isatty(1)) {
+			warnx_("not writing compressed data to a terminal; use -o FILE");
+			rc = EXIT_TROUBLE;
+		} else if (fwrite(gz.s, 1, gz.len, stdout) != gz.len ||
+		    jsonl_finish(stdout, "standard output") != 0)
+			rc = EXIT_TROUBLE;
+	}
+	if (rc == EXIT_PASS)
+		fprintf(stderr, "exported %zu records from %s\n", l.n, opt.store);
+	buf_free(&text);
+	buf_free(&gz);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "export", no_argument, NULL, 'E' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *env;
+	int c, rc;
+
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL && *env != '\0' ?
+	    env : "/tmp/perf-tracking";
+	if ((env = getenv("PERF_UPLOAD_POLICY")) != NULL && !parse_policy(env, &opt.policy)) {
+		/* The reference's words and its fallback. */
+		fprintf(stderr, "Invalid PERF_UPLOAD_POLICY='%s'; using 'never'\n", env);
+		opt.policy = POLICY_NEVER;
+	}
+	while ((c = getopt_long(argc, argv, "ho:p:s:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': opt.store = optarg; break;
+		case 'C': opt.cache = optarg; break;
+		case 'p':
+			if (!parse_policy(optarg, &opt.policy)) {
+				warnx_("--policy: expected never, pass or always, not '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'E': opt.export = true; break;
+		case 'o': opt.output = optarg; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (opt.export) {
+		if (optind < argc) {
+			warnx_("--export reads the store, not records");
+			cli_usage(usage_text, EXIT_TROUBLE);
+		}
+		return export();
+	}
+	if (opt.output != NULL) {
+		warnx_("-o is for --export");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	rc = jsonl_filter(argv + optind, argc - optind, process);
+	if (nitems > 0)
+		upload();
+	for (size_t i = 0; i < nitems; i++) {
+		buf_free(&items[i].text);
+		free(items[i].path);
+		free(items[i].file);
+		free(items[i].model_id);
+		free(items[i].sha7);
+	}
+	free(items);
+	return rc != EXIT_PASS || trouble ? EXIT_TROUBLE : EXIT_PASS;
+}
