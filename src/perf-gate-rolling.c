@@ -171,21 +171,10 @@ add_past(struct current *c, const struct store_hit *h)
 static void
 add_mismatch(struct current *c, const cJSON *rec)
 {
-	const cJSON *rs = json_get(rec, "run_source"), *fp = json_get(rec, "recipe_fingerprint");
-	char *s;
-	size_t n;
+	char *s = identity_other_recipe(rec, c->id.value[3]);
 
-	if (!((cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0) ||
-	    cJSON_IsTrue(json_get(rec, "baseline_eligible"))))
+	if (s == NULL)
 		return;
-	if (fp == NULL || cJSON_IsNull(fp))
-		return;
-	s = json_pystr_dup(fp);
-	text_py_strip(s, &n);
-	if (n == 0 || strcmp(s, c->id.value[3]) == 0) {
-		free(s);
-		return;
-	}
 	for (size_t i = 0; i < c->nfps; i++)
 		if (strcmp(c->fps[i], s) == 0) {
 			free(s);

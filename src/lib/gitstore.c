@@ -295,11 +295,22 @@ set_identity(gitstore *g)
 	run(g, NULL, ARGS("config", "user.email", "perfkite@localhost"), NULL, 0, NULL);
 }
 
+char *
+gitstore_cache_dir(const char *spec, const char *cache)
+{
+	char *base = cache != NULL ? estrdup(cache) : default_cache();
+	char *shown = git_redact(spec + 4), *dir = cache_path(base, spec + 4, shown);
+
+	free(base);
+	free(shown);
+	return dir;
+}
+
 gitstore *
 gitstore_open(const char *spec, const char *cache, bool offline_ok)
 {
 	gitstore *g = ecalloc(1, sizeof *g);
-	char *base = cache != NULL ? estrdup(cache) : default_cache(), *git;
+	char *base = cache != NULL ? estrdup(cache) : default_cache(), *git, *real;
 	struct stat st;
 
 	g->lockfd = -1;
@@ -309,11 +320,13 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 		warnx_("%s: no remote after git+", spec);
 		goto fail;
 	}
-	if (atomic_mkdirs(base) != 0) {
+	if (atomic_mkdirs(base) != 0 || (real = realpath(base, NULL)) == NULL) {
 		warnx_("%s: cannot create the store cache: %s", base, strerror(errno));
 		goto fail;
 	}
-	g->dir = cache_path(base, g->url, g->shown);
+	/* Absolute: git runs in it and is given paths inside it. */
+	g->dir = cache_path(real, g->url, g->shown);
+	free(real);
 	if (lock(g) != 0)
 		goto fail;
 	git = easprintf("%s/.git", g->dir);

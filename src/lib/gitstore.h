@@ -32,6 +32,9 @@ bool gitstore_is_spec(const char *spec);
  */
 gitstore *gitstore_open(const char *spec, const char *cache, bool offline_ok);
 
+/* Where the cache clone of the store spec is (or will be), a new string. */
+char *gitstore_cache_dir(const char *spec, const char *cache);
+
 /* The work tree of the cache: the store as a directory. */
 const char *gitstore_dir(const gitstore *g);
 /* The remote, its password (if any) removed, for messages. */

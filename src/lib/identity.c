@@ -49,3 +49,24 @@ identity_free(struct identity *id)
 	free(id->error);
 	memset(id, 0, sizeof *id);
 }
+
+char *
+identity_other_recipe(const cJSON *rec, const char *fp)
+{
+	const cJSON *rs = json_get(rec, "run_source"), *v = json_get(rec, "recipe_fingerprint");
+	char *s;
+	size_t n;
+
+	if (!((cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0) ||
+	    cJSON_IsTrue(json_get(rec, "baseline_eligible"))))
+		return NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return NULL;
+	s = json_pystr_dup(v);
+	text_py_strip(s, &n);
+	if (n == 0 || strcmp(s, fp) == 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}

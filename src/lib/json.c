@@ -1040,6 +1040,45 @@ json_truthy(const cJSON *v)
 	return v->child != NULL;
 }
 
+bool
+json_equal(const cJSON *a, const cJSON *b)
+{
+	const cJSON *x, *y;
+	int n = 0;
+
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (cJSON_IsBool(a) || cJSON_IsBool(b))
+		return cJSON_IsBool(a) && cJSON_IsBool(b) && cJSON_IsTrue(a) == cJSON_IsTrue(b);
+	if (cJSON_IsNumber(a) || cJSON_IsNumber(b)) {
+		if (!cJSON_IsNumber(a) || !cJSON_IsNumber(b))
+			return false;
+		if (json_is_int(a) && json_is_int(b))
+			return strcmp(a->valuestring, b->valuestring) == 0 ||
+			    (a->valuedouble == 0 && b->valuedouble == 0);	/* -0 */
+		return a->valuedouble == b->valuedouble;
+	}
+	if ((a->type & 0xff) != (b->type & 0xff))
+		return false;
+	if (cJSON_IsString(a))
+		return strcmp(a->valuestring, b->valuestring) == 0;
+	if (cJSON_IsArray(a)) {
+		for (x = a->child, y = b->child; x != NULL && y != NULL; x = x->next, y = y->next)
+			if (!json_equal(x, y))
+				return false;
+		return x == NULL && y == NULL;
+	}
+	if (cJSON_IsObject(a)) {
+		for (x = a->child; x != NULL; x = x->next, n++)
+			if (!json_equal(x, json_get(b, x->string)))
+				return false;
+		for (y = b->child; y != NULL; y = y->next)
+			n--;
+		return n == 0;
+	}
+	return true;	/* null */
+}
+
 void
 json_write_string(buf *out, const char *s)
 {

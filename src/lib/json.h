@@ -87,6 +87,11 @@ void json_remove(cJSON *obj, const char *key);
 cJSON *json_take(cJSON *obj, const char *key);
 /* Python truthiness: null, false, 0, 0.0, "", [] and {} are false. */
 bool json_truthy(const cJSON *v);
+/*
+ * Python's == on two parsed values: objects as dicts (key order ignored),
+ * numbers by value (1 == 1.0), except that a boolean only equals a boolean.
+ */
+bool json_equal(const cJSON *a, const cJSON *b);
 
 enum json_style {
 	JSON_COMPACT,	/* insertion order, "," and ":" */

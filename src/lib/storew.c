@@ -63,12 +63,14 @@ write_revision(storew *w, long long v)
 }
 
 static int
-open_dir(storew *w, const char *spec)
+open_dir(storew *w, const char *spec, bool readonly)
 {
 	char *path;
 	long long rev;
 
 	w->dir = estrdup(spec);
+	if (readonly)
+		goto revision;
 	if (atomic_mkdirs(spec) != 0) {
 		warnx_("%s: cannot create the store: %s", spec, strerror(errno));
 		return -1;
@@ -86,17 +88,17 @@ open_dir(storew *w, const char *spec)
 			warnx_("%s: cannot lock the store: %s", spec, strerror(errno));
 			return -1;
 		}
+revision:
 	if (read_revision(w, &rev) != 0) {
 		warnx_("%s/" REVISION_FILE ": cannot read: %s", spec, strerror(errno));
 		return -1;
 	}
-	if (rev > 0)
-		snprintf(w->revision, sizeof w->revision, "%lld", rev);
+	snprintf(w->revision, sizeof w->revision, "%lld", rev);
 	return 0;
 }
 
-storew *
-storew_open(const char *spec, const char *cache)
+static storew *
+open_store(const char *spec, const char *cache, bool readonly)
 {
 	storew *w = ecalloc(1, sizeof *w);
 
@@ -111,11 +113,23 @@ storew_open(const char *spec, const char *cache)
 			snprintf(w->revision, sizeof w->revision, "%s", gitstore_head(w->git));
 		return w;
 	}
-	if (open_dir(w, spec) != 0) {
+	if (open_dir(w, spec, readonly) != 0) {
 		storew_close(w);
 		return NULL;
 	}
 	return w;
+}
+
+storew *
+storew_open(const char *spec, const char *cache)
+{
+	return open_store(spec, cache, false);
+}
+
+storew *
+storew_open_readonly(const char *spec, const char *cache)
+{
+	return open_store(spec, cache, true);
 }
 
 const char *

@@ -28,6 +28,12 @@ typedef struct storew storew;
  */
 storew *storew_open(const char *spec, const char *cache);
 
+/*
+ * Opens the store only to look at it: a directory store is neither
+ * created nor locked (a git store's cache is still fetched).
+ */
+storew *storew_open_readonly(const char *spec, const char *cache);
+
 /* The store for messages ("dir" or the remote without its password). */
 const char *storew_shown(const storew *w);
 /* The directory the record files are in (the cache's work tree for git). */

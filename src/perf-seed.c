@@ -1,0 +1,1245 @@
+/*
+ * perf-seed: the reviewed path from a CALIBRATION_NEEDED artifact to a
+ * baseline (reference 8.4-8.7).
+ *
+ *   perf-seed prepare: validates the source artifacts, checks the store
+ *     and the staging root hold no baseline for their identity, checks the
+ *     batch is consistent, and stages the seeds and a digest-protected
+ *     manifest in an atomic reservation. Nothing is written to the store.
+ *   perf-seed upload MANIFEST --confirm: checks everything again (digests,
+ *     reservation, each seed re-derived from its source, the store at its
+ *     current revision) and adds all seeds as one revision of the store,
+ *     a compare-and-swap: a store that moved meanwhile refuses it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "canon.h"
+#include "cli.h"
+#include "err.h"
+#include "git.h"
+#include "gitstore.h"
+#include "identity.h"
+#include "isotime.h"
+#include "json.h"
+#include "num.h"
+#include "policy.h"
+#include "seed.h"
+#include "stats.h"
+#include "store.h"
+#include "storew.h"
+#include "text.h"
+
+#define RESERVATIONS ".seed-reservations"
+
+static struct {
+	const char *store;
+	const char *cache;
+	const char *staging;
+	const char *rationale;
+	const char *operator;
+	char **sources;
+	int nsources;
+	double max_regression;
+	bool now_given;
+	int64_t now;
+	bool confirm;
+} opt;
+
+/* A source artifact, or a prepared record. */
+struct doc {
+	const char *arg;	/* as named */
+	char *real;		/* its real path */
+	buf bytes;
+	cJSON *rec;
+	struct identity id;
+};
+
+static const char usage_text[] =
+    "usage: perf-seed prepare --source-result file [--source-result file ...]\n"
+    "                         --intent-rationale text [--operator name]\n"
+    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
+    "                         [-s store] [--cache dir] [--now time]\n"
+    "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n";
+
+/* Reports a failure; returns the exit status of one. */
+static int __attribute__((format(printf, 1, 2)))
+fail(const char *fmt, ...)
+{
+	va_list ap;
+	buf b = BUF_INIT;
+
+	va_start(ap, fmt);
+	buf_grow(&b, 256);
+	b.len = (size_t)vsnprintf(b.s, b.cap, fmt, ap);
+	va_end(ap);
+	if (b.len >= b.cap) {
+		buf_grow(&b, b.len + 1);
+		va_start(ap, fmt);
+		vsnprintf(b.s, b.cap, fmt, ap);
+		va_end(ap);
+	}
+	warnx_("%s", b.s);
+	buf_free(&b);
+	return EXIT_TROUBLE;
+}
+
+static int
+read_all(const char *path, buf *b)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd;
+
+	buf_reset(b);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		buf_add(b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (b->s == NULL)
+		buf_adds(b, "");
+	return 0;
+}
+
+/*
+ * The real path of p, as Python's os.path.realpath: the part that exists
+ * resolved, the rest appended as written ("." and ".." taken lexically).
+ */
+static char *
+resolve(const char *p)
+{
+	char cwd[PATH_MAX], *abs, *head, *tail = NULL, *r, *slash, *out;
+	buf rest = BUF_INIT;
+
+	if (p[0] == '/')
+		abs = estrdup(p);
+	else
+		abs = easprintf("%s/%s", getcwd(cwd, sizeof cwd) != NULL ? cwd : ".", p);
+	head = estrdup(abs);
+	while ((r = realpath(head, NULL)) == NULL && (slash = strrchr(head, '/')) != NULL) {
+		char *t = easprintf("%s%s%s", slash + 1, tail != NULL ? "/" : "",
+		    tail != NULL ? tail : "");
+
+		free(tail);
+		tail = t;
+		if (slash == head) {
+			head[1] = '\0';
+			r = realpath(head, NULL);
+			break;
+		}
+		*slash = '\0';
+	}
+	buf_adds(&rest, r != NULL ? r : "/");
+	for (char *c = tail != NULL ? strtok(tail, "/") : NULL; c != NULL; c = strtok(NULL, "/")) {
+		if (strcmp(c, ".") == 0)
+			continue;
+		if (strcmp(c, "..") == 0) {
+			char *last = strrchr(rest.s, '/');
+
+			rest.len = last != NULL && last != rest.s ? (size_t)(last - rest.s) : 1;
+			rest.s[rest.len] = '\0';
+			continue;
+		}
+		if (rest.len > 1)
+			buf_addc(&rest, '/');
+		buf_adds(&rest, c);
+	}
+	out = buf_detach(&rest);
+	free(abs);
+	free(head);
+	free(tail);
+	free(r);
+	return out;
+}
+
+/* a is b or lies below it. */
+static bool
+within(const char *a, const char *b)
+{
+	size_t n = strlen(b);
+
+	if (strcmp(b, "/") == 0)
+		return true;
+	return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
+}
+
+/*
+ * The store as the manifest names it (8.5 "repository"): a Hugging Face
+ * dataset as the reference does; another git remote by its host and path;
+ * a directory by its real path.
+ */
+static cJSON *
+repository_of(const char *spec)
+{
+	cJSON *o = json_new_object();
+	const char *url, *sep, *auth, *path, *at, *type = "git";
+	char *endpoint, *id, *scheme;
+
+	if (!gitstore_is_spec(spec)) {
+		char *real = resolve(spec);
+
+		json_set(o, "endpoint", json_new_string("file"));
+		json_set(o, "repo_id", json_new_string(real));
+		json_set(o, "repo_type", json_new_string("directory"));
+		free(real);
+		return o;
+	}
+	url = spec + 4;
+	if ((sep = strstr(url, "://")) != NULL) {
+		scheme = estrndup(url, (size_t)(sep - url));
+		auth = sep + 3;
+		path = auth + strcspn(auth, "/");
+		at = memchr(auth, '@', (size_t)(path - auth));
+		if (at != NULL)
+			auth = at + 1;	/* never the user or a password */
+		endpoint = easprintf("%s://%.*s", scheme, (int)(path - auth), auth);
+		free(scheme);
+		if (*path == '/' && strcmp(endpoint, "file://") != 0)
+			path++;
+	} else {
+		/* scp-like "user@host:path" */
+		path = strchr(url, ':');
+		path = path != NULL ? path + 1 : url + strlen(url);
+		auth = url;
+		at = memchr(url, '@', (size_t)(path - url));
+		if (at != NULL)
+			auth = at + 1;
+		endpoint = easprintf("ssh://%.*s", (int)(path - auth - (path > auth)), auth);
+	}
+	if (strncmp(path, "datasets/", 9) == 0) {
+		path += 9;
+		type = "dataset";
+	}
+	id = estrdup(path);
+	if (strlen(id) > 4 && strcmp(id + strlen(id) - 4, ".git") == 0 &&
+	    strcmp(type, "dataset") == 0)
+		id[strlen(id) - 4] = '\0';
+	while (strlen(id) > 1 && id[strlen(id) - 1] == '/')
+		id[strlen(id) - 1] = '\0';
+	json_set(o, "endpoint", json_new_string(endpoint));
+	json_set(o, "repo_id", json_new_string(id));
+	json_set(o, "repo_type", json_new_string(type));
+	free(endpoint);
+	free(id);
+	return o;
+}
+
+/* Reads and parses a document; a non-zero status after reporting. */
+static int
+load_doc(struct doc *d, const char *arg, const char *what_not_object)
+{
+	json_error e;
+
+	memset(d, 0, sizeof *d);
+	d->arg = arg;
+	if ((d->real = realpath(arg, NULL)) == NULL || read_all(d->real, &d->bytes) != 0)
+		return fail("%s: %s", arg, strerror(errno));
+	if ((d->rec = json_parse(d->bytes.s, d->bytes.len, &e)) == NULL)
+		return fail("%s:%ld: %s", arg, e.line, e.msg);
+	if (!cJSON_IsObject(d->rec))
+		return fail("%s: %s", what_not_object, d->real);
+	identity_of(d->rec, &d->id);
+	return 0;
+}
+
+static void
+free_doc(struct doc *d)
+{
+	free(d->real);
+	buf_free(&d->bytes);
+	cJSON_Delete(d->rec);
+	identity_free(&d->id);
+}
+
+static bool
+same_identity(const struct identity *a, const struct identity *b)
+{
+	for (int k = 0; k < IDENTITY_KEYS; k++)
+		if (strcmp(a->value[k], b->value[k]) != 0)
+			return false;
+	return true;
+}
+
+/* The compact sorted-key form of a record, for "duplicates source content". */
+static char *
+content_of(const cJSON *rec)
+{
+	buf b = BUF_INIT;
+
+	if (canon_json(&b, rec) != 0) {
+		buf_reset(&b);
+		json_pyrepr(&b, rec);
+	}
+	return buf_detach(&b);
+}
+
+/* 8.4 steps 3-4: no source repeats another; all have the first's identity. */
+static int
+check_batch(struct doc *s, int n)
+{
+	char **content = ecalloc((size_t)n + 1, sizeof *content);
+	char **prov = ecalloc((size_t)n + 1, sizeof *prov);
+	int rc = 0, i, j;
+
+	for (i = 0; i < n; i++) {
+		content[i] = content_of(s[i].rec);
+		prov[i] = seed_provenance(s[i].rec);
+	}
+	for (i = 1; i < n && rc == 0; i++) {
+		for (j = 0; j < i && rc == 0; j++)
+			if (strcmp(s[i].real, s[j].real) == 0)
+				rc = fail("source artifact %d duplicates a resolved source path", i + 1);
+		for (j = 0; j < i && rc == 0; j++)
+			if (strcmp(content[i], content[j]) == 0)
+				rc = fail("source artifact %d duplicates source content", i + 1);
+		for (j = 0; j < i && rc == 0; j++)
+			if (prov[i] != NULL && prov[j] != NULL && strcmp(prov[i], prov[j]) == 0)
+				rc = fail("source artifact %d duplicates source provenance", i + 1);
+	}
+	for (i = 1; i < n && rc == 0; i++)
+		if (!same_identity(&s[i].id, &s[0].id))
+			rc = fail("source artifact %d does not match the first exact comparable "
+			    "identity", i + 1);
+	for (i = 0; i < n; i++) {
+		free(content[i]);
+		free(prov[i]);
+	}
+	free(content);
+	free(prov);
+	return rc;
+}
+
+/* 8.4 step 2 for every source, in input order: the first failure wins. */
+static int
+check_sources(struct doc *s, int n)
+{
+	char *msg;
+
+	for (int i = 0; i < n; i++)
+		if ((msg = seed_check_source(s[i].rec)) != NULL) {
+			int rc = fail("%s: %s", s[i].arg, msg);
+
+			free(msg);
+			return rc;
+		}
+	return check_batch(s, n);
+}
+
+/* What a scan of the store found for the seed's identity. */
+struct found {
+	const struct identity *id;
+	bool eligible;
+	char **fps;
+	size_t nfps;
+};
+
+static void
+on_found(const struct store_hit *h, void *ctx)
+{
+	struct found *f = ctx;
+	char *fp;
+
+	if (h->match[0])
+		f->eligible = true;
+	if (h->match[1] && (fp = identity_other_recipe(h->record, f->id->value[3])) != NULL) {
+		for (size_t i = 0; i < f->nfps; i++)
+			if (strcmp(f->fps[i], fp) == 0) {
+				free(fp);
+				return;
+			}
+		f->fps = erealloc(f->fps, (f->nfps + 1) * sizeof *f->fps);
+		f->fps[f->nfps++] = fp;
+	}
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/*
+ * 8.4 step 5: the history in dir (a store directory; missing is empty)
+ * holds no baseline-eligible record of the identity and no trusted record
+ * of another recipe of its cohort. label names it in the messages.
+ */
+static int
+check_no_seed(const char *dir, const struct identity *id, const char *label)
+{
+	struct store_query q[2];
+	struct found f = { id, false, NULL, 0 };
+	char *raised = NULL;
+	store *st;
+	buf list = BUF_INIT;
+	int rc = 0;
+
+	memset(q, 0, sizeof q);
+	for (int k = 0; k < IDENTITY_KEYS; k++) {
+		q[0].keys[k] = identity_keys[k];
+		q[0].values[k] = id->value[k];
+	}
+	q[0].nkeys = IDENTITY_KEYS;
+	q[0].successful_only = q[0].eligible_only = true;
+	for (int k = 0; k < 3; k++) {
+		q[1].keys[k] = identity_keys[k];
+		q[1].values[k] = id->value[k];
+	}
+	q[1].nkeys = 3;
+	q[1].successful_only = true;
+	if ((st = store_open(dir)) == NULL)
+		return EXIT_TROUBLE;
+	if (store_scan(st, q, 2, on_found, &f, &raised) != 0)
+		rc = EXIT_TROUBLE;
+	store_close(st);
+	if (rc == 0 && raised != NULL)
+		rc = fail("%s: %s", label, raised);
+	else if (rc == 0 && f.eligible)
+		rc = fail("%s already has a baseline-eligible record for the exact comparable "
+		    "identity; the CALIBRATION_NEEDED source artifact is stale", label);
+	else if (rc == 0 && f.nfps > 0) {
+		qsort(f.fps, f.nfps, sizeof *f.fps, cmp_str);
+		for (size_t i = 0; i < f.nfps; i++)
+			buf_addf(&list, "%s%s", i > 0 ? ", " : "", f.fps[i]);
+		rc = fail("%s already has trusted records for another recipe in this workload, "
+		    "variant, and benchmark version: %s", label, list.s);
+	}
+	for (size_t i = 0; i < f.nfps; i++)
+		free(f.fps[i]);
+	free(f.fps);
+	free(raised);
+	buf_free(&list);
+	return rc;
+}
+
+/* 8.4 step 6: the batch's values against their median, printed, then judged. */
+static int
+check_consistency(struct doc *s, int n)
+{
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], c[NUM_BUFSZ];
+	double *v = ecalloc((size_t)n + 1, sizeof *v), *sorted = ecalloc((size_t)n + 1, sizeof *v);
+	int *who = ecalloc((size_t)n + 1, sizeof *who);
+	buf failures = BUF_INIT;
+	int rc = 0;
+
+	printf("Source batch consistency (maximum regression %s%%):\n",
+	    num_fixed(a, opt.max_regression * 100, 1));
+	for (int m = 0; m < METRIC_COUNT && rc == 0; m++) {
+		const struct metric *mt = &metric_table[m];
+		double med, worst = 0, r;
+		int k = 0, worst_i = -1;
+
+		for (int i = 0; i < n; i++) {
+			double d;
+
+			if (policy_coerce(json_get(s[i].rec, mt->key), &d) == COERCE_OK) {
+				v[k] = sorted[k] = d;
+				who[k++] = i;
+			}
+		}
+		if (k < 2)
+			continue;
+		med = stats_median(sorted, (size_t)k);
+		if (med <= 0) {
+			rc = fail("cannot validate %s consistency against non-positive batch median",
+			    mt->key);
+			break;
+		}
+		for (int j = 0; j < k; j++) {
+			r = mt->higher_is_better ? (med - v[j]) / med : (v[j] - med) / med;
+			printf("  %s source=%d value=%s median=%s regression=%s%%\n", mt->key,
+			    who[j] + 1, num_fixed(a, v[j], 6), num_fixed(b, med, 6),
+			    num_fixed(c, r * 100, 1));
+			if (worst_i < 0 || r > worst) {
+				worst = r;
+				worst_i = who[j];
+			}
+		}
+		printf("  %s worst regression: %s%% (source=%d)\n", mt->key,
+		    num_fixed(a, worst * 100, 1), worst_i + 1);
+		if (worst > opt.max_regression)
+			buf_addf(&failures, "%ssource artifact %d %s regresses by %s%% against the "
+			    "batch median", failures.len > 0 ? "; " : "", worst_i + 1, mt->key,
+			    num_fixed(a, worst * 100, 1));
+	}
+	fflush(stdout);
+	if (rc == 0 && failures.len > 0)
+		rc = fail("source batch exceeds maximum intra-batch regression: %s", failures.s);
+	buf_free(&failures);
+	free(v);
+	free(sorted);
+	free(who);
+	return rc;
+}
+
+/* The reservation directory of an identity in a staging root. */
+static char *
+reservation_of(const char *staging_real, const struct identity *id)
+{
+	cJSON *ident = seed_identity_json(id), *repo = repository_of(opt.store);
+	char hex[SHA256_HEX], *dir;
+
+	seed_reservation_name(ident, repo, hex);
+	dir = easprintf("%s/" RESERVATIONS "/%s", staging_real, hex);
+	cJSON_Delete(ident);
+	cJSON_Delete(repo);
+	return dir;
+}
+
+/* Files and directories made by prepare, removed again when it fails. */
+struct made {
+	char **paths;
+	size_t n;
+};
+
+static void
+made_add(struct made *m, const char *path)
+{
+	m->paths = erealloc(m->paths, (m->n + 1) * sizeof *m->paths);
+	m->paths[m->n++] = estrdup(path);
+}
+
+/* Undoes in reverse order: files unlinked, directories removed when empty. */
+static void
+made_undo(struct made *m)
+{
+	struct stat st;
+
+	while (m->n > 0) {
+		char *p = m->paths[--m->n];
+
+		if (lstat(p, &st) == 0)
+			(S_ISDIR(st.st_mode) ? rmdir : unlink)(p);
+		free(p);
+	}
+}
+
+static void
+made_free(struct made *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		free(m->paths[i]);
+	free(m->paths);
+}
+
+/* mkdir -p that records what it made. */
+static int
+mkdirs_noted(const char *dir, struct made *m, mode_t mode)
+{
+	char *p = estrdup(dir);
+	struct stat st;
+
+	for (char *s = p + 1;; s++) {
+		if (*s != '/' && *s != '\0')
+			continue;
+		char c = *s;
+
+		*s = '\0';
+		if (stat(p, &st) != 0) {
+			if (mkdir(p, mode) != 0 && errno != EEXIST) {
+				free(p);
+				return -1;
+			}
+			made_add(m, p);
+		}
+		*s = c;
+		if (c == '\0')
+			break;
+	}
+	free(p);
+	return 0;
+}
+
+static cJSON *
+file_entry(const char *path, const void *bytes, size_t n)
+{
+	cJSON *o = json_new_object();
+	char hex[SHA256_HEX];
+
+	canon_sha256_hex(bytes, n, hex);
+	json_set(o, "path", json_new_string(path));
+	json_set(o, "sha256", json_new_string(hex));
+	return o;
+}
+
+/*
+ * 8.4 steps 9-10: reserve, write the seeds (batch order) and the manifest
+ * (sources s in input order).
+ */
+static int
+stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
+{
+	struct made made = { NULL, 0 };
+	char *res = reservation_of(staging_real, &s[0].id), *parent, *path = NULL;
+	cJSON *manifest = NULL, *list;
+	buf text = BUF_INIT, again = BUF_INIT;
+	char **written = ecalloc((size_t)n + 1, sizeof *written);
+	int rc = 0, i;
+
+	parent = easprintf("%s/" RESERVATIONS, staging_real);
+	if (mkdirs_noted(parent, &made, 0777) != 0) {
+		rc = fail("%s: cannot create: %s", parent, strerror(errno));
+		goto undo;
+	}
+	if (mkdir(res, 0700) != 0) {
+		rc = errno == EEXIST ? fail("staging already has a reservation for the exact "
+		    "comparable identity; reuse or explicitly clean the existing preparation") :
+		    fail("%s: cannot create: %s", res, strerror(errno));
+		goto undo;
+	}
+	made_add(&made, res);
+	for (i = 0; i < n; i++) {
+		char *rel = seed_path(seeds[i], i + 1, n), *slash;
+
+		path = easprintf("%s/%s", res, rel);
+		free(rel);
+		slash = strrchr(path, '/');
+		*slash = '\0';
+		if (mkdirs_noted(path, &made, 0777) != 0) {
+			rc = fail("%s: cannot create: %s", path, strerror(errno));
+			goto undo;
+		}
+		*slash = '/';
+		buf_reset(&text);
+		if (json_write(&text, seeds[i], JSON_INDENT2, NULL) != 0) {
+			rc = fail("seed %d holds a number that is not finite", i + 1);
+			goto undo;
+		}
+		if (atomic_create_file(path, text.s, text.len) != 0) {
+			rc = fail("%s: cannot write: %s", path, strerror(errno));
+			goto undo;
+		}
+		made_add(&made, path);
+		written[i] = path;
+		path = NULL;
+	}
+	manifest = json_new_object();
+	json_set(manifest, "manifest_schema_version", json_new_int(1));
+	json_set(manifest, "repository", repository_of(opt.store));
+	json_set(manifest, "identity", seed_identity_json(&s[0].id));
+	json_set(manifest, "recipe_cohort", seed_cohort_json(&s[0].id));
+	json_set(manifest, "staging_root", json_new_string(staging_real));
+	list = json_new_array();
+	for (i = 0; i < n; i++) {
+		cJSON *rec;
+		json_error e;
+
+		/* Each source must still be what was validated. */
+		rec = read_all(s[i].real, &again) == 0 ?
+		    json_parse(again.s, again.len, &e) : NULL;
+		if (rec == NULL || !json_equal(rec, s[i].rec)) {
+			cJSON_Delete(rec);
+			cJSON_Delete(list);
+			rc = fail("source record changed during preparation: %s", s[i].real);
+			goto undo;
+		}
+		cJSON_Delete(rec);
+		json_append(list, file_entry(s[i].real, again.s, again.len));
+	}
+	json_set(manifest, "source_records", list);
+	list = json_new_array();
+	for (i = 0; i < n; i++) {
+		if (read_all(written[i], &again) != 0) {
+			cJSON_Delete(list);
+			rc = fail("%s: %s", written[i], strerror(errno));
+			goto undo;
+		}
+		json_append(list, file_entry(written[i], again.s, again.len));
+	}
+	json_set(manifest, "prepared_records", list);
+	path = easprintf("%s/manifest", res);
+	buf_reset(&text);
+	json_write(&text, manifest, JSON_INDENT2, NULL);
+	made_add(&made, path);
+	if (atomic_write_file(path, text.s, text.len) != 0) {
+		rc = fail("%s: cannot write: %s", path, strerror(errno));
+		goto undo;
+	}
+	for (i = 0; i < n; i++)
+		printf("Prepared baseline seed: %s\n", written[i]);
+	printf("Reserved exact identity in staging: %s\n", res);
+	printf("Prepared upload manifest: %s\n", path);
+	goto done;
+undo:
+	made_undo(&made);
+done:
+	made_free(&made);
+	for (i = 0; i < n; i++)
+		free(written[i]);
+	free(written);
+	free(path);
+	free(parent);
+	free(res);
+	cJSON_Delete(manifest);
+	buf_free(&text);
+	buf_free(&again);
+	return rc;
+}
+
+/* The clone or directory the store's records are in, for the separation check. */
+static char *
+tracking_root(void)
+{
+	char *dir, *real;
+
+	if (!gitstore_is_spec(opt.store))
+		return resolve(opt.store);
+	dir = gitstore_cache_dir(opt.store, opt.cache);
+	real = resolve(dir);
+	free(dir);
+	return real;
+}
+
+static int
+prepare(void)
+{
+	struct doc *s = ecalloc((size_t)opt.nsources + 1, sizeof *s);
+	cJSON **seeds = ecalloc((size_t)opt.nsources + 1, sizeof *seeds);
+	const cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs);
+	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
+	char *staging = resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	int n = opt.nsources, rc = 0, i;
+	struct stat st;
+	storew *w = NULL;
+	size_t len;
+
+	if (within(staging, tracking) || within(tracking, staging)) {
+		rc = fail("baseline seed staging and canonical tracking roots must be separate "
+		    "and non-nested");
+		goto done;
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = load_doc(&s[i], opt.sources[i], "source record must contain a JSON object");
+	if (rc != 0 || (rc = check_sources(s, n)) != 0)
+		goto done;
+	/* A fresh read of the store, then of the staging root. */
+	if ((w = storew_open_readonly(opt.store, opt.cache)) == NULL ||
+	    (gitstore_is_spec(opt.store) && storew_remote_error(w) != NULL)) {
+		rc = w != NULL ? fail("%s: cannot fetch the store: %s", storew_shown(w),
+		    storew_remote_error(w)) : EXIT_TROUBLE;
+		goto done;
+	}
+	if ((rc = check_no_seed(storew_dir(w), &s[0].id, "remote tracking history")) != 0)
+		goto done;
+	storew_close(w);
+	w = NULL;
+	if (stat(staging, &st) == 0 &&
+	    (rc = check_no_seed(staging, &s[0].id, "local staging")) != 0)
+		goto done;
+	if ((rc = check_consistency(s, n)) != 0)
+		goto done;
+	for (i = 0; i < n; i++)
+		recs[i] = s[i].rec;
+	seed_order(recs, n, order, true);
+	printf("Seeding exact comparable identity:\n");
+	for (i = 0; i < IDENTITY_KEYS; i++)
+		printf("  %s: %s\n", identity_keys[i], s[0].id.value[i]);
+	text_py_strip(opt.rationale, &len);
+	if (len == 0) {
+		rc = fail("baseline seed reason must be a non-empty string");
+		goto done;
+	}
+	for (i = 0; i < n; i++) {
+		const struct doc *src = &s[order[i]];
+
+		isotime_format(ts, opt.now_given ? opt.now : isotime_now());
+		seeds[i] = seed_build(src->rec, ts, opt.rationale, opt.operator, src->real,
+		    i + 1, n);
+	}
+	rc = stage(s, n, seeds, staging);
+done:
+	fflush(stdout);
+	storew_close(w);
+	for (i = 0; i < n; i++) {
+		free_doc(&s[i]);
+		cJSON_Delete(seeds[i]);
+	}
+	free(s);
+	free(seeds);
+	free(recs);
+	free(order);
+	free(staging);
+	free(tracking);
+	return rc;
+}
+
+/* manifest[key] as a non-empty array, or NULL. */
+static const cJSON *
+nonempty_array(const cJSON *m, const char *key)
+{
+	const cJSON *v = json_get(m, key);
+
+	return cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0 ? v : NULL;
+}
+
+/*
+ * Loads an entry {"path", "sha256"} of the manifest and checks its digest.
+ * changed is the message for a digest that differs.
+ */
+static int
+load_entry(struct doc *d, const cJSON *entry, const char *changed, const char *not_object)
+{
+	const cJSON *path = json_get(entry, "path"), *sum = json_get(entry, "sha256");
+	char hex[SHA256_HEX];
+	json_error e;
+
+	memset(d, 0, sizeof *d);
+	if (!cJSON_IsString(path))
+		return fail("prepared-seed manifest entries must name a path");
+	d->arg = path->valuestring;
+	if ((d->real = realpath(d->arg, NULL)) == NULL || read_all(d->real, &d->bytes) != 0)
+		return fail("%s: %s", d->arg, strerror(errno));
+	canon_sha256_hex(d->bytes.s, d->bytes.len, hex);
+	if (!cJSON_IsString(sum) || strcmp(sum->valuestring, hex) != 0)
+		return fail("%s: %s", changed, d->real);
+	if ((d->rec = json_parse(d->bytes.s, d->bytes.len, &e)) == NULL ||
+	    !cJSON_IsObject(d->rec))
+		return fail("%s: %s", not_object, d->real);
+	identity_of(d->rec, &d->id);
+	return 0;
+}
+
+/* 8.6 step 6: the prepared batch as a whole. */
+static int
+check_prepared_batch(struct doc *p, int n, const struct doc *src, const cJSON *manifest,
+    const char *res)
+{
+	const cJSON *mid = json_get(manifest, "identity"), *cohort = json_get(manifest, "recipe_cohort");
+	cJSON *want;
+	bool seen[1024] = { false };
+	int i, j, rc = 0;
+
+	for (i = 1; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (strcmp(p[i].real, p[j].real) == 0)
+				return fail("prepared-seed manifest repeats a prepared record path");
+	for (i = 1; i < n; i++)
+		if (!same_identity(&p[i].id, &p[0].id))
+			return fail("source artifact %d does not match the first exact comparable "
+			    "identity", i + 1);
+	if (!same_identity(&p[0].id, &src[0].id))
+		return fail("prepared records do not match their reviewed source identity");
+	want = seed_identity_json(&p[0].id);
+	if (!json_equal(want, mid))
+		rc = fail("prepared records no longer match the manifest identity");
+	cJSON_Delete(want);
+	if (rc != 0)
+		return rc;
+	want = seed_cohort_json(&p[0].id);
+	if (!json_equal(want, cohort))
+		rc = fail("prepared records no longer match the manifest recipe cohort");
+	cJSON_Delete(want);
+	if (rc != 0)
+		return rc;
+	if (n != cJSON_GetArraySize(json_get(manifest, "source_records")))
+		return fail("prepared-seed manifest source and prepared batch sizes differ");
+	for (i = 1; i < n; i++)
+		if (!json_equal(json_get(p[i].rec, "baseline_seed_reason"),
+		    json_get(p[0].rec, "baseline_seed_reason")))
+			return fail("prepared records have inconsistent approval rationales");
+	for (i = 0; i < n; i++) {
+		const cJSON *size = json_get(p[i].rec, "baseline_seed_batch_size");
+
+		if (!cJSON_IsNumber(size) || size->valuedouble != n)
+			return fail("prepared records have inconsistent baseline seed batch sizes");
+	}
+	for (i = 0; i < n; i++)
+		if (!json_is_int(json_get(p[i].rec, "baseline_seed_batch_index")))
+			return fail("prepared records have invalid baseline seed batch indices");
+	for (i = 0; i < n; i++) {
+		double x = json_get(p[i].rec, "baseline_seed_batch_index")->valuedouble;
+
+		if (x < 1 || x > n || n > 1024 || seen[(int)x - 1])
+			return fail("prepared records have inconsistent baseline seed batch indices");
+		seen[(int)x - 1] = true;
+	}
+	for (i = 0; i < n; i++) {
+		int index = (int)json_get(p[i].rec, "baseline_seed_batch_index")->valuedouble;
+		char *rel = seed_path(p[i].rec, index, n), *want_path, *real_res = realpath(res, NULL);
+
+		want_path = easprintf("%s/%s", real_res != NULL ? real_res : res,
+		    rel != NULL ? rel : "");
+		if (rel == NULL || strcmp(want_path, p[i].real) != 0)
+			rc = fail("prepared record path does not match its reserved identity: %s",
+			    p[i].real);
+		free(rel);
+		free(want_path);
+		free(real_res);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* 8.6 step 7: each seed is exactly what its source gives. */
+static int
+rederive(struct doc *p, int n, struct doc *src)
+{
+	const cJSON **recs = ecalloc((size_t)n + 1, sizeof *recs);
+	int *order = ecalloc((size_t)n + 1, sizeof *order), rc = 0;
+
+	for (int i = 0; i < n; i++)
+		recs[i] = src[i].rec;
+	seed_order(recs, n, order, false);
+	for (int i = 0; i < n && rc == 0; i++) {
+		const cJSON *r = p[i].rec, *op = json_get(r, "baseline_seed_operator");
+		int index = (int)json_get(r, "baseline_seed_batch_index")->valuedouble;
+		const cJSON *ts = json_get(r, "timestamp"), *why = json_get(r, "baseline_seed_reason");
+		const struct doc *s = &src[order[index - 1]];
+		cJSON *want;
+
+		want = seed_build(s->rec, cJSON_IsString(ts) ? ts->valuestring : "",
+		    why->valuestring, cJSON_IsString(op) ? op->valuestring : NULL, s->real,
+		    index, n);
+		if (!cJSON_IsString(ts) || !json_equal(want, r))
+			rc = fail("prepared record %d no longer matches its reviewed source", index);
+		cJSON_Delete(want);
+	}
+	free(recs);
+	free(order);
+	return rc;
+}
+
+/* A Hugging Face remote needs a write token (8.6 step 8). */
+static bool
+needs_token(void)
+{
+	return gitstore_is_spec(opt.store) && strstr(opt.store, "huggingface.co") != NULL;
+}
+
+static int
+upload(const char *manifest_path)
+{
+	struct doc m = { 0 }, *src = NULL, *p = NULL;
+	const cJSON *v, *entries, *e;
+	cJSON *repo = repository_of(opt.store), *marker;
+	char *res = NULL, *mdir = NULL, *mcopy = NULL, *msg, **rel = NULL, **data = NULL;
+	size_t *len = NULL;
+	char commit[64], parent[64];
+	int ns = 0, np = 0, rc = 0, i, j;
+	storew *w = NULL;
+	buf text = BUF_INIT;
+	json_error je;
+
+	if ((m.real = realpath(manifest_path, NULL)) == NULL ||
+	    read_all(m.real, &m.bytes) != 0) {
+		rc = fail("%s: %s", manifest_path, strerror(errno));
+		goto done;
+	}
+	if ((m.rec = json_parse(m.bytes.s, m.bytes.len, &je)) == NULL) {
+		rc = fail("%s:%ld: %s", manifest_path, je.line, je.msg);
+		goto done;
+	}
+	/* 1 */
+	v = json_get(m.rec, "manifest_schema_version");
+	if (!cJSON_IsObject(m.rec) || !cJSON_IsNumber(v) || v->valuedouble != 1) {
+		rc = fail("unsupported or missing prepared-seed manifest schema");
+		goto done;
+	}
+	if (!json_equal(json_get(m.rec, "repository"), repo)) {
+		rc = fail("prepared-seed manifest repository does not match the configured Hub "
+		    "destination");
+		goto done;
+	}
+	v = json_get(m.rec, "staging_root");
+	if (!cJSON_IsString(v) || *v->valuestring == '\0') {
+		rc = fail("prepared-seed manifest is missing its staging root");
+		goto done;
+	}
+	if ((entries = nonempty_array(m.rec, "source_records")) == NULL) {
+		rc = fail("prepared-seed manifest must retain its reviewed source records");
+		goto done;
+	}
+	/* 2 */
+	src = ecalloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *src);
+	cJSON_ArrayForEach(e, entries) {
+		if (!cJSON_IsObject(e)) {
+			rc = fail("prepared-seed manifest source entries must be objects");
+			goto done;
+		}
+		rc = load_entry(&src[ns], e, "source record changed after review",
+		    "source record must contain a JSON object");
+		ns++;
+		if (rc != 0)
+			goto done;
+		if ((msg = seed_check_source(src[ns - 1].rec)) != NULL) {
+			rc = fail("%s: %s", src[ns - 1].real, msg);
+			free(msg);
+			goto done;
+		}
+	}
+	for (i = 0; i < ns; i++)
+		src[i].arg = src[i].real;
+	if ((rc = check_batch(src, ns)) != 0)
+		goto done;
+	/* 3 */
+	{
+		char *staging = resolve(json_get(m.rec, "staging_root")->valuestring), *r;
+
+		r = reservation_of(staging, &src[0].id);
+		res = resolve(r);
+		free(r);
+		free(staging);
+	}
+	mcopy = estrdup(m.real);
+	mdir = estrdup(dirname(mcopy));
+	if (strcmp(mdir, res) != 0) {
+		rc = fail("prepared-seed manifest is outside its identity reservation");
+		goto done;
+	}
+	/* 4 */
+	if ((entries = nonempty_array(m.rec, "prepared_records")) == NULL) {
+		rc = fail("prepared-seed manifest must contain at least one record");
+		goto done;
+	}
+	p = ecalloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *p);
+	cJSON_ArrayForEach(e, entries) {
+		const cJSON *path = json_get(e, "path");
+		char *real;
+
+		if (!cJSON_IsObject(e)) {
+			rc = fail("prepared-seed manifest record entries must be objects");
+			goto done;
+		}
+		real = cJSON_IsString(path) ? resolve(path->valuestring) : estrdup("");
+		if (!within(real, res) || strcmp(real, res) == 0) {
+			rc = fail("prepared record is outside its identity reservation: %s",
+			    cJSON_IsString(path) ? path->valuestring : "(none)");
+			free(real);
+			goto done;
+		}
+		free(real);
+		rc = load_entry(&p[np], e, "prepared record changed after review",
+		    "prepared record must contain a JSON object");
+		np++;
+		if (rc != 0)
+			goto done;
+	}
+	/* 5 */
+	for (i = 0; i < np; i++)
+		if ((msg = seed_check_prepared(p[i].rec)) != NULL) {
+			rc = fail("%s: %s", p[i].real, msg);
+			free(msg);
+			goto done;
+		}
+	/* 6, 7 */
+	if ((rc = check_prepared_batch(p, np, src, m.rec, res)) != 0 ||
+	    (rc = rederive(p, np, src)) != 0)
+		goto done;
+	/* 8 */
+	if (opt.confirm && needs_token() && git_token() == NULL) {
+		rc = fail("a Hugging Face write token is required to upload baseline seeds");
+		goto done;
+	}
+	w = opt.confirm ? storew_open(opt.store, opt.cache) :
+	    storew_open_readonly(opt.store, opt.cache);
+	if (w == NULL) {
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	if (storew_remote_error(w) != NULL) {
+		rc = fail("could not resolve the current performance-tracking repository "
+		    "revision: %s", storew_remote_error(w));
+		goto done;
+	}
+	snprintf(parent, sizeof parent, "%s", storew_revision(w) != NULL ?
+	    storew_revision(w) : "");
+	/* 9 */
+	if ((rc = check_no_seed(storew_dir(w), &p[0].id, "remote tracking history")) != 0)
+		goto done;
+	rel = ecalloc((size_t)np + 1, sizeof *rel);
+	data = ecalloc((size_t)np + 1, sizeof *data);
+	len = ecalloc((size_t)np + 1, sizeof *len);
+	for (i = 0; i < np; i++) {
+		char *s = text_sanitize(json_get(p[i].rec, "model_id")->valuestring);
+
+		rel[i] = easprintf("%s/%s", s, strrchr(p[i].real, '/') + 1);
+		free(s);
+		data[i] = p[i].bytes.s;
+		len[i] = p[i].bytes.len;
+	}
+	for (i = 0; i < np; i++) {
+		for (j = 0; j < i; j++)
+			if (strcmp(rel[i], rel[j]) == 0) {
+				rc = fail("prepared records collide at Hub path %s", rel[i]);
+				goto done;
+			}
+		if (storew_check(w, rel[i], "", 0) != STOREW_ABSENT) {
+			rc = fail("Hub path already exists: %s", rel[i]);
+			goto done;
+		}
+	}
+	if (!opt.confirm) {
+		for (i = 0; i < np; i++)
+			printf("Would upload baseline seed: %s/%s\n", storew_shown(w), rel[i]);
+		printf("Would commit \"Perf: seed %s baseline\" on revision %s\n",
+		    json_get(p[0].rec, "model_id")->valuestring, parent[0] != '\0' ? parent :
+		    "(empty store)");
+		printf("Nothing was uploaded; run again with --confirm to upload.\n");
+		goto done;
+	}
+	/* 10 */
+	msg = easprintf("Perf: seed %s baseline", json_get(p[0].rec, "model_id")->valuestring);
+	rc = storew_swap(w, rel, data, len, (size_t)np, msg, commit) == 0 ? 0 : EXIT_TROUBLE;
+	free(msg);
+	if (rc != 0)
+		goto done;
+	for (i = 0; i < np; i++)
+		printf("Uploaded baseline seed: %s/%s\n", storew_shown(w), rel[i]);
+	printf("Seed commit: %s (parent %s)\n", commit, parent[0] != '\0' ? parent : "none");
+	/* 11 */
+	marker = json_new_object();
+	json_set(marker, "commit_id", json_new_string(commit));
+	json_set(marker, "parent_commit", parent[0] != '\0' ? json_new_string(parent) :
+	    json_new_null());
+	json_write(&text, marker, JSON_INDENT2, NULL);
+	cJSON_Delete(marker);
+	msg = easprintf("%s/uploaded", res);
+	if (atomic_write_file(msg, text.s, text.len) != 0)
+		printf("Warning: seed commit %s succeeded but local upload marker failed: %s\n",
+		    commit, strerror(errno));
+	free(msg);
+done:
+	fflush(stdout);
+	storew_close(w);
+	for (i = 0; i < ns; i++)
+		free_doc(&src[i]);
+	for (i = 0; i < np; i++) {
+		free_doc(&p[i]);
+		if (rel != NULL)
+			free(rel[i]);
+	}
+	free(src);
+	free(p);
+	free(rel);
+	free(data);
+	free(len);
+	free_doc(&m);
+	free(res);
+	free(mdir);
+	free(mcopy);
+	cJSON_Delete(repo);
+	buf_free(&text);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "source-result", required_argument, NULL, 'S' },
+		{ "intent-rationale", required_argument, NULL, 'R' },
+		{ "operator", required_argument, NULL, 'O' },
+		{ "staging-root", required_argument, NULL, 'G' },
+		{ "max-intra-batch-regression", required_argument, NULL, 'M' },
+		{ "store", required_argument, NULL, 's' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "now", required_argument, NULL, 'N' },
+		{ "confirm", no_argument, NULL, 'Y' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *env, *cmd;
+	bool is_prepare;
+	int c;
+
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+		cli_usage(usage_text, EXIT_PASS);
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
+		cli_version();
+	if (argc < 2 || (strcmp(argv[1], "prepare") != 0 && strcmp(argv[1], "upload") != 0)) {
+		if (argc >= 2)
+			warnx_("unknown command '%s'", argv[1]);
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	cmd = argv[1];
+	is_prepare = strcmp(cmd, "prepare") == 0;
+	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL && *env != '\0' ?
+	    env : "/tmp/perf-tracking";
+	opt.staging = (env = getenv("PERFORMANCE_RESEED_STAGING_ROOT")) != NULL &&
+	    *env != '\0' ? env : "/tmp/performance_reseed_prepared";
+	opt.operator = (env = getenv("USER")) != NULL && *env != '\0' ? env : NULL;
+	opt.max_regression = 0.05;
+	argc--;
+	argv++;
+	while ((c = getopt_long(argc, argv, "hs:", longopts, NULL)) != -1) {
+		bool for_prepare = c == 'S' || c == 'R' || c == 'O' || c == 'G' || c == 'M' ||
+		    c == 'N';
+
+		if ((for_prepare && !is_prepare) || (c == 'Y' && is_prepare)) {
+			warnx_("%s: unknown option for %s", argv[optind - 1], cmd);
+			cli_usage(usage_text, EXIT_TROUBLE);
+		}
+		switch (c) {
+		case 'S':
+			opt.sources = erealloc(opt.sources,
+			    (size_t)(opt.nsources + 1) * sizeof *opt.sources);
+			opt.sources[opt.nsources++] = optarg;
+			break;
+		case 'R': opt.rationale = optarg; break;
+		case 'O': opt.operator = *optarg != '\0' ? optarg : NULL; break;
+		case 'G': opt.staging = optarg; break;
+		case 'M':
+			if (!num_opt_double(optarg, 0, INFINITY, &opt.max_regression) ||
+			    !isfinite(opt.max_regression)) {
+				warnx_("--max-intra-batch-regression: not a finite non-negative "
+				    "number: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 's': opt.store = optarg; break;
+		case 'C': opt.cache = optarg; break;
+		case 'N':
+			if (!isotime_parse(optarg, &opt.now)) {
+				warnx_("--now: not an ISO 8601 time: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.now_given = true;
+			break;
+		case 'Y': opt.confirm = true; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (is_prepare) {
+		if (opt.nsources == 0 || opt.rationale == NULL || optind < argc) {
+			warnx_(optind < argc ? "prepare takes no operands" :
+			    opt.nsources == 0 ? "prepare needs at least one --source-result" :
+			    "prepare needs --intent-rationale");
+			cli_usage(usage_text, EXIT_TROUBLE);
+		}
+		c = prepare();
+	} else {
+		if (optind != argc - 1) {
+			warnx_("upload takes one manifest");
+			cli_usage(usage_text, EXIT_TROUBLE);
+		}
+		c = upload(argv[optind]);
+	}
+	free(opt.sources);
+	return c;
+}

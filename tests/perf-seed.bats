@@ -1,0 +1,607 @@
+#!/usr/bin/env bats
+# perf-seed: reviewed baseline seeding (reference 8.4-8.7), the reference's
+# own cases (section 10.6, rows 33-84) and the compare-and-swap upload to a
+# directory store and to a git remote.
+
+# shellcheck disable=SC2154,SC2030,SC2031 # bats sets status, output, lines, stderr; each test is a subshell
+load lib/common
+load lib/store
+
+SEED=$FIXTURES/perf-seed
+
+setup() {
+	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
+	unset HF_TOKEN HF_API_KEY HUGGINGFACE_HUB_TOKEN PERF_STORE_CACHE \
+		PERFORMANCE_RESEED_STAGING_ROOT
+	export USER=tester
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+teardown() {
+	git_http_stop
+}
+
+# variant OUT SED-SCRIPT...: the fixture source artifact with sed edits.
+variant() {
+	local out=$1
+	shift
+	local -a e=()
+	local s
+	for s in "$@"; do e+=(-e "$s"); done
+	if [ ${#e[@]} -eq 0 ]; then cp "$SEED/source.json" "$out"; else sed "${e[@]}" "$SEED/source.json" >"$out"; fi
+}
+
+# prepare ARGS...: perf-seed prepare into ./store and ./staging.
+prepare() {
+	run --separate-stderr perf-seed prepare -s store --staging-root staging \
+		--intent-rationale "first baseline" --now 2026-07-01T00:00:00Z "$@"
+}
+
+manifest() {
+	find staging/.seed-reservations -name manifest
+}
+
+# fails_with TEXT: the last run failed (exit 2) saying TEXT, and left nothing behind.
+fails_with() {
+	assert_equal "$status" 2
+	grep -qF -- "$1" <<<"$stderr" || { echo "stderr: $stderr" >&2; return 1; }
+	[ ! -e store ] || { echo "the store was created" >&2; return 1; }
+	[ -z "$(find staging -name '*.json' 2>/dev/null)" ] ||
+		{ echo "a seed was left in staging" >&2; return 1; }
+}
+
+@test "prepare: one source, the reference's seed bytes, manifest and messages" {
+	variant src.json
+	prepare --source-result src.json --operator alice
+	assert_success
+	local res seed
+	res=$(find staging/.seed-reservations -mindepth 1 -maxdepth 1)
+	[ "$(stat -c %a "$res")" = 700 ]
+	seed=$res/wan-t2v-1.3b-2gpu/2026-07-01T00_00_00_00_00_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_seed.json
+	diff <(sed "s|@SOURCE@|$PWD/src.json|" "$SEED/seed.expected.json") "$seed"
+	assert_equal "${lines[0]}" "Source batch consistency (maximum regression 5.0%):"
+	assert_equal "${lines[1]}" "Seeding exact comparable identity:"
+	assert_equal "${lines[2]}" "  workload_id: wan-t2v"
+	assert_equal "${lines[4]}" "  benchmark_version: 3"
+	assert_equal "${lines[8]}" "Prepared baseline seed: $PWD/$seed"
+	assert_equal "${lines[9]}" "Reserved exact identity in staging: $PWD/$res"
+	assert_equal "${lines[10]}" "Prepared upload manifest: $PWD/$res/manifest"
+	# the manifest (8.5)
+	jq -e --arg s "$PWD/src.json" --arg p "$PWD/$seed" --arg st "$PWD/staging" --arg store "$PWD/store" '
+		.manifest_schema_version == 1 and
+		.repository == {endpoint: "file", repo_id: $store, repo_type: "directory"} and
+		.identity.benchmark_version == "3" and .identity.workload_id == "wan-t2v" and
+		.recipe_cohort == {workload_id: "wan-t2v", variant_id: "1.3b-sp2", benchmark_version: "3"} and
+		.staging_root == $st and
+		.source_records[0].path == $s and .prepared_records[0].path == $p' "$res/manifest" >/dev/null
+	assert_equal "$(jq -r '.source_records[0].sha256' "$res/manifest")" "$(sha256sum src.json | cut -c1-64)"
+	assert_equal "$(jq -r '.prepared_records[0].sha256' "$res/manifest")" "$(sha256sum "$seed" | cut -c1-64)"
+	# the reservation's name: SHA-256 of the canonical identity and repository
+	[ "$(basename "$res")" = "$(jq -cj --sort-keys '{identity, repository}' "$res/manifest" | sha256sum | cut -c1-64)" ]
+	# nothing was written to the store
+	[ ! -e store ]
+}
+
+@test "row 33: seed then compare: the seed is the baseline of a later run" {
+	variant src.json
+	prepare --source-result src.json --operator test
+	assert_success
+	run --separate-stderr perf-seed upload "$(manifest)" -s store --confirm
+	assert_success
+	local seed
+	seed=$(find store -name '*_seed.json')
+	jq -e '.baseline_eligible == true and .comparison_status == "PASS" and
+		.baseline_seed_source_status == "CALIBRATION_NEEDED" and .baseline_seed_operator == "test"' "$seed" >/dev/null
+	variant current.json 's/"latency": 10.0,/"latency": 10.1,/' 's/"run_source": "scheduled_main"/"run_source": "pr"/' \
+		's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "2026-07-02T00:00:00+00:00"/'
+	run --separate-stderr perf-gate-rolling -s store current.json
+	assert_success
+	jq -e '.comparison_status == "PASS" and .baseline_status == "compared" and
+		.baseline_eligible == false and .comparison.baseline_n == 1' <<<"$output" >/dev/null
+}
+
+@test "row 34: a source that is not CALIBRATION_NEEDED" {
+	variant src.json 's/"comparison_status": "CALIBRATION_NEEDED"/"comparison_status": "PASS"/'
+	prepare --source-result src.json
+	fails_with "src.json: baseline seeds require a CALIBRATION_NEEDED source artifact"
+}
+
+@test "rows 35-39: untrusted sources" {
+	variant a.json 's/"run_source": "scheduled_main"/"run_source": "pr"/' 's/"pr_number": ""/"pr_number": "123"/'
+	prepare --source-result a.json
+	fails_with "baseline seeds require a scheduled_main source artifact"
+	variant b.json 's/"run_source": "scheduled_main"/"run_source": "local"/' 's/"branch": "main"/"branch": ""/' \
+		's/"test_scope": "full"/"test_scope": ""/'
+	prepare --source-result b.json
+	fails_with "baseline seeds require a scheduled_main source artifact"
+	variant c.json 's/"pr_number": ""/"pr_number": "123"/'
+	prepare --source-result c.json
+	fails_with "baseline seeds require a non-PR source artifact"
+	variant d.json 's/"branch": "main"/"branch": "feature"/'
+	prepare --source-result d.json
+	fails_with "baseline seeds require a main-branch full-suite source artifact"
+	variant e.json 's/"test_scope": "full"/"test_scope": "direct"/'
+	prepare --source-result e.json
+	fails_with "baseline seeds require a main-branch full-suite source artifact"
+	# a falsy PR number in any of its spellings is not a PR
+	for pr in '"false"' '"0"' '"None"' '"none"' 'null' 'false' '0'; do
+		variant f.json "s/\"pr_number\": \"\"/\"pr_number\": $pr/"
+		rm -rf staging
+		prepare --source-result f.json
+		assert_success
+	done
+}
+
+@test "rows 40-41: not a normalized v2 CALIBRATION_NEEDED artifact" {
+	variant a.json 's/"result_schema_version": 2,/"result_schema_version": 1,/'
+	prepare --source-result a.json
+	fails_with "baseline seeds require a normalized v2 source artifact"
+	variant b.json 's/"baseline_eligible": false/"baseline_eligible": true/'
+	prepare --source-result b.json
+	fails_with "baseline seeds require a baseline_eligible=false source artifact"
+	variant c.json 's/"result_schema_version": 2,/"result_schema_version": "2",/'
+	prepare --source-result c.json
+	fails_with "baseline seeds require a normalized v2 source artifact"
+	variant d.json 's/"result_schema_version": 2,/"result_schema_version": 2.0,/'
+	prepare --source-result d.json
+	assert_success
+	variant e.json 's/"success": true/"success": 1/'
+	rm -rf staging
+	prepare --source-result e.json
+	fails_with "baseline seeds require a successful source artifact"
+	variant f.json '/"workload_id": "wan-t2v",/d' '/"variant_id": "1.3b-sp2",/d'
+	prepare --source-result f.json
+	fails_with "Performance record missing required comparison identity fields: workload_id, variant_id"
+}
+
+@test "row 42: mixed identities" {
+	variant a.json
+	variant b.json 's/"job-41"/"job-2"/' 's/"variant_id": "1.3b-sp2"/"variant_id": "1.3b-sp4"/'
+	prepare --source-result a.json --source-result b.json
+	fails_with "source artifact 2 does not match the first exact comparable identity"
+}
+
+@test "rows 43-44: provenance ignores model_id and prefers job_id" {
+	variant a.json
+	variant b.json 's/"model_id": "wan-t2v-1.3b-2gpu"/"model_id": "renamed"/'
+	prepare --source-result a.json --source-result b.json
+	fails_with "source artifact 2 duplicates source provenance"
+	variant c.json 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "2026-06-17T00:00:00+00:00"/' \
+		's/"build-41"/"build-2"/'
+	prepare --source-result a.json --source-result c.json
+	fails_with "source artifact 2 duplicates source provenance"
+	# without job and build ids, commit and timestamp are the provenance
+	variant d.json 's/"job-41"/""/' 's/"build-41"/null/'
+	variant e.json 's/"job-41"/""/' 's/"build-41"/null/' 's/"latency": 10.0,/"latency": 10.01,/'
+	prepare --source-result d.json --source-result e.json
+	fails_with "source artifact 2 duplicates source provenance"
+	# identical content is caught before provenance
+	cp a.json copy.json
+	prepare --source-result a.json --source-result copy.json
+	fails_with "source artifact 2 duplicates source content"
+}
+
+@test "row 45: there is no --upload option" {
+	variant a.json
+	prepare --source-result a.json --upload
+	assert_failure 2
+	grep -q "unrecognized option '--upload'" <<<"$stderr"
+	[ ! -e staging ]
+}
+
+@test "row 46: sources are seeded in timestamp order" {
+	local d i args=()
+	for i in 1 2 3 4 5 6; do
+		d=$((7 - i))
+		variant "s$i.json" "s/\"timestamp\": \"2026-06-16T00:00:00+00:00\"/\"timestamp\": \"2026-06-0${d}T00:00:00+00:00\"/" \
+			"s/\"job-41\"/\"job-$i\"/"
+		args+=(--source-result "s$i.json")
+	done
+	prepare "${args[@]}"
+	assert_success
+	assert_equal "$(find staging -name manifest | wc -l)" 1
+	[ ! -e store ]
+	local m
+	m=$(manifest)
+	# prepared records in batch order, their sources oldest first
+	run jq -r '.prepared_records[].path' "$m"
+	for i in 1 2 3 4 5 6; do
+		[[ ${lines[$((i - 1))]} == *_seed_0$i.json ]]
+		assert_equal "$(jq -r .baseline_seed_source_timestamp "${lines[$((i - 1))]}")" "2026-06-0${i}T00:00:00+00:00"
+		assert_equal "$(jq -r .baseline_seed_batch_index "${lines[$((i - 1))]}")" "$i"
+	done
+	# the sources in input order
+	assert_equal "$(jq -r '.source_records[0].path' "$m")" "$PWD/s1.json"
+}
+
+@test "row 47: a baseline-eligible record of the identity already in the store" {
+	mkdir -p store/x
+	sed -e 's/"baseline_eligible": false/"baseline_eligible": true/' \
+		-e 's/"comparison_status": "CALIBRATION_NEEDED"/"comparison_status": "PASS"/' \
+		"$SEED/source.json" >store/x/eligible.json
+	variant src.json
+	prepare --source-result src.json
+	assert_failure 2
+	grep -qF "remote tracking history already has a baseline-eligible record for the exact comparable identity; the CALIBRATION_NEEDED source artifact is stale" <<<"$stderr"
+	[ ! -e staging ]
+}
+
+@test "row 48: trusted records of another recipe in the cohort" {
+	mkdir -p store/renamed
+	sed -e 's/"recipe_fingerprint": "[^"]*"/"recipe_fingerprint": "recipe-current"/' \
+		-e 's/"hardware_profile_id": "[^"]*"/"hardware_profile_id": "hw-other"/' \
+		-e 's/"software_profile_id": "[^"]*"/"software_profile_id": "sw-other"/' \
+		-e 's/"model_id": "wan-t2v-1.3b-2gpu"/"model_id": "renamed"/' \
+		"$SEED/source.json" >store/renamed/r.json
+	variant src.json 's/"recipe_fingerprint": "[^"]*"/"recipe_fingerprint": "recipe-old"/'
+	prepare --source-result src.json
+	assert_failure 2
+	grep -qF "remote tracking history already has trusted records for another recipe in this workload, variant, and benchmark version: recipe-current" <<<"$stderr"
+	[ ! -e staging ]
+}
+
+@test "rows 49 and 51: a replay finds the reservation; only one of two racing prepares wins" {
+	variant src.json
+	prepare --source-result src.json
+	assert_success
+	prepare --source-result src.json
+	assert_failure 2
+	grep -qF "staging already has a reservation for the exact comparable identity; reuse or explicitly clean the existing preparation" <<<"$stderr"
+	assert_equal "$(find staging -name '*.json' | wc -l)" 1
+	rm -rf staging
+	local i
+	for i in 1 2 3 4; do
+		perf-seed prepare -s store --staging-root staging --intent-rationale r \
+			--source-result src.json >/dev/null 2>"race$i" &
+	done
+	wait
+	assert_equal "$(find staging -name '*.json' | wc -l)" 1
+	assert_equal "$(find staging -name manifest | wc -l)" 1
+	assert_equal "$(cat race1 race2 race3 race4 | grep -c 'already has a reservation')" 3
+}
+
+@test "row 50: staging inside the tracking root" {
+	variant src.json
+	run --separate-stderr perf-seed prepare -s store --staging-root store/staging \
+		--intent-rationale r --source-result src.json
+	assert_failure 2
+	grep -qF "baseline seed staging and canonical tracking roots must be separate and non-nested" <<<"$stderr"
+	run --separate-stderr perf-seed prepare -s staging/store --staging-root staging \
+		--intent-rationale r --source-result src.json
+	assert_failure 2
+	grep -qF "must be separate and non-nested" <<<"$stderr"
+}
+
+@test "row 52: a source that changes while the manifest is written releases the reservation" {
+	variant src.json
+	sed 's/"latency": 10.0,/"latency": 10.5,/' src.json >changed.json
+	mkfifo fifo
+	# the first read sees the source, the second (for the manifest) another
+	{ cat src.json >fifo; cat changed.json >fifo; } &
+	prepare --source-result fifo
+	wait
+	assert_failure 2
+	grep -qF "source record changed during preparation: $PWD/fifo" <<<"$stderr"
+	[ -z "$(find staging/.seed-reservations -mindepth 1)" ]
+	prepare --source-result src.json
+	assert_success
+}
+
+@test "row 59: undated sources keep their input order after the dated ones, with warnings" {
+	variant a.json 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "2026-06-02T00:00:00+00:00"/' 's/"job-41"/"job-a"/'
+	variant b.json '/"timestamp": /d' 's/"job-41"/"job-b"/'
+	variant c.json 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "yesterday"/' 's/"job-41"/"job-c"/'
+	variant d.json 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "2026-06-01T00:00:00+00:00"/' 's/"job-41"/"job-d"/'
+	prepare --source-result a.json --source-result b.json --source-result c.json --source-result d.json
+	assert_success
+	assert_equal "${stderr_lines[0]}" "Warning: source artifact 2 has a missing or unparsable timestamp; preserving its input order after timestamped sources."
+	assert_equal "${stderr_lines[1]}" "Warning: source artifact 3 has a missing or unparsable timestamp; preserving its input order after timestamped sources."
+	assert_equal "${#stderr_lines[@]}" 2
+	run jq -r '.prepared_records[].path' "$(manifest)"
+	assert_equal "$(jq -r .job_id "${lines[0]}")" job-d
+	assert_equal "$(jq -r .job_id "${lines[1]}")" job-a
+	assert_equal "$(jq -r .job_id "${lines[2]}")" job-b
+	assert_equal "$(jq -r .job_id "${lines[3]}")" job-c
+}
+
+@test "rows 60-62: the whole batch is validated before anything is written" {
+	variant a.json
+	variant b.json 's/"run_source": "scheduled_main"/"run_source": "pr"/' 's/"job-41"/"job-2"/'
+	prepare --source-result a.json --source-result b.json
+	fails_with "b.json: baseline seeds require a scheduled_main source artifact"
+	prepare --source-result a.json --source-result a.json
+	fails_with "source artifact 2 duplicates a resolved source path"
+	variant c.json '/"model_id": /d' 's/"job-41"/"job-2"/'
+	prepare --source-result a.json --source-result c.json
+	fails_with "c.json: baseline seed records require a non-empty string model_id"
+	# a JSON error in any source aborts first, naming file and line
+	printf '{\n  "a": 1,\n  oops\n}\n' >broken.json
+	variant d.json 's/"run_source": "scheduled_main"/"run_source": "pr"/'
+	prepare --source-result d.json --source-result broken.json
+	fails_with "broken.json:3:"
+}
+
+# rows 63-82: invalid measurements, alone and as the second source
+measurement_case() {
+	local edit=$1 message=$2
+	variant bad.json "$edit" 's/"job-41"/"job-2"/'
+	prepare --source-result bad.json
+	fails_with "baseline seed records require a $message measurement"
+	variant good.json
+	prepare --source-result good.json --source-result bad.json
+	fails_with "bad.json: baseline seed records require a $message measurement"
+}
+
+@test "rows 63-82: invalid measurements" {
+	measurement_case '/"latency": 10.0,/d' "finite positive latency"
+	measurement_case 's/"latency": 10.0,/"latency": true,/' "finite latency"
+	measurement_case '/"throughput": 4.5,/d' "finite positive throughput"
+	measurement_case '/"memory": 10000.0,/d' "finite positive memory"
+	measurement_case 's/"latency": 10.0,/"latency": NaN,/' "finite latency"
+	measurement_case 's/"throughput": 4.5,/"throughput": Infinity,/' "finite throughput"
+	measurement_case 's/"memory": 10000.0,/"memory": -Infinity,/' "finite memory"
+	measurement_case 's/"text_encoder_time_s": 1.1,/"text_encoder_time_s": NaN,/' "finite text_encoder_time_s"
+	measurement_case 's/"dit_time_s": 8.2,/"dit_time_s": Infinity,/' "finite dit_time_s"
+	measurement_case 's/"vae_decode_time_s": 3.2,/"vae_decode_time_s": -1.0,/' "non-negative vae_decode_time_s"
+	# numeric strings are read as numbers; zero is not positive
+	measurement_case 's/"latency": 10.0,/"latency": "0",/' "positive latency"
+	variant ok.json 's/"latency": 10.0,/"latency": "10.0",/' 's/"dit_time_s": 8.2,/"dit_time_s": null,/'
+	prepare --source-result ok.json
+	assert_success
+}
+
+@test "rows 83-84: an inconsistent batch, with the printed table" {
+	variant a.json
+	variant b.json 's/"latency": 10.0,/"latency": 12.0,/' 's/"job-41"/"job-2"/'
+	prepare --source-result a.json --source-result b.json
+	fails_with "source batch exceeds maximum intra-batch regression: source artifact 2 latency regresses by 9.1% against the batch median"
+	assert_equal "${lines[0]}" "Source batch consistency (maximum regression 5.0%):"
+	assert_equal "${lines[1]}" "  latency source=1 value=10.000000 median=11.000000 regression=-9.1%"
+	assert_equal "${lines[2]}" "  latency source=2 value=12.000000 median=11.000000 regression=9.1%"
+	assert_equal "${lines[3]}" "  latency worst regression: 9.1% (source=2)"
+	assert_equal "${lines[4]}" "  throughput source=1 value=4.500000 median=4.500000 regression=0.0%"
+	variant c.json 's/"throughput": 4.5,/"throughput": 3.5,/' 's/"job-41"/"job-3"/'
+	prepare --source-result a.json --source-result c.json
+	fails_with "source artifact 2 throughput regresses by 12.5% against the batch median"
+	# a wider limit accepts it
+	prepare --source-result a.json --source-result c.json --max-intra-batch-regression 0.2
+	assert_success
+	assert_equal "${lines[0]}" "Source batch consistency (maximum regression 20.0%):"
+}
+
+@test "the rationale is checked after the store, as the reference does" {
+	variant a.json
+	run --separate-stderr perf-seed prepare -s store --staging-root staging \
+		--intent-rationale "   " --source-result a.json
+	fails_with "baseline seed reason must be a non-empty string"
+	assert_equal "${lines[1]}" "Seeding exact comparable identity:"
+	run --separate-stderr perf-seed prepare -s store --staging-root staging --source-result a.json
+	assert_failure 2
+	run --separate-stderr perf-seed prepare -s store --staging-root staging --intent-rationale r \
+		--source-result a.json --max-intra-batch-regression -1
+	assert_failure 2
+}
+
+# ---- upload ----
+
+# prepared: a prepared batch of two sources for the store $1 (default ./store).
+prepared() {
+	variant a.json
+	variant b.json 's/"job-41"/"job-2"/' 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "2026-06-17T00:00:00+00:00"/' \
+		's/"latency": 10.0,/"latency": 10.2,/'
+	run --separate-stderr perf-seed prepare -s "${1:-store}" --staging-root staging \
+		--intent-rationale "first baseline" --source-result a.json --source-result b.json
+	assert_success
+}
+
+@test "upload without --confirm says what it would do and writes nothing" {
+	prepared
+	run --separate-stderr perf-seed upload "$(manifest)" -s store
+	assert_success
+	assert_line --index 0 --regexp '^Would upload baseline seed: store/wan-t2v-1.3b-2gpu/.*_seed_01\.json$'
+	assert_line --index 2 'Would commit "Perf: seed wan-t2v-1.3b-2gpu baseline" on revision 0'
+	[ ! -e store ]
+	[ ! -e "$(dirname "$(manifest)")/uploaded" ]
+}
+
+@test "upload to a directory store: one revision, the reviewed bytes, the uploaded marker" {
+	prepared
+	local m res
+	m=$(manifest)
+	res=$(dirname "$m")
+	perf-upload -s store -p always "$FIXTURES/perf-upload/batch.in.jsonl" 2>/dev/null >/dev/null
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_success
+	assert_line --index 2 "Seed commit: 2 (parent 1)"
+	assert_equal "$(cat store/.perfkite-revision)" 2
+	diff <(cd "$res" && find wan-t2v-1.3b-2gpu -name '*_seed_*' | sort | xargs cat) \
+		<(cd store && find wan-t2v-1.3b-2gpu -name '*_seed_*' | sort | xargs cat)
+	diff <(printf '{\n  "commit_id": "2",\n  "parent_commit": "1"\n}') "$res/uploaded"
+	# once uploaded, the same manifest is refused: the store has the baseline now
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_failure 2
+	grep -qF "remote tracking history already has a baseline-eligible record" <<<"$stderr"
+}
+
+@test "row 54: repository drift" {
+	prepared
+	run --separate-stderr perf-seed upload "$(manifest)" -s other-store --confirm
+	assert_failure 2
+	grep -qF "prepared-seed manifest repository does not match the configured Hub destination" <<<"$stderr"
+	[ ! -e other-store ]
+}
+
+@test "row 55: a prepared record outside the reservation" {
+	prepared
+	local m rec
+	m=$(manifest)
+	rec=$(jq -r '.prepared_records[0].path' "$m")
+	mkdir -p staging/outside
+	cp "$rec" staging/outside/
+	sed -i "s|$rec|$PWD/staging/outside/$(basename "$rec")|" "$m"
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_failure 2
+	grep -qF "prepared record is outside its identity reservation: $PWD/staging/outside/" <<<"$stderr"
+	[ ! -e store ]
+}
+
+@test "row 56: the store got a baseline after review: no commit" {
+	prepared
+	mkdir -p store/x
+	sed -e 's/"baseline_eligible": false/"baseline_eligible": true/' "$SEED/source.json" >store/x/late.json
+	run --separate-stderr perf-seed upload "$(manifest)" -s store --confirm
+	assert_failure 2
+	grep -qF "remote tracking history already has a baseline-eligible record" <<<"$stderr"
+	[ ! -e store/.perfkite-revision ]
+	[ -z "$(find store -name '*_seed*')" ]
+}
+
+@test "row 58: a staged file changed after review" {
+	prepared
+	local m rec
+	m=$(manifest)
+	rec=$(jq -r '.prepared_records[1].path' "$m")
+	echo >>"$rec"
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_failure 2
+	grep -qF "prepared record changed after review: $rec" <<<"$stderr"
+	echo >>a.json
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_failure 2
+	grep -qF "source record changed after review: $PWD/a.json" <<<"$stderr"
+	[ ! -e store ]
+}
+
+@test "8.6: the manifest's own checks, in order" {
+	prepared
+	local m
+	m=$(manifest)
+	cp "$m" orig
+	sed -i 's/"manifest_schema_version": 1/"manifest_schema_version": 2/' "$m"
+	run --separate-stderr perf-seed upload "$m" -s store
+	grep -qF "unsupported or missing prepared-seed manifest schema" <<<"$stderr"
+	cp orig "$m"
+	sed -i 's|"staging_root": "[^"]*"|"staging_root": ""|' "$m"
+	run --separate-stderr perf-seed upload "$m" -s store
+	grep -qF "prepared-seed manifest is missing its staging root" <<<"$stderr"
+	cp orig "$m"
+	sed -i "s|\"staging_root\": \"[^\"]*\"|\"staging_root\": \"$PWD/elsewhere\"|" "$m"
+	run --separate-stderr perf-seed upload "$m" -s store
+	grep -qF "prepared-seed manifest is outside its identity reservation" <<<"$stderr"
+	cp orig "$m"
+	sed -i 's/"benchmark_version": "3"/"benchmark_version": "4"/' "$m"
+	run --separate-stderr perf-seed upload "$m" -s store
+	grep -qF "prepared records no longer match the manifest identity" <<<"$stderr"
+	# a seed edited consistently (digest updated) no longer matches its source
+	cp orig "$m"
+	local rec
+	rec=$(jq -r '.prepared_records[0].path' "$m")
+	sed -i 's/"latency": 10.0,/"latency": 9.0,/' "$rec"
+	sed -i "s/$(jq -r '.prepared_records[0].sha256' orig)/$(sha256sum "$rec" | cut -c1-64)/" "$m"
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_failure 2
+	grep -qF "prepared record 1 no longer matches its reviewed source" <<<"$stderr"
+	[ ! -e store ]
+	# not JSON at all
+	printf '{\n  "x": \n' >bad-manifest
+	run --separate-stderr perf-seed upload bad-manifest -s store
+	assert_failure 2
+	grep -q "bad-manifest:3:" <<<"$stderr"
+}
+
+@test "row 53: one conditional commit on a git store, parent the reviewed head" {
+	bare_remote remote.git
+	perf-upload -s "git+file://$PWD/remote.git" --cache cache -p always \
+		"$FIXTURES/perf-upload/batch.in.jsonl" >/dev/null 2>&1
+	local head
+	head=$(git -C remote.git rev-parse main)
+	prepared "git+file://$PWD/remote.git"
+	jq -e --arg r "$PWD/remote.git" '.repository == {endpoint: "file://", repo_id: $r, repo_type: "git"}' "$(manifest)" >/dev/null
+	run --separate-stderr perf-seed upload "$(manifest)" -s "git+file://$PWD/remote.git" --cache cache --confirm
+	assert_success
+	assert_equal "$(git -C remote.git rev-parse main^)" "$head"
+	assert_equal "$(git -C remote.git log -1 --format=%s main)" "Perf: seed wan-t2v-1.3b-2gpu baseline"
+	assert_equal "$(git -C remote.git diff-tree --no-commit-id --name-only -r main | wc -l)" 2
+	local res
+	res=$(dirname "$(manifest)")
+	jq -e --arg c "$(git -C remote.git rev-parse main)" --arg p "$head" \
+		'. == {commit_id: $c, parent_commit: $p}' "$res/uploaded" >/dev/null
+	# the bytes in the remote are the reviewed bytes
+	local f
+	for f in $(git -C remote.git diff-tree --no-commit-id --name-only -r main); do
+		cmp <(git -C remote.git show "main:$f") "$res/$f"
+	done
+}
+
+@test "row 57: the remote moved after the check: the push is refused, nothing retried, nothing marked" {
+	bare_remote remote.git
+	perf-upload -s "git+file://$PWD/remote.git" --cache cache -p always \
+		"$FIXTURES/perf-upload/batch.in.jsonl" >/dev/null 2>&1
+	prepared "git+file://$PWD/remote.git"
+	# A git that lets another uploader push first, the moment the seed is pushed.
+	mkdir wrap
+	sed -n '1s/2026-06-16T00:00:00+00:00/2026-06-20T00:00:00+00:00/p' "$FIXTURES/perf-upload/batch.in.jsonl" >other.jsonl
+	cat >wrap/git <<-EOF
+		#!/bin/bash
+		if [ "\$1" = push ] && [ ! -e "$PWD/raced" ]; then
+			: >"$PWD/raced"
+			PATH="$PATH" perf-upload -s "git+file://$PWD/remote.git" --cache "$PWD/other-cache" -p always "$PWD/other.jsonl" >/dev/null 2>&1
+		fi
+		exec "$(command -v git)" "\$@"
+	EOF
+	chmod +x wrap/git
+	local before
+	PATH="$PWD/wrap:$PATH" run --separate-stderr perf-seed upload "$(manifest)" \
+		-s "git+file://$PWD/remote.git" --cache cache --confirm
+	assert_failure 2
+	[ -e raced ]
+	grep -qF "the store changed since it was checked" <<<"$stderr"
+	before=$(git -C remote.git log -1 --format=%s main)
+	[[ $before == "Perf: wan-t2v-1.3b-2gpu at aaaaaaa" ]]
+	not grep -q _seed < <(git -C remote.git ls-tree -r --name-only main)
+	[ ! -e "$(dirname "$(manifest)")/uploaded" ]
+	[ -f "$(manifest)" ]
+	# reviewed again against the new head, it goes in
+	run --separate-stderr perf-seed upload "$(manifest)" -s "git+file://$PWD/remote.git" --cache cache --confirm
+	assert_success
+	assert_equal "$(git -C remote.git ls-tree -r --name-only main | grep -c _seed)" 2
+}
+
+@test "a Hugging Face store: the reference's repository, and a write token for the upload" {
+	# prepared for a directory, then moved to the reservation of the dataset
+	prepared
+	local m old name hf=git+https://huggingface.co/datasets/org/perf
+	m=$(manifest)
+	old=$(cd "$(dirname "$m")" && pwd)
+	sed -i -e 's|"endpoint": "file"|"endpoint": "https://huggingface.co"|' \
+		-e "s|\"repo_id\": \"$PWD/store\"|\"repo_id\": \"org/perf\"|" \
+		-e 's|"repo_type": "directory"|"repo_type": "dataset"|' "$m"
+	name=$(jq -cj --sort-keys '{identity, repository}' "$m" | sha256sum | cut -c1-64)
+	mv "$old" "staging/.seed-reservations/$name"
+	m=staging/.seed-reservations/$name/manifest
+	sed -i "s|$old|$PWD/staging/.seed-reservations/$name|g" "$m"
+	run --separate-stderr perf-seed upload "$m" -s "$hf" --confirm
+	assert_failure 2
+	grep -qF "a Hugging Face write token is required to upload baseline seeds" <<<"$stderr"
+	# with a token, the (unreachable here) hub is asked for its revision
+	HF_TOKEN=hf_secret run --separate-stderr perf-seed upload "$m" -s "$hf" --cache cache --confirm
+	assert_failure 2
+	grep -qF "could not resolve the current performance-tracking repository revision" <<<"$stderr" ||
+		grep -qF "cannot clone the store" <<<"$stderr"
+	not grep -q hf_secret <<<"$stderr"
+}
+
+@test "usage" {
+	run --separate-stderr perf-seed
+	assert_failure 2
+	run --separate-stderr perf-seed frobnicate
+	assert_failure 2
+	grep -q "unknown command 'frobnicate'" <<<"$stderr"
+	run --separate-stderr perf-seed upload --now 2026-01-01 m
+	assert_failure 2
+	run perf-seed --help
+	assert_success
+	assert_line --index 0 --partial "usage: perf-seed prepare"
+	run perf-seed --version
+	assert_success
+}
