@@ -5,13 +5,13 @@
 load lib/common
 
 # Prints the literal blocks of the EXAMPLES section of page $1, separated
-# by NUL bytes.
+# by NUL bytes, with mdoc's \e as the backslash it stands for.
 examples() {
 	awk '
 		/^\.Sh / { inex = ($2 == "EXAMPLES") }
 		inex && /^\.Bd -literal/ { lit = 1; block = ""; next }
 		inex && /^\.Ed/ && lit { lit = 0; printf "%s%c", block, 0; next }
-		lit { block = block $0 "\n" }
+		lit { line = $0; gsub(/\\e/, "\\\\", line); block = block line "\n" }
 	' "$1"
 }
 
@@ -50,6 +50,8 @@ run_examples() {
 @test "perf-gate-static(1) examples run" { run_examples perf-gate-static.1; }
 @test "perf-gate-rolling(1) examples run" { run_examples perf-gate-rolling.1; }
 @test "perf-summarize(1) examples run" { run_examples perf-summarize.1; }
+@test "perf-upload(1) examples run" { run_examples perf-upload.1; }
+@test "perf-seed(1) examples run" { run_examples perf-seed.1; }
 @test "perf-collect(1) examples run" {
 	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
 	run_examples perf-collect.1
