@@ -328,7 +328,8 @@ export(void)
 		rc = EXIT_TROUBLE;
 	}
 	store_close(st);
-	qsort(l.v, l.n, sizeof *l.v, cmp_line);
+	if (l.n > 1)
+		qsort(l.v, l.n, sizeof *l.v, cmp_line);
 	for (size_t i = 0; i < l.n; i++) {
 		buf_add(&text, l.v[i].text, l.v[i].len);
 		buf_addc(&text, '\n');

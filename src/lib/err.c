@@ -129,7 +129,10 @@ estrdup(const char *s)
 char *
 estrndup(const char *s, size_t n)
 {
-	char *p = emalloc(n + 1);
+	char *p;
+
+	n = strnlen(s, n);	/* at most n bytes, never past the end of s */
+	p = emalloc(n + 1);
 
 	memcpy(p, s, n);
 	p[n] = '\0';
