@@ -54,6 +54,7 @@ acknowledged() {
 # files go to one jq as one stream: a truncated file breaks the stream.)
 store_reads_clean() {
 	local other
+	[ -e "$1" ] || return 0	# not created yet: nothing to see
 	other=$(find "$1" -path '*/.*' -prune -o -type f \( ! -name '*.json' -o -empty \) -print)
 	[ -z "$other" ] || { echo "unexpected visible files: $other" >&2; return 1; }
 	find "$1" -path '*/.*' -prune -o -type f -name '*.json' -print0 |
