@@ -135,7 +135,7 @@ static const char *const wanted_keys[] = { "latency", "throughput", "memory",
 /* What the scan of the history is asked, and where the answers go. */
 struct lookup {
 	struct current *cur;
-	size_t n;
+	size_t nq;	/* queries: two per record with a complete identity */
 	int *owner;	/* query index -> record index */
 	bool *is_cohort;	/* query index -> recipe-mismatch query */
 };
@@ -167,36 +167,20 @@ add_past(struct current *c, const struct store_hit *h)
 	}
 }
 
-/* A trusted record of the cohort with another recipe (5.8). */
-static void
-add_mismatch(struct current *c, const cJSON *rec)
-{
-	char *s = identity_other_recipe(rec, c->id.value[3]);
-
-	if (s == NULL)
-		return;
-	for (size_t i = 0; i < c->nfps; i++)
-		if (strcmp(c->fps[i], s) == 0) {
-			free(s);
-			return;
-		}
-	c->fps = erealloc(c->fps, (c->nfps + 1) * sizeof *c->fps);
-	c->fps[c->nfps++] = s;
-}
-
 static void
 on_hit(const struct store_hit *h, void *ctx)
 {
 	struct lookup *lk = ctx;
-	size_t nq = 2 * lk->n;
 
-	for (size_t q = 0; q < nq; q++) {
-		if (!h->match[q] || lk->owner[q] < 0)
+	for (size_t q = 0; q < lk->nq; q++) {
+		struct current *c = &lk->cur[lk->owner[q]];
+
+		if (!h->match[q])
 			continue;
 		if (lk->is_cohort[q])
-			add_mismatch(&lk->cur[lk->owner[q]], h->record);
+			identity_add_other_recipe(h->record, c->id.value[3], &c->fps, &c->nfps);
 		else
-			add_past(&lk->cur[lk->owner[q]], h);
+			add_past(c, h);
 	}
 }
 
@@ -209,42 +193,29 @@ static int
 lookup_history(struct current *cur, size_t n, char **raised)
 {
 	struct store_query *q = ecalloc(2 * n + 1, sizeof *q);
-	struct lookup lk = { cur, n, ecalloc(2 * n + 1, sizeof(int)),
+	struct lookup lk = { cur, 0, ecalloc(2 * n + 1, sizeof(int)),
 	    ecalloc(2 * n + 1, sizeof(bool)) };
 	store *st;
-	int rc = 0, nq = 0;
+	int rc = 0;
 
 	*raised = NULL;
+	/* Records without a complete identity never read the history. */
 	for (size_t i = 0; i < n; i++) {
-		lk.owner[2 * i] = lk.owner[2 * i + 1] = -1;
 		if (!cur[i].id.complete)
 			continue;
-		nq++;
-		lk.owner[2 * i] = lk.owner[2 * i + 1] = (int)i;
-		lk.is_cohort[2 * i + 1] = true;
-		/* The exact cohort: all six keys, successful, baseline-eligible. */
-		for (int k = 0; k < IDENTITY_KEYS; k++) {
-			q[2 * i].keys[k] = identity_keys[k];
-			q[2 * i].values[k] = cur[i].id.value[k];
-		}
-		q[2 * i].nkeys = IDENTITY_KEYS;
-		q[2 * i].successful_only = q[2 * i].eligible_only = true;
-		/* Across hardware and software profiles: workload, variant, version. */
-		for (int k = 0; k < 3; k++) {
-			q[2 * i + 1].keys[k] = identity_keys[k];
-			q[2 * i + 1].values[k] = cur[i].id.value[k];
-		}
-		q[2 * i + 1].nkeys = 3;
-		q[2 * i + 1].successful_only = true;
+		lk.owner[lk.nq] = lk.owner[lk.nq + 1] = (int)i;
+		lk.is_cohort[lk.nq + 1] = true;
+		store_identity_queries(cur[i].id.value, &q[lk.nq], &q[lk.nq + 1]);
+		lk.nq += 2;
 	}
-	if (nq > 0) {
+	if (lk.nq > 0) {
 		if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 			rc = -1;
 		else {
 			store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
 			for (int h = 0; h < opt.nhistories; h++)
 				store_add_stream(st, opt.histories[h]);
-			rc = store_scan(st, q, (int)(2 * n), on_hit, &lk, raised);
+			rc = store_scan(st, q, (int)lk.nq, on_hit, &lk, raised);
 			store_close(st);
 		}
 	}

@@ -358,19 +358,11 @@ static void
 on_found(const struct store_hit *h, void *ctx)
 {
 	struct found *f = ctx;
-	char *fp;
 
 	if (h->match[0])
 		f->eligible = true;
-	if (h->match[1] && (fp = identity_other_recipe(h->record, f->id->value[3])) != NULL) {
-		for (size_t i = 0; i < f->nfps; i++)
-			if (strcmp(f->fps[i], fp) == 0) {
-				free(fp);
-				return;
-			}
-		f->fps = erealloc(f->fps, (f->nfps + 1) * sizeof *f->fps);
-		f->fps[f->nfps++] = fp;
-	}
+	if (h->match[1])
+		identity_add_other_recipe(h->record, f->id->value[3], &f->fps, &f->nfps);
 }
 
 static int
@@ -394,19 +386,7 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 	buf list = BUF_INIT;
 	int rc = 0;
 
-	memset(q, 0, sizeof q);
-	for (int k = 0; k < IDENTITY_KEYS; k++) {
-		q[0].keys[k] = identity_keys[k];
-		q[0].values[k] = id->value[k];
-	}
-	q[0].nkeys = IDENTITY_KEYS;
-	q[0].successful_only = q[0].eligible_only = true;
-	for (int k = 0; k < 3; k++) {
-		q[1].keys[k] = identity_keys[k];
-		q[1].values[k] = id->value[k];
-	}
-	q[1].nkeys = 3;
-	q[1].successful_only = true;
+	store_identity_queries(id->value, &q[0], &q[1]);
 	if ((st = store_open(dir)) == NULL)
 		return EXIT_TROUBLE;
 	if (store_scan(st, q, 2, on_found, &f, &raised) != 0)

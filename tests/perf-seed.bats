@@ -538,18 +538,9 @@ prepared() {
 	perf-upload -s "git+file://$PWD/remote.git" --cache cache -p always \
 		"$FIXTURES/perf-upload/batch.in.jsonl" >/dev/null 2>&1
 	prepared "git+file://$PWD/remote.git"
-	# A git that lets another uploader push first, the moment the seed is pushed.
-	mkdir wrap
+	# Another uploader pushes first, the moment the seed is pushed.
 	sed -n '1s/2026-06-16T00:00:00+00:00/2026-06-20T00:00:00+00:00/p' "$FIXTURES/perf-upload/batch.in.jsonl" >other.jsonl
-	cat >wrap/git <<-EOF
-		#!/bin/bash
-		if [ "\$1" = push ] && [ ! -e "$PWD/raced" ]; then
-			: >"$PWD/raced"
-			PATH="$PATH" perf-upload -s "git+file://$PWD/remote.git" --cache "$PWD/other-cache" -p always "$PWD/other.jsonl" >/dev/null 2>&1
-		fi
-		exec "$(command -v git)" "\$@"
-	EOF
-	chmod +x wrap/git
+	racing_git "git+file://$PWD/remote.git" "$PWD/other.jsonl"
 	local before
 	PATH="$PWD/wrap:$PATH" run --separate-stderr perf-seed upload "$(manifest)" \
 		-s "git+file://$PWD/remote.git" --cache cache --confirm

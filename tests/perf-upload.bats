@@ -268,17 +268,8 @@ teardown() {
 	bare_remote remote.git
 	gen_records 1 seed >seed.jsonl
 	perf-upload -s "git+file://$PWD/remote.git" --cache a -p always seed.jsonl >/dev/null 2>&1
-	# A git that lets another uploader push first, the moment ours pushes.
-	mkdir wrap
-	cat >wrap/git <<-EOF
-		#!/bin/bash
-		if [ "\$1" = push ] && [ ! -e "$PWD/raced" ]; then
-			: >"$PWD/raced"
-			PATH="$PATH" perf-upload -s "git+file://$PWD/remote.git" --cache "$PWD/b" -p always "$PWD/other.jsonl" >/dev/null 2>&1
-		fi
-		exec "$(command -v git)" "\$@"
-	EOF
-	chmod +x wrap/git
+	# Another uploader pushes first, the moment ours pushes.
+	racing_git "git+file://$PWD/remote.git" "$PWD/other.jsonl"
 	gen_records 2 ours >ours.jsonl
 	gen_records 2 other >other.jsonl
 	PATH="$PWD/wrap:$PATH" run --separate-stderr perf-upload -s "git+file://$PWD/remote.git" --cache a -p always ours.jsonl

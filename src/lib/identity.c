@@ -70,3 +70,19 @@ identity_other_recipe(const cJSON *rec, const char *fp)
 	}
 	return s;
 }
+
+void
+identity_add_other_recipe(const cJSON *rec, const char *fp, char ***fps, size_t *n)
+{
+	char *s = identity_other_recipe(rec, fp);
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*fps)[i], s) == 0) {
+			free(s);
+			return;
+		}
+	*fps = erealloc(*fps, (*n + 1) * sizeof **fps);
+	(*fps)[(*n)++] = s;
+}

@@ -35,4 +35,7 @@ void identity_free(struct identity *id);
  */
 char *identity_other_recipe(const cJSON *rec, const char *fp);
 
+/* Adds identity_other_recipe(rec, fp), when there is one, to the set fps[0..*n). */
+void identity_add_other_recipe(const cJSON *rec, const char *fp, char ***fps, size_t *n);
+
 #endif

@@ -17,6 +17,7 @@
 #include "json.h"
 #include "jsonl.h"
 #include "gitstore.h"
+#include "identity.h"
 #include "store.h"
 #include "text.h"
 
@@ -743,4 +744,24 @@ store_record_text(const cJSON *rec, buf *out, buf *where)
 	rc = json_write(out, copy, JSON_INDENT2, where);
 	cJSON_Delete(copy);
 	return rc;
+}
+
+void
+store_identity_queries(char *const *values, struct store_query *exact,
+    struct store_query *cohort)
+{
+	memset(exact, 0, sizeof *exact);
+	memset(cohort, 0, sizeof *cohort);
+	for (int k = 0; k < IDENTITY_KEYS; k++) {
+		exact->keys[k] = identity_keys[k];
+		exact->values[k] = values[k];
+	}
+	exact->nkeys = IDENTITY_KEYS;
+	exact->successful_only = exact->eligible_only = true;
+	for (int k = 0; k < 3; k++) {
+		cohort->keys[k] = identity_keys[k];
+		cohort->values[k] = values[k];
+	}
+	cohort->nkeys = 3;
+	cohort->successful_only = true;
 }

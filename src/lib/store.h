@@ -50,6 +50,15 @@ struct store_hit {
 typedef struct store store;
 
 /*
+ * The two lookups of a comparison identity (values: str() of the six
+ * identity keys, in identity order): its exact cohort, successful and
+ * baseline-eligible (5.4), and its (workload, variant, version) across
+ * profiles, successful (5.8).
+ */
+void store_identity_queries(char *const *values, struct store_query *exact,
+    struct store_query *cohort);
+
+/*
  * Opens the history: spec is a directory (a missing one is an empty
  * history), a git store "git+URL" (read through its cache clone under
  * cache, NULL for the default: see gitstore.h; the remote is fetched

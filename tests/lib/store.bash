@@ -62,6 +62,23 @@ store_reads_clean() {
 		{ echo "a visible file of $1 is not a whole record" >&2; return 1; }
 }
 
+# racing_git REMOTE RECORDS: writes ./wrap/git, a git that, the first time
+# it is asked to push, first has another uploader (its own cache) push
+# RECORDS to the git store REMOTE, then goes on; ./raced says it happened.
+# Run the program under test with PATH="$PWD/wrap:$PATH".
+racing_git() {
+	mkdir -p wrap
+	cat >wrap/git <<-EOF
+		#!/bin/bash
+		if [ "\$1" = push ] && [ ! -e "$PWD/raced" ]; then
+			: >"$PWD/raced"
+			PATH="$PATH" perf-upload -s "$1" --cache "$PWD/racer-cache" -p always "$2" >/dev/null 2>&1
+		fi
+		exec "$(command -v git)" "\$@"
+	EOF
+	chmod +x wrap/git
+}
+
 lighttpd_or_skip() {
 	command -v lighttpd >/dev/null 2>&1 || [ -x /usr/sbin/lighttpd ] ||
 		skip "lighttpd is not installed (make deps installs it on Debian)"
