@@ -51,7 +51,7 @@ UNITS = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
-SCRIPTS = $(sort .ci/run tests/run tests/deps.sh $(wildcard bench/*.sh bench/run bin/perf-lane hooks/* \
+SCRIPTS = $(sort .ci/run tests/run tests/deps.sh $(wildcard bench/*.sh bench/run bin/perf-lane hooks/environment hooks/command hooks/pre-exit hooks/lib/*.bash pipeline-templates/pre-push \
 	tests/lib/*.bash tests/*.bats fixtures/*.sh fixtures/runners/*.sh))
 
 all: $(PROGS)
@@ -93,7 +93,7 @@ units: $(UNITS) $(STUBS)
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
-	cp -f $(PROGS) $(DESTDIR)$(BINDIR)/
+	cp -f $(PROGS) bin/perf-lane $(DESTDIR)$(BINDIR)/
 	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 

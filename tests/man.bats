@@ -52,6 +52,7 @@ run_examples() {
 @test "perf-summarize(1) examples run" { run_examples perf-summarize.1; }
 @test "perf-upload(1) examples run" { run_examples perf-upload.1; }
 @test "perf-seed(1) examples run" { run_examples perf-seed.1; }
+@test "perf-lane(1) examples run" { run_examples perf-lane.1; }
 @test "perf-collect(1) examples run" {
 	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
 	run_examples perf-collect.1
