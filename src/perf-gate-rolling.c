@@ -512,6 +512,14 @@ free_current(struct current *c)
 	cJSON_Delete(c->rec);
 }
 
+static char *artifacts_default;	/* $PERF_REPORTS_DIR/results */
+
+static void
+free_artifacts_default(void)
+{
+	free(artifacts_default);
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -537,10 +545,9 @@ main(int argc, char *argv[])
 
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
+	atexit(free_artifacts_default);
 	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL ? env :
 	    "/tmp/perf-tracking";
-	if ((env = getenv("PERF_REPORTS_DIR")) != NULL)
-		opt.artifacts = easprintf("%s/results", env);
 	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
@@ -559,6 +566,8 @@ main(int argc, char *argv[])
 	}
 	if (!rc_given)
 		collect_status(getenv("PERF_PYTEST_RC"), false);
+	if (opt.artifacts == NULL && (env = getenv("PERF_REPORTS_DIR")) != NULL)
+		opt.artifacts = artifacts_default = easprintf("%s/results", env);
 
 	r = jsonl_open(argv + optind, argc - optind);
 	while ((rec = jsonl_next(r, &s)) != NULL) {

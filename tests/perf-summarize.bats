@@ -229,3 +229,11 @@ REC='{"model_id":"a","gpu_type":"g"}'
 @test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }
+
+@test "a dashboard of nothing: no records, no store, still a page" {
+	: >"$BATS_TEST_TMPDIR/none.jsonl"
+	run --separate-stderr perf-summarize --html "$BATS_TEST_TMPDIR/d.html" \
+		--store "$BATS_TEST_TMPDIR/no-store" "$BATS_TEST_TMPDIR/none.jsonl"
+	assert_success
+	grep -q '</html>' "$BATS_TEST_TMPDIR/d.html"
+}

@@ -374,7 +374,8 @@ group_records(struct dash *d)
 		free(keys[i]);
 	free(keys);
 	free(slot);
-	qsort(d->groups, d->ngroups, sizeof *d->groups, cmp_group);
+	if (d->ngroups > 1)
+		qsort(d->groups, d->ngroups, sizeof *d->groups, cmp_group);
 	sort_d = d;
 	for (i = 0; i < d->ngroups; i++)
 		qsort(d->groups[i].rows, d->groups[i].n, sizeof(size_t), cmp_row);

@@ -11,7 +11,8 @@ TESTS_DIR=$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)
 ROOT_DIR=$(cd "$TESTS_DIR/.." && pwd)
 FIXTURES="$TESTS_DIR/fixtures"
 : "${PERF_BIN:=$ROOT_DIR/bin}"
-PATH="$PERF_BIN:$PATH"
+# perf-lane and the hooks are scripts in bin/ beside the built programs.
+PATH="$PERF_BIN:$ROOT_DIR/bin:$PATH"
 export PATH
 
 # The variables the programs read: none may leak in from the CI job that
