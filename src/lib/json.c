@@ -25,6 +25,7 @@ struct parser {
 	const char *const *keys;	/* top-level members to build; NULL: all */
 	size_t nkeys;
 	struct json_arena *arena;	/* where nodes go; NULL: the heap (cJSON) */
+	bool strict;		/* RFC 8259 only: see json_parse_strict() */
 };
 
 struct json_arena {
@@ -416,6 +417,23 @@ scan_number(struct parser *ps, bool *isint)
 	return true;
 }
 
+/* True when the integer literal s[0..n) is within signed 64 bits. */
+static bool
+fits_int64(const char *s, size_t n)
+{
+	static const char max[] = "9223372036854775807", min[] = "9223372036854775808";
+	bool neg = n > 0 && s[0] == '-';
+	const char *lim = neg ? min : max;
+
+	if (neg) {
+		s++;
+		n--;
+	}
+	if (n != 19)
+		return n < 19;
+	return memcmp(s, lim, 19) <= 0;
+}
+
 static cJSON *
 parse_number(struct parser *ps)
 {
@@ -429,6 +447,11 @@ parse_number(struct parser *ps)
 		return NULL;
 	n = (size_t)(ps->p - s);
 	d = num_parse_json((const char *)s, n);
+	if (ps->strict && (isinf(d) || (isint && !fits_int64((const char *)s, n)))) {
+		ps->p = s;
+		fail(ps, "number out of range: %.*s", (int)(n > 40 ? 40 : n), s);
+		return NULL;
+	}
 	v = node(ps, cJSON_Number);
 	if (isint) {
 		/* Python reads "-0" as the integer 0. */
@@ -707,6 +730,16 @@ parse_object(struct parser *ps)
 			for (it = obj->child; it != NULL && old == NULL; it = it->next)
 				if (it->string[0] == key[0] && strcmp(it->string, key) == 0)
 					old = it;
+		if (old != NULL && ps->strict) {
+			char kb[80];
+
+			fail(ps, "duplicate key '%s'", err_clean(key, kb, sizeof kb));
+			if (ps->arena == NULL) {
+				free(key);
+				cJSON_Delete(val);
+			}
+			goto bad;
+		}
 		if (old != NULL) {
 			if (ps->arena == NULL)
 				free(key);
@@ -832,21 +865,21 @@ parse_value(struct parser *ps)
 			return node(ps, cJSON_NULL);
 		break;
 	case 'N':
-		if (literal(ps, "NaN")) {
+		if (!ps->strict && literal(ps, "NaN")) {
 			v = node(ps, cJSON_Number);
 			v->valuedouble = NAN;
 			return v;
 		}
 		break;
 	case 'I':
-		if (literal(ps, "Infinity")) {
+		if (!ps->strict && literal(ps, "Infinity")) {
 			v = node(ps, cJSON_Number);
 			number_value(v, INFINITY);
 			return v;
 		}
 		break;
 	case '-':
-		if (literal(ps, "-Infinity")) {
+		if (!ps->strict && literal(ps, "-Infinity")) {
 			v = node(ps, cJSON_Number);
 			number_value(v, -INFINITY);
 			return v;
@@ -874,15 +907,16 @@ json_parse_keys(const char *text, size_t len, const char *const *keys,
 	return json_parse_arena(text, len, keys, nkeys, NULL, err);
 }
 
-cJSON *
-json_parse_arena(const char *text, size_t len, const char *const *keys,
-    size_t nkeys, struct json_arena *arena, json_error *err)
+static cJSON *
+parse_text(const char *text, size_t len, const char *const *keys, size_t nkeys,
+    struct json_arena *arena, bool strict, json_error *err)
 {
 	struct parser ps;
 	cJSON *v;
 	char t[16];
 
 	memset(&ps, 0, sizeof ps);
+	ps.strict = strict;
 	ps.keys = keys;
 	ps.nkeys = nkeys;
 	ps.arena = arena;
@@ -905,6 +939,19 @@ json_parse_arena(const char *text, size_t len, const char *const *keys,
 	}
 	buf_free(&ps.sb);
 	return v;
+}
+
+cJSON *
+json_parse_arena(const char *text, size_t len, const char *const *keys,
+    size_t nkeys, struct json_arena *arena, json_error *err)
+{
+	return parse_text(text, len, keys, nkeys, arena, false, err);
+}
+
+cJSON *
+json_parse_strict(const char *text, size_t len, json_error *err)
+{
+	return parse_text(text, len, NULL, 0, NULL, true, err);
 }
 
 cJSON *

@@ -42,6 +42,13 @@ typedef struct {
  */
 cJSON *json_parse(const char *text, size_t len, json_error *err);
 
+/*
+ * json_parse() as RFC 8259 reads JSON, for inputs that must be exact: a
+ * duplicate key, NaN or Infinity, a number that overflows a double and an
+ * integer outside signed 64 bits are errors.
+ */
+cJSON *json_parse_strict(const char *text, size_t len, json_error *err);
+
 /* New nodes (exit on allocation failure). */
 cJSON *json_new_object(void);
 cJSON *json_new_array(void);

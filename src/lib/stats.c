@@ -1,3 +1,5 @@
+#include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "stats.h"
@@ -17,4 +19,94 @@ stats_median(double *v, size_t n)
 	if (n % 2 == 1)
 		return v[n / 2];
 	return (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The continued fraction of the incomplete beta function (modified Lentz). */
+static double
+beta_cf(double a, double b, double x)
+{
+	const double tiny = 1e-300, eps = 1e-16;
+	double c = 1, d = 1 - (a + b) * x / (a + 1), h, num, del;
+
+	if (fabs(d) < tiny)
+		d = tiny;
+	d = 1 / d;
+	h = d;
+	for (int m = 1; m <= 10000; m++) {
+		num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+		d = 1 + num * d;
+		c = 1 + num / c;
+		d = fabs(d) < tiny ? 1 / tiny : 1 / d;
+		c = fabs(c) < tiny ? tiny : c;
+		h *= d * c;
+		num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+		d = 1 + num * d;
+		c = 1 + num / c;
+		d = fabs(d) < tiny ? 1 / tiny : 1 / d;
+		c = fabs(c) < tiny ? tiny : c;
+		del = d * c;
+		h *= del;
+		if (fabs(del - 1) < eps)
+			break;
+	}
+	return h;
+}
+
+/* The regularized incomplete beta function I_x(a, b). */
+static double
+beta_inc(double a, double b, double x)
+{
+	double front;
+
+	if (x <= 0)
+		return 0;
+	if (x >= 1)
+		return 1;
+	front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+	if (x < (a + 1) / (a + b + 2))
+		return front * beta_cf(a, b, x) / a;
+	return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+double
+stats_t_cdf(double t, double df)
+{
+	double tail = 0.5 * beta_inc(df / 2, 0.5, df / (df + t * t));
+
+	return t >= 0 ? 1 - tail : tail;
+}
+
+double
+stats_t_quantile(double p, double df)
+{
+	double lo = 0, hi = 1, mid, pdf, t, step;
+	bool upper = p >= 0.5;
+	double q = upper ? p : 1 - p;
+
+	if (q == 0.5)
+		return 0;
+	/* Bracket, then Newton steps kept inside the bracket. */
+	while (stats_t_cdf(hi, df) < q)
+		hi *= 2;
+	t = (lo + hi) / 2;
+	for (int i = 0; i < 200; i++) {
+		double f = stats_t_cdf(t, df) - q;
+
+		if (f < 0)
+			lo = t;
+		else
+			hi = t;
+		pdf = exp(lgamma((df + 1) / 2) - lgamma(df / 2) - 0.5 * log(df * M_PI) -
+		    (df + 1) / 2 * log1p(t * t / df));
+		step = f / pdf;
+		mid = t - step;
+		if (!(mid > lo && mid < hi))
+			mid = (lo + hi) / 2;
+		if (fabs(mid - t) <= 1e-15 * fabs(t) || hi - lo <= 1e-15 * hi) {
+			t = mid;
+			break;
+		}
+		t = mid;
+	}
+	return upper ? t : -t;
 }

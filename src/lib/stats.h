@@ -13,4 +13,14 @@
  */
 double stats_median(double *v, size_t n);
 
+/*
+ * The Student t quantile: the t with P(T <= t) = p for df degrees of
+ * freedom (0 < p < 1, df > 0), from the regularized incomplete beta
+ * function, to about 1e-12 relative.
+ */
+double stats_t_quantile(double p, double df);
+
+/* P(T <= t) for the Student t distribution with df degrees of freedom. */
+double stats_t_cdf(double t, double df);
+
 #endif

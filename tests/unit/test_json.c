@@ -190,5 +190,27 @@ main(void)
 
 	buf_free(&b);
 	buf_free(&where);
+	{
+		static const struct { const char *text, *err; } strict[] = {
+			{ "{\"a\":1,\"a\":2}", "duplicate key 'a'" },
+			{ "[NaN]", "unexpected 'N'" },
+			{ "[-Infinity]", "invalid number" },
+			{ "[1e999]", "number out of range: 1e999" },
+			{ "[9223372036854775808]", "number out of range: 9223372036854775808" },
+			{ "[-9223372036854775809]", "number out of range: -9223372036854775809" },
+			{ "[9223372036854775807, -9223372036854775808, 1.5, 1e308]", NULL },
+		};
+		for (size_t k = 0; k < sizeof strict / sizeof *strict; k++) {
+			json_error se;
+			cJSON *sv = json_parse_strict(strict[k].text, strlen(strict[k].text), &se);
+
+			if (strict[k].err == NULL)
+				ok(sv != NULL, "strict accepts %s", strict[k].text);
+			else
+				ok(sv == NULL && strcmp(se.msg, strict[k].err) == 0,
+				    "strict refuses %s: %s", strict[k].text, sv == NULL ? se.msg : "accepted");
+			cJSON_Delete(sv);
+		}
+	}
 	return done_testing();
 }

@@ -1,4 +1,6 @@
 /* Unit tests for stats. */
+#include <math.h>
+
 #include "stats.h"
 #include "tap.h"
 
@@ -16,5 +18,23 @@ main(void)
 	ok(stats_median(e, 2) == (8.0 + 8.2) / 2, "dit median");
 	ok(stats_median(f, 1) == 5, "a single value");
 	ok(stats_median(g, 5) == 5, "five values");
+	{
+		/* The values, to 1e-9 relative (they have 10 digits). */
+		static const struct { double p, df, t; } q[] = {
+			{ 0.975, 4, 2.776445105 }, { 0.975, 9, 2.262157163 },
+			{ 0.95, 2, 2.919985580 }, { 0.975, 1, 12.706204736 },
+			{ 0.995, 30, 2.749995654 }, { 0.975, 1000, 1.962339081 },
+			/* scipy.stats.t.ppf, 17 digits */
+			{ 0.975, 29, 2.0452296421327034 }, { 0.9, 5, 1.4758840488244813 },
+			{ 0.5, 7, 0 }, { 0.025, 4, -2.7764451051977987 },
+		};
+		for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+			double t = stats_t_quantile(q[i].p, q[i].df);
+
+			ok(q[i].t == 0 ? t == 0 : fabs(t / q[i].t - 1) < 1e-9,
+			    "t(%g, %g) = %.12f (want %.10f)", q[i].p, q[i].df, t, q[i].t);
+		}
+		ok(fabs(stats_t_cdf(2.776445105197799, 4) - 0.975) < 1e-13, "the cdf inverts the quantile");
+	}
 	return done_testing();
 }

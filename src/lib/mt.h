@@ -1,0 +1,26 @@
+/*
+ * mt: Python's random module, as far as the campaign order needs it: the
+ * MT19937 generator seeded as random.Random(seed) seeds it, and
+ * random.shuffle() (DESIGN.md "Paired campaigns").
+ */
+#ifndef PERF_MT_H
+#define PERF_MT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mt {
+	uint32_t s[624];
+	int i;
+};
+
+/* random.Random(seed): init_by_array over the 32-bit words of the seed. */
+void mt_seed(struct mt *m, uint64_t seed);
+/* The next 32-bit output (genrand_uint32). */
+uint32_t mt_next(struct mt *m);
+/* random.Random._randbelow(n), n >= 1: rejection on the top bits. */
+uint32_t mt_below(struct mt *m, uint32_t n);
+/* random.shuffle(v) of n items of size bytes each. */
+void mt_shuffle(struct mt *m, void *v, size_t n, size_t size);
+
+#endif
