@@ -36,6 +36,7 @@
 #include "isotime.h"
 #include "json.h"
 #include "num.h"
+#include "path.h"
 #include "policy.h"
 #include "seed.h"
 #include "stats.h"
@@ -97,93 +98,6 @@ fail(const char *fmt, ...)
 	return EXIT_TROUBLE;
 }
 
-static int
-read_all(const char *path, buf *b)
-{
-	char chunk[65536];
-	ssize_t n;
-	int fd;
-
-	buf_reset(b);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
-	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			close(fd);
-			return -1;
-		}
-		buf_add(b, chunk, (size_t)n);
-	}
-	close(fd);
-	if (b->s == NULL)
-		buf_adds(b, "");
-	return 0;
-}
-
-/*
- * The real path of p, as Python's os.path.realpath: the part that exists
- * resolved, the rest appended as written ("." and ".." taken lexically).
- */
-static char *
-resolve(const char *p)
-{
-	char cwd[PATH_MAX], *abs, *head, *tail = NULL, *r, *slash, *out;
-	buf rest = BUF_INIT;
-
-	if (p[0] == '/')
-		abs = estrdup(p);
-	else
-		abs = easprintf("%s/%s", getcwd(cwd, sizeof cwd) != NULL ? cwd : ".", p);
-	head = estrdup(abs);
-	while ((r = realpath(head, NULL)) == NULL && (slash = strrchr(head, '/')) != NULL) {
-		char *t = easprintf("%s%s%s", slash + 1, tail != NULL ? "/" : "",
-		    tail != NULL ? tail : "");
-
-		free(tail);
-		tail = t;
-		if (slash == head) {
-			head[1] = '\0';
-			r = realpath(head, NULL);
-			break;
-		}
-		*slash = '\0';
-	}
-	buf_adds(&rest, r != NULL ? r : "/");
-	for (char *c = tail != NULL ? strtok(tail, "/") : NULL; c != NULL; c = strtok(NULL, "/")) {
-		if (strcmp(c, ".") == 0)
-			continue;
-		if (strcmp(c, "..") == 0) {
-			char *last = strrchr(rest.s, '/');
-
-			rest.len = last != NULL && last != rest.s ? (size_t)(last - rest.s) : 1;
-			rest.s[rest.len] = '\0';
-			continue;
-		}
-		if (rest.len > 1)
-			buf_addc(&rest, '/');
-		buf_adds(&rest, c);
-	}
-	out = buf_detach(&rest);
-	free(abs);
-	free(head);
-	free(tail);
-	free(r);
-	return out;
-}
-
-/* a is b or lies below it. */
-static bool
-within(const char *a, const char *b)
-{
-	size_t n = strlen(b);
-
-	if (strcmp(b, "/") == 0)
-		return true;
-	return strncmp(a, b, n) == 0 && (a[n] == '\0' || a[n] == '/');
-}
-
 /*
  * The store as the manifest names it (8.5 "repository"): a Hugging Face
  * dataset as the reference does; another git remote by its host and path;
@@ -197,7 +111,7 @@ repository_of(const char *spec)
 	char *endpoint, *id, *scheme;
 
 	if (!gitstore_is_spec(spec)) {
-		char *real = resolve(spec);
+		char *real = path_resolve(spec);
 
 		json_set(o, "endpoint", json_new_string("file"));
 		json_set(o, "repo_id", json_new_string(real));
@@ -253,7 +167,7 @@ load_doc(struct doc *d, const char *arg, const char *what_not_object)
 
 	memset(d, 0, sizeof *d);
 	d->arg = arg;
-	if ((d->real = realpath(arg, NULL)) == NULL || read_all(d->real, &d->bytes) != 0)
+	if ((d->real = realpath(arg, NULL)) == NULL || buf_read_file(&d->bytes, d->real) != 0)
 		return fail("%s: %s", arg, strerror(errno));
 	if ((d->rec = json_parse(d->bytes.s, d->bytes.len, &e)) == NULL)
 		return fail("%s:%ld: %s", arg, e.line, e.msg);
@@ -625,7 +539,7 @@ stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
 		json_error e;
 
 		/* Each source must still be what was validated. */
-		rec = read_all(s[i].real, &again) == 0 ?
+		rec = buf_read_file(&again, s[i].real) == 0 ?
 		    json_parse(again.s, again.len, &e) : NULL;
 		if (rec == NULL || !json_equal(rec, s[i].rec)) {
 			cJSON_Delete(rec);
@@ -639,7 +553,7 @@ stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
 	json_set(manifest, "source_records", list);
 	list = json_new_array();
 	for (i = 0; i < n; i++) {
-		if (read_all(written[i], &again) != 0) {
+		if (buf_read_file(&again, written[i]) != 0) {
 			cJSON_Delete(list);
 			rc = fail("%s: %s", written[i], strerror(errno));
 			goto undo;
@@ -683,9 +597,9 @@ tracking_root(void)
 	char *dir, *real;
 
 	if (!gitstore_is_spec(opt.store))
-		return resolve(opt.store);
+		return path_resolve(opt.store);
 	dir = gitstore_cache_dir(opt.store, opt.cache);
-	real = resolve(dir);
+	real = path_resolve(dir);
 	free(dir);
 	return real;
 }
@@ -697,13 +611,13 @@ prepare(void)
 	cJSON **seeds = ecalloc((size_t)opt.nsources + 1, sizeof *seeds);
 	const cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs);
 	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
-	char *staging = resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
 	int n = opt.nsources, rc = 0, i;
 	struct stat st;
 	storew *w = NULL;
 	size_t len;
 
-	if (within(staging, tracking) || within(tracking, staging)) {
+	if (path_within(staging, tracking) || path_within(tracking, staging)) {
 		rc = fail("baseline seed staging and canonical tracking roots must be separate "
 		    "and non-nested");
 		goto done;
@@ -787,7 +701,7 @@ load_entry(struct doc *d, const cJSON *entry, const char *changed, const char *n
 	if (!cJSON_IsString(path))
 		return fail("prepared-seed manifest entries must name a path");
 	d->arg = path->valuestring;
-	if ((d->real = realpath(d->arg, NULL)) == NULL || read_all(d->real, &d->bytes) != 0)
+	if ((d->real = realpath(d->arg, NULL)) == NULL || buf_read_file(&d->bytes, d->real) != 0)
 		return fail("%s: %s", d->arg, strerror(errno));
 	canon_sha256_hex(d->bytes.s, d->bytes.len, hex);
 	if (!cJSON_IsString(sum) || strcmp(sum->valuestring, hex) != 0)
@@ -922,7 +836,7 @@ upload(const char *manifest_path)
 	json_error je;
 
 	if ((m.real = realpath(manifest_path, NULL)) == NULL ||
-	    read_all(m.real, &m.bytes) != 0) {
+	    buf_read_file(&m.bytes, m.real) != 0) {
 		rc = fail("%s: %s", manifest_path, strerror(errno));
 		goto done;
 	}
@@ -974,10 +888,10 @@ upload(const char *manifest_path)
 		goto done;
 	/* 3 */
 	{
-		char *staging = resolve(json_get(m.rec, "staging_root")->valuestring), *r;
+		char *staging = path_resolve(json_get(m.rec, "staging_root")->valuestring), *r;
 
 		r = reservation_of(staging, &src[0].id);
-		res = resolve(r);
+		res = path_resolve(r);
 		free(r);
 		free(staging);
 	}
@@ -1001,8 +915,8 @@ upload(const char *manifest_path)
 			rc = fail("prepared-seed manifest record entries must be objects");
 			goto done;
 		}
-		real = cJSON_IsString(path) ? resolve(path->valuestring) : estrdup("");
-		if (!within(real, res) || strcmp(real, res) == 0) {
+		real = cJSON_IsString(path) ? path_resolve(path->valuestring) : estrdup("");
+		if (!path_within(real, res) || strcmp(real, res) == 0) {
 			rc = fail("prepared record is outside its identity reservation: %s",
 			    cJSON_IsString(path) ? path->valuestring : "(none)");
 			free(real);

@@ -1,7 +1,10 @@
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "err.h"
@@ -89,4 +92,31 @@ buf_detach(buf *b)
 	b->s = NULL;
 	b->len = b->cap = 0;
 	return s;
+}
+
+int
+buf_read_file(buf *b, const char *path)
+{
+	char chunk[65536];
+	ssize_t n;
+	int fd, e;
+
+	buf_reset(b);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		buf_add(b, chunk, (size_t)n);
+	}
+	close(fd);
+	if (b->s == NULL)
+		buf_adds(b, "");
+	return 0;
 }

@@ -22,6 +22,8 @@ void buf_addc(buf *b, char c);
 void buf_addf(buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_reset(buf *b);
 void buf_free(buf *b);
+/* Reads the whole file at path into b (reset first). 0, or -1 with errno. */
+int buf_read_file(buf *b, const char *path);
 /* Hands the string to the caller (never NULL) and resets b. */
 char *buf_detach(buf *b);
 

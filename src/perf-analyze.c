@@ -1,0 +1,388 @@
+/*
+ * perf-analyze: the analysis of a paired campaign (seeds/benchmark-
+ * campaigns.md, reference/campaign-report.md): the vq.benchmark-report/1
+ * document as a text table (default), as JSON (--json), as CSV (--csv) and
+ * as a standalone SVG figure (--svg), all rendered from the one report.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "campaign.h"
+#include "campaign_svg.h"
+#include "cli.h"
+#include "csv.h"
+#include "err.h"
+#include "json.h"
+#include "num.h"
+#include "path.h"
+
+static const char usage_text[] =
+    "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n";
+
+static double
+num(const cJSON *o, const char *key)
+{
+	const cJSON *v = json_get(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *
+str(const cJSON *o, const char *key)
+{
+	const cJSON *v = json_get(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+/* The break-even cell: "237 (244)", "237 (-)", "-", or "" when not faster. */
+static void
+break_even_text(const cJSON *cell, char *out, size_t n)
+{
+	const cJSON *be = json_get(cell, "break_even"), *r, *rc;
+
+	*out = '\0';
+	if (!cJSON_IsObject(be))
+		return;
+	r = json_get(be, "runs");
+	rc = json_get(be, "runs_conservative");
+	if (!cJSON_IsNumber(r)) {
+		snprintf(out, n, "-");
+		return;
+	}
+	if (cJSON_IsNumber(rc))
+		snprintf(out, n, "%.0f (%.0f)", ceil(r->valuedouble), ceil(rc->valuedouble));
+	else
+		snprintf(out, n, "%.0f (-)", ceil(r->valuedouble));
+}
+
+static void
+ratio_text(const cJSON *cell, char *ratio, char *interval, size_t n)
+{
+	const cJSON *r = json_get(cell, "ratio"), *iv = json_get(cell, "interval");
+
+	if (cJSON_IsObject(r) && strcmp(str(cell, "verdict"), "incomparable") != 0)
+		snprintf(ratio, n, "%.3f", num(r, "geometric_mean"));
+	else
+		snprintf(ratio, n, "-");
+	if (cJSON_IsObject(iv) && strcmp(str(cell, "verdict"), "incomparable") != 0)
+		snprintf(interval, n, "%.3f-%.3f", num(iv, "low"), num(iv, "high"));
+	else
+		snprintf(interval, n, "-");
+}
+
+/* A table row of cells with widths; fmt is one %-*s per column. */
+struct table {
+	char ***rows;
+	int nrows, ncols;
+	int *width;
+};
+
+static void
+table_add(struct table *t, const char *const *cells)
+{
+	t->rows = erealloc(t->rows, (size_t)(t->nrows + 1) * sizeof *t->rows);
+	t->rows[t->nrows] = ecalloc((size_t)t->ncols, sizeof **t->rows);
+	for (int c = 0; c < t->ncols; c++) {
+		int w = (int)strlen(cells[c]);
+
+		t->rows[t->nrows][c] = estrdup(cells[c]);
+		if (w > t->width[c])
+			t->width[c] = w;
+	}
+	t->nrows++;
+}
+
+static void
+table_print(buf *b, struct table *t)
+{
+	for (int r = 0; r < t->nrows; r++) {
+		for (int c = 0; c < t->ncols; c++) {
+			if (c == t->ncols - 1)
+				buf_addf(b, "%s", t->rows[r][c]);
+			else
+				buf_addf(b, "%-*s  ", t->width[c], t->rows[r][c]);
+			free(t->rows[r][c]);
+		}
+		while (b->len > 0 && b->s[b->len - 1] == ' ')
+			b->s[--b->len] = '\0';
+		buf_addc(b, '\n');
+		free(t->rows[r]);
+	}
+	free(t->rows);
+	free(t->width);
+}
+
+static struct table
+table_new(int ncols)
+{
+	struct table t = { NULL, 0, ncols, ecalloc((size_t)ncols, sizeof(int)) };
+
+	return t;
+}
+
+static void
+text_report(buf *b, const cJSON *rep)
+{
+	const cJSON *st = json_get(rep, "settings"), *e, *x;
+	struct table t;
+	buf notes = BUF_INIT;
+	char nb[NUM_BUFSZ], mb[NUM_BUFSZ];
+
+	buf_addf(b, "campaign %s: baseline %s, %s repeats, confidence %s, margin %s, %s cores "
+	    "per run\n", str(rep, "plan_id"), str(json_get(rep, "applies_to"), "baseline"),
+	    json_get(st, "repeats")->valuestring,
+	    num_repr(nb, num(st, "confidence")), num_repr(mb, num(st, "margin")),
+	    json_get(st, "cores")->valuestring);
+	buf_addf(b, "plan_sha256    %s\nresults_sha256 %s\n\n", str(rep, "plan_sha256"),
+	    str(rep, "results_sha256"));
+
+	t = table_new(5);
+	table_add(&t, (const char *const[]){ "node class", "cpu model", "comparable",
+	    "measured", "warm-up" });
+	cJSON_ArrayForEach(e, json_get(rep, "node_classes")) {
+		buf models = BUF_INIT;
+		char m[32], w[32];
+
+		cJSON_ArrayForEach(x, json_get(e, "cpu_models"))
+			buf_addf(&models, "%s%s", models.len > 0 ? "; " : "", x->valuestring);
+		snprintf(m, sizeof m, "%s", json_get(e, "measured_runs")->valuestring);
+		snprintf(w, sizeof w, "%s", json_get(e, "warmup_runs")->valuestring);
+		table_add(&t, (const char *const[]){ str(e, "node_class"),
+		    models.len > 0 ? models.s : "(not recorded)",
+		    cJSON_IsTrue(json_get(e, "comparable")) ? "yes" : "no", m, w });
+		buf_free(&models);
+	}
+	table_print(b, &t);
+	buf_addc(b, '\n');
+
+	t = table_new(11);
+	table_add(&t, (const char *const[]){ "node class", "workload", "variant", "pairs",
+	    "excluded", "missing", "ratio", "interval", "verdict", "break-even", "" });
+	cJSON_ArrayForEach(e, json_get(rep, "cells")) {
+		char pairs[48], ex[24], mi[24], ratio[64], iv[96], be[64];
+		const cJSON *bej = json_get(e, "break_even");
+
+		snprintf(pairs, sizeof pairs, "%s/%s", json_get(e, "retained_pairs")->valuestring,
+		    json_get(e, "planned_pairs")->valuestring);
+		snprintf(ex, sizeof ex, "%s", json_get(e, "excluded_pairs")->valuestring);
+		snprintf(mi, sizeof mi, "%s", json_get(e, "missing_pairs")->valuestring);
+		ratio_text(e, ratio, iv, sizeof iv);
+		break_even_text(e, be, sizeof be);
+		table_add(&t, (const char *const[]){ str(e, "node_class"), str(e, "workload"),
+		    str(e, "variant"), pairs, ex, mi, ratio, iv, str(e, "verdict"), be, "" });
+		cJSON_ArrayForEach(x, json_get(e, "excluded")) {
+			const cJSON *r;
+
+			buf_addf(&notes, "  %s %s %s: block %s excluded:", str(e, "node_class"),
+			    str(e, "workload"), str(e, "variant"), json_get(x, "block")->valuestring);
+			cJSON_ArrayForEach(r, json_get(x, "reasons"))
+				buf_addf(&notes, " %s", r->valuestring);
+			buf_addc(&notes, '\n');
+		}
+		cJSON_ArrayForEach(x, json_get(e, "missing")) {
+			const cJSON *r;
+
+			buf_addf(&notes, "  %s %s %s: block %s missing:", str(e, "node_class"),
+			    str(e, "workload"), str(e, "variant"), json_get(x, "block")->valuestring);
+			cJSON_ArrayForEach(r, json_get(x, "runs"))
+				buf_addf(&notes, " %s", r->valuestring);
+			buf_addc(&notes, '\n');
+		}
+		if (strcmp(str(e, "verdict"), "faster") != 0 && strcmp(str(e, "verdict"), "equivalent") != 0 &&
+		    strcmp(str(e, "verdict"), "slower") != 0)
+			buf_addf(&notes, "  %s %s %s: %s: %s\n", str(e, "node_class"),
+			    str(e, "workload"), str(e, "variant"), str(e, "verdict"),
+			    str(e, "verdict_reason"));
+		if (cJSON_IsObject(bej) && cJSON_IsString(json_get(bej, "reason")))
+			buf_addf(&notes, "  %s %s %s: break-even %s: %s\n", str(e, "node_class"),
+			    str(e, "workload"), str(e, "variant"),
+			    cJSON_IsNumber(json_get(bej, "runs")) ? "conservative count unavailable" :
+			    "unavailable", str(bej, "reason"));
+	}
+	table_print(b, &t);
+	buf_addc(b, '\n');
+
+	buf_adds(b, "aggregates (equal-weight geometric mean of the workloads' ratios; no "
+	    "interval):\n");
+	t = table_new(4);
+	table_add(&t, (const char *const[]){ "node class", "variant", "ratio", "workloads" });
+	cJSON_ArrayForEach(e, json_get(rep, "aggregates")) {
+		char ratio[64];
+		buf wl = BUF_INIT;
+
+		if (cJSON_IsNumber(json_get(e, "geometric_mean")))
+			snprintf(ratio, sizeof ratio, "%.3f", num(e, "geometric_mean"));
+		else
+			snprintf(ratio, sizeof ratio, "-");
+		buf_addf(&wl, "%d included", cJSON_GetArraySize(json_get(e, "workloads")));
+		cJSON_ArrayForEach(x, json_get(e, "left_out"))
+			buf_addf(&wl, "; %s left out (%s)", str(x, "workload"), str(x, "reason"));
+		table_add(&t, (const char *const[]){ str(e, "node_class"), str(e, "variant"),
+		    ratio, wl.s });
+		buf_free(&wl);
+	}
+	table_print(b, &t);
+	buf_adds(b, "\nratio = T_baseline / T_variant of steady time (above 1: the variant is "
+	    "faster); interval: Student t on the mean log ratio; break-even: runs to repay "
+	    "build and deployment, rounded up (conservative count in parentheses)\n");
+	if (notes.len > 0) {
+		buf_adds(b, "\nnotes:\n");
+		buf_add(b, notes.s, notes.len);
+	}
+	buf_free(&notes);
+}
+
+/* The CSV: one row per node class, workload and variant. */
+static void
+csv_report(buf *b, const cJSON *rep)
+{
+	static const char *const head[] = { "node_class", "workload", "variant",
+	    "planned_pairs", "retained_pairs", "excluded_pairs", "missing_pairs",
+	    "geometric_mean", "median", "min", "max", "interval_low", "interval_high",
+	    "verdict", "verdict_reason", "break_even_runs", "break_even_runs_conservative",
+	    "break_even_reason" };
+	const cJSON *e;
+
+	for (size_t i = 0; i < sizeof head / sizeof *head; i++)
+		buf_addf(b, "%s%s", i > 0 ? "," : "", head[i]);
+	buf_adds(b, "\r\n");
+	cJSON_ArrayForEach(e, json_get(rep, "cells")) {
+		const cJSON *r = json_get(e, "ratio"), *iv = json_get(e, "interval");
+		const cJSON *be = json_get(e, "break_even");
+		const cJSON *vals[] = { json_get(e, "node_class"), json_get(e, "workload"),
+		    json_get(e, "variant"), json_get(e, "planned_pairs"),
+		    json_get(e, "retained_pairs"), json_get(e, "excluded_pairs"),
+		    json_get(e, "missing_pairs"), json_get(r, "geometric_mean"),
+		    json_get(r, "median"), json_get(r, "min"), json_get(r, "max"),
+		    json_get(iv, "low"), json_get(iv, "high"), json_get(e, "verdict"),
+		    json_get(e, "verdict_reason"), json_get(be, "runs"),
+		    json_get(be, "runs_conservative"), json_get(be, "reason") };
+
+		for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+			if (i > 0)
+				buf_addc(b, ',');
+			csv_value(b, vals[i]);
+		}
+		buf_adds(b, "\r\n");
+	}
+}
+
+static int
+write_file(const char *what, const char *path, const buf *b)
+{
+	if (atomic_write_file(path, b->s != NULL ? b->s : "", b->len) != 0) {
+		warnx_("%s: cannot write the %s: %s", path, what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "csv", required_argument, NULL, 'c' },
+		{ "svg", required_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct problems p = { NULL, 0 };
+	struct plan pl;
+	struct results res = { NULL, "" };
+	const char *csv = NULL, *svg = NULL, *files[4];
+	bool json = false;
+	buf ptext = BUF_INIT, rtext = BUF_INIT, out = BUF_INIT;
+	cJSON *rep = NULL;
+	int c, rc = EXIT_PASS, nfiles;
+
+	err_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'c': csv = optarg; break;
+		case 's': svg = optarg; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (argc - optind != 2)
+		cli_usage(usage_text, EXIT_TROUBLE);
+	/* Exports never overwrite an input or each other, links included. */
+	files[0] = argv[optind];
+	files[1] = argv[optind + 1];
+	nfiles = 2;
+	for (int k = 0; k < 2; k++) {
+		const char *d = k == 0 ? csv : svg;
+
+		if (d == NULL)
+			continue;
+		for (int i = 0; i < nfiles; i++)
+			if (path_same_file(d, files[i])) {
+				warnx_("--%s: %s is the same file as %s", k == 0 ? "csv" : "svg", d,
+				    files[i]);
+				return EXIT_TROUBLE;
+			}
+		files[nfiles++] = d;
+	}
+	if (buf_read_file(&ptext, argv[optind]) != 0) {
+		warnx_("%s: %s", argv[optind], strerror(errno));
+		return EXIT_TROUBLE;
+	}
+	if (buf_read_file(&rtext, argv[optind + 1]) != 0) {
+		warnx_("%s: %s", argv[optind + 1], strerror(errno));
+		buf_free(&ptext);
+		return EXIT_TROUBLE;
+	}
+	if (plan_load(ptext.s, ptext.len, &pl, &p) != 0 ||
+	    results_load(rtext.s, rtext.len, &pl, &res, &p) != 0) {
+		warnx_("%s: %s", p.v[0].code, p.v[0].detail);
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	rep = campaign_analyze(&pl, &res);
+	if (json) {
+		json_write(&out, rep, JSON_INDENT2, NULL);
+		buf_addc(&out, '\n');
+	} else
+		text_report(&out, rep);
+	if (csv != NULL) {
+		buf b = BUF_INIT;
+
+		csv_report(&b, rep);
+		if (write_file("CSV", csv, &b) != 0)
+			rc = EXIT_TROUBLE;
+		buf_free(&b);
+	}
+	if (svg != NULL) {
+		buf b = BUF_INIT;
+
+		campaign_svg(&b, rep);
+		if (write_file("SVG", svg, &b) != 0)
+			rc = EXIT_TROUBLE;
+		buf_free(&b);
+	}
+	if (fwrite(out.s, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
+		warnx_("write error on standard output: %s", strerror(errno));
+		rc = EXIT_TROUBLE;
+	}
+done:
+	results_free(&res);
+	problems_free(&p);
+	plan_free(&pl);
+	cJSON_Delete(rep);
+	buf_free(&ptext);
+	buf_free(&rtext);
+	buf_free(&out);
+	return rc;
+}
