@@ -1,0 +1,484 @@
+#define _GNU_SOURCE
+/*
+ * perf-measure: the job-side wrapper of a campaign run
+ * (seeds/benchmark-campaigns.md "What the job reports"). It runs the
+ * command, passes its output through unchanged, keeps its exit status, and
+ * writes vq-benchmark-run.json in the working directory: startup is the
+ * time to the first SCF iteration line, steady the rest; the total energy,
+ * the gap and the SCF iteration count, and whether the run converged, read
+ * from the whole output stream by the parser of the program (vibe-qc,
+ * ORCA, or patterns given as options).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "cli.h"
+#include "err.h"
+#include "json.h"
+#include "num.h"
+#include "tree.h"
+
+#define REPORT "vq-benchmark-run.json"
+
+/* What a program's output says, as extended regular expressions. */
+enum pat {
+	P_ITERATION,	/* an SCF iteration line; group 1: its number (1 starts a cycle) */
+	P_SCF_START,	/* a new SCF: clears the previous cycle's completion */
+	P_CYCLE,	/* a new geometry cycle: clears it too */
+	P_COMPLETE,	/* the final result of an SCF cycle; group 1: the energy, if any */
+	P_ENERGY,	/* the total energy; group 1 */
+	P_COUNT,	/* the cycle's iteration count; group 1 */
+	P_GAP,		/* the gap in eV; group 1 */
+	P_SCF_FAILED,	/* the SCF did not converge */
+	P_OPT_FAILED,	/* the geometry optimisation did not converge */
+	P_FATAL,	/* a fatal error */
+	P_COUNT_OF
+};
+
+static const char *const pat_names[P_COUNT_OF] = { "iteration", "scf-start", "cycle",
+    "complete", "energy", "iterations", "gap", "scf-failed", "opt-failed", "fatal" };
+
+#define NUM "(-?[0-9]+\\.[0-9]+([eEdD][-+]?[0-9]+)?)"
+
+/* vibe-qc's console output (perf-measure(1) shows it). */
+static const char *const vibeqc[P_COUNT_OF] = {
+	[P_ITERATION] = "^[[:space:]]*iter[[:space:]]+([0-9]+)[[:space:]]+-?[0-9]+\\.[0-9]+",
+	[P_SCF_START] = "^SCF \\(",
+	[P_CYCLE] = "^Geometry optimization cycle [0-9]+",
+	[P_COMPLETE] = "^SCF converged in [0-9]+ iterations: E = " NUM,
+	[P_ENERGY] = "^Total energy: " NUM,
+	[P_COUNT] = "^SCF converged in ([0-9]+) iterations",
+	[P_GAP] = "^HOMO-LUMO gap: " NUM " eV",
+	[P_SCF_FAILED] = "^SCF did not converge",
+	[P_OPT_FAILED] = "^Geometry optimization did not converge",
+	[P_FATAL] = "FATAL",
+};
+
+/* ORCA 5 and 6. */
+static const char *const orca[P_COUNT_OF] = {
+	[P_ITERATION] = "^[[:space:]]{0,4}([0-9]+)[[:space:]]+-[0-9]+\\.[0-9]{10}[[:space:]]+-?[0-9]+\\.[0-9]{12}[[:space:]]",
+	[P_SCF_START] = "^SCF ITERATIONS$",
+	[P_CYCLE] = "GEOMETRY OPTIMIZATION CYCLE[[:space:]]+[0-9]+",
+	[P_COMPLETE] = "^FINAL SINGLE POINT ENERGY[[:space:]]+" NUM,
+	[P_ENERGY] = "^FINAL SINGLE POINT ENERGY[[:space:]]+" NUM,
+	[P_COUNT] = "SCF CONVERGED AFTER[[:space:]]+([0-9]+) CYCLES",
+	[P_GAP] = NULL,
+	[P_SCF_FAILED] = "SCF NOT CONVERGED|This wavefunction IS NOT CONVERGED",
+	[P_OPT_FAILED] = "The optimization did not converge",
+	[P_FATAL] = "FATAL|error termination",
+};
+
+static struct {
+	const char *program;
+	const char *digest;
+	const char *root;
+	const char *pats[P_COUNT_OF];
+	long long ranks, threads;
+} opt;
+
+/* The state of the stream, line by line. */
+struct state {
+	regex_t re[P_COUNT_OF];
+	bool have[P_COUNT_OF];
+	double start, first_iter;
+	bool iterated, complete, fatal, opt_failed;
+	long long iterations, count;	/* iteration lines of the last cycle; its stated count */
+	long last_iter;			/* the last iteration's number */
+	bool have_energy, have_gap;
+	double energy, gap;
+};
+
+static const char usage_text[] =
+    "usage: perf-measure [--program vibe-qc|orca|generic] [--runtime-digest sha256 |\n"
+    "                    --runtime-root dir] [--mpi-ranks n] [--threads-per-rank n]\n"
+    "                    [--iteration re] [--scf-start re] [--cycle re] [--complete re]\n"
+    "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
+    "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n";
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* A number as the programs print it ("1.0D-03" included). */
+static bool
+capture_num(const char *line, const regmatch_t *m, double *out)
+{
+	char t[64];
+	size_t n = (size_t)(m->rm_eo - m->rm_so);
+
+	if (m->rm_so < 0 || n == 0 || n >= sizeof t)
+		return false;
+	memcpy(t, line + m->rm_so, n);
+	t[n] = '\0';
+	for (char *p = t; *p; p++)
+		if (*p == 'D' || *p == 'd')
+			*p = 'e';
+	return num_py_float(t, out);
+}
+
+static bool
+match(struct state *s, enum pat p, const char *line, regmatch_t *m)
+{
+	return s->have[p] && regexec(&s->re[p], line, 3, m, 0) == 0;
+}
+
+/* A new cycle: what an earlier one completed no longer counts. */
+static void
+new_cycle(struct state *s)
+{
+	s->complete = false;
+	s->iterations = 0;
+	s->count = -1;
+	s->last_iter = -1;
+}
+
+static void
+scan_line(struct state *s, const char *line)
+{
+	regmatch_t m[3];
+	double v;
+
+	if (match(s, P_FATAL, line, m))
+		s->fatal = true;
+	if (match(s, P_OPT_FAILED, line, m))
+		s->opt_failed = true;
+	if (match(s, P_SCF_START, line, m) || match(s, P_CYCLE, line, m))
+		new_cycle(s);
+	if (match(s, P_ITERATION, line, m)) {
+		long n = m[1].rm_so >= 0 ? strtol(line + m[1].rm_so, NULL, 10) : s->last_iter + 1;
+
+		/* Iteration 1 again (numbering that starts over) is a new cycle. */
+		if (s->iterations > 0 && n <= s->last_iter && n <= 1)
+			new_cycle(s);
+		s->last_iter = n;
+		if (!s->iterated) {
+			s->iterated = true;
+			s->first_iter = now();
+		}
+		s->iterations++;
+	}
+	if (match(s, P_SCF_FAILED, line, m))
+		s->complete = false;
+	if (match(s, P_COUNT, line, m) && m[1].rm_so >= 0)
+		s->count = strtoll(line + m[1].rm_so, NULL, 10);
+	if (match(s, P_COMPLETE, line, m)) {
+		s->complete = true;
+		if (capture_num(line, &m[1], &v)) {
+			s->energy = v;
+			s->have_energy = true;
+		}
+	}
+	if (match(s, P_ENERGY, line, m) && capture_num(line, &m[1], &v)) {
+		s->energy = v;
+		s->have_energy = true;
+	}
+	if (match(s, P_GAP, line, m) && capture_num(line, &m[1], &v)) {
+		s->gap = v;
+		s->have_gap = true;
+	}
+}
+
+/* The output of one of the command's streams: passed on, and scanned by line. */
+struct stream {
+	int from, to;
+	buf line;
+};
+
+static void
+feed(struct state *s, struct stream *st, const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '\n') {
+			if (st->line.len > 0 && st->line.s[st->line.len - 1] == '\r')
+				st->line.s[--st->line.len] = '\0';
+			scan_line(s, st->line.s != NULL ? st->line.s : "");
+			buf_reset(&st->line);
+		} else if (st->line.len < 1 << 20)
+			buf_addc(&st->line, p[i]);
+	}
+}
+
+static void
+write_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;	/* a closed log must not stop the measurement */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static char *
+cpu_model(void)
+{
+	FILE *fp = fopen("/proc/cpuinfo", "r");
+	char line[512], *v = NULL;
+
+	while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
+		if (strncmp(line, "model name", 10) == 0 && (v = strchr(line, ':')) != NULL) {
+			v++;
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, "\n")] = '\0';
+			v = estrdup(v);
+			break;
+		}
+	if (fp != NULL)
+		fclose(fp);
+	return v;
+}
+
+/* Runs argv with its output passed through and scanned; returns its wait status. */
+static int
+run(struct state *s, char **argv)
+{
+	int out[2], err[2], status;
+	struct stream st[2];
+	char chunk[16384];
+	pid_t pid;
+
+	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
+		die("cannot make a pipe: %s", strerror(errno));
+	s->start = now();
+	if ((pid = fork()) == 0) {
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		execvp(argv[0], argv);
+		dprintf(2, "perf-measure: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (pid < 0)
+		die("cannot start %s: %s", argv[0], strerror(errno));
+	close(out[1]);
+	close(err[1]);
+	memset(st, 0, sizeof st);
+	st[0].from = out[0];
+	st[0].to = 1;
+	st[1].from = err[0];
+	st[1].to = 2;
+	while (st[0].from >= 0 || st[1].from >= 0) {
+		struct pollfd p[2];
+		int np = 0, idx[2];
+
+		for (int k = 0; k < 2; k++)
+			if (st[k].from >= 0) {
+				idx[np] = k;
+				p[np++] = (struct pollfd){ st[k].from, POLLIN, 0 };
+			}
+		if (poll(p, (nfds_t)np, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int j = 0; j < np; j++) {
+			struct stream *x = &st[idx[j]];
+			ssize_t r;
+
+			if (p[j].revents == 0)
+				continue;
+			r = read(x->from, chunk, sizeof chunk);
+			if (r > 0) {
+				write_all(x->to, chunk, (size_t)r);
+				feed(s, x, chunk, (size_t)r);
+			} else if (r == 0 || errno != EINTR) {
+				if (x->line.len > 0)
+					scan_line(s, x->line.s);
+				close(x->from);
+				x->from = -1;
+			}
+		}
+	}
+	buf_free(&st[0].line);
+	buf_free(&st[1].line);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			die("waitpid: %s", strerror(errno));
+	return status;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "program", required_argument, NULL, 'p' },
+		{ "runtime-digest", required_argument, NULL, 'd' },
+		{ "runtime-root", required_argument, NULL, 'r' },
+		{ "mpi-ranks", required_argument, NULL, 'm' },
+		{ "threads-per-rank", required_argument, NULL, 't' },
+		{ "iteration", required_argument, NULL, 0x100 + P_ITERATION },
+		{ "scf-start", required_argument, NULL, 0x100 + P_SCF_START },
+		{ "cycle", required_argument, NULL, 0x100 + P_CYCLE },
+		{ "complete", required_argument, NULL, 0x100 + P_COMPLETE },
+		{ "energy", required_argument, NULL, 0x100 + P_ENERGY },
+		{ "iterations", required_argument, NULL, 0x100 + P_COUNT },
+		{ "gap", required_argument, NULL, 0x100 + P_GAP },
+		{ "scf-failed", required_argument, NULL, 0x100 + P_SCF_FAILED },
+		{ "opt-failed", required_argument, NULL, 0x100 + P_OPT_FAILED },
+		{ "fatal", required_argument, NULL, 0x100 + P_FATAL },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *const *base = vibeqc;
+	char digest[SHA256_HEX] = "", after[SHA256_HEX], *why = NULL, *cpu;
+	struct state s;
+	cJSON *rep, *vals;
+	buf text = BUF_INIT;
+	int c, status, code;
+	long v;
+	double end;
+
+	err_init(argv[0]);
+	opt.program = "vibe-qc";
+	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+		if (c >= 0x100 && c < 0x100 + P_COUNT_OF) {
+			opt.pats[c - 0x100] = optarg;
+			continue;
+		}
+		switch (c) {
+		case 'p': opt.program = optarg; break;
+		case 'd': opt.digest = optarg; break;
+		case 'r': opt.root = optarg; break;
+		case 'm':
+		case 't':
+			if (!num_opt_long(optarg, 1, 1L << 20, &v)) {
+				warnx_("--%s: not a positive integer: '%s'",
+				    c == 'm' ? "mpi-ranks" : "threads-per-rank", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			*(c == 'm' ? &opt.ranks : &opt.threads) = v;
+			break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (optind >= argc) {
+		warnx_("no command to run");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	if ((opt.digest == NULL) == (opt.root == NULL)) {
+		warnx_("give the runtime's identity: --runtime-digest or --runtime-root, one of them");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	if (strcmp(opt.program, "vibe-qc") == 0)
+		base = vibeqc;
+	else if (strcmp(opt.program, "orca") == 0)
+		base = orca;
+	else if (strcmp(opt.program, "generic") == 0)
+		base = NULL;
+	else {
+		warnx_("--program: vibe-qc, orca or generic, not '%s'", opt.program);
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	memset(&s, 0, sizeof s);
+	s.count = -1;
+	for (int p = 0; p < P_COUNT_OF; p++) {
+		const char *re = opt.pats[p] != NULL ? opt.pats[p] : base != NULL ? base[p] : NULL;
+		int e;
+
+		if (re == NULL || *re == '\0')
+			continue;
+		if ((e = regcomp(&s.re[p], re, REG_EXTENDED)) != 0) {
+			char msg[128];
+
+			regerror(e, &s.re[p], msg, sizeof msg);
+			warnx_("--%s: %s: %s", pat_names[p], re, msg);
+			return EXIT_TROUBLE;
+		}
+		s.have[p] = true;
+	}
+	if (!s.have[P_ITERATION] || !s.have[P_COMPLETE]) {
+		warnx_("--program generic needs --iteration and --complete");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	if (opt.root != NULL) {
+		/* The runtime's identity is its tree; {runtime} in the command is it. */
+		if (tree_digest(opt.root, digest, &why) != 0) {
+			warnx_("--runtime-root: %s", why);
+			free(why);
+			return EXIT_TROUBLE;
+		}
+		for (int i = optind; i < argc; i++) {
+			char *p = strstr(argv[i], "{runtime}");
+
+			if (p != NULL)
+				argv[i] = easprintf("%.*s%s%s", (int)(p - argv[i]), argv[i], opt.root,
+				    p + 9);
+		}
+	} else
+		snprintf(digest, sizeof digest, "%s", opt.digest);
+
+	signal(SIGPIPE, SIG_IGN);
+	status = run(&s, argv + optind);
+	end = now();
+	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (opt.root != NULL) {
+		if (tree_digest(opt.root, after, &why) != 0 || strcmp(after, digest) != 0) {
+			warnx_("%s: the runtime changed during the run; no report written%s%s",
+			    opt.root, why != NULL ? ": " : "", why != NULL ? why : "");
+			free(why);
+			return code != 0 ? code : EXIT_TROUBLE;
+		}
+	}
+	rep = json_new_object();
+	json_set(rep, "schema_name", json_new_string("vq.benchmark-run-report/1"));
+	json_set(rep, "runtime_digest", json_new_string(digest));
+	json_set(rep, "converged", json_new_bool(s.iterated && s.complete && !s.fatal &&
+	    !s.opt_failed && code == 0));
+	json_set(rep, "steady_seconds", json_new_float(end - (s.iterated ? s.first_iter : s.start)));
+	json_set(rep, "startup_seconds", s.iterated ? json_new_float(s.first_iter - s.start) :
+	    json_new_null());
+	json_set(rep, "scf_iterations", s.iterated ? json_new_int(s.count >= 0 ? s.count :
+	    s.iterations) : json_new_null());
+	vals = json_new_object();
+	if (s.have_energy)
+		json_set(vals, "total_energy", json_new_float(s.energy));
+	if (s.have_gap)
+		json_set(vals, "gap_ev", json_new_float(s.gap));
+	json_set(rep, "values", vals);
+	if ((cpu = cpu_model()) != NULL) {
+		json_set(rep, "cpu_model", json_new_string(cpu));
+		free(cpu);
+	}
+	if (opt.ranks > 0)
+		json_set(rep, "mpi_ranks", json_new_int(opt.ranks));
+	if (opt.threads > 0)
+		json_set(rep, "threads_per_rank", json_new_int(opt.threads));
+	json_write(&text, rep, JSON_INDENT2, NULL);
+	buf_addc(&text, '\n');
+	if (atomic_write_file(REPORT, text.s, text.len) != 0) {
+		warnx_("%s: cannot write: %s", REPORT, strerror(errno));
+		if (code == 0)
+			code = EXIT_TROUBLE;
+	}
+	cJSON_Delete(rep);
+	buf_free(&text);
+	for (int p = 0; p < P_COUNT_OF; p++)
+		if (s.have[p])
+			regfree(&s.re[p]);
+	return code;
+}
