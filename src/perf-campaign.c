@@ -1,0 +1,1231 @@
+/*
+ * perf-campaign: runs a paired campaign (seeds/benchmark-campaigns.md
+ * "Running a plan"):
+ *
+ *   run PLAN BINDING RUN_DIR [--once]   the node classes bound to this
+ *       machine, in the plan's seeded order, one run at a time per node
+ *       class and the node classes side by side, each run in a workspace of
+ *       its own under the binding's limits; safe to kill and run again;
+ *   pipeline PLAN BINDING               a Buildkite pipeline for the node
+ *       classes bound to agent queues;
+ *   collect PLAN DIR                    results.json from the run reports
+ *       such a pipeline's steps uploaded.
+ *
+ * The run directory holds the journal (a random campaign identity, one
+ * idempotency key and state per run), results.json (rewritten after every
+ * run, before the journal records it), and jobs/<key>/: the workspace, the
+ * job's log, and what its supervisor wrote (job.json when started,
+ * status.json when it ended). A supervisor runs in a session of its own, so
+ * a runner that dies leaves its job running; the next runner finds it by its
+ * key, waits for it and records it once.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "campaign.h"
+#include "canon.h"
+#include "cli.h"
+#include "err.h"
+#include "json.h"
+#include "tree.h"
+
+#define REPORT "vq-benchmark-run.json"
+
+static const char usage_text[] =
+    "usage: perf-campaign run plan.json binding.json run-dir [--once]\n"
+    "       perf-campaign pipeline plan.json binding.json\n"
+    "       perf-campaign collect plan.json dir [-o results.json]\n";
+
+static int run_dir_lock = -1;	/* the runner's lock, never a supervisor's */
+
+/* The binding (vq.benchmark-binding/1), checked against the plan. */
+struct binding {
+	cJSON *doc;
+	char *dir;			/* the binding file's directory */
+	const char **host;		/* per node class: NULL on this machine */
+	bool *local;			/* per node class: runs here */
+	const cJSON **command;		/* per variant: array of strings */
+	char **sources;			/* per workload: input directory */
+	const cJSON **args;		/* per workload: array of strings */
+	double mem_mb, wall;
+};
+
+static char *
+load_text(const char *path, buf *b)
+{
+	if (buf_read_file(b, path) != 0)
+		return easprintf("%s: %s", path, strerror(errno));
+	return NULL;
+}
+
+static bool
+load_plan(const char *path, struct plan *pl)
+{
+	struct problems p = { NULL, 0 };
+	buf text = BUF_INIT;
+	char *why = load_text(path, &text);
+
+	if (why != NULL) {
+		warnx_("%s", why);
+		free(why);
+		return false;
+	}
+	if (plan_load(text.s, text.len, pl, &p) != 0) {
+		for (int i = 0; i < p.n; i++)
+			warnx_("%s: %s", p.v[i].code, p.v[i].detail);
+		problems_free(&p);
+		buf_free(&text);
+		return false;
+	}
+	buf_free(&text);
+	return true;
+}
+
+static bool
+string_array(const cJSON *a, bool nonempty)
+{
+	const cJSON *e;
+
+	if (!cJSON_IsArray(a) || (nonempty && cJSON_GetArraySize(a) == 0))
+		return false;
+	cJSON_ArrayForEach(e, a)
+		if (!cJSON_IsString(e))
+			return false;
+	return true;
+}
+
+/* The hosts this machine answers to, and those configured elsewhere. */
+static bool
+host_is_here(const char *h)
+{
+	char name[256];
+
+	if (strcmp(h, "localhost") == 0)
+		return true;
+	return gethostname(name, sizeof name) == 0 && strcmp(name, h) == 0;
+}
+
+static bool
+host_is_configured(const char *h)
+{
+	const char *list = getenv("PERF_CAMPAIGN_HOSTS");
+	char *copy, *tok, *save = NULL;
+	bool found = false;
+
+	if (list == NULL)
+		return false;
+	copy = estrdup(list);
+	for (tok = strtok_r(copy, ", \t", &save); tok != NULL && !found;
+	    tok = strtok_r(NULL, ", \t", &save))
+		found = strcmp(tok, h) == 0;
+	free(copy);
+	return found;
+}
+
+/*
+ * Reads and checks the binding: every problem is listed (one line each)
+ * before anything runs. With check_inputs, each input's tree digest must
+ * match the plan's pin.
+ */
+static bool
+load_binding(const char *path, const struct plan *pl, struct binding *b, bool check_inputs)
+{
+	struct problems p = { NULL, 0 };
+	buf text = BUF_INIT;
+	char *why = load_text(path, &text), *copy;
+	const cJSON *v, *e, *ncs, *vs, *ws;
+	json_error je;
+	int i;
+
+	memset(b, 0, sizeof *b);
+	if (why != NULL) {
+		warnx_("%s", why);
+		free(why);
+		return false;
+	}
+	copy = estrdup(path);
+	b->dir = estrdup(dirname(copy));
+	free(copy);
+	b->host = ecalloc((size_t)pl->nnode_classes + 1, sizeof *b->host);
+	b->local = ecalloc((size_t)pl->nnode_classes + 1, sizeof *b->local);
+	b->command = ecalloc((size_t)pl->nvariants + 1, sizeof *b->command);
+	b->sources = ecalloc((size_t)pl->nworkloads + 1, sizeof *b->sources);
+	b->args = ecalloc((size_t)pl->nworkloads + 1, sizeof *b->args);
+	if ((b->doc = json_parse_strict(text.s, text.len, &je)) == NULL) {
+		warnx_("invalid_json: %s:%ld: %s", path, je.line, je.msg);
+		buf_free(&text);
+		return false;
+	}
+	buf_free(&text);
+	v = json_get(b->doc, "schema_name");
+	if (!cJSON_IsObject(b->doc) || !cJSON_IsString(v) ||
+	    strcmp(v->valuestring, "vq.benchmark-binding/1") != 0) {
+		warnx_("invalid_binding: schema_name must be \"vq.benchmark-binding/1\"");
+		return false;
+	}
+	v = json_get(b->doc, "plan_sha256");
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, pl->sha) != 0)
+		problems_add(&p, "plan_mismatch", "the binding is for plan %s, not %s",
+		    cJSON_IsString(v) ? v->valuestring : "(none)", pl->sha);
+	ncs = json_get(b->doc, "node_classes");
+	vs = json_get(b->doc, "variants");
+	ws = json_get(b->doc, "workloads");
+	if (!cJSON_IsObject(ncs) || !cJSON_IsObject(vs) || !cJSON_IsObject(ws))
+		problems_add(&p, "invalid_binding", "node_classes, variants and workloads must be objects");
+	/* Unbound names, then extra ones. */
+	for (i = 0; cJSON_IsObject(ncs) && i < pl->nnode_classes; i++) {
+		const cJSON *h;
+
+		e = json_get(ncs, pl->node_classes[i]);
+		if (!cJSON_IsObject(e)) {
+			problems_add(&p, "unbound_node_class", "node class '%s' is not bound",
+			    pl->node_classes[i]);
+			continue;
+		}
+		h = json_get(e, "host");
+		if (h == NULL || cJSON_IsNull(h) || (cJSON_IsString(h) && host_is_here(h->valuestring))) {
+			b->local[i] = true;
+			continue;
+		}
+		if (!cJSON_IsString(h) || *h->valuestring == '\0')
+			problems_add(&p, "invalid_binding", "node class '%s': host must be a string",
+			    pl->node_classes[i]);
+		else if (!host_is_configured(h->valuestring))
+			problems_add(&p, "unknown_host", "node class '%s': host '%s' is neither this "
+			    "machine nor configured (PERF_CAMPAIGN_HOSTS)", pl->node_classes[i],
+			    h->valuestring);
+		else
+			b->host[i] = h->valuestring;
+	}
+	if (cJSON_IsObject(ncs))
+		cJSON_ArrayForEach(e, ncs)
+		if (plan_node_class_index(pl, e->string) < 0)
+			problems_add(&p, "extra_node_class", "node class '%s' is not in the plan",
+			    e->string);
+	for (i = 0; cJSON_IsObject(vs) && i < pl->nvariants; i++) {
+		e = json_get(vs, pl->variants[i].name);
+		if (!cJSON_IsObject(e)) {
+			problems_add(&p, "unbound_variant", "variant '%s' is not bound",
+			    pl->variants[i].name);
+			continue;
+		}
+		if (!string_array(json_get(e, "command"), true))
+			problems_add(&p, "invalid_binding", "variant '%s': command must be a non-empty "
+			    "array of strings", pl->variants[i].name);
+		else
+			b->command[i] = json_get(e, "command");
+	}
+	if (cJSON_IsObject(vs))
+		cJSON_ArrayForEach(e, vs)
+		if (plan_variant_index(pl, e->string) < 0)
+			problems_add(&p, "extra_variant", "variant '%s' is not in the plan", e->string);
+	for (i = 0; cJSON_IsObject(ws) && i < pl->nworkloads; i++) {
+		const cJSON *src, *args;
+
+		e = json_get(ws, pl->workloads[i].name);
+		if (!cJSON_IsObject(e)) {
+			problems_add(&p, "unbound_workload", "workload '%s' is not bound",
+			    pl->workloads[i].name);
+			continue;
+		}
+		src = json_get(e, "sources");
+		args = json_get(e, "args");
+		if (!cJSON_IsString(src) || (args != NULL && !string_array(args, false))) {
+			problems_add(&p, "invalid_binding", "workload '%s': sources must be a directory "
+			    "and args an array of strings", pl->workloads[i].name);
+			continue;
+		}
+		b->sources[i] = src->valuestring[0] == '/' ? estrdup(src->valuestring) :
+		    easprintf("%s/%s", b->dir, src->valuestring);
+		b->args[i] = args;
+		if (check_inputs) {
+			char hex[SHA256_HEX], *w = NULL;
+
+			if (tree_digest(b->sources[i], hex, &w) != 0) {
+				problems_add(&p, "input_unreadable", "workload '%s': %s",
+				    pl->workloads[i].name, w);
+				free(w);
+			} else if (strcmp(hex, pl->workloads[i].digest) != 0)
+				problems_add(&p, "input_digest_mismatch", "workload '%s': %s has digest %s, "
+				    "the plan pins %s", pl->workloads[i].name, b->sources[i], hex,
+				    pl->workloads[i].digest);
+		}
+	}
+	if (cJSON_IsObject(ws))
+		cJSON_ArrayForEach(e, ws)
+		if (plan_workload_index(pl, e->string) < 0)
+			problems_add(&p, "extra_workload", "workload '%s' is not in the plan", e->string);
+	v = json_get(b->doc, "mem_mb");
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+		problems_add(&p, "invalid_binding", "mem_mb must be a number > 0");
+	else
+		b->mem_mb = v->valuedouble;
+	v = json_get(b->doc, "wall_time_seconds");
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
+		problems_add(&p, "invalid_binding", "wall_time_seconds must be a number > 0");
+	else
+		b->wall = v->valuedouble;
+	for (i = 0; i < p.n; i++)
+		warnx_("%s: %s", p.v[i].code, p.v[i].detail);
+	i = p.n;
+	problems_free(&p);
+	return i == 0;
+}
+
+static void
+free_binding(struct binding *b, const struct plan *pl)
+{
+	for (int i = 0; i < pl->nworkloads && b->sources != NULL; i++)
+		free(b->sources[i]);
+	free(b->sources);
+	free(b->host);
+	free(b->local);
+	free(b->command);
+	free(b->args);
+	free(b->dir);
+	cJSON_Delete(b->doc);
+}
+
+/* ---- run ---- */
+
+enum jstate { J_NONE, J_ACCEPTED, J_RECORDED, J_MISSING };
+static const char *const jstate_name[] = { "none", "accepted", "recorded", "missing" };
+
+struct job {
+	struct order_run r;
+	char key[33];		/* idempotency key */
+	enum jstate state;
+	bool problem;
+};
+
+struct runner {
+	const struct plan *pl;
+	const struct binding *b;
+	const char *dir;
+	char campaign[33];
+	struct job *jobs;
+	size_t njobs;
+	cJSON *results;		/* the results document */
+	bool *blocked;		/* per node class: a problem stops it */
+	bool problem;
+};
+
+/* RUN_DIR/jobs/<key><rest> */
+static char *
+job_path(const struct runner *rn, const char *key, const char *rest)
+{
+	return easprintf("%s/jobs/%s%s", rn->dir, key, rest);
+}
+
+static void
+random_hex(char out[33])
+{
+	unsigned char b[16];
+	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0 || read(fd, b, sizeof b) != (ssize_t)sizeof b)
+		die("cannot read /dev/urandom: %s", strerror(errno));
+	close(fd);
+	for (int i = 0; i < 16; i++)
+		sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+static int
+save_json(const char *path, const cJSON *doc)
+{
+	buf t = BUF_INIT;
+	int rc;
+
+	json_write(&t, doc, JSON_INDENT2, NULL);
+	buf_addc(&t, '\n');
+	rc = atomic_write_file(path, t.s, t.len);
+	if (rc != 0)
+		warnx_("%s: cannot write: %s", path, strerror(errno));
+	buf_free(&t);
+	return rc;
+}
+
+static int
+save_journal(struct runner *rn)
+{
+	cJSON *j = json_new_object(), *runs = json_new_object();
+	char *path = easprintf("%s/journal.json", rn->dir);
+	int rc;
+
+	json_set(j, "schema_name", json_new_string("perfkite.campaign-journal/1"));
+	json_set(j, "plan_sha256", json_new_string(rn->pl->sha));
+	json_set(j, "campaign_id", json_new_string(rn->campaign));
+	for (size_t i = 0; i < rn->njobs; i++)
+		if (rn->jobs[i].state != J_NONE)
+			json_set(runs, rn->jobs[i].key, json_new_string(jstate_name[rn->jobs[i].state]));
+	json_set(j, "runs", runs);
+	rc = save_json(path, j);
+	cJSON_Delete(j);
+	free(path);
+	return rc;
+}
+
+static int
+save_results(struct runner *rn)
+{
+	char *path = easprintf("%s/results.json", rn->dir);
+	int rc = save_json(path, rn->results);
+
+	free(path);
+	return rc;
+}
+
+/* The key of a run: its place in the order, the plan, the campaign. */
+static void
+run_key(const struct runner *rn, size_t index, char out[33])
+{
+	char *s = easprintf("%s/%s/%zu", rn->campaign, rn->pl->sha, index), hex[SHA256_HEX];
+
+	canon_sha256_hex(s, strlen(s), hex);
+	snprintf(out, 33, "%.32s", hex);
+	free(s);
+}
+
+static bool
+same_run(const cJSON *row, const struct plan *pl, const struct order_run *r)
+{
+	const cJSON *b = json_get(row, "block");
+
+	return strcmp(json_get(row, "node_class")->valuestring, pl->node_classes[r->node_class]) == 0 &&
+	    strcmp(json_get(row, "workload")->valuestring, pl->workloads[r->workload].name) == 0 &&
+	    strcmp(json_get(row, "variant")->valuestring, pl->variants[r->variant].name) == 0 &&
+	    json_is_int(b) && strtoll(b->valuestring, NULL, 10) == r->block;
+}
+
+static cJSON *
+find_row(struct runner *rn, const struct order_run *r)
+{
+	cJSON *row;
+
+	cJSON_ArrayForEach(row, json_get(rn->results, "runs"))
+		if (same_run(row, rn->pl, r))
+			return row;
+	return NULL;
+}
+
+/* Opens or starts the campaign in RUN_DIR: journal, results, their checks. */
+static int
+open_campaign(struct runner *rn)
+{
+	char *jpath = easprintf("%s/journal.json", rn->dir);
+	char *rpath = easprintf("%s/results.json", rn->dir);
+	buf t = BUF_INIT;
+	cJSON *j = NULL;
+	json_error e;
+	int rc = EXIT_PASS;
+	size_t n;
+	struct order_run *o = plan_order(rn->pl, &n);
+
+	rn->jobs = ecalloc(n + 1, sizeof *rn->jobs);
+	rn->njobs = n;
+	if (buf_read_file(&t, jpath) == 0) {
+		const cJSON *v;
+
+		if ((j = json_parse_strict(t.s, t.len, &e)) == NULL || !cJSON_IsObject(j)) {
+			warnx_("%s: not a journal: %s", jpath, e.msg);
+			rc = EXIT_TROUBLE;
+			goto done;
+		}
+		v = json_get(j, "plan_sha256");
+		if (!cJSON_IsString(v) || strcmp(v->valuestring, rn->pl->sha) != 0) {
+			warnx_("plan_mismatch: %s belongs to plan %s; use another run directory for "
+			    "a new campaign", jpath, cJSON_IsString(v) ? v->valuestring : "(none)");
+			rc = EXIT_TROUBLE;
+			goto done;
+		}
+		v = json_get(j, "campaign_id");
+		snprintf(rn->campaign, sizeof rn->campaign, "%s", cJSON_IsString(v) ?
+		    v->valuestring : "");
+	} else if (errno != ENOENT) {
+		warnx_("%s: %s", jpath, strerror(errno));
+		rc = EXIT_TROUBLE;
+		goto done;
+	} else
+		random_hex(rn->campaign);
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *st;
+
+		rn->jobs[i].r = o[i];
+		run_key(rn, i, rn->jobs[i].key);
+		st = j != NULL ? json_get(json_get(j, "runs"), rn->jobs[i].key) : NULL;
+		for (int k = 1; cJSON_IsString(st) && k <= J_MISSING; k++)
+			if (strcmp(st->valuestring, jstate_name[k]) == 0)
+				rn->jobs[i].state = (enum jstate)k;
+	}
+	if (buf_read_file(&t, rpath) == 0) {
+		const cJSON *v;
+
+		if ((rn->results = json_parse_strict(t.s, t.len, &e)) == NULL ||
+		    !cJSON_IsArray(json_get(rn->results, "runs"))) {
+			warnx_("%s: not a results file", rpath);
+			rc = EXIT_TROUBLE;
+			goto done;
+		}
+		v = json_get(rn->results, "plan_sha256");
+		if (!cJSON_IsString(v) || strcmp(v->valuestring, rn->pl->sha) != 0) {
+			warnx_("plan_mismatch: %s holds results of plan %s; restore this campaign's "
+			    "results or use another run directory", rpath,
+			    cJSON_IsString(v) ? v->valuestring : "(none)");
+			rc = EXIT_TROUBLE;
+			goto done;
+		}
+	} else if (errno == ENOENT) {
+		rn->results = json_new_object();
+		json_set(rn->results, "schema_name", json_new_string("vq.benchmark-results/1"));
+		json_set(rn->results, "plan_sha256", json_new_string(rn->pl->sha));
+		json_set(rn->results, "runs", json_new_array());
+	} else {
+		warnx_("%s: %s", rpath, strerror(errno));
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	/* Every recorded run has its row, or nothing goes on. */
+	for (size_t i = 0; i < n; i++)
+		if (rn->jobs[i].state == J_RECORDED && find_row(rn, &rn->jobs[i].r) == NULL) {
+			warnx_("%s: the journal recorded (%s, %s, %s, block %lld) but results.json has "
+			    "no row for it; restore this campaign's results before resuming", rn->dir,
+			    rn->pl->node_classes[o[i].node_class], rn->pl->workloads[o[i].workload].name,
+			    rn->pl->variants[o[i].variant].name, o[i].block);
+			rc = EXIT_TROUBLE;
+			goto done;
+		}
+	/* The identity is on disk before anything is sent. */
+	if (j == NULL && save_journal(rn) != 0)
+		rc = EXIT_TROUBLE;
+done:
+	cJSON_Delete(j);
+	free(o);
+	free(jpath);
+	free(rpath);
+	buf_free(&t);
+	return rc;
+}
+
+/* The resident memory of a process in MB, from /proc; 0 when unknown. */
+static double
+rss_mb(pid_t pid)
+{
+	char path[64], line[256];
+	double kb = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, fp) != NULL)
+		if (strncmp(line, "VmRSS:", 6) == 0) {
+			kb = strtod(line + 6, NULL);
+			break;
+		}
+	fclose(fp);
+	return kb / 1024;
+}
+
+/*
+ * The supervisor: it holds the job's lock for its whole life (inherited
+ * from the runner, so that there is no moment when a started job looks
+ * absent), says it started (job.json), runs the job in a process group of
+ * its own under the binding's limits, and writes status.json.
+ */
+static double
+wall_clock(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void __attribute__((noreturn))
+supervise(const struct runner *rn, const struct job *jb, char **argv, const char *ws,
+    const char *meta)
+{
+	char *log = easprintf("%s/job.log", meta), *status_path = easprintf("%s/status.json", meta);
+	char *job_path_ = easprintf("%s/job.json", meta);
+	struct rusage ru;
+	struct timespec t0, t1;
+	int st = 0, fd, logfd;
+	pid_t pid;
+	bool timed_out = false, oom = false;
+	cJSON *o = json_new_object();
+	buf t = BUF_INIT;
+	const char *status;
+
+	json_set(o, "supervisor_pid", json_new_int(getpid()));
+	json_set(o, "node_class", json_new_string(rn->pl->node_classes[jb->r.node_class]));
+	json_set(o, "workload", json_new_string(rn->pl->workloads[jb->r.workload].name));
+	json_set(o, "variant", json_new_string(rn->pl->variants[jb->r.variant].name));
+	json_set(o, "block", json_new_int(jb->r.block));
+	json_set(o, "started", json_new_float(wall_clock()));
+	json_write(&t, o, JSON_INDENT2, NULL);
+	atomic_write_file(job_path_, t.s, t.len);
+	cJSON_Delete(o);
+	buf_reset(&t);
+	o = json_new_object();
+	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if ((pid = fork()) == 0) {
+		struct rlimit lim;
+
+		setpgid(0, 0);
+		if (logfd >= 0) {
+			dup2(logfd, 1);
+			dup2(logfd, 2);
+		}
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0)
+			dup2(fd, 0);
+		if (chdir(ws) != 0)
+			_exit(126);
+		/* A backstop for runaway allocation; the watchdog below is the limit. */
+		lim.rlim_cur = lim.rlim_max = (rlim_t)(rn->b->mem_mb * 4 * 1024 * 1024);
+		setrlimit(RLIMIT_AS, &lim);
+		execvp(argv[0], argv);
+		dprintf(2, "perf-campaign: %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	for (;;) {
+		pid_t w = wait4(pid, &st, WNOHANG, &ru);
+		double el;
+
+		if (w == pid)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (!timed_out && !oom && el > rn->b->wall) {
+			timed_out = true;
+			kill(-pid, SIGKILL);
+		}
+		if (!timed_out && !oom && rss_mb(pid) > rn->b->mem_mb) {
+			oom = true;
+			kill(-pid, SIGKILL);
+		}
+		usleep(10000);
+	}
+	kill(-pid, SIGKILL);	/* nothing of the job outlives it */
+	if (timed_out)
+		status = "time_exceeded";
+	else if (oom)
+		status = "oom_killed";
+	else if (WIFSIGNALED(st))
+		status = "killed";
+	else if (WEXITSTATUS(st) != 0)
+		status = "failed";
+	else
+		status = "completed";
+	json_set(o, "status", json_new_string(status));
+	json_set(o, "ended", json_new_float(wall_clock()));
+	json_set(o, "exit", WIFEXITED(st) ? json_new_int(WEXITSTATUS(st)) : json_new_null());
+	json_set(o, "signal", WIFSIGNALED(st) ? json_new_int(WTERMSIG(st)) : json_new_null());
+	json_set(o, "peak_rss_mb", json_new_float((double)ru.ru_maxrss / 1024));
+	json_set(o, "cpu_seconds", json_new_float((double)ru.ru_utime.tv_sec +
+	    (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
+	    (double)ru.ru_stime.tv_usec / 1e6));
+	json_write(&t, o, JSON_INDENT2, NULL);
+	atomic_write_file(status_path, t.s, t.len);
+	_exit(0);
+}
+
+/* Starts a job: workspace with its inputs, then its supervisor. 0 or -1 (problem). */
+static int
+start_job(struct runner *rn, struct job *jb)
+{
+	const struct plan *pl = rn->pl;
+	char *meta = job_path(rn, jb->key, ""), *ws = easprintf("%s/work", meta);
+	char *lockp = easprintf("%s/job.lock", meta), *why = NULL, hex[SHA256_HEX];
+	const cJSON *cmd = rn->b->command[jb->r.variant], *args = rn->b->args[jb->r.workload], *e;
+	char **argv;
+	int n = 0, rc = -1, lk;
+	pid_t pid;
+
+	/* A fresh workspace with the inputs, checked against their pin before the send. */
+	atomic_remove_tree(meta);
+	if (tree_copy(rn->b->sources[jb->r.workload], ws, &why) != 0 ||
+	    tree_digest(ws, hex, &why) != 0) {
+		warnx_("%s: cannot stage the inputs: %s", jb->key, why);
+		goto done;
+	}
+	if (strcmp(hex, pl->workloads[jb->r.workload].digest) != 0) {
+		warnx_("%s: the staged input of '%s' no longer matches its pin; not sent", jb->key,
+		    pl->workloads[jb->r.workload].name);
+		goto done;
+	}
+	argv = ecalloc((size_t)(cJSON_GetArraySize(cmd) + (args != NULL ?
+	    cJSON_GetArraySize(args) : 0) + 1), sizeof *argv);
+	cJSON_ArrayForEach(e, cmd)
+		argv[n++] = e->valuestring;
+	cJSON_ArrayForEach(e, args)
+		argv[n++] = e->valuestring;
+	/* Locked before the fork: the supervisor holds it from its first moment. */
+	lk = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (lk < 0 || flock(lk, LOCK_EX) != 0) {
+		warnx_("%s: %s", lockp, strerror(errno));
+		free(argv);
+		goto done;
+	}
+	fflush(NULL);
+	if ((pid = fork()) == 0) {
+		if (run_dir_lock >= 0)
+			close(run_dir_lock);	/* a later runner must get the directory */
+		setsid();	/* the job outlives a runner that is killed */
+		supervise(rn, jb, argv, ws, meta);
+	}
+	close(lk);
+	free(argv);
+	if (pid < 0) {
+		warnx_("cannot start a job: %s", strerror(errno));
+		goto done;
+	}
+	rc = 0;
+done:
+	free(why);
+	free(meta);
+	free(ws);
+	free(lockp);
+	return rc;
+}
+
+/*
+ * What became of an accepted job: 1 ended (status.json), 0 still running
+ * (its supervisor holds the lock), -1 lost (started, then gone without a
+ * status), -2 never started (safe to send under its key).
+ */
+static int
+job_state(struct runner *rn, struct job *jb)
+{
+	char *status = job_path(rn, jb->key, "/status.json");
+	char *job = job_path(rn, jb->key, "/job.json");
+	char *lockp = job_path(rn, jb->key, "/job.lock");
+	struct stat st;
+	int rc, lk = -1;
+
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;	/* our own supervisors, reaped */
+	if (stat(status, &st) == 0)
+		rc = 1;
+	else if ((lk = open(lockp, O_RDWR | O_CLOEXEC)) >= 0 && flock(lk, LOCK_EX | LOCK_NB) != 0)
+		rc = 0;
+	else
+		rc = stat(status, &st) == 0 ? 1 : stat(job, &st) == 0 ? -1 : -2;
+	if (lk >= 0)
+		close(lk);	/* and with it a lock it may have taken */
+	free(status);
+	free(job);
+	free(lockp);
+	return rc;
+}
+
+static void
+copy_field(cJSON *row, const cJSON *from, const char *key)
+{
+	const cJSON *v = json_get(from, key);
+
+	if (v != NULL && !cJSON_IsNull(v))
+		json_set(row, key, cJSON_Duplicate(v, true));
+}
+
+/*
+ * The result row of an ended job, or NULL when a completed job left no
+ * valid report (the run is then missing: vq never fills in a timing).
+ */
+static cJSON *
+result_row(struct runner *rn, struct job *jb)
+{
+	const struct plan *pl = rn->pl;
+	char *status = job_path(rn, jb->key, "/status.json");
+	char *report = job_path(rn, jb->key, "/work/" REPORT);
+	buf t = BUF_INIT;
+	json_error e;
+	cJSON *st = NULL, *rep = NULL, *row = NULL, *hw;
+	const char *s;
+
+	if (buf_read_file(&t, status) != 0 || (st = json_parse(t.s, t.len, &e)) == NULL)
+		goto done;
+	s = json_get(st, "status")->valuestring;
+	row = json_new_object();
+	json_set(row, "workload", json_new_string(pl->workloads[jb->r.workload].name));
+	json_set(row, "variant", json_new_string(pl->variants[jb->r.variant].name));
+	json_set(row, "node_class", json_new_string(pl->node_classes[jb->r.node_class]));
+	json_set(row, "block", json_new_int(jb->r.block));
+	if (strcmp(s, "completed") == 0) {
+		const cJSON *v;
+
+		if (buf_read_file(&t, report) != 0 ||
+		    (rep = json_parse_strict(t.s, t.len, &e)) == NULL || !cJSON_IsObject(rep) ||
+		    !cJSON_IsString(json_get(rep, "runtime_digest")) ||
+		    !cJSON_IsBool(json_get(rep, "converged")) ||
+		    !cJSON_IsNumber(v = json_get(rep, "steady_seconds")) || !(v->valuedouble > 0)) {
+			cJSON_Delete(row);
+			row = NULL;
+			goto done;
+		}
+		json_set(row, "status", json_new_string(cJSON_IsTrue(json_get(rep, "converged")) ?
+		    "completed" : "unconverged"));
+		json_set(row, "runtime_digest", cJSON_Duplicate(json_get(rep, "runtime_digest"), true));
+		hw = json_new_object();
+		copy_field(hw, rep, "cpu_model");
+		copy_field(hw, rep, "mpi_ranks");
+		copy_field(hw, rep, "threads_per_rank");
+		json_set(row, "hardware", hw);
+		copy_field(row, rep, "steady_seconds");
+		copy_field(row, rep, "startup_seconds");
+		copy_field(row, st, "cpu_seconds");
+		copy_field(row, st, "peak_rss_mb");
+		copy_field(row, rep, "scf_iterations");
+		if (cJSON_IsObject(json_get(rep, "values")))
+			copy_field(row, rep, "values");
+	} else {
+		/* Not completed: the planned digest, never compared. */
+		json_set(row, "status", json_new_string(s));
+		json_set(row, "runtime_digest", json_new_string(pl->variants[jb->r.variant].digest));
+		copy_field(row, st, "cpu_seconds");
+		copy_field(row, st, "peak_rss_mb");
+	}
+done:
+	cJSON_Delete(st);
+	cJSON_Delete(rep);
+	buf_free(&t);
+	free(status);
+	free(report);
+	return row;
+}
+
+/* Records an ended job: its row saved first (replacing one of the same run), then the journal. */
+static int
+record(struct runner *rn, struct job *jb)
+{
+	cJSON *row = result_row(rn, jb), *old = find_row(rn, &jb->r);
+
+	if (old != NULL)
+		cJSON_Delete(cJSON_DetachItemViaPointer(json_get(rn->results, "runs"), old));
+	if (row != NULL) {
+		json_append(json_get(rn->results, "runs"), row);
+		if (save_results(rn) != 0)
+			return -1;
+		jb->state = J_RECORDED;
+	} else {
+		if (old != NULL && save_results(rn) != 0)
+			return -1;
+		warnx_("%s %s %s block %lld: the job completed without a valid %s; left missing",
+		    rn->pl->node_classes[jb->r.node_class], rn->pl->workloads[jb->r.workload].name,
+		    rn->pl->variants[jb->r.variant].name, jb->r.block, REPORT);
+		jb->state = J_MISSING;
+	}
+	return save_journal(rn);
+}
+
+static bool stop;
+
+static void
+on_stop(int sig)
+{
+	(void)sig;
+	stop = true;
+}
+
+/* Runs every local node class's runs in order; classes side by side. */
+static int
+campaign_run(struct runner *rn, bool once)
+{
+	const struct plan *pl = rn->pl;
+	size_t *next = ecalloc((size_t)pl->nnode_classes + 1, sizeof *next);
+	long *current = ecalloc((size_t)pl->nnode_classes + 1, sizeof *current);
+	int *started = ecalloc((size_t)pl->nnode_classes + 1, sizeof *started);
+	bool busy = true, missing = false;
+	int rc = EXIT_PASS;
+
+	signal(SIGINT, on_stop);
+	signal(SIGTERM, on_stop);
+	for (int c = 0; c < pl->nnode_classes; c++) {
+		current[c] = -1;
+		if (!rn->b->local[c])
+			fprintf(stderr, "perf-campaign: node class %s runs on %s: left to its pipeline "
+			    "(perf-campaign pipeline)\n", pl->node_classes[c], rn->b->host[c]);
+	}
+	while (busy && !stop) {
+		busy = false;
+		for (int c = 0; c < pl->nnode_classes; c++) {
+			struct job *jb;
+			int s;
+
+			if (!rn->b->local[c] || rn->blocked[c])
+				continue;
+			if (current[c] < 0) {
+				/* The next run of this class not yet recorded. */
+				while (next[c] < rn->njobs && (rn->jobs[next[c]].r.node_class != c ||
+				    rn->jobs[next[c]].state == J_RECORDED ||
+				    rn->jobs[next[c]].state == J_MISSING))
+					next[c]++;
+				if (next[c] >= rn->njobs || (once && started[c] > 0))
+					continue;
+				jb = &rn->jobs[next[c]];
+				busy = true;
+				if (jb->state == J_ACCEPTED && job_state(rn, jb) >= -1) {
+					/* The job the queue already accepted: waited for, not resent. */
+					current[c] = (long)next[c];
+					continue;
+				}
+				jb->state = J_ACCEPTED;
+				if (save_journal(rn) != 0 || start_job(rn, jb) != 0) {
+					rn->blocked[c] = true;
+					rn->problem = true;
+					continue;
+				}
+				started[c]++;
+				current[c] = (long)next[c];
+				continue;
+			}
+			busy = true;
+			jb = &rn->jobs[current[c]];
+			s = job_state(rn, jb);
+			if (s == 0)
+				continue;
+			if (s < 0) {
+				warnx_("%s: the accepted job of (%s, %s, %s, block %lld) is gone without a "
+				    "status; its node class is blocked", jb->key, pl->node_classes[c],
+				    pl->workloads[jb->r.workload].name, pl->variants[jb->r.variant].name,
+				    jb->r.block);
+				rn->blocked[c] = true;
+				rn->problem = true;
+				current[c] = -1;
+				continue;
+			}
+			if (record(rn, jb) != 0) {
+				rn->blocked[c] = true;
+				rn->problem = true;
+			}
+			missing |= jb->state == J_MISSING;
+			current[c] = -1;
+		}
+		if (busy)
+			usleep(10000);
+	}
+	for (size_t i = 0; i < rn->njobs; i++)
+		if (rn->b->local[rn->jobs[i].r.node_class] && rn->jobs[i].state != J_RECORDED &&
+		    !once)
+			missing = true;
+	if (rn->problem || (missing && !once) || stop)
+		rc = EXIT_GATE;
+	free(next);
+	free(current);
+	free(started);
+	return rc;
+}
+
+static int
+cmd_run(int argc, char **argv)
+{
+	struct plan pl;
+	struct binding b;
+	struct runner rn;
+	bool once = false;
+	int lock, rc, c;
+	char *lockpath;
+	static const struct option longopts[] = {
+		{ "once", no_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		if (c != 'o')
+			cli_usage(usage_text, EXIT_TROUBLE);
+		once = true;
+	}
+	if (argc - optind != 3)
+		cli_usage(usage_text, EXIT_TROUBLE);
+	if (!load_plan(argv[optind], &pl))
+		return EXIT_TROUBLE;
+	if (!load_binding(argv[optind + 1], &pl, &b, true)) {
+		free_binding(&b, &pl);
+		plan_free(&pl);
+		return EXIT_TROUBLE;
+	}
+	memset(&rn, 0, sizeof rn);
+	rn.pl = &pl;
+	rn.b = &b;
+	rn.dir = argv[optind + 2];
+	rn.blocked = ecalloc((size_t)pl.nnode_classes + 1, sizeof *rn.blocked);
+	if (atomic_mkdirs(rn.dir) != 0) {
+		warnx_("%s: %s", rn.dir, strerror(errno));
+		return EXIT_TROUBLE;
+	}
+	{
+		char *real = realpath(rn.dir, NULL);
+
+		if (real == NULL) {
+			warnx_("%s: %s", rn.dir, strerror(errno));
+			return EXIT_TROUBLE;
+		}
+		rn.dir = real;
+	}
+	lockpath = easprintf("%s/.lock", rn.dir);
+	lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
+		warnx_("%s: %s", rn.dir, lock < 0 ? strerror(errno) :
+		    "another perf-campaign runs this campaign");
+		free(lockpath);
+		return EXIT_TROUBLE;
+	}
+	free(lockpath);
+	run_dir_lock = lock;
+	rc = open_campaign(&rn);
+	if (rc == EXIT_PASS)
+		rc = campaign_run(&rn, once);
+	cJSON_Delete(rn.results);
+	free(rn.jobs);
+	free(rn.blocked);
+	free((char *)rn.dir);
+	free_binding(&b, &pl);
+	plan_free(&pl);
+	close(lock);
+	return rc;
+}
+
+/* ---- pipeline and collect ---- */
+
+/* Appends s quoted for a POSIX shell. */
+static void
+sh_quote(buf *b, const char *s)
+{
+	buf_addc(b, '\'');
+	for (; *s; s++)
+		if (*s == '\'')
+			buf_adds(b, "'\\''");
+		else
+			buf_addc(b, *s);
+	buf_addc(b, '\'');
+}
+
+/* Appends s as a YAML double-quoted scalar. */
+static void
+yaml_quote(buf *b, const char *s)
+{
+	json_write_string(b, s);	/* JSON strings are YAML double-quoted scalars */
+}
+
+static int
+cmd_pipeline(int argc, char **argv)
+{
+	struct plan pl;
+	struct binding b;
+	struct order_run *o;
+	size_t n;
+	buf y = BUF_INIT;
+	int remote = 0;
+
+	if (argc != 3)
+		cli_usage(usage_text, EXIT_TROUBLE);
+	if (!load_plan(argv[1], &pl))
+		return EXIT_TROUBLE;
+	if (!load_binding(argv[2], &pl, &b, false)) {
+		free_binding(&b, &pl);
+		plan_free(&pl);
+		return EXIT_TROUBLE;
+	}
+	o = plan_order(&pl, &n);
+	buf_addf(&y, "# perf-campaign pipeline: plan %s (%s), one step per run in the plan's\n"
+	    "# seeded order, one run at a time per node class (a concurrency group).\n"
+	    "steps:\n", pl.id, pl.sha);
+	for (size_t i = 0; i < n; i++) {
+		const struct order_run *r = &o[i];
+		const cJSON *e;
+		buf cmd = BUF_INIT, label = BUF_INIT, dir = BUF_INIT;
+
+		if (b.host[r->node_class] == NULL)
+			continue;
+		remote++;
+		buf_addf(&dir, "campaign/%s/%lld/%s/%s", pl.node_classes[r->node_class], r->block,
+		    pl.workloads[r->workload].name, pl.variants[r->variant].name);
+		buf_addf(&label, "%s %s %s block %lld%s", pl.node_classes[r->node_class],
+		    pl.workloads[r->workload].name, pl.variants[r->variant].name, r->block,
+		    r->block <= 0 ? " (warm-up)" : "");
+		buf_adds(&cmd, "set -u; d=");
+		sh_quote(&cmd, dir.s);
+		buf_adds(&cmd, "; rm -rf \"$d\"; mkdir -p \"$d\"; cp -R ");
+		{
+			char *src = easprintf("%s/.", json_get(json_get(json_get(b.doc, "workloads"),
+			    pl.workloads[r->workload].name), "sources")->valuestring);
+
+			sh_quote(&cmd, src);
+			free(src);
+		}
+		buf_adds(&cmd, " \"$d/\"; (cd \"$d\" &&");
+		cJSON_ArrayForEach(e, b.command[r->variant]) {
+			buf_addc(&cmd, ' ');
+			sh_quote(&cmd, e->valuestring);
+		}
+		cJSON_ArrayForEach(e, b.args[r->workload]) {
+			buf_addc(&cmd, ' ');
+			sh_quote(&cmd, e->valuestring);
+		}
+		buf_adds(&cmd, "); s=$?; buildkite-agent artifact upload \"$d/" REPORT "\" || true; "
+		    "exit $s");
+		buf_adds(&y, "  - label: ");
+		yaml_quote(&y, label.s);
+		buf_addf(&y, "\n    key: \"run-%zu\"\n    command: ", i + 1);
+		yaml_quote(&y, cmd.s);
+		buf_adds(&y, "\n    agents:\n      queue: ");
+		yaml_quote(&y, b.host[r->node_class]);
+		buf_adds(&y, "\n    concurrency_group: ");
+		{
+			char *g = easprintf("perf-campaign/%.12s/%s", pl.sha, pl.node_classes[r->node_class]);
+
+			yaml_quote(&y, g);
+			free(g);
+		}
+		buf_addf(&y, "\n    concurrency: 1\n    timeout_in_minutes: %.0f\n    soft_fail: true\n",
+		    b.wall / 60 + 1);
+		buf_free(&cmd);
+		buf_free(&label);
+		buf_free(&dir);
+	}
+	buf_adds(&y, "  - wait: ~\n    continue_on_failure: true\n"
+	    "  - label: \"collect the run reports\"\n    key: \"collect\"\n    command: ");
+	{
+		buf c = BUF_INIT;
+
+		buf_adds(&c, "buildkite-agent artifact download 'campaign/**/" REPORT "' . && "
+		    "perf-campaign collect ");
+		sh_quote(&c, argv[1]);
+		buf_adds(&c, " . -o results.json && buildkite-agent artifact upload results.json");
+		yaml_quote(&y, c.s);
+		buf_free(&c);
+	}
+	buf_addc(&y, '\n');
+	if (remote == 0)
+		fprintf(stderr, "perf-campaign: no node class is bound to an agent queue; "
+		    "perf-campaign run runs them here\n");
+	fwrite(y.s, 1, y.len, stdout);
+	buf_free(&y);
+	free(o);
+	free_binding(&b, &pl);
+	plan_free(&pl);
+	return fflush(stdout) == 0 ? EXIT_PASS : EXIT_TROUBLE;
+}
+
+static int
+cmd_collect(int argc, char **argv)
+{
+	struct plan pl;
+	struct order_run *o;
+	const char *out = NULL;
+	size_t n, got = 0;
+	cJSON *res, *runs;
+	int c, rc = EXIT_PASS;
+
+	optind = 1;
+	while ((c = getopt(argc, argv, "o:")) != -1) {
+		if (c != 'o')
+			cli_usage(usage_text, EXIT_TROUBLE);
+		out = optarg;
+	}
+	if (argc - optind != 2)
+		cli_usage(usage_text, EXIT_TROUBLE);
+	if (!load_plan(argv[optind], &pl))
+		return EXIT_TROUBLE;
+	o = plan_order(&pl, &n);
+	res = json_new_object();
+	runs = json_new_array();
+	json_set(res, "schema_name", json_new_string("vq.benchmark-results/1"));
+	json_set(res, "plan_sha256", json_new_string(pl.sha));
+	for (size_t i = 0; i < n; i++) {
+		const struct order_run *r = &o[i];
+		char *p = easprintf("%s/campaign/%s/%lld/%s/%s/" REPORT, argv[optind + 1],
+		    pl.node_classes[r->node_class], r->block, pl.workloads[r->workload].name,
+		    pl.variants[r->variant].name);
+		buf t = BUF_INIT;
+		json_error e;
+		cJSON *rep = NULL, *row, *hw;
+		const cJSON *v;
+
+		if (buf_read_file(&t, p) == 0 && (rep = json_parse_strict(t.s, t.len, &e)) != NULL &&
+		    cJSON_IsObject(rep) && cJSON_IsString(json_get(rep, "runtime_digest")) &&
+		    cJSON_IsBool(json_get(rep, "converged")) &&
+		    cJSON_IsNumber(v = json_get(rep, "steady_seconds")) && v->valuedouble > 0) {
+			row = json_new_object();
+			json_set(row, "workload", json_new_string(pl.workloads[r->workload].name));
+			json_set(row, "variant", json_new_string(pl.variants[r->variant].name));
+			json_set(row, "node_class", json_new_string(pl.node_classes[r->node_class]));
+			json_set(row, "block", json_new_int(r->block));
+			json_set(row, "status", json_new_string(cJSON_IsTrue(json_get(rep, "converged")) ?
+			    "completed" : "unconverged"));
+			copy_field(row, rep, "runtime_digest");
+			hw = json_new_object();
+			copy_field(hw, rep, "cpu_model");
+			copy_field(hw, rep, "mpi_ranks");
+			copy_field(hw, rep, "threads_per_rank");
+			json_set(row, "hardware", hw);
+			copy_field(row, rep, "steady_seconds");
+			copy_field(row, rep, "startup_seconds");
+			copy_field(row, rep, "scf_iterations");
+			if (cJSON_IsObject(json_get(rep, "values")))
+				copy_field(row, rep, "values");
+			json_append(runs, row);
+			got++;
+		}
+		cJSON_Delete(rep);
+		buf_free(&t);
+		free(p);
+	}
+	json_set(res, "runs", runs);
+	fprintf(stderr, "perf-campaign: %zu of %zu planned runs reported\n", got, n);
+	if (out != NULL) {
+		if (save_json(out, res) != 0)
+			rc = EXIT_TROUBLE;
+	} else {
+		buf t = BUF_INIT;
+
+		json_write(&t, res, JSON_INDENT2, NULL);
+		buf_addc(&t, '\n');
+		fwrite(t.s, 1, t.len, stdout);
+		buf_free(&t);
+	}
+	cJSON_Delete(res);
+	free(o);
+	plan_free(&pl);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	err_init(argv[0]);
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+		cli_usage(usage_text, EXIT_PASS);
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
+		cli_version();
+	if (argc >= 2 && strcmp(argv[1], "run") == 0)
+		return cmd_run(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "pipeline") == 0)
+		return cmd_pipeline(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "collect") == 0)
+		return cmd_collect(argc - 1, argv + 1);
+	if (argc >= 2)
+		warnx_("unknown command '%s'", argv[1]);
+	cli_usage(usage_text, EXIT_TROUBLE);
+}
