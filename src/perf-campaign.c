@@ -162,7 +162,9 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 		return false;
 	}
 	copy = estrdup(path);
-	b->dir = estrdup(dirname(copy));
+	b->dir = realpath(dirname(copy), NULL);
+	if (b->dir == NULL)
+		b->dir = estrdup(dirname(copy));
 	free(copy);
 	b->host = ecalloc((size_t)pl->nnode_classes + 1, sizeof *b->host);
 	b->local = ecalloc((size_t)pl->nnode_classes + 1, sizeof *b->local);
@@ -656,7 +658,7 @@ start_job(struct runner *rn, struct job *jb)
 {
 	const struct plan *pl = rn->pl;
 	char *meta = job_path(rn, jb->key, ""), *ws = easprintf("%s/work", meta);
-	char *lockp = easprintf("%s/job.lock", meta), *why = NULL, hex[SHA256_HEX];
+	char *lockp = easprintf("%s/job.lock", meta), *why = NULL, hex[SHA256_HEX], *prog = NULL;
 	const cJSON *cmd = rn->b->command[jb->r.variant], *args = rn->b->args[jb->r.workload], *e;
 	char **argv;
 	int n = 0, rc = -1, lk;
@@ -680,6 +682,9 @@ start_job(struct runner *rn, struct job *jb)
 		argv[n++] = e->valuestring;
 	cJSON_ArrayForEach(e, args)
 		argv[n++] = e->valuestring;
+	/* A relative program path is the binding's, like its sources. */
+	if (argv[0][0] != '/' && strchr(argv[0], '/') != NULL)
+		argv[0] = prog = easprintf("%s/%s", rn->b->dir, argv[0]);
 	/* Locked before the fork: the supervisor holds it from its first moment. */
 	lk = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (lk < 0 || flock(lk, LOCK_EX) != 0) {
@@ -702,6 +707,7 @@ start_job(struct runner *rn, struct job *jb)
 	}
 	rc = 0;
 done:
+	free(prog);
 	free(why);
 	free(meta);
 	free(ws);

@@ -53,6 +53,10 @@ run_examples() {
 @test "perf-upload(1) examples run" { run_examples perf-upload.1; }
 @test "perf-seed(1) examples run" { run_examples perf-seed.1; }
 @test "perf-lane(1) examples run" { run_examples perf-lane.1; }
+@test "perf-plan(1) examples run" { run_examples perf-plan.1; }
+@test "perf-analyze(1) examples run" { run_examples perf-analyze.1; }
+@test "perf-measure(1) examples run" { run_examples perf-measure.1; }
+@test "perf-campaign(1) examples run" { run_examples perf-campaign.1; }
 @test "perf-collect(1) examples run" {
 	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
 	run_examples perf-collect.1
