@@ -20,6 +20,11 @@
 int canon_json(buf *out, const cJSON *v);
 /* Lowercase hex SHA-256 of n bytes (OpenSSL EVP). */
 void canon_sha256_hex(const void *data, size_t n, char hex[SHA256_HEX]);
+/* SHA-256 of a stream: new, update as the bytes come, final (which frees it). */
+struct canon_sha;
+struct canon_sha *canon_sha_new(void);
+void canon_sha_update(struct canon_sha *h, const void *data, size_t n);
+void canon_sha_final(struct canon_sha *h, char hex[SHA256_HEX]);
 /* SHA-256 of the canonical text of v. Returns -1 for a non-finite number. */
 int canon_sha256(const cJSON *v, char hex[SHA256_HEX]);
 /*

@@ -443,24 +443,6 @@ cohort_title(const struct group *g, buf *title, buf *detail)
 	short_value(detail, k[5]);
 }
 
-static void
-html(buf *b, const char *s)
-{
-	for (; *s; s++)
-		switch (*s) {
-		case '&': buf_adds(b, "&amp;"); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		case '>': buf_adds(b, "&gt;"); break;
-		case '"': buf_adds(b, "&quot;"); break;
-		case '\'': buf_adds(b, "&#39;"); break;
-		default:
-			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-				buf_addc(b, ' ');	/* XML 1.0 has no other controls */
-			else
-				buf_addc(b, *s);
-		}
-}
-
 /* A number for a label: up to the metric's precision, no trailing zeros. */
 static void
 label_num(buf *b, double x, int prec)
@@ -704,11 +686,11 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 #define X(t) (PL + ((double)(t) - t0) / span * (CW - PL - PR))
 #define Y(v) (PT + (hi - (v)) / (hi - lo) * (CH - PT - PB))
 	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
-	html(b, title_text);
+	text_xml_escape(b, title_text);
 	buf_adds(b, "\n");
 	for (i = 0; i < IDENTITY_KEYS; i++) {
 		buf_addf(b, "%s=", identity_keys[i]);
-		html(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
+		text_xml_escape(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
 		buf_adds(b, i + 1 < IDENTITY_KEYS ? "\n" : "");
 	}
 	buf_adds(b, "</title>");
@@ -800,21 +782,21 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		buf_adds(b, r->current ? " (this build)\n" : "\n");
 		/* Model and GPU when they are not the cohort's own (a rename). */
 		if (r->model != latest(d, g)->model || r->gpu != latest(d, g)->gpu) {
-			html(b, r->model);
+			text_xml_escape(b, r->model);
 			buf_adds(b, " | ");
-			html(b, r->gpu);
+			text_xml_escape(b, r->gpu);
 			buf_adds(b, "\n");
 		}
 		buf_reset(&lab);
 		label_num(&lab, r->v[m], mt->precision);
 		buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
 		buf_adds(b, " · ");
-		html(b, *r->run_source ? r->run_source : "unknown");
+		text_xml_escape(b, *r->run_source ? r->run_source : "unknown");
 		buf_adds(b, "\n");
-		html(b, *r->status ? r->status : "no status");
+		text_xml_escape(b, *r->status ? r->status : "no status");
 		if (*r->bstatus) {
 			buf_adds(b, " (");
-			html(b, r->bstatus);
+			text_xml_escape(b, r->bstatus);
 			buf_adds(b, ")");
 		}
 		/* A passing record's reason says nothing new; the others' do. */
@@ -822,7 +804,7 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 			char *cut = strlen(r->reason) > 300 ?
 			    easprintf("%.297s...", r->reason) : NULL;
 			buf_adds(b, "\n");
-			html(b, cut != NULL ? cut : r->reason);
+			text_xml_escape(b, cut != NULL ? cut : r->reason);
 			free(cut);
 		}
 		buf_adds(b, "</title></g>");
@@ -864,9 +846,9 @@ static void
 badge(buf *b, const char *status)
 {
 	buf_adds(b, "<span class=\"st ");
-	html(b, status);
+	text_xml_escape(b, status);
 	buf_adds(b, "\">");
-	html(b, *status ? status : "no status");
+	text_xml_escape(b, *status ? status : "no status");
 	buf_adds(b, "</span>");
 }
 
@@ -929,11 +911,11 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points)
 			const struct drec *r = latest(d, g);
 			cohort_title(g, &title, &detail);
 			buf_addf(out, "<tr><td><a href=\"#c%zu\">", i + 1);
-			html(out, title.s);
+			text_xml_escape(out, title.s);
 			buf_adds(out, "</a></td><td>");
-			html(out, r->model);
+			text_xml_escape(out, r->model);
 			buf_adds(out, "</td><td>");
-			html(out, r->gpu);
+			text_xml_escape(out, r->gpu);
 			buf_adds(out, "</td><td>");
 			if (r->instant != ISOTIME_MIN)
 				fmt_time(out, r->instant, "%Y-%m-%d %H:%M");
@@ -948,17 +930,17 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points)
 		const struct drec *r = latest(d, g);
 		cohort_title(g, &title, &detail);
 		buf_addf(out, "<section id=\"c%zu\">\n<h3>", i + 1);
-		html(out, title.s);
+		text_xml_escape(out, title.s);
 		buf_adds(out, " ");
 		badge(out, r->status);
 		buf_adds(out, "</h3>\n<p class=\"who\">");
-		html(out, r->model);
+		text_xml_escape(out, r->model);
 		buf_adds(out, " | ");
-		html(out, r->gpu);
+		text_xml_escape(out, r->gpu);
 		buf_addf(out, " &middot; %zu record%s</p>\n", g->n, g->n == 1 ? "" : "s");
 		if (detail.len > 0) {
 			buf_adds(out, "<p class=\"detail\"><code>");
-			html(out, detail.s);
+			text_xml_escape(out, detail.s);
 			buf_adds(out, "</code></p>\n");
 		}
 		buf_adds(out, "<div class=\"charts\">\n");
@@ -990,13 +972,13 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points)
 			const struct drec *r = latest(d, s->g);
 			cohort_title(s->g, &title, &detail);
 			buf_adds(out, "<tr><td>");
-			html(out, r->model);
+			text_xml_escape(out, r->model);
 			buf_adds(out, "</td><td>");
-			html(out, r->gpu);
+			text_xml_escape(out, r->gpu);
 			buf_adds(out, "</td><td>");
-			html(out, title.s);
+			text_xml_escape(out, title.s);
 			buf_adds(out, "<br><code>");
-			html(out, detail.s);
+			text_xml_escape(out, detail.s);
 			buf_addf(out, "</code></td><td>%s</td><td class=\"n\">%zu</td>"
 			    "<td class=\"n\">%zu</td><td>%s</td></tr>\n", metric_table[s->metric].key,
 			    s->g->n, s->non_null, s->reason);

@@ -315,3 +315,21 @@ text_utf8_error(const char *text, size_t n, char *msg, size_t msgn)
 	}
 	return false;
 }
+
+void
+text_xml_escape(buf *b, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '&': buf_adds(b, "&amp;"); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		case '>': buf_adds(b, "&gt;"); break;
+		case '"': buf_adds(b, "&quot;"); break;
+		case '\'': buf_adds(b, "&#39;"); break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
+				buf_addc(b, ' ');	/* XML 1.0 has no other controls */
+			else
+				buf_addc(b, *s);
+		}
+}

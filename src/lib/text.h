@@ -52,4 +52,10 @@ char *text_sanitize(const char *s);
 /* Appends Python's repr() of the string s (quotes included). */
 void text_py_repr(buf *b, const char *s, size_t n);
 
+/*
+ * Appends s escaped for XML and HTML text and attributes (& < > " '),
+ * with control bytes XML 1.0 cannot hold (all but tab and newline) as spaces.
+ */
+void text_xml_escape(buf *b, const char *s);
+
 #endif

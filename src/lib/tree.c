@@ -7,8 +7,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
-
 #include "atomic.h"
 #include "buf.h"
 #include "err.h"
@@ -31,33 +29,22 @@ struct walk {
 static int
 hash_file(const char *path, char hex[SHA256_HEX], long long *size)
 {
-	unsigned char chunk[65536], md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	unsigned char chunk[65536];
+	struct canon_sha *h;
 	ssize_t r;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 
 	*size = 0;
-	if (fd < 0 || ctx == NULL || EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		if (fd >= 0)
-			close(fd);
-		EVP_MD_CTX_free(ctx);
+	if (fd < 0)
 		return -1;
-	}
+	h = canon_sha_new();
 	while ((r = read(fd, chunk, sizeof chunk)) > 0) {
-		EVP_DigestUpdate(ctx, chunk, (size_t)r);
+		canon_sha_update(h, chunk, (size_t)r);
 		*size += r;
 	}
 	close(fd);
-	if (r < 0 || EVP_DigestFinal_ex(ctx, md, &len) != 1) {
-		EVP_MD_CTX_free(ctx);
-		return -1;
-	}
-	EVP_MD_CTX_free(ctx);
-	for (unsigned int i = 0; i < len && i < 32; i++)
-		sprintf(hex + 2 * i, "%02x", md[i]);
-	hex[64] = '\0';
-	return 0;
+	canon_sha_final(h, hex);
+	return r < 0 ? -1 : 0;
 }
 
 static int
