@@ -9,12 +9,6 @@ load lib/common
 
 A=$FIXTURES/perf-analyze
 
-py() {
-	local p=/usr/bin/python3
-	[ -x "$p" ] || p=python3
-	"$p" "$@"
-}
-
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }

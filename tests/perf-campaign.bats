@@ -8,12 +8,6 @@ load lib/common
 
 C=$FIXTURES/perf-campaign
 
-py() {
-	local p=/usr/bin/python3
-	[ -x "$p" ] || p=python3
-	"$p" "$@"
-}
-
 # campaign [NODE_CLASSES_JSON [REPEATS]]: plan.json and binding.json here,
 # the inputs pinned by their digests, the fake job as both variants.
 campaign() {
@@ -173,8 +167,13 @@ setup() {
 	campaign '["class-a"]'
 	jq --arg j "$C/fake-job.sh" '.variants.tuned.command = [$j, "tuned", "hang"] | .wall_time_seconds = 0.4' binding.json >slow.json
 	perf-campaign run plan.json slow.json rd >/dev/null 2>&1 &
-	sleep 0.5
+	# the runner holds the lock once its first job has started
+	for _ in $(seq 200); do
+		[ -n "$(find rd/jobs -name job.json 2>/dev/null)" ] && break
+		sleep 0.05
+	done
 	run --separate-stderr perf-campaign run plan.json slow.json rd
+	echo "stderr: $stderr"
 	assert_failure 2
 	grep -q 'another perf-campaign runs this campaign' <<<"$stderr"
 	wait || true

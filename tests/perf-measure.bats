@@ -120,7 +120,8 @@ report() {
 	assert_equal "$(report .runtime_digest)" "\"$want\""
 	assert_equal "$(report .converged)" true
 	rm vq-benchmark-run.json
-	run --separate-stderr perf-measure --runtime-root rt -- sh -c 'cat "$1"; echo x >rt/new' _ "$M/vibeqc-converged.out"
+	run --separate-stderr perf-measure --runtime-root rt -- sh -c 'cat "$1" && echo x >rt/new' _ "$M/vibeqc-converged.out"
+	echo "stderr: $stderr"
 	assert_failure 2
 	[ ! -e vq-benchmark-run.json ]
 	grep -q 'the runtime changed during the run; no report written' <<<"$stderr"

@@ -19,13 +19,6 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 }
 
-# py: Debian's python3 (with python3-yaml and python3-jsonschema from make deps).
-py() {
-	local p=/usr/bin/python3
-	[ -x "$p" ] || p=python3
-	"$p" "$@"
-}
-
 @test "plugin.yml: valid YAML, a valid JSON schema that refuses unknown options" {
 	run py - "$ROOT_DIR/plugin.yml" <<-'EOF'
 		import sys, yaml, jsonschema

@@ -22,6 +22,14 @@ unset PERF_RUN_SOURCE PERF_PYTEST_RC PERF_UPLOAD_POLICY PERF_REPORTS_DIR \
 	BUILDKITE_PULL_REQUEST BUILDKITE_BRANCH BUILDKITE_COMMIT \
 	BUILDKITE_BUILD_URL BUILDKITE_BUILD_ID BUILDKITE_JOB_ID
 
+# py ARGS...: Debian's python3 (the one with the packages tests/deps.sh
+# installs), whatever else is first on PATH.
+py() {
+	local p=/usr/bin/python3
+	[ -x "$p" ] || p=python3
+	"$p" "$@"
+}
+
 # not CMD...: succeeds when CMD fails. (A bare "! cmd" never fails a bats
 # test: set -e ignores negated commands.)
 not() {
