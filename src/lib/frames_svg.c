@@ -1,0 +1,245 @@
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "frames_svg.h"
+#include "json.h"
+#include "text.h"
+
+/* Page geometry, in SVG user units (pixels). */
+#define WIDTH 980
+#define LEFT 70
+#define TOP 96
+#define PLOT_W 560
+#define PLOT_H 360
+#define LEGEND_X (LEFT + PLOT_W + 30)
+#define ROW_H 18
+
+struct axis {
+	double lo, hi;	/* log10 of the domain */
+};
+
+static const char *
+str(const cJSON *o, const char *key)
+{
+	const cJSON *v = json_get(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static double
+num(const cJSON *o, const char *key)
+{
+	const cJSON *v = json_get(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static double
+at(const struct axis *a, double v, double from, double len)
+{
+	return from + (log10(v) - a->lo) / (a->hi - a->lo) * len;
+}
+
+static double
+x_of(const struct axis *a, double p)
+{
+	return at(a, 1 / (1 - p), LEFT, PLOT_W);
+}
+
+static double
+y_of(const struct axis *a, double ms)
+{
+	return TOP + PLOT_H - at(a, ms, 0, PLOT_H);
+}
+
+/* Frame-time gridlines at 1-2-5 steps, thinned to fit. */
+static void
+y_ticks(buf *b, const struct axis *a)
+{
+	static const double step[] = { 1, 2, 5 };
+	double last = 1e9;
+
+	for (int e = -3; e <= 7; e++)
+		for (int k = 0; k < 3; k++) {
+			double v = step[k] * pow(10, e), y;
+
+			if (log10(v) < a->lo - 1e-9 || log10(v) > a->hi + 1e-9)
+				continue;
+			y = y_of(a, v);
+			if (last - y < 22)
+				continue;
+			last = y;
+			buf_addf(b, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" class=\"grid\"/>\n",
+			    LEFT, y, LEFT + PLOT_W, y);
+			buf_addf(b, "<text x=\"%d\" y=\"%.2f\" class=\"ytick\">%g</text>\n", LEFT - 6,
+			    y + 4, v);
+		}
+}
+
+/* Percentile gridlines: 0, 50, 90, 99, 99.9 ... inside the domain. */
+static void
+x_ticks(buf *b, const struct axis *a)
+{
+	static const char *const label[] = { "0%", "50%", "90%", "99%", "99.9%", "99.99%",
+	    "99.999%", "99.9999%" };
+
+	for (int k = 0; k < 8; k++) {
+		double q = k == 0 ? 1 : k == 1 ? 2 : pow(10, k - 1), x;
+
+		if (log10(q) > a->hi + 1e-9)
+			break;
+		x = at(a, q, LEFT, PLOT_W);
+		buf_addf(b, "<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" class=\"grid\"/>\n",
+		    x, TOP, x, TOP + PLOT_H);
+		buf_addf(b, "<text x=\"%.2f\" y=\"%d\" class=\"xtick\">%s</text>\n", x,
+		    TOP + PLOT_H + 16, label[k]);
+	}
+}
+
+static void
+style(buf *b)
+{
+	buf_adds(b, "<style>\n"
+	    "text { font-family: sans-serif; font-size: 12px; fill: #222; }\n"
+	    ".title { font-size: 16px; font-weight: bold; }\n"
+	    ".sub { fill: #555; }\n"
+	    ".warn { fill: #b00020; font-weight: bold; }\n"
+	    ".grid { stroke: #e3e3e3; stroke-width: 1; }\n"
+	    ".frame { fill: none; stroke: #999; }\n"
+	    ".ytick { text-anchor: end; fill: #555; }\n"
+	    ".xtick { text-anchor: middle; fill: #555; }\n"
+	    ".axis { fill: #333; }\n"
+	    ".curve { fill: none; stroke-width: 1.6; }\n"
+	    ".baseline { stroke: #1f6fb4; }\n"
+	    ".successor { stroke: #e07b00; stroke-dasharray: 6 3; }\n"
+	    ".swatch.baseline { fill: #1f6fb4; }\n"
+	    ".swatch.successor { fill: #e07b00; }\n"
+	    ".low { fill: #b00020; }\n"
+	    ".run:hover .curve { stroke-width: 3.5; }\n"
+	    "</style>\n");
+}
+
+void
+frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nruns)
+{
+	const cJSON *cap = json_get(rep, "capture"), *ms = json_get(rep, "measurement");
+	bool tick = strcmp(str(cap, "kind"), "server_tick") == 0;
+	const char *unit = tick ? "tick" : "frame";
+	double lo = INFINITY, hi = 0, qmax = 10, pad;
+	struct axis ax, ay;
+	int h = TOP + PLOT_H + 70, legend_h = TOP + 40 + nruns * ROW_H;
+
+	for (int i = 0; i < nruns; i++)
+		for (int k = 0; k < runs[i].ncurve; k++) {
+			double v = runs[i].curve[k].ms, q = 1 / (1 - runs[i].curve[k].p);
+
+			if (v < lo)
+				lo = v;
+			if (v > hi)
+				hi = v;
+			if (q > qmax)
+				qmax = q;
+		}
+	if (!(lo > 0) || !(hi >= lo))
+		lo = hi = 1;
+	ay.lo = log10(lo);
+	ay.hi = log10(hi);
+	pad = (ay.hi - ay.lo) * 0.06;
+	if (pad < 0.02)
+		pad = 0.02;
+	ay.lo -= pad;
+	ay.hi += pad;
+	ax.lo = 0;
+	ax.hi = log10(qmax) * 1.02;
+	if (legend_h + 40 > h)
+		h = legend_h + 40;
+
+	buf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+	    "viewBox=\"0 0 %d %d\" role=\"img\">\n", WIDTH, h, WIDTH, h);
+	buf_adds(b, "<metadata>");
+	buf_adds(b, "manifest_sha256 ");
+	text_xml_escape(b, str(rep, "manifest_sha256"));
+	{
+		const cJSON *r;
+
+		cJSON_ArrayForEach(r, json_get(rep, "runs")) {
+			buf_adds(b, "\n");
+			text_xml_escape(b, str(r, "sample_file"));
+			buf_adds(b, " ");
+			text_xml_escape(b, str(r, "sample_sha256"));
+		}
+	}
+	buf_adds(b, "</metadata>\n");
+	style(b);
+	buf_addf(b, "<rect width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", WIDTH, h);
+	buf_addf(b, "<text x=\"%d\" y=\"26\" class=\"title\">%s-time distribution per run: "
+	    "baseline and successor</text>\n", LEFT, tick ? "Tick" : "Frame");
+	buf_addf(b, "<text x=\"%d\" y=\"46\" class=\"sub\">", LEFT);
+	text_xml_escape(b, str(cap, "kind"));
+	buf_adds(b, ", ");
+	text_xml_escape(b, str(cap, "environment"));
+	buf_adds(b, ", ");
+	text_xml_escape(b, str(cap, "tool"));
+	buf_adds(b, " ");
+	text_xml_escape(b, str(cap, "version"));
+	buf_addf(b, "; window %g to %g ms; acceptance not evaluated</text>\n",
+	    num(ms, "window_start_ms"), num(ms, "window_end_ms"));
+	if (strcmp(str(rep, "sample_origin"), "synthetic") == 0)
+		buf_addf(b, "<text x=\"%d\" y=\"66\" class=\"warn\">SYNTHETIC SAMPLES: not "
+		    "measurements</text>\n", LEFT);
+	else
+		buf_addf(b, "<text x=\"%d\" y=\"66\" class=\"sub\">sample origin: measured "
+		    "(hashes record provenance; they do not authenticate it)</text>\n", LEFT);
+
+	y_ticks(b, &ay);
+	x_ticks(b, &ax);
+	buf_addf(b, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" class=\"frame\"/>\n",
+	    LEFT, TOP, PLOT_W, PLOT_H);
+	buf_addf(b, "<text x=\"%d\" y=\"%d\" class=\"xtick\">percentile of included %ss "
+	    "(log of 1/(1-p))</text>\n", LEFT + PLOT_W / 2, TOP + PLOT_H + 36, unit);
+	buf_addf(b, "<text transform=\"translate(18 %d) rotate(-90)\" class=\"xtick\">%s "
+	    "time, ms (log)</text>\n", TOP + PLOT_H / 2, unit);
+
+	/* The curves, baseline first so successors draw on top. */
+	for (int pass = 0; pass < 2; pass++)
+		for (int i = 0; i < nruns; i++) {
+			const struct frames_svg_run *r = &runs[i];
+			bool base = strcmp(r->variant, "baseline") == 0;
+
+			if (base != (pass == 0))
+				continue;
+			buf_adds(b, "<g class=\"run\"><title>");
+			text_xml_escape(b, r->repeat_id);
+			buf_adds(b, " ");
+			text_xml_escape(b, r->variant);
+			buf_addf(b, ": %lld included %ss, coverage %.2f%%</title>\n", r->intervals,
+			    unit, r->coverage * 100);
+			buf_addf(b, "<polyline class=\"curve %s\" points=\"", base ? "baseline" :
+			    "successor");
+			for (int k = 0; k < r->ncurve; k++)
+				buf_addf(b, "%s%.2f,%.2f", k ? " " : "", x_of(&ax, r->curve[k].p),
+				    y_of(&ay, r->curve[k].ms));
+			buf_adds(b, "\"/>\n</g>\n");
+		}
+
+	/* The legend: one row per run, its coverage. */
+	buf_addf(b, "<text x=\"%d\" y=\"%d\" class=\"axis\">run, variant: coverage of the "
+	    "window</text>\n", LEGEND_X, TOP + 4);
+	for (int i = 0; i < nruns; i++) {
+		const struct frames_svg_run *r = &runs[i];
+		bool base = strcmp(r->variant, "baseline") == 0;
+		int y = TOP + 26 + i * ROW_H;
+
+		buf_addf(b, "<rect x=\"%d\" y=\"%d\" width=\"14\" height=\"4\" class=\"swatch "
+		    "%s\"/>\n", LEGEND_X, y - 5, base ? "baseline" : "successor");
+		buf_addf(b, "<text x=\"%d\" y=\"%d\"%s>", LEGEND_X + 20, y,
+		    r->coverage < 0.995 ? " class=\"low\"" : "");
+		text_xml_escape(b, r->repeat_id);
+		buf_adds(b, ", ");
+		text_xml_escape(b, r->variant);
+		buf_addf(b, ": %.2f%% (%lld)</text>\n", r->coverage * 100, r->intervals);
+	}
+	buf_adds(b, "</svg>\n");
+}
