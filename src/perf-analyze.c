@@ -26,22 +26,6 @@
 static const char usage_text[] =
     "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n";
 
-static double
-num(const cJSON *o, const char *key)
-{
-	const cJSON *v = json_get(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
-static const char *
-str(const cJSON *o, const char *key)
-{
-	const cJSON *v = json_get(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
 /* The break-even cell: "237 (244)", "237 (-)", "-", or "" when not faster. */
 static void
 break_even_text(const cJSON *cell, char *out, size_t n)
@@ -68,12 +52,12 @@ ratio_text(const cJSON *cell, char *ratio, char *interval, size_t n)
 {
 	const cJSON *r = json_get(cell, "ratio"), *iv = json_get(cell, "interval");
 
-	if (cJSON_IsObject(r) && strcmp(str(cell, "verdict"), "incomparable") != 0)
-		snprintf(ratio, n, "%.3f", num(r, "geometric_mean"));
+	if (cJSON_IsObject(r) && strcmp(json_str(cell, "verdict"), "incomparable") != 0)
+		snprintf(ratio, n, "%.3f", json_num(r, "geometric_mean"));
 	else
 		snprintf(ratio, n, "-");
-	if (cJSON_IsObject(iv) && strcmp(str(cell, "verdict"), "incomparable") != 0)
-		snprintf(interval, n, "%.3f-%.3f", num(iv, "low"), num(iv, "high"));
+	if (cJSON_IsObject(iv) && strcmp(json_str(cell, "verdict"), "incomparable") != 0)
+		snprintf(interval, n, "%.3f-%.3f", json_num(iv, "low"), json_num(iv, "high"));
 	else
 		snprintf(interval, n, "-");
 }
@@ -137,12 +121,12 @@ text_report(buf *b, const cJSON *rep)
 	char nb[NUM_BUFSZ], mb[NUM_BUFSZ];
 
 	buf_addf(b, "campaign %s: baseline %s, %s repeats, confidence %s, margin %s, %s cores "
-	    "per run\n", str(rep, "plan_id"), str(json_get(rep, "applies_to"), "baseline"),
+	    "per run\n", json_str(rep, "plan_id"), json_str(json_get(rep, "applies_to"), "baseline"),
 	    json_get(st, "repeats")->valuestring,
-	    num_repr(nb, num(st, "confidence")), num_repr(mb, num(st, "margin")),
+	    num_repr(nb, json_num(st, "confidence")), num_repr(mb, json_num(st, "margin")),
 	    json_get(st, "cores")->valuestring);
-	buf_addf(b, "plan_sha256    %s\nresults_sha256 %s\n\n", str(rep, "plan_sha256"),
-	    str(rep, "results_sha256"));
+	buf_addf(b, "plan_sha256    %s\nresults_sha256 %s\n\n", json_str(rep, "plan_sha256"),
+	    json_str(rep, "results_sha256"));
 
 	t = table_new(5);
 	table_add(&t, (const char *const[]){ "node class", "cpu model", "comparable",
@@ -155,7 +139,7 @@ text_report(buf *b, const cJSON *rep)
 			buf_addf(&models, "%s%s", models.len > 0 ? "; " : "", x->valuestring);
 		snprintf(m, sizeof m, "%s", json_get(e, "measured_runs")->valuestring);
 		snprintf(w, sizeof w, "%s", json_get(e, "warmup_runs")->valuestring);
-		table_add(&t, (const char *const[]){ str(e, "node_class"),
+		table_add(&t, (const char *const[]){ json_str(e, "node_class"),
 		    models.len > 0 ? models.s : "(not recorded)",
 		    cJSON_IsTrue(json_get(e, "comparable")) ? "yes" : "no", m, w });
 		buf_free(&models);
@@ -176,13 +160,15 @@ text_report(buf *b, const cJSON *rep)
 		snprintf(mi, sizeof mi, "%s", json_get(e, "missing_pairs")->valuestring);
 		ratio_text(e, ratio, iv, sizeof iv);
 		break_even_text(e, be, sizeof be);
-		table_add(&t, (const char *const[]){ str(e, "node_class"), str(e, "workload"),
-		    str(e, "variant"), pairs, ex, mi, ratio, iv, str(e, "verdict"), be, "" });
+		table_add(&t, (const char *const[]){ json_str(e, "node_class"),
+		    json_str(e, "workload"), json_str(e, "variant"), pairs, ex, mi, ratio, iv,
+		    json_str(e, "verdict"), be, "" });
 		cJSON_ArrayForEach(x, json_get(e, "excluded")) {
 			const cJSON *r;
 
-			buf_addf(&notes, "  %s %s %s: block %s excluded:", str(e, "node_class"),
-			    str(e, "workload"), str(e, "variant"), json_get(x, "block")->valuestring);
+			buf_addf(&notes, "  %s %s %s: block %s excluded:",
+			    json_str(e, "node_class"), json_str(e, "workload"),
+			    json_str(e, "variant"), json_get(x, "block")->valuestring);
 			cJSON_ArrayForEach(r, json_get(x, "reasons"))
 				buf_addf(&notes, " %s", r->valuestring);
 			buf_addc(&notes, '\n');
@@ -190,22 +176,24 @@ text_report(buf *b, const cJSON *rep)
 		cJSON_ArrayForEach(x, json_get(e, "missing")) {
 			const cJSON *r;
 
-			buf_addf(&notes, "  %s %s %s: block %s missing:", str(e, "node_class"),
-			    str(e, "workload"), str(e, "variant"), json_get(x, "block")->valuestring);
+			buf_addf(&notes, "  %s %s %s: block %s missing:",
+			    json_str(e, "node_class"), json_str(e, "workload"),
+			    json_str(e, "variant"), json_get(x, "block")->valuestring);
 			cJSON_ArrayForEach(r, json_get(x, "runs"))
 				buf_addf(&notes, " %s", r->valuestring);
 			buf_addc(&notes, '\n');
 		}
-		if (strcmp(str(e, "verdict"), "faster") != 0 && strcmp(str(e, "verdict"), "equivalent") != 0 &&
-		    strcmp(str(e, "verdict"), "slower") != 0)
-			buf_addf(&notes, "  %s %s %s: %s: %s\n", str(e, "node_class"),
-			    str(e, "workload"), str(e, "variant"), str(e, "verdict"),
-			    str(e, "verdict_reason"));
+		if (strcmp(json_str(e, "verdict"), "faster") != 0 &&
+		    strcmp(json_str(e, "verdict"), "equivalent") != 0 &&
+		    strcmp(json_str(e, "verdict"), "slower") != 0)
+			buf_addf(&notes, "  %s %s %s: %s: %s\n", json_str(e, "node_class"),
+			    json_str(e, "workload"), json_str(e, "variant"), json_str(e, "verdict"),
+			    json_str(e, "verdict_reason"));
 		if (cJSON_IsObject(bej) && cJSON_IsString(json_get(bej, "reason")))
-			buf_addf(&notes, "  %s %s %s: break-even %s: %s\n", str(e, "node_class"),
-			    str(e, "workload"), str(e, "variant"),
+			buf_addf(&notes, "  %s %s %s: break-even %s: %s\n", json_str(e, "node_class"),
+			    json_str(e, "workload"), json_str(e, "variant"),
 			    cJSON_IsNumber(json_get(bej, "runs")) ? "conservative count unavailable" :
-			    "unavailable", str(bej, "reason"));
+			    "unavailable", json_str(bej, "reason"));
 	}
 	table_print(b, &t);
 	buf_addc(b, '\n');
@@ -219,13 +207,14 @@ text_report(buf *b, const cJSON *rep)
 		buf wl = BUF_INIT;
 
 		if (cJSON_IsNumber(json_get(e, "geometric_mean")))
-			snprintf(ratio, sizeof ratio, "%.3f", num(e, "geometric_mean"));
+			snprintf(ratio, sizeof ratio, "%.3f", json_num(e, "geometric_mean"));
 		else
 			snprintf(ratio, sizeof ratio, "-");
 		buf_addf(&wl, "%d included", cJSON_GetArraySize(json_get(e, "workloads")));
 		cJSON_ArrayForEach(x, json_get(e, "left_out"))
-			buf_addf(&wl, "; %s left out (%s)", str(x, "workload"), str(x, "reason"));
-		table_add(&t, (const char *const[]){ str(e, "node_class"), str(e, "variant"),
+			buf_addf(&wl, "; %s left out (%s)", json_str(x, "workload"),
+			    json_str(x, "reason"));
+		table_add(&t, (const char *const[]){ json_str(e, "node_class"), json_str(e, "variant"),
 		    ratio, wl.s });
 		buf_free(&wl);
 	}

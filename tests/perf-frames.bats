@@ -38,6 +38,14 @@ csv() {
 		{ for (k = 0; k < $1; k++) { i++; t += $2; printf "%d,%d.0,%d.0,12,36,4,1000,1.5\n", i, t, $2 } }' >"$f"
 }
 
+# every_run CSV: g/m.json, the manifest of gen.py whose six runs each read
+# a copy of CSV.
+every_run() {
+	for v in baseline successor; do for p in 1 2 3; do cp "$1" "d-$v-$p.csv"; done; done
+	gen g
+	jq '.runs |= map(.sample_file = "../d-\(.variant)-\(.repeat_id[-1:]).csv")' g/comparison.json >g/m.json
+}
+
 # expect_error CODE MANIFEST: exit 2, nothing on stdout, one line with the
 # code on stderr; the Python reading finds the same code.
 expect_error() {
@@ -95,9 +103,7 @@ mutate() {
 	# 149 warm-up frames of 200 ms, one of 400 crossing 30 s, 121 included
 	# (one of 200 ms, 120 of 495), one of 500 crossing 90 s.
 	csv a.csv 149x200 1x400 1x200 120x495 1x500
-	for v in baseline successor; do for p in 1 2 3; do cp a.csv "d-$v-$p.csv"; done; done
-	gen g
-	jq '.runs |= map(.sample_file = "../d-\(.variant)-\(.repeat_id[-1:]).csv")' g/comparison.json >g/m.json
+	every_run a.csv
 	run perf-frames g/m.json
 	assert_success
 	assert_equal "$(jq -c '.runs[0] | [.rows, .included_intervals, .included_seconds, .measurement_coverage_fraction]' <<<"$output")" \
@@ -113,9 +119,7 @@ mutate() {
 @test "ties at nearest ranks and an even median, worked by hand" {
 	# warm-up 60 x 500 ms; 120 included: 40 x 400, 40 x 500, 40 x 600 (60 s)
 	csv t.csv 60x500 40x600 40x400 40x500
-	for v in baseline successor; do for p in 1 2 3; do cp t.csv "d-$v-$p.csv"; done; done
-	gen g
-	jq '.runs |= map(.sample_file = "../d-\(.variant)-\(.repeat_id[-1:]).csv")' g/comparison.json >g/m.json
+	every_run t.csv
 	run perf-frames g/m.json
 	assert_success
 	# median (element 60 + 61) / 2; p95 element 114, p99 119: in the 600 ties;
@@ -146,9 +150,7 @@ mutate() {
 @test "one interval across both the warm-up and the end: excluded, nothing left to measure" {
 	# 29.9 s of warm-up, then one 61 s frame
 	csv a.csv 299x100 1x61000
-	for v in baseline successor; do for p in 1 2 3; do cp a.csv "d-$v-$p.csv"; done; done
-	gen g
-	jq '.runs |= map(.sample_file = "../d-\(.variant)-\(.repeat_id[-1:]).csv")' g/comparison.json >g/m.json
+	every_run a.csv
 	expect_error insufficient_coverage g/m.json
 	[[ $(perf-frames g/m.json 2>&1) == "perf-frames: insufficient_coverage: g/../d-baseline-1.csv: 0 included intervals covering 0.0 of the measurement window; at least 120 intervals and 0.99 are needed" ]]
 }

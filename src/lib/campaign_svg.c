@@ -18,22 +18,6 @@
 #define HEAD_H 30
 #define TOP 78
 
-static const char *
-str(const cJSON *o, const char *key)
-{
-	const cJSON *v = json_get(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double
-num(const cJSON *o, const char *key)
-{
-	const cJSON *v = json_get(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 struct axis {
 	double lo, hi;	/* log10 of the domain */
 };
@@ -63,17 +47,17 @@ make_axis(const cJSON *rep)
 	double lo = 1, hi = 1, pad;
 	struct axis a;
 
-	widen(&lo, &hi, num(band, "low"));
-	widen(&lo, &hi, num(band, "high"));
+	widen(&lo, &hi, json_num(band, "low"));
+	widen(&lo, &hi, json_num(band, "high"));
 	cJSON_ArrayForEach(c, json_get(rep, "cells")) {
-		if (strcmp(str(c, "verdict"), "incomparable") == 0)
+		if (strcmp(json_str(c, "verdict"), "incomparable") == 0)
 			continue;
-		widen(&lo, &hi, num(json_get(c, "ratio"), "geometric_mean"));
-		widen(&lo, &hi, num(json_get(c, "interval"), "low"));
-		widen(&lo, &hi, num(json_get(c, "interval"), "high"));
+		widen(&lo, &hi, json_num(json_get(c, "ratio"), "geometric_mean"));
+		widen(&lo, &hi, json_num(json_get(c, "interval"), "low"));
+		widen(&lo, &hi, json_num(json_get(c, "interval"), "high"));
 	}
 	cJSON_ArrayForEach(c, json_get(rep, "aggregates"))
-		widen(&lo, &hi, num(c, "geometric_mean"));
+		widen(&lo, &hi, json_num(c, "geometric_mean"));
 	a.lo = log10(lo);
 	a.hi = log10(hi);
 	pad = (a.hi - a.lo) * 0.08;
@@ -127,21 +111,22 @@ cell_title(buf *b, const cJSON *c)
 	char t[128];
 
 	buf_adds(b, "<title>");
-	snprintf(t, sizeof t, "%s / %s / %s: ", str(c, "node_class"), str(c, "workload"),
-	    str(c, "variant"));
+	snprintf(t, sizeof t, "%s / %s / %s: ", json_str(c, "node_class"), json_str(c, "workload"),
+	    json_str(c, "variant"));
 	text_xml_escape(b, t);
-	text_xml_escape(b, str(c, "verdict"));
+	text_xml_escape(b, json_str(c, "verdict"));
 	buf_adds(b, " (");
-	text_xml_escape(b, str(c, "verdict_reason"));
+	text_xml_escape(b, json_str(c, "verdict_reason"));
 	buf_adds(b, ")");
 	if (cJSON_IsObject(json_get(c, "ratio")))
 		buf_addf(b, "&#10;geometric mean %.4f, median %.4f, min %.4f, max %.4f",
-		    num(json_get(c, "ratio"), "geometric_mean"), num(json_get(c, "ratio"), "median"),
-		    num(json_get(c, "ratio"), "min"), num(json_get(c, "ratio"), "max"));
+		    json_num(json_get(c, "ratio"), "geometric_mean"),
+		    json_num(json_get(c, "ratio"), "median"), json_num(json_get(c, "ratio"), "min"),
+		    json_num(json_get(c, "ratio"), "max"));
 	if (cJSON_IsObject(json_get(c, "interval")))
 		buf_addf(b, "&#10;interval %.4f to %.4f (t = %.4f)",
-		    num(json_get(c, "interval"), "low"), num(json_get(c, "interval"), "high"),
-		    num(json_get(c, "interval"), "t_quantile"));
+		    json_num(json_get(c, "interval"), "low"), json_num(json_get(c, "interval"), "high"),
+		    json_num(json_get(c, "interval"), "t_quantile"));
 	cJSON_ArrayForEach(x, json_get(c, "excluded")) {
 		buf_addf(b, "&#10;block %s excluded:", json_get(x, "block")->valuestring);
 		cJSON_ArrayForEach(r, json_get(x, "reasons")) {
@@ -172,22 +157,22 @@ static void
 cell_row(buf *b, const struct axis *a, const cJSON *c, double y)
 {
 	const cJSON *r = json_get(c, "ratio"), *iv = json_get(c, "interval");
-	const char *v = str(c, "verdict");
+	const char *v = json_str(c, "verdict");
 	bool incomparable = strcmp(v, "incomparable") == 0;
-	double gm = num(r, "geometric_mean");
+	double gm = json_num(r, "geometric_mean");
 
 	buf_adds(b, "<g class=\"row\">\n");
 	cell_title(b, c);
 	buf_addf(b, "<rect x=\"0\" y=\"%.2f\" width=\"%d\" height=\"%d\" class=\"hit\"/>\n",
 	    y - ROW_H / 2.0, WIDTH, ROW_H);
 	buf_addf(b, "<text x=\"%d\" y=\"%.2f\" class=\"label\">", LEFT - 10, y + 4);
-	text_xml_escape(b, str(c, "workload"));
+	text_xml_escape(b, json_str(c, "workload"));
 	buf_adds(b, "</text>\n");
 	if (incomparable || !cJSON_IsObject(r) || !(gm > 0))
 		unavailable(b, y);
 	else {
 		if (cJSON_IsObject(iv)) {
-			double x0 = x_of(a, num(iv, "low")), x1 = x_of(a, num(iv, "high"));
+			double x0 = x_of(a, json_num(iv, "low")), x1 = x_of(a, json_num(iv, "high"));
 
 			buf_addf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" class=\"ci\"/>\n",
 			    x0, y, x1, y);
@@ -213,19 +198,19 @@ static void
 aggregate_row(buf *b, const struct axis *a, const cJSON *g, double y)
 {
 	const cJSON *x;
-	double gm = num(g, "geometric_mean");
+	double gm = json_num(g, "geometric_mean");
 
 	buf_adds(b, "<g class=\"row\">\n<title>");
-	text_xml_escape(b, str(g, "node_class"));
+	text_xml_escape(b, json_str(g, "node_class"));
 	buf_adds(b, " / ");
-	text_xml_escape(b, str(g, "variant"));
+	text_xml_escape(b, json_str(g, "variant"));
 	buf_addf(b, ": equal-weight geometric mean over %d workload(s), no interval",
 	    cJSON_GetArraySize(json_get(g, "workloads")));
 	cJSON_ArrayForEach(x, json_get(g, "left_out")) {
 		buf_adds(b, "&#10;left out: ");
-		text_xml_escape(b, str(x, "workload"));
+		text_xml_escape(b, json_str(x, "workload"));
 		buf_adds(b, " (");
-		text_xml_escape(b, str(x, "reason"));
+		text_xml_escape(b, json_str(x, "reason"));
 		buf_adds(b, ")");
 	}
 	buf_adds(b, "</title>\n");
@@ -253,7 +238,8 @@ aggregate_of(const cJSON *rep, const char *nc, const char *variant)
 	const cJSON *g;
 
 	cJSON_ArrayForEach(g, json_get(rep, "aggregates"))
-		if (strcmp(str(g, "node_class"), nc) == 0 && strcmp(str(g, "variant"), variant) == 0)
+		if (strcmp(json_str(g, "node_class"), nc) == 0 &&
+		    strcmp(json_str(g, "variant"), variant) == 0)
 			return g;
 	return NULL;
 }
@@ -273,7 +259,7 @@ campaign_svg(buf *b, const cJSON *rep)
 		cJSON_ArrayForEach(v, json_get(applies, "variants")) {
 			const cJSON *g;
 
-			if (strcmp(str(v, "name"), str(applies, "baseline")) == 0)
+			if (strcmp(json_str(v, "name"), json_str(applies, "baseline")) == 0)
 				continue;
 			if (groups++ > 0)
 				buf_addf(&body, "<line x1=\"12\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" "
@@ -283,26 +269,26 @@ campaign_svg(buf *b, const cJSON *rep)
 			buf_addf(&body, "<text x=\"12\" y=\"%.2f\" class=\"group\">", y - 4);
 			text_xml_escape(&body, nc->valuestring);
 			buf_adds(&body, " \xc2\xb7 ");
-			text_xml_escape(&body, str(v, "name"));
+			text_xml_escape(&body, json_str(v, "name"));
 			buf_adds(&body, " vs ");
-			text_xml_escape(&body, str(applies, "baseline"));
+			text_xml_escape(&body, json_str(applies, "baseline"));
 			buf_adds(&body, "</text>\n");
 			y += ROW_H / 2.0 + 4;
 			cJSON_ArrayForEach(c, json_get(rep, "cells"))
-				if (strcmp(str(c, "node_class"), nc->valuestring) == 0 &&
-				    strcmp(str(c, "variant"), str(v, "name")) == 0) {
+				if (strcmp(json_str(c, "node_class"), nc->valuestring) == 0 &&
+				    strcmp(json_str(c, "variant"), json_str(v, "name")) == 0) {
 					cell_row(&body, &a, c, y);
 					y += ROW_H;
 				}
-			if ((g = aggregate_of(rep, nc->valuestring, str(v, "name"))) != NULL) {
+			if ((g = aggregate_of(rep, nc->valuestring, json_str(v, "name"))) != NULL) {
 				aggregate_row(&body, &a, g, y);
 				y += ROW_H;
 			}
 		}
 	y_top = TOP;
 	height = y + 112;
-	bx0 = x_of(&a, num(band, "low"));
-	bx1 = x_of(&a, num(band, "high"));
+	bx0 = x_of(&a, json_num(band, "low"));
+	bx1 = x_of(&a, json_num(band, "high"));
 	x1 = x_of(&a, 1);
 
 	buf_addf(b, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -310,7 +296,7 @@ campaign_svg(buf *b, const cJSON *rep)
 	    "viewBox=\"0 0 %d %.0f\" role=\"img\" aria-labelledby=\"title\">\n", WIDTH, height,
 	    WIDTH, height);
 	buf_adds(b, "<title id=\"title\">");
-	text_xml_escape(b, str(rep, "plan_id"));
+	text_xml_escape(b, json_str(rep, "plan_id"));
 	buf_adds(b, ": steady-time ratio of each variant against the baseline</title>\n");
 	/* The whole report, inert: shared with the figure, never run. */
 	json_write(&json, rep, JSON_COMPACT, NULL);
@@ -336,14 +322,15 @@ campaign_svg(buf *b, const cJSON *rep)
 	    "text-anchor:middle}\n</style>\n");
 	buf_adds(b, "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
 	buf_adds(b, "<text x=\"12\" y=\"26\" class=\"h1\">");
-	text_xml_escape(b, str(rep, "plan_id"));
+	text_xml_escape(b, json_str(rep, "plan_id"));
 	buf_adds(b, ": T<tspan baseline-shift=\"sub\" font-size=\"10px\">baseline</tspan> / "
 	    "T<tspan baseline-shift=\"sub\" font-size=\"10px\">variant</tspan> of steady time"
 	    "</text>\n");
 	buf_addf(b, "<text x=\"12\" y=\"46\" class=\"h2\">geometric mean of paired ratios with "
 	    "its %g%% Student t interval; shaded: equivalence band %.4g to %.4g "
 	    "(margin %g); above 1: the variant is faster</text>\n",
-	    num(st, "confidence") * 100, num(band, "low"), num(band, "high"), num(st, "margin"));
+	    json_num(st, "confidence") * 100, json_num(band, "low"), json_num(band, "high"),
+	    json_num(st, "margin"));
 	/* The band and the reference line behind the rows. */
 	buf_addf(b, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" class=\"band\"/>\n",
 	    bx0, y_top, bx1 - bx0, y - y_top);
@@ -378,9 +365,9 @@ campaign_svg(buf *b, const cJSON *rep)
 		    lx, ly - 9, lx + 22, ly);
 	}
 	buf_addf(b, "<text x=\"12\" y=\"%.2f\" class=\"digest\">plan_sha256 %s</text>\n", y + 84,
-	    str(rep, "plan_sha256"));
+	    json_str(rep, "plan_sha256"));
 	buf_addf(b, "<text x=\"12\" y=\"%.2f\" class=\"digest\">results_sha256 %s</text>\n",
-	    y + 100, str(rep, "results_sha256"));
+	    y + 100, json_str(rep, "results_sha256"));
 	buf_adds(b, "</svg>\n");
 	(void)groups;
 	buf_free(&body);

@@ -19,22 +19,6 @@ struct axis {
 	double lo, hi;	/* log10 of the domain */
 };
 
-static const char *
-str(const cJSON *o, const char *key)
-{
-	const cJSON *v = json_get(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static double
-num(const cJSON *o, const char *key)
-{
-	const cJSON *v = json_get(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
-}
-
 static double
 at(const struct axis *a, double v, double from, double len)
 {
@@ -124,7 +108,7 @@ void
 frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nruns)
 {
 	const cJSON *cap = json_get(rep, "capture"), *ms = json_get(rep, "measurement");
-	bool tick = strcmp(str(cap, "kind"), "server_tick") == 0;
+	bool tick = strcmp(json_str(cap, "kind"), "server_tick") == 0;
 	const char *unit = tick ? "tick" : "frame";
 	double lo = INFINITY, hi = 0, qmax = 10, pad;
 	struct axis ax, ay;
@@ -160,15 +144,15 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 	    "viewBox=\"0 0 %d %d\" role=\"img\">\n", WIDTH, h, WIDTH, h);
 	buf_adds(b, "<metadata>");
 	buf_adds(b, "manifest_sha256 ");
-	text_xml_escape(b, str(rep, "manifest_sha256"));
+	text_xml_escape(b, json_str(rep, "manifest_sha256"));
 	{
 		const cJSON *r;
 
 		cJSON_ArrayForEach(r, json_get(rep, "runs")) {
 			buf_adds(b, "\n");
-			text_xml_escape(b, str(r, "sample_file"));
+			text_xml_escape(b, json_str(r, "sample_file"));
 			buf_adds(b, " ");
-			text_xml_escape(b, str(r, "sample_sha256"));
+			text_xml_escape(b, json_str(r, "sample_sha256"));
 		}
 	}
 	buf_adds(b, "</metadata>\n");
@@ -177,16 +161,16 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 	buf_addf(b, "<text x=\"%d\" y=\"26\" class=\"title\">%s-time distribution per run: "
 	    "baseline and successor</text>\n", LEFT, tick ? "Tick" : "Frame");
 	buf_addf(b, "<text x=\"%d\" y=\"46\" class=\"sub\">", LEFT);
-	text_xml_escape(b, str(cap, "kind"));
+	text_xml_escape(b, json_str(cap, "kind"));
 	buf_adds(b, ", ");
-	text_xml_escape(b, str(cap, "environment"));
+	text_xml_escape(b, json_str(cap, "environment"));
 	buf_adds(b, ", ");
-	text_xml_escape(b, str(cap, "tool"));
+	text_xml_escape(b, json_str(cap, "tool"));
 	buf_adds(b, " ");
-	text_xml_escape(b, str(cap, "version"));
+	text_xml_escape(b, json_str(cap, "version"));
 	buf_addf(b, "; window %g to %g ms; acceptance not evaluated</text>\n",
-	    num(ms, "window_start_ms"), num(ms, "window_end_ms"));
-	if (strcmp(str(rep, "sample_origin"), "synthetic") == 0)
+	    json_num(ms, "window_start_ms"), json_num(ms, "window_end_ms"));
+	if (strcmp(json_str(rep, "sample_origin"), "synthetic") == 0)
 		buf_addf(b, "<text x=\"%d\" y=\"66\" class=\"warn\">SYNTHETIC SAMPLES: not "
 		    "measurements</text>\n", LEFT);
 	else

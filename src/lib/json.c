@@ -1368,3 +1368,19 @@ json_pystr_dup(const cJSON *v)
 	json_pystr(&b, v);
 	return buf_detach(&b);
 }
+
+const char *
+json_str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = json_get(obj, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+double
+json_num(const cJSON *obj, const char *key)
+{
+	const cJSON *v = json_get(obj, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}

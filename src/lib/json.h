@@ -94,6 +94,10 @@ void json_remove(cJSON *obj, const char *key);
 cJSON *json_take(cJSON *obj, const char *key);
 /* Python truthiness: null, false, 0, 0.0, "", [] and {} are false. */
 bool json_truthy(const cJSON *v);
+/* The string at key, or "" when it is absent or not a string. */
+const char *json_str(const cJSON *obj, const char *key);
+/* The number at key, or NaN when it is absent or not a number. */
+double json_num(const cJSON *obj, const char *key);
 /*
  * Python's == on two parsed values: objects as dicts (key order ignored),
  * numbers by value (1 == 1.0), except that a boolean only equals a boolean.
