@@ -26,7 +26,7 @@ campaign() {
 		 "warmup": 1, "repeats": $reps, "seed": 7, "confidence": 0.95, "margin": 0.02}
 	EOF
 	sha=$(perf-plan --json plan.json | jq -r .plan_sha256)
-	py - "$sha" "$C/fake-job.sh" "$ncs" <<-'EOF' >binding.json
+	py - "$sha" "$ROOT_DIR/fixtures/campaign/demo/job.sh" "$ncs" <<-'EOF' >binding.json
 		import json, sys
 		sha, job, ncs = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 		print(json.dumps({"schema_name": "vq.benchmark-binding/1", "plan_sha256": sha,
@@ -101,7 +101,7 @@ setup() {
 	done
 	echo "# $kills kills over $n campaigns" >&3
 	# a killed runner leaves no job behind that was not recorded
-	not pgrep -f "fake-job.sh" >/dev/null
+	not pgrep -f "campaign/demo/job.sh" >/dev/null
 }
 
 @test "every binding problem is listed before anything runs" {
@@ -125,7 +125,7 @@ setup() {
 	campaign '["class-a"]'
 	local mode
 	for mode in fail hang grow signal unconverged noreport; do
-		jq --arg m "$mode" --arg j "$C/fake-job.sh" '.variants.tuned.command = [$j, "tuned", $m] | .wall_time_seconds = (if $m == "hang" then 0.4 else 5 end)' \
+		jq --arg m "$mode" --arg j "$ROOT_DIR/fixtures/campaign/demo/job.sh" '.variants.tuned.command = [$j, "tuned", $m] | .wall_time_seconds = (if $m == "hang" then 0.4 else 5 end)' \
 			binding.json >"b-$mode.json"
 		run --separate-stderr perf-campaign run plan.json "b-$mode.json" "rd-$mode"
 		# recorded with their status: exit 0; a report left missing: 1
@@ -165,7 +165,7 @@ setup() {
 
 @test "a run directory is locked; a new directory is a new campaign, a moved one keeps its identity" {
 	campaign '["class-a"]'
-	jq --arg j "$C/fake-job.sh" '.variants.tuned.command = [$j, "tuned", "hang"] | .wall_time_seconds = 0.4' binding.json >slow.json
+	jq --arg j "$ROOT_DIR/fixtures/campaign/demo/job.sh" '.variants.tuned.command = [$j, "tuned", "hang"] | .wall_time_seconds = 0.4' binding.json >slow.json
 	perf-campaign run plan.json slow.json rd >/dev/null 2>&1 &
 	# the runner holds the lock once its first job has started
 	for _ in $(seq 200); do
