@@ -406,17 +406,19 @@ window(struct comparison *cmp)
 {
 	const cJSON *wl = json_get(cmp->runs[0].o, "workload");
 	const cJSON *w = json_get(wl, "warmup_seconds"), *d = json_get(wl, "duration_seconds");
-	long long wi, di;
+	const long long lim = INT64_MAX / 2000;	/* 1000 * (w + d) fits */
+	long long wi = 0, di = 0;
 
 	cmp->W = 1000 * w->valuedouble;
 	cmp->D = 1000 * d->valuedouble;
 	cmp->E = cmp->W + cmp->D;
 	/* Python keeps integers exact; these stay integers while they fit. */
-	cmp->W_int = json_is_int(w) && (wi = strtoll(w->valuestring, NULL, 10)) <= INT64_MAX / 1000 &&
-	    wi >= -(INT64_MAX / 1000);
-	cmp->E_int = cmp->W_int && json_is_int(d) &&
-	    (di = strtoll(d->valuestring, NULL, 10)) <= INT64_MAX / 1000 &&
-	    di >= -(INT64_MAX / 1000);
+	if (json_is_int(w))
+		wi = strtoll(w->valuestring, NULL, 10);
+	if (json_is_int(d))
+		di = strtoll(d->valuestring, NULL, 10);
+	cmp->W_int = json_is_int(w) && wi <= lim && wi >= -lim;
+	cmp->E_int = cmp->W_int && json_is_int(d) && di <= lim && di >= -lim;
 	if (cmp->W_int)
 		cmp->W = (double)(wi * 1000);
 	if (cmp->E_int)
