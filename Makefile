@@ -9,6 +9,8 @@
 #   make bench           benchmarks of perfkite itself (bench/)
 #   make demo            the main job on the embedded default
 #   make deps            install missing Debian packages (or print the command)
+#   make fuzz            build the libFuzzer targets (clang) and run each for
+#                        FUZZ_TIME seconds (default 20) from its seed corpus
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -51,8 +53,20 @@ UNITS = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
-SCRIPTS = $(sort .ci/run tests/run tests/deps.sh $(wildcard bench/*.sh bench/run bin/perf-lane hooks/environment hooks/command hooks/pre-exit hooks/lib/*.bash pipeline-templates/pre-push \
+SCRIPTS = $(sort .ci/run tests/run tests/deps.sh fuzz/run $(wildcard bench/*.sh bench/run bin/perf-lane hooks/environment hooks/command hooks/pre-exit hooks/lib/*.bash pipeline-templates/pre-push \
 	tests/lib/*.bash tests/*.bats fixtures/*.sh fixtures/runners/*.sh))
+
+# libFuzzer targets: clang, the library rebuilt with the fuzzer's coverage.
+FUZZ_TIME ?= 20
+FUZZ_CC ?= clang
+FUZZ_BUILD = build/fuzz
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g \
+	-pthread -Isrc/lib -DPERFKITE_VERSION='"$(VERSION)"' \
+	-DFUZZ_PLAN='"$(CURDIR)/fixtures/campaign/plan.json"' \
+	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+FUZZ_SRC = $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BINS = $(FUZZ_SRC:fuzz/%.c=$(FUZZ_BUILD)/%)
+FUZZ_LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(FUZZ_BUILD)/lib/%.o)
 
 all: $(PROGS)
 
@@ -80,6 +94,29 @@ $(BUILD)/unit/%: tests/unit/%.c tests/unit/tap.h $(LIB) $(BUILD)/cflags
 $(BUILD)/stubs/lib%.so: tests/stubs/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $<
+
+$(FUZZ_BUILD)/lib/%.o: src/lib/%.c src/lib/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
+
+$(FUZZ_BUILD)/libperf.a: $(FUZZ_LIB_OBJ)
+	rm -f $@
+	$(AR) rcs $@ $(FUZZ_LIB_OBJ)
+
+$(FUZZ_BUILD)/normalize_main.o: src/perf-normalize.c src/lib/*.h
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=normalize_main -c -o $@ $<
+
+$(FUZZ_BUILD)/fuzz_normalize: $(FUZZ_BUILD)/normalize_main.o
+$(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_BUILD)/libperf.a
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -D_GNU_SOURCE -fsanitize=fuzzer -o $@ $< $(filter %.o,$^) \
+		$(FUZZ_BUILD)/libperf.a $(LIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+fuzz: deps fuzz-build
+	@FUZZ_TIME=$(FUZZ_TIME) bash fuzz/run $(FUZZ_BINS)
 
 deps:
 	@sh tests/deps.sh
@@ -112,4 +149,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install lint bench demo clean FORCE
+.PHONY: all deps test units install lint bench demo fuzz fuzz-build clean FORCE

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,13 @@
 #include "err.h"
 
 static const char *progname = "perfkite";
+static bool quiet;
+
+void
+err_quiet(bool q)
+{
+	quiet = q;
+}
 
 void
 err_init(const char *argv0)
@@ -30,6 +38,8 @@ vline(const char *file, long line, const char *fmt, va_list ap)
 {
 	char msg[2048], clean[2048];
 
+	if (quiet)
+		return;
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	/* The message may embed input text: never let a control byte out. */
 	err_clean(msg, clean, sizeof clean);

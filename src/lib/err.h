@@ -9,6 +9,7 @@
 #ifndef PERF_ERR_H
 #define PERF_ERR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Exit statuses shared by every program. */
@@ -17,6 +18,8 @@ enum { EXIT_PASS = 0, EXIT_GATE = 1, EXIT_TROUBLE = 2 };
 /* Sets the name printed before every diagnostic (basename of argv[0]). */
 void err_init(const char *argv0);
 const char *err_progname(void);
+/* Silences every diagnostic (the fuzz targets, which feed garbage on purpose). */
+void err_quiet(bool q);
 
 /* "prog: msg" on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
