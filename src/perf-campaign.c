@@ -1140,7 +1140,8 @@ cmd_collect(int argc, char **argv)
 	struct plan pl;
 	struct order_run *o;
 	const char *out = NULL;
-	size_t n, got = 0;
+	size_t n, got = 0, bad = 0;
+	struct stat st = { 0 };
 	cJSON *res, *runs;
 	int c, rc = EXIT_PASS;
 
@@ -1154,6 +1155,13 @@ cmd_collect(int argc, char **argv)
 		cli_usage(usage_text, EXIT_TROUBLE);
 	if (!load_plan(argv[optind], &pl))
 		return EXIT_TROUBLE;
+	if (stat(argv[optind + 1], &st) != 0 || !S_ISDIR(st.st_mode)) {
+		if (!S_ISDIR(st.st_mode) && st.st_mode != 0)
+			errno = ENOTDIR;
+		warnx_("%s: %s", argv[optind + 1], strerror(errno));
+		plan_free(&pl);
+		return EXIT_TROUBLE;
+	}
 	o = plan_order(&pl, &n);
 	res = json_new_object();
 	runs = json_new_array();
@@ -1169,10 +1177,21 @@ cmd_collect(int argc, char **argv)
 		cJSON *rep = NULL, *row, *hw;
 		const cJSON *v;
 
-		if (buf_read_file(&t, p) == 0 && (rep = json_parse_strict(t.s, t.len, &e)) != NULL &&
-		    cJSON_IsObject(rep) && cJSON_IsString(json_get(rep, "runtime_digest")) &&
-		    cJSON_IsBool(json_get(rep, "converged")) &&
-		    cJSON_IsNumber(v = json_get(rep, "steady_seconds")) && v->valuedouble > 0) {
+		if (buf_read_file(&t, p) != 0) {
+			if (errno != ENOENT) {
+				warnx_("%s: %s", p, strerror(errno));
+				bad++;
+			}
+		} else if ((rep = json_parse_strict(t.s, t.len, &e)) == NULL) {
+			diag(p, e.line, "not a run report: %s", e.msg);
+			bad++;
+		} else if (!cJSON_IsObject(rep) || !cJSON_IsString(json_get(rep, "runtime_digest")) ||
+		    !cJSON_IsBool(json_get(rep, "converged")) ||
+		    !cJSON_IsNumber(v = json_get(rep, "steady_seconds")) || !(v->valuedouble > 0)) {
+			diag(p, 0, "not a run report: it needs runtime_digest, converged and a "
+			    "positive steady_seconds");
+			bad++;
+		} else {
 			row = json_new_object();
 			json_set(row, "workload", json_new_string(pl.workloads[r->workload].name));
 			json_set(row, "variant", json_new_string(pl.variants[r->variant].name));
@@ -1200,7 +1219,11 @@ cmd_collect(int argc, char **argv)
 	}
 	json_set(res, "runs", runs);
 	fprintf(stderr, "perf-campaign: %zu of %zu planned runs reported\n", got, n);
-	if (out != NULL) {
+	if (bad > 0) {
+		warnx_("%zu run report%s could not be read; nothing written", bad,
+		    bad == 1 ? "" : "s");
+		rc = EXIT_TROUBLE;
+	} else if (out != NULL) {
 		if (save_json(out, res) != 0)
 			rc = EXIT_TROUBLE;
 	} else {
@@ -1208,7 +1231,10 @@ cmd_collect(int argc, char **argv)
 
 		json_write(&t, res, JSON_INDENT2, NULL);
 		buf_addc(&t, '\n');
-		fwrite(t.s, 1, t.len, stdout);
+		if (fwrite(t.s, 1, t.len, stdout) != t.len || fflush(stdout) != 0) {
+			warnx_("write error on standard output: %s", strerror(errno));
+			rc = EXIT_TROUBLE;
+		}
 		buf_free(&t);
 	}
 	cJSON_Delete(res);

@@ -74,7 +74,24 @@ pystr_key(buf *b, const cJSON *rec, const char *key)
 		json_pystr(b, v);
 }
 
-/* Status and Status Detail: newline to space, then "|" to "/". */
+/*
+ * Text in a table cell: newlines to spaces and "|" to "/" (the reference
+ * does so for Status and Status Detail; here every cell), and "<" as
+ * "&lt;" so that no value from a record becomes markup in an annotation.
+ */
+static void
+md_text(buf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		switch (s[i]) {
+		case '\n': case '\r': buf_addc(b, ' '); break;
+		case '|': buf_addc(b, '/'); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		default: buf_addc(b, s[i]);
+		}
+}
+
+/* str() of a value in a cell ("" for NULL). */
 static void
 cell_text(buf *b, const cJSON *v)
 {
@@ -82,8 +99,18 @@ cell_text(buf *b, const cJSON *v)
 
 	if (v != NULL)
 		json_pystr(&t, v);
-	for (size_t i = 0; i < t.len; i++)
-		buf_addc(b, t.s[i] == '\n' ? ' ' : t.s[i] == '|' ? '/' : t.s[i]);
+	md_text(b, t.s != NULL ? t.s : "", t.len);
+	buf_free(&t);
+}
+
+/* str() of a key's value in a cell, "None" when absent or null. */
+static void
+cell_key(buf *b, const cJSON *rec, const char *key)
+{
+	buf t = BUF_INIT;
+
+	pystr_key(&t, rec, key);
+	md_text(b, t.s, t.len);
 	buf_free(&t);
 }
 
@@ -111,12 +138,12 @@ md_row(buf *b, const cJSON *rec)
 	int i;
 
 	buf_adds(b, "| ");
-	pystr_key(b, rec, "model_id");
+	cell_key(b, rec, "model_id");
 	buf_adds(b, " | ");
-	pystr_key(b, rec, "gpu_type");
+	cell_key(b, rec, "gpu_type");
 	buf_adds(b, " | ");
 	if ((v = json_get(cmp, "baseline_n")) != NULL)
-		json_pystr(b, v);
+		cell_text(b, v);
 	else
 		buf_adds(b, "n/a");
 	for (i = 0; i < METRIC_COUNT; i++) {
@@ -353,8 +380,7 @@ stability(buf *b)
 				continue;
 			}
 			buf_adds(b, "| ");
-			for (const char *p = c[i].label; *p; p++)
-				buf_addc(b, *p == '|' ? '/' : *p == '\n' ? ' ' : *p);
+			md_text(b, c[i].label, strlen(c[i].label));
 			buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, n,
 			    num_fixed(t1, med, metric_table[m].precision),
 			    num_fixed(t2, lo, metric_table[m].precision),

@@ -37,10 +37,12 @@ Threshold: gated metrics fail only when both percent and absolute regression flo
 	done
 }
 
-@test "Status and Status Detail replace newlines and pipes; model and GPU stay verbatim" {
-	run --separate-stderr $N <<<'{"model_id":"a|b","gpu_type":"G|PU","comparison_status":"PA|SS","comparison_status_reason":"line one\nline|two"}'
+@test "every cell replaces newlines and pipes, and escapes <, so that no value adds a cell or markup" {
+	# The reference does this for Status and Status Detail only; a model or
+	# GPU name with "|" or a newline would break its table.
+	run --separate-stderr $N <<<'{"model_id":"a|b\nc","gpu_type":"<i>G|PU","comparison_status":"PA|SS","comparison_status_reason":"line one\nline|two"}'
 	assert_success
-	assert_line --index 4 "| a|b | G|PU | n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a | none | none | PA/SS | line one line/two |"
+	assert_line --index 4 "| a/b c | &lt;i>G/PU | n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a / n/a | n/a | none | none | PA/SS | line one line/two |"
 }
 
 @test "Worst Regression may be negative, and -0.0%" {
