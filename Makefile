@@ -50,7 +50,7 @@ PROGS = $(PROG_SRC:src/%.c=$(OUTBIN)/%)
 UNIT_SRC = $(sort $(wildcard tests/unit/test_*.c))
 UNITS = $(UNIT_SRC:tests/unit/%.c=$(BUILD)/unit/%)
 # Stand-ins for libcuda.so.1 and libnvidia-ml.so.1, for the tests.
-STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so
+STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so $(BUILD)/stubs/libfailalloc.so
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
 SCRIPTS = $(sort .ci/run tests/run tests/deps.sh fuzz/run $(wildcard bench/*.sh bench/run bin/perf-lane hooks/environment hooks/command hooks/pre-exit hooks/lib/*.bash pipeline-templates/pre-push \

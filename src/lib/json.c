@@ -12,6 +12,19 @@
 #include "num.h"
 #include "text.h"
 
+/*
+ * cJSON allocates through emalloc: a node, a copy or a key it cannot
+ * allocate ends the program with "out of memory" (exit 2) instead of a
+ * NULL that a caller would pass on.
+ */
+__attribute__((constructor)) static void
+json_hooks(void)
+{
+	cJSON_Hooks h = { emalloc, free };
+
+	cJSON_InitHooks(&h);
+}
+
 /* Objects with more members than this get a hash table for duplicate keys. */
 #define DUP_LINEAR 64
 

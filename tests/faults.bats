@@ -1,0 +1,143 @@
+#!/usr/bin/env bats
+# Faults: a full disk, a read-only directory, failed allocations, signals,
+# many writers at once. Every write path fails with exit 2 and its path, and
+# what was stored before is unchanged.
+
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+# shellcheck disable=SC2016 # programs for bash -c are single-quoted on purpose
+load lib/common
+load lib/store
+
+REC=$ROOT_DIR/fixtures/records/perf_wan-t2v-1.3b-1gpu_20260616T000100Z.json
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+}
+
+# tree_sum DIR: one line per file, its content's digest.
+tree_sum() {
+	(cd "$1" && find . -type f ! -name .perfkite-lock -exec sha256sum {} + | sort)
+}
+
+# compared: records as perf-upload takes them.
+compared() {
+	perf-gate-rolling -s empty-store "$REC" 2>/dev/null | perf-normalize 2>/dev/null >/dev/null || true
+	perf-normalize "$REC" 2>/dev/null | perf-gate-rolling -s empty-store 2>/dev/null
+}
+
+# as_other CMD...: CMD as an unprivileged user when we are root (root
+# writes through any mode bits).
+as_other() {
+	if [ "$(id -u)" -eq 0 ]; then
+		setpriv --reuid=65534 --regid=65534 --clear-groups env PATH="$PATH" "$@"
+	else
+		"$@"
+	fi
+}
+
+@test "a full disk (/dev/full, a file size limit) on every write path: exit 2 with the path" {
+	mkdir store && compared >cmp.jsonl
+	perf-upload -s store -p always cmp.jsonl >/dev/null 2>&1
+	before=$(tree_sum store)
+	for cmd in "perf-gate-static $REC" "perf-normalize $REC" "perf-gate-rolling -s store cmp.jsonl" \
+		"perf-upload -s store -p never cmp.jsonl" "perf-summarize -r rep cmp.jsonl" \
+		"perf-plan $ROOT_DIR/fixtures/campaign/plan.json" \
+		"perf-frames $ROOT_DIR/fixtures/frames/comparison.json"; do
+		run --separate-stderr bash -c "$cmd >/dev/full"
+		[ "$status" -eq 2 ] || { echo "$cmd: status $status" >&2; false; }
+		[[ $stderr == *"write error"* ]] || { echo "$cmd: $stderr" >&2; false; }
+	done
+	# files that outgrow the limit (as a full disk refuses them): SIGXFSZ ignored, EFBIG
+	jq -c '.model_id = "other-model"' cmp.jsonl >other.jsonl
+	for cmd in "perf-upload -s store -p always other.jsonl" \
+		"perf-summarize -r rep --html rep/d.html cmp.jsonl" \
+		"perf-frames -o r.json $ROOT_DIR/fixtures/frames/comparison.json" \
+		"perf-analyze --svg f.svg $ROOT_DIR/fixtures/campaign/plan.json $ROOT_DIR/fixtures/campaign/results.json" \
+		"perf-upload --export -s store -o export.jsonl"; do
+		run --separate-stderr bash -c "trap '' XFSZ; ulimit -f 1; $cmd >/dev/null"
+		[ "$status" -eq 2 ] || { echo "$cmd: status $status: $stderr" >&2; false; }
+		[[ $stderr == *"File too large"* ]] || { echo "$cmd: $stderr" >&2; false; }
+	done
+	assert_equal "$(tree_sum store)" "$before"
+	[ ! -e r.json ] && [ ! -e f.svg ] && [ ! -e export.jsonl ]
+	[ -z "$(find . -name '.*.tmp*' -o -name '*.tmp.*')" ]
+}
+
+@test "a small tmpfs filled up: the upload fails with its path and the store is unchanged" {
+	mkdir -p mnt
+	mount -t tmpfs -o size=256k tmpfs mnt 2>/dev/null || skip "cannot mount a tmpfs here"
+	mkdir mnt/store && compared >cmp.jsonl
+	perf-upload -s mnt/store -p always cmp.jsonl >/dev/null
+	before=$(tree_sum mnt/store)
+	head -c 10M /dev/zero >mnt/filler 2>/dev/null || true
+	for i in $(seq 1 20); do jq -c --arg i "$i" '.model_id = "m-" + $i' cmp.jsonl; done >many.jsonl
+	run --separate-stderr perf-upload -s mnt/store -p always many.jsonl
+	assert_failure 2
+	[[ $stderr == *"mnt/store"*"No space left on device"* ]]
+	assert_equal "$(tree_sum mnt/store)" "$before"
+	umount mnt
+}
+
+@test "a read-only store, reports directory and output directory: exit 2 with the path" {
+	mkdir -p store ro && compared >cmp.jsonl
+	perf-upload -s store -p always cmp.jsonl >/dev/null
+	jq -c '.model_id = "other-model"' cmp.jsonl >other.jsonl
+	chmod -R a+rX . && chmod a+rx "$BATS_TEST_TMPDIR"
+	before=$(tree_sum store)
+	chmod -R a-w store ro
+	run --separate-stderr as_other perf-upload -s store -p always other.jsonl
+	assert_failure 2
+	[[ $stderr == *"store"*"Permission denied"* ]]
+	assert_equal "$(tree_sum store)" "$before"
+	run --separate-stderr as_other perf-summarize -r ro/reports cmp.jsonl
+	assert_failure 2
+	[[ $stderr == *"ro/reports"*"Permission denied"* ]]
+	run --separate-stderr as_other perf-frames -o ro/r.json "$ROOT_DIR/fixtures/frames/comparison.json"
+	assert_failure 2
+	[[ $stderr == *"ro/r.json"*"Permission denied"* ]]
+	chmod -R u+w store ro
+}
+
+# sweep PROG ARGS...: the program with its Nth allocation failing, for
+# every N up to 300 and 60 more spread over the rest: never a crash;
+# either exit 2 with a message, or (the failure absorbed by a library)
+# the normal status and output.
+sweep() {
+	local shim=$PERF_STUBS/libfailalloc.so n total ref_rc
+	ref_rc=0
+	"$@" >ref.out 2>/dev/null || ref_rc=$?
+	FAILALLOC_COUNT=$PWD/count LD_PRELOAD=$shim "$@" >/dev/null 2>&1 || true
+	total=$(cat count)
+	for n in $(seq 1 $((total < 300 ? total : 300))) $(seq 301 $(((total - 300) / 60 + 1)) "$total"); do
+		rc=0
+		FAILALLOC_N=$n LD_PRELOAD=$shim "$@" >out 2>err || rc=$?
+		if [ "$rc" -ge 3 ] && [ "$rc" -ne "$ref_rc" ]; then
+			echo "$1: allocation $n of $total: status $rc: $(head -c 300 err)" >&2
+			return 1
+		fi
+		if [ "$rc" -eq 2 ] && [ "$ref_rc" -ne 2 ]; then
+			[ -s err ] || { echo "$1: allocation $n: exit 2 without a message" >&2; return 1; }
+		elif ! cmp -s out ref.out; then
+			echo "$1: allocation $n: status $rc and different output: $(head -c 300 err)" >&2
+			return 1
+		fi
+	done
+	echo "# $1: $total allocations swept" >&3
+}
+
+@test "a failed allocation anywhere: never a crash, exit 2 with a message" {
+	# the shim replaces malloc: not with a sanitizer's allocator
+	if ldd "$(command -v perf-normalize)" | grep -q libasan; then skip "sanitizer build"; fi
+	: "${PERF_STUBS:?}"
+	mkdir empty-store store
+	compared >cmp.jsonl
+	sweep perf-gate-static "$REC"
+	sweep perf-normalize "$REC"
+	sweep perf-gate-rolling -s empty-store cmp.jsonl
+	sweep perf-summarize -r rep cmp.jsonl
+	sweep perf-upload -s store -p never cmp.jsonl
+	sweep perf-plan "$ROOT_DIR/fixtures/campaign/plan.json"
+	sweep perf-analyze --json "$ROOT_DIR/fixtures/campaign/plan.json" "$ROOT_DIR/fixtures/campaign/results.json"
+	sweep perf-frames "$ROOT_DIR/fixtures/frames/comparison.json"
+	sweep perf-collect --check -c "$ROOT_DIR/fixtures/configs"
+}
