@@ -141,3 +141,91 @@ sweep() {
 	sweep perf-frames "$ROOT_DIR/fixtures/frames/comparison.json"
 	sweep perf-collect --check -c "$ROOT_DIR/fixtures/configs"
 }
+
+# stop_collect SIGNAL: perf-collect running a runner that has logged five
+# lines and waits on a child; SIGNAL to perf-collect.
+stop_collect() {
+	cat >runner.sh <<-'EOS'
+		#!/bin/sh
+		for i in 1 2 3 4 5; do echo "runner line $i"; done
+		sleep 60 &
+		echo $! >"$HANG_PID"
+		wait
+	EOS
+	chmod +x runner.sh
+	rm -f pid
+	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
+	HANG_PID=$PWD/pid perf-collect --cpu --runner ./runner.sh -o res \
+		"$FIXTURES/perf-collect/v1.json" >out.jsonl 2>err &
+	collector=$!
+	for _ in $(seq 200); do [ -s pid ] && break; sleep 0.05; done
+	[ -s pid ]
+	sleep 0.2
+	kill "-$1" "$collector"
+	rc=0
+	wait "$collector" || rc=$?
+	child=$(cat pid)
+}
+
+@test "SIGTERM and SIGINT during perf-collect: the runner's process group is gone, the worker log kept" {
+	for sig in TERM INT; do
+		rm -rf res
+		stop_collect "$sig"
+		[ "$rc" -eq 2 ] || { echo "SIG$sig: status $rc: $(cat err)" >&2; false; }
+		# no orphan: the runner's child went with its group
+		sleep 0.2
+		[ ! -e "/proc/$child" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$child/stat"
+		log=$(find res/worker_logs -name 'worker_*.log')
+		[ -n "$log" ]
+		for i in 1 2 3 4 5; do grep -q "^runner line $i$" "$log"; done
+		grep -q "stopped by" err
+	done
+}
+
+# race STORE CACHE-PREFIX: 8 uploaders at once, 50 rounds, each round one
+# new record per uploader; prints nothing, fails on an upload error that
+# is not a lost race left for the next run.
+race() {
+	local store=$1 cache=$2 p r
+	for p in 1 2 3 4 5 6 7 8; do
+		gen_records 50 "p$p" "racer-$p" >"racer$p.jsonl"
+	done
+	for p in 1 2 3 4 5 6 7 8; do
+		(
+			for r in $(seq 1 50); do
+				sed -n "${r}p" "racer$p.jsonl" >"one$p.jsonl"
+				perf-upload -s "$store" ${cache:+--cache "$cache$p"} -p always "one$p.jsonl" \
+					>/dev/null 2>>"race$p.err" || echo "round $r: $?" >>"race$p.failed"
+			done
+		) &
+	done
+	wait
+}
+
+@test "8 uploaders at once to one directory store, 50 rounds: every record exactly once, none corrupt" {
+	race store ""
+	[ ! -e race1.failed ] || { cat race*.failed race*.err >&2; false; }
+	assert_equal "$(find store -name '*.json' | wc -l)" 400
+	store_reads_clean store
+	perf-upload --export -s store -o all.jsonl.gz
+	assert_equal "$(gzip -dc all.jsonl.gz | jq -r .commit_sha | sort -u | wc -l)" 400
+	assert_equal "$(cat store/.perfkite-revision)" 400
+}
+
+@test "8 uploaders at once to one git remote, 50 rounds: every record exactly once, none corrupt" {
+	bare_remote remote.git
+	race "git+file://$PWD/remote.git" "$PWD/cache"
+	# an upload that lost every retry keeps its commit for the next run: flush
+	for p in 1 2 3 4 5 6 7 8; do
+		perf-upload -s "git+file://$PWD/remote.git" --cache "$PWD/cache$p" -p always /dev/null >/dev/null 2>&1
+	done
+	run remote_files remote.git
+	assert_equal "${#lines[@]}" 400
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)" 400
+	remote_whole remote.git
+	git -C remote.git fsck --no-dangling >/dev/null
+	for f in $(remote_files remote.git | shuf -n 40 --random-source=<(yes)); do
+		git -C remote.git show "main:$f" | jq -e 'has("commit_sha")' >/dev/null
+	done
+	echo "# $(cat race*.failed 2>/dev/null | wc -l) of 400 uploads left their commit for the next run" >&3
+}

@@ -253,7 +253,7 @@ storew_commit(storew *w, const char *msg)
 		return 1;	/* the remote is out of reach: reported when opened */
 	if (gitstore_unpushed(w->git) == 0)
 		return 0;
-	return gitstore_push(w->git, 8) == 0 ? 0 : 1;
+	return gitstore_push(w->git, 20) == 0 ? 0 : 1;
 }
 
 int
