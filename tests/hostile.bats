@@ -135,6 +135,25 @@ FILTERS=(perf-gate-static perf-normalize perf-gate-rolling perf-upload perf-summ
 	done
 }
 
+@test "perf-seed and perf-measure: broken files and output, never a crash" {
+	mkdir store
+	for f in "${broken[@]}" number-overflow.jsonl duplicate-keys.jsonl empty.jsonl; do
+		run --separate-stderr perf-seed prepare -s store --staging-root staging \
+			--intent-rationale r --now 2026-07-01T00:00:00+00:00 --source-result "$D/$f"
+		no_crash
+		[ "$status" -eq 2 ] || { echo "perf-seed $f: status $status" >&2; false; }
+		names_file perf-seed "$D/$f"
+		[ ! -e staging ] || [ -z "$(find staging -type f)" ]
+		[ -d "$D/$f" ] && continue
+		# a job whose output is the file: a report of an unconverged run
+		run --separate-stderr perf-measure --runtime-digest d -- cat "$D/$f"
+		no_crash
+		assert_success
+		jq -e '.converged == false' vq-benchmark-run.json >/dev/null
+		rm vq-benchmark-run.json
+	done
+}
+
 @test "perf-campaign collect: a run report that cannot be read is named, and nothing is written" {
 	local plan=$ROOT_DIR/fixtures/campaign/plan.json
 	mkdir -p jobs/campaign/class-a/1/h2o-ccsd/generic jobs/campaign/class-a/2/h2o-ccsd/generic
