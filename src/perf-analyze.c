@@ -264,16 +264,6 @@ csv_report(buf *b, const cJSON *rep)
 	}
 }
 
-static int
-write_file(const char *what, const char *path, const buf *b)
-{
-	if (atomic_write_file(path, b->s != NULL ? b->s : "", b->len) != 0) {
-		warnx_("%s: cannot write the %s: %s", path, what, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 int
 main(int argc, char *argv[])
 {
@@ -349,7 +339,7 @@ main(int argc, char *argv[])
 		buf b = BUF_INIT;
 
 		csv_report(&b, rep);
-		if (write_file("CSV", csv, &b) != 0)
+		if (atomic_save("CSV", csv, b.s, b.len) != 0)
 			rc = EXIT_TROUBLE;
 		buf_free(&b);
 	}
@@ -357,7 +347,7 @@ main(int argc, char *argv[])
 		buf b = BUF_INIT;
 
 		campaign_svg(&b, rep);
-		if (write_file("SVG", svg, &b) != 0)
+		if (atomic_save("SVG", svg, b.s, b.len) != 0)
 			rc = EXIT_TROUBLE;
 		buf_free(&b);
 	}

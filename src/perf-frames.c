@@ -763,16 +763,6 @@ check_outputs(const struct comparison *cmp, const char *const out[2])
 	return 0;
 }
 
-static int
-write_out(const char *what, const char *path, const buf *b)
-{
-	if (atomic_write_file(path, b->s != NULL ? b->s : "", b->len) != 0) {
-		warnx_("%s: cannot write the %s: %s", path, what, strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
 static void
 comparison_free(struct comparison *cmp)
 {
@@ -834,8 +824,8 @@ main(int argc, char *argv[])
 		buf_add(&std, doc.s, doc.len);
 	if (out[1] != NULL)
 		svg(&fig, &cmp, rep);
-	if ((out[0] != NULL && write_out("report", out[0], &doc) != 0) ||
-	    (out[1] != NULL && write_out("figure", out[1], &fig) != 0))
+	if ((out[0] != NULL && atomic_save("report", out[0], doc.s, doc.len) != 0) ||
+	    (out[1] != NULL && atomic_save("figure", out[1], fig.s, fig.len) != 0))
 		goto done;
 	if (fwrite(std.s != NULL ? std.s : "", 1, std.len, stdout) != std.len ||
 	    fflush(stdout) != 0) {

@@ -157,3 +157,13 @@ atomic_mkdirs(const char *dir)
 	}
 	return rc;
 }
+
+int
+atomic_save(const char *what, const char *path, const void *data, size_t n)
+{
+	if (atomic_write_file(path, data != NULL ? data : "", n) != 0) {
+		warnx_("%s: cannot write the %s: %s", path, what, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

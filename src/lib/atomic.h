@@ -27,4 +27,10 @@ int atomic_create_file(const char *path, const void *data, size_t n);
 /* Removes path and everything below it (symbolic links are not followed). */
 int atomic_remove_tree(const char *path);
 
+/*
+ * atomic_write_file() of n bytes, reporting a failure as
+ * "PATH: cannot write the WHAT: reason". Returns 0 or -1.
+ */
+int atomic_save(const char *what, const char *path, const void *data, size_t n);
+
 #endif
