@@ -647,7 +647,10 @@ stamp(char out[20])
 	snprintf(out, 20, "%04d%02d%02dT%02d%02d%02dZ", y, mo, d, h, mi, s);
 }
 
-/* Runs one benchmark. 0: a record; 1: skipped; -1: failed (reported). */
+/*
+ * Runs one benchmark. 0: a record; 1: skipped; -1: it failed; -2: its record
+ * could not be written (each reported).
+ */
 static int
 run_benchmark(const struct bench *b)
 {
@@ -689,6 +692,7 @@ run_benchmark(const struct bench *b)
 	}
 	if (atomic_write_file(path, text.s, text.len) != 0) {
 		warnx_("%s: cannot write: %s", path, strerror(errno));
+		rc = -2;	/* perf-collect failed, not the benchmark */
 		goto done;
 	}
 	if (jsonl_emit(stdout, rec, NULL) != 0)
@@ -853,7 +857,7 @@ main(int argc, char *argv[])
 	char **paths = NULL;
 	struct bench *b;
 	size_t n = 0, i;
-	int c, failed = 0, bad, rc;
+	int c, failed = 0, trouble = 0, bad, rc;
 	const char *env;
 
 	err_init(argv[0]);
@@ -917,9 +921,12 @@ main(int argc, char *argv[])
 		gpu_open(&opt.gpu);
 		proc_handle_signals();
 		for (i = 0; i < n && proc_stop_signal() == 0; i++)
-			if (run_benchmark(&b[i]) < 0)
-				failed++;
-		rc = proc_stop_signal() != 0 ? EXIT_TROUBLE : failed ? EXIT_GATE : EXIT_PASS;
+			switch (run_benchmark(&b[i])) {
+			case -2: trouble++; break;
+			case -1: failed++; break;
+			}
+		rc = proc_stop_signal() != 0 || trouble ? EXIT_TROUBLE : failed ? EXIT_GATE :
+		    EXIT_PASS;
 	}
 	gpu_close(&opt.gpu);
 	for (i = 0; i < n; i++) {

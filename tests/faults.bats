@@ -47,14 +47,19 @@ as_other() {
 		[ "$status" -eq 2 ] || { echo "$cmd: status $status" >&2; false; }
 		[[ $stderr == *"write error"* ]] || { echo "$cmd: $stderr" >&2; false; }
 	done
-	# files that outgrow the limit (as a full disk refuses them): SIGXFSZ ignored, EFBIG
+	# no file may grow (as a full disk refuses it): SIGXFSZ ignored, EFBIG
 	jq -c '.model_id = "other-model"' cmp.jsonl >other.jsonl
 	for cmd in "perf-upload -s store -p always other.jsonl" \
 		"perf-summarize -r rep --html rep/d.html cmp.jsonl" \
 		"perf-frames -o r.json $ROOT_DIR/fixtures/frames/comparison.json" \
 		"perf-analyze --svg f.svg $ROOT_DIR/fixtures/campaign/plan.json $ROOT_DIR/fixtures/campaign/results.json" \
-		"perf-upload --export -s store -o export.jsonl"; do
-		run --separate-stderr bash -c "trap '' XFSZ; ulimit -f 1; $cmd >/dev/null"
+		"perf-upload --export -s store -o export.jsonl" \
+		"perf-gate-rolling -s store -a arts cmp.jsonl" \
+		"perf-seed prepare -s store --staging-root staging --intent-rationale r --source-result other.jsonl" \
+		"perf-collect --cpu -o res $FIXTURES/perf-collect/v1.json"; do
+		# the limit on the program only: its messages go through a pipe
+		run --separate-stderr bash -c "set -o pipefail; trap '' XFSZ
+			(ulimit -f 0; exec $cmd >/dev/null) 2>&1 | cat >&2"
 		[ "$status" -eq 2 ] || { echo "$cmd: status $status: $stderr" >&2; false; }
 		[[ $stderr == *"File too large"* ]] || { echo "$cmd: $stderr" >&2; false; }
 	done

@@ -239,6 +239,28 @@ hostile_records() {
 	not grep -q '<script>' summary.md
 }
 
+@test "a hostile benchmark_id: perf-collect writes its results and worker log inside the results directory" {
+	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
+	mkdir w && cd w
+	cp "$FIXTURES/perf-collect/cat-runner.sh" .
+	for id in '../../etc/x' '/abs' $'a\nb|c'; do
+		jq --arg id "$id" '.benchmark_id = $id' "$FIXTURES/perf-collect/v1.json" >cfg.json
+		touch ../marker
+		run --separate-stderr env RUNNER_EVENTS="$FIXTURES/perf-collect/row1.events.jsonl" \
+			perf-collect --cpu -o results cfg.json
+		no_crash
+		assert_success
+		assert_equal "$(jq -r .benchmark_id <<<"$output")" "$id"
+		run find "$BATS_TEST_TMPDIR" -newer ../marker -type f
+		for f in "${lines[@]}"; do
+			[[ $f == "$BATS_TEST_TMPDIR/w/results/"* ]] || [[ $f == */cfg.json ]] ||
+				[[ $f == */separate-stderr-* ]] || { echo "outside: $f" >&2; false; }
+		done
+		[ "${#lines[@]}" -ge 2 ]
+		rm -rf results
+	done
+}
+
 @test "hostile names in the dashboard are text: no script runs in headless Chromium" {
 	load lib/chromium
 	chromium_or_skip
