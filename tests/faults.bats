@@ -84,10 +84,22 @@ as_other() {
 }
 
 @test "a read-only store, reports directory and output directory: exit 2 with the path" {
-	mkdir -p store ro && compared >cmp.jsonl
+	# a directory the unprivileged user can reach (bats's and maybe the
+	# checkout's are private), with the programs and inputs copied in
+	top=$(mktemp -d /tmp/perfkite-ro.XXXXXX)
+	chmod 755 "$top"
+	compared >"$top/cmp.jsonl"
+	cd "$top"
+	mkdir -p store ro bin && cp -r "$ROOT_DIR/fixtures/frames" .
+	for p in perf-upload perf-summarize perf-frames; do cp "$(command -v $p)" bin/; done
 	perf-upload -s store -p always cmp.jsonl >/dev/null
 	jq -c '.model_id = "other-model"' cmp.jsonl >other.jsonl
-	chmod -R a+rX . && chmod a+rx "$BATS_TEST_TMPDIR"
+	chmod -R a+rX .
+	PATH=$top/bin:$PATH
+	# what the user can do here: read the inputs, write a new directory
+	mkdir rw && chmod 777 rw
+	run as_other perf-frames -o rw/r.json frames/comparison.json
+	assert_success
 	before=$(tree_sum store)
 	chmod -R a-w store ro
 	run --separate-stderr as_other perf-upload -s store -p always other.jsonl
@@ -97,10 +109,11 @@ as_other() {
 	run --separate-stderr as_other perf-summarize -r ro/reports cmp.jsonl
 	assert_failure 2
 	[[ $stderr == *"ro/reports"*"Permission denied"* ]]
-	run --separate-stderr as_other perf-frames -o ro/r.json "$ROOT_DIR/fixtures/frames/comparison.json"
+	run --separate-stderr as_other perf-frames -o ro/r.json frames/comparison.json
 	assert_failure 2
 	[[ $stderr == *"ro/r.json"*"Permission denied"* ]]
 	chmod -R u+w store ro
+	cd / && rm -rf "$top"
 }
 
 # sweep PROG ARGS...: the program with its Nth allocation failing, for
