@@ -276,8 +276,10 @@ fails_with() {
 	variant src.json
 	sed 's/"latency": 10.0,/"latency": 10.5,/' src.json >changed.json
 	mkfifo fifo
-	# the first read sees the source, the second (for the manifest) another
-	{ cat src.json >fifo; cat changed.json >fifo; } &
+	# the first read sees the source, the second (for the manifest) another;
+	# the pause keeps the second writer from joining the first read (a
+	# reader still open would take both)
+	{ cat src.json >fifo; sleep 1; cat changed.json >fifo; } &
 	prepare --source-result fifo
 	wait
 	assert_failure 2
