@@ -53,6 +53,15 @@ vline(const char *file, long line, const char *fmt, va_list ap)
 }
 
 void
+err_print(const char *line)
+{
+	if (quiet)
+		return;
+	fprintf(stderr, "%s\n", line);
+	fflush(stderr);
+}
+
+void
 warnx_(const char *fmt, ...)
 {
 	va_list ap;

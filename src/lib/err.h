@@ -21,6 +21,8 @@ const char *err_progname(void);
 /* Silences every diagnostic (the fuzz targets, which feed garbage on purpose). */
 void err_quiet(bool q);
 
+/* A line already formatted (as diag() would), on stderr. */
+void err_print(const char *line);
 /* "prog: msg" on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: FILE:LINE: msg" on stderr; line <= 0 omits the line. */

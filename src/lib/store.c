@@ -718,7 +718,7 @@ store_scan(store *s, const struct store_query *q, int nq,
 	if (sc.nwarn > 0)
 		qsort(sc.warn, sc.nwarn, sizeof *sc.warn, cmp_warning);
 	for (size_t n = 0; n < sc.nwarn; n++) {
-		fprintf(stderr, "%s\n", sc.warn[n].text);
+		err_print(sc.warn[n].text);
 		free(sc.warn[n].path);
 		free(sc.warn[n].text);
 	}
