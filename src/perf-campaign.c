@@ -950,7 +950,7 @@ cmd_run(int argc, char **argv)
 	struct runner rn;
 	bool once = false;
 	int lock, rc, c;
-	char *lockpath;
+	char *lockpath, *real = NULL;
 	static const struct option longopts[] = {
 		{ "once", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
@@ -974,41 +974,36 @@ cmd_run(int argc, char **argv)
 	memset(&rn, 0, sizeof rn);
 	rn.pl = &pl;
 	rn.b = &b;
-	rn.dir = argv[optind + 2];
 	rn.blocked = ecalloc((size_t)pl.nnode_classes + 1, sizeof *rn.blocked);
-	if (atomic_mkdirs(rn.dir) != 0) {
-		warnx_("%s: %s", rn.dir, strerror(errno));
-		return EXIT_TROUBLE;
+	rc = EXIT_TROUBLE;
+	lock = -1;
+	if (atomic_mkdirs(argv[optind + 2]) != 0 || (real = realpath(argv[optind + 2], NULL)) == NULL) {
+		warnx_("%s: %s", argv[optind + 2], strerror(errno));
+		goto out;
 	}
-	{
-		char *real = realpath(rn.dir, NULL);
-
-		if (real == NULL) {
-			warnx_("%s: %s", rn.dir, strerror(errno));
-			return EXIT_TROUBLE;
-		}
-		rn.dir = real;
-	}
+	rn.dir = real;
 	lockpath = easprintf("%s/.lock", rn.dir);
 	lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
 	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
 		warnx_("%s: %s", rn.dir, lock < 0 ? strerror(errno) :
 		    "another perf-campaign runs this campaign");
 		free(lockpath);
-		return EXIT_TROUBLE;
+		goto out;
 	}
 	free(lockpath);
 	run_dir_lock = lock;
 	rc = open_campaign(&rn);
 	if (rc == EXIT_PASS)
 		rc = campaign_run(&rn, once);
+out:
 	cJSON_Delete(rn.results);
 	free(rn.jobs);
 	free(rn.blocked);
-	free((char *)rn.dir);
+	free(real);
 	free_binding(&b, &pl);
 	plan_free(&pl);
-	close(lock);
+	if (lock >= 0)
+		close(lock);
 	return rc;
 }
 

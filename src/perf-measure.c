@@ -319,6 +319,17 @@ run(struct state *s, char **argv)
 	return status;
 }
 
+/* Frees the compiled patterns. */
+static void
+free_patterns(struct state *s)
+{
+	for (int p = 0; p < P_COUNT_OF; p++)
+		if (s->have[p]) {
+			regfree(&s->re[p]);
+			s->have[p] = false;
+		}
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -407,12 +418,14 @@ main(int argc, char *argv[])
 
 			regerror(e, &s.re[p], msg, sizeof msg);
 			warnx_("--%s: %s: %s", pat_names[p], re, msg);
+			free_patterns(&s);
 			return EXIT_TROUBLE;
 		}
 		s.have[p] = true;
 	}
 	if (!s.have[P_ITERATION] || !s.have[P_COMPLETE]) {
 		warnx_("--program generic needs --iteration and --complete");
+		free_patterns(&s);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if (opt.root != NULL) {
@@ -420,6 +433,7 @@ main(int argc, char *argv[])
 		if (tree_digest(opt.root, digest, &why) != 0) {
 			warnx_("--runtime-root: %s", why);
 			free(why);
+			free_patterns(&s);
 			return EXIT_TROUBLE;
 		}
 		for (int i = optind; i < argc; i++) {
@@ -441,6 +455,7 @@ main(int argc, char *argv[])
 			warnx_("%s: the runtime changed during the run; no report written%s%s",
 			    opt.root, why != NULL ? ": " : "", why != NULL ? why : "");
 			free(why);
+			free_patterns(&s);
 			return code != 0 ? code : EXIT_TROUBLE;
 		}
 	}
@@ -477,8 +492,6 @@ main(int argc, char *argv[])
 	}
 	cJSON_Delete(rep);
 	buf_free(&text);
-	for (int p = 0; p < P_COUNT_OF; p++)
-		if (s.have[p])
-			regfree(&s.re[p]);
+	free_patterns(&s);
 	return code;
 }

@@ -145,7 +145,7 @@ sweep() {
 
 @test "a failed allocation anywhere: never a crash, exit 2 with a message" {
 	# the shim replaces malloc: not with a sanitizer's allocator
-	if ldd "$(command -v perf-normalize)" | grep -q libasan; then skip "sanitizer build"; fi
+	if sanitized; then skip "sanitizer build"; fi
 	: "${PERF_STUBS:?}"
 	mkdir empty-store store
 	compared >cmp.jsonl
@@ -200,17 +200,20 @@ stop_collect() {
 	done
 }
 
-# race STORE CACHE-PREFIX: 8 uploaders at once, 50 rounds, each round one
-# new record per uploader; prints nothing, fails on an upload error that
-# is not a lost race left for the next run.
+# The rounds of the races: 50, or 10 in a sanitizer build (ten times
+# slower; the plain build runs all 50).
+ROUNDS=50
+
+# race STORE CACHE-PREFIX: 8 uploaders at once, $ROUNDS rounds, each round
+# one new record per uploader; an upload that fails is noted in raceN.failed.
 race() {
 	local store=$1 cache=$2 p r
 	for p in 1 2 3 4 5 6 7 8; do
-		gen_records 50 "p$p" "racer-$p" >"racer$p.jsonl"
+		gen_records "$ROUNDS" "p$p" "racer-$p" >"racer$p.jsonl"
 	done
 	for p in 1 2 3 4 5 6 7 8; do
 		(
-			for r in $(seq 1 50); do
+			for r in $(seq 1 "$ROUNDS"); do
 				sed -n "${r}p" "racer$p.jsonl" >"one$p.jsonl"
 				perf-upload -s "$store" ${cache:+--cache "$cache$p"} -p always "one$p.jsonl" \
 					>/dev/null 2>>"race$p.err" || echo "round $r: $?" >>"race$p.failed"
@@ -220,17 +223,19 @@ race() {
 	wait
 }
 
-@test "8 uploaders at once to one directory store, 50 rounds: every record exactly once, none corrupt" {
+@test "8 uploaders at once to one directory store, 50 rounds (10 in a sanitizer build): every record exactly once, none corrupt" {
+	if sanitized; then ROUNDS=10; fi
 	race store ""
-	[ ! -e race1.failed ] || { cat race*.failed race*.err >&2; false; }
-	assert_equal "$(find store -name '*.json' | wc -l)" 400
+	not ls race*.failed >/dev/null 2>&1 || { cat race*.failed race*.err >&2; false; }
+	assert_equal "$(find store -name '*.json' | wc -l)" $((8 * ROUNDS))
 	store_reads_clean store
 	perf-upload --export -s store -o all.jsonl.gz
-	assert_equal "$(gzip -dc all.jsonl.gz | jq -r .commit_sha | sort -u | wc -l)" 400
-	assert_equal "$(cat store/.perfkite-revision)" 400
+	assert_equal "$(gzip -dc all.jsonl.gz | jq -r .commit_sha | sort -u | wc -l)" $((8 * ROUNDS))
+	assert_equal "$(cat store/.perfkite-revision)" $((8 * ROUNDS))
 }
 
-@test "8 uploaders at once to one git remote, 50 rounds: every record exactly once, none corrupt" {
+@test "8 uploaders at once to one git remote, 50 rounds (10 in a sanitizer build): every record exactly once, none corrupt" {
+	if sanitized; then ROUNDS=10; fi
 	bare_remote remote.git
 	race "git+file://$PWD/remote.git" "$PWD/cache"
 	# an upload that lost every retry keeps its commit for the next run: flush
@@ -238,12 +243,12 @@ race() {
 		perf-upload -s "git+file://$PWD/remote.git" --cache "$PWD/cache$p" -p always /dev/null >/dev/null 2>&1
 	done
 	run remote_files remote.git
-	assert_equal "${#lines[@]}" 400
-	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)" 400
+	assert_equal "${#lines[@]}" $((8 * ROUNDS))
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u | wc -l)" $((8 * ROUNDS))
 	remote_whole remote.git
 	git -C remote.git fsck --no-dangling >/dev/null
 	for f in $(remote_files remote.git | shuf -n 40 --random-source=<(yes)); do
 		git -C remote.git show "main:$f" | jq -e 'has("commit_sha")' >/dev/null
 	done
-	echo "# $(cat race*.failed 2>/dev/null | wc -l) of 400 uploads left their commit for the next run" >&3
+	echo "# $(cat race*.failed 2>/dev/null | wc -l) of $((8 * ROUNDS)) uploads left their commit for the next run" >&3
 }

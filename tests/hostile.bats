@@ -87,7 +87,7 @@ FILTERS=(perf-gate-static perf-normalize perf-gate-rolling perf-upload perf-summ
 @test "a gzip bomb is read in bounded memory" {
 	local limit='ulimit -v 1500000;'
 	# a sanitizer reserves terabytes of address space for its shadow
-	if ldd "$(command -v perf-normalize)" | grep -q libasan; then limit=; fi
+	if sanitized; then limit=; fi
 	run --separate-stderr bash -c "$limit"' perf-normalize "$1" >/dev/null' _ "$D/gzip-bomb.jsonl.gz"
 	no_crash
 	assert_equal "$status" 2

@@ -30,6 +30,11 @@ py() {
 	"$p" "$@"
 }
 
+# sanitized: the programs under test are a sanitizer build.
+sanitized() {
+	ldd "$(command -v perf-normalize)" 2>/dev/null | grep -q libasan
+}
+
 # not CMD...: succeeds when CMD fails. (A bare "! cmd" never fails a bats
 # test: set -e ignores negated commands.)
 not() {
