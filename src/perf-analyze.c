@@ -112,6 +112,22 @@ table_new(int ncols)
 	return t;
 }
 
+/* A note per block of cell e's list (excluded or missing), with its items. */
+static void
+block_notes(buf *notes, const cJSON *e, const char *list, const char *items)
+{
+	const cJSON *x, *r;
+
+	cJSON_ArrayForEach(x, json_get(e, list)) {
+		buf_addf(notes, "  %s %s %s: block %s %s:", json_str(e, "node_class"),
+		    json_str(e, "workload"), json_str(e, "variant"),
+		    json_get(x, "block")->valuestring, list);
+		cJSON_ArrayForEach(r, json_get(x, items))
+			buf_addf(notes, " %s", r->valuestring);
+		buf_addc(notes, '\n');
+	}
+}
+
 static void
 text_report(buf *b, const cJSON *rep)
 {
@@ -163,26 +179,8 @@ text_report(buf *b, const cJSON *rep)
 		table_add(&t, (const char *const[]){ json_str(e, "node_class"),
 		    json_str(e, "workload"), json_str(e, "variant"), pairs, ex, mi, ratio, iv,
 		    json_str(e, "verdict"), be, "" });
-		cJSON_ArrayForEach(x, json_get(e, "excluded")) {
-			const cJSON *r;
-
-			buf_addf(&notes, "  %s %s %s: block %s excluded:",
-			    json_str(e, "node_class"), json_str(e, "workload"),
-			    json_str(e, "variant"), json_get(x, "block")->valuestring);
-			cJSON_ArrayForEach(r, json_get(x, "reasons"))
-				buf_addf(&notes, " %s", r->valuestring);
-			buf_addc(&notes, '\n');
-		}
-		cJSON_ArrayForEach(x, json_get(e, "missing")) {
-			const cJSON *r;
-
-			buf_addf(&notes, "  %s %s %s: block %s missing:",
-			    json_str(e, "node_class"), json_str(e, "workload"),
-			    json_str(e, "variant"), json_get(x, "block")->valuestring);
-			cJSON_ArrayForEach(r, json_get(x, "runs"))
-				buf_addf(&notes, " %s", r->valuestring);
-			buf_addc(&notes, '\n');
-		}
+		block_notes(&notes, e, "excluded", "reasons");
+		block_notes(&notes, e, "missing", "runs");
 		if (strcmp(json_str(e, "verdict"), "faster") != 0 &&
 		    strcmp(json_str(e, "verdict"), "equivalent") != 0 &&
 		    strcmp(json_str(e, "verdict"), "slower") != 0)

@@ -754,6 +754,57 @@ copy_field(cJSON *row, const cJSON *from, const char *key)
 		json_set(row, key, cJSON_Duplicate(v, true));
 }
 
+/* A new result row: the run's identity. */
+static cJSON *
+new_row(const struct plan *pl, const struct order_run *r)
+{
+	cJSON *row = json_new_object();
+
+	json_set(row, "workload", json_new_string(pl->workloads[r->workload].name));
+	json_set(row, "variant", json_new_string(pl->variants[r->variant].name));
+	json_set(row, "node_class", json_new_string(pl->node_classes[r->node_class]));
+	json_set(row, "block", json_new_int(r->block));
+	return row;
+}
+
+/* A run report that can be recorded: an object with what perf-measure writes. */
+static bool
+report_valid(const cJSON *rep)
+{
+	const cJSON *v;
+
+	return cJSON_IsObject(rep) && cJSON_IsString(json_get(rep, "runtime_digest")) &&
+	    cJSON_IsBool(json_get(rep, "converged")) &&
+	    cJSON_IsNumber(v = json_get(rep, "steady_seconds")) && v->valuedouble > 0;
+}
+
+/*
+ * The row's fields from a valid report, in results order; st (the
+ * supervisor's status, or NULL) adds the kernel's cpu_seconds and peak_rss_mb.
+ */
+static void
+report_fields(cJSON *row, const cJSON *rep, const cJSON *st)
+{
+	cJSON *hw = json_new_object();
+
+	json_set(row, "status", json_new_string(cJSON_IsTrue(json_get(rep, "converged")) ?
+	    "completed" : "unconverged"));
+	copy_field(row, rep, "runtime_digest");
+	copy_field(hw, rep, "cpu_model");
+	copy_field(hw, rep, "mpi_ranks");
+	copy_field(hw, rep, "threads_per_rank");
+	json_set(row, "hardware", hw);
+	copy_field(row, rep, "steady_seconds");
+	copy_field(row, rep, "startup_seconds");
+	if (st != NULL) {
+		copy_field(row, st, "cpu_seconds");
+		copy_field(row, st, "peak_rss_mb");
+	}
+	copy_field(row, rep, "scf_iterations");
+	if (cJSON_IsObject(json_get(rep, "values")))
+		copy_field(row, rep, "values");
+}
+
 /*
  * The result row of an ended job, or NULL when a completed job left no
  * valid report (the run is then missing: vq never fills in a timing).
@@ -766,44 +817,21 @@ result_row(struct runner *rn, struct job *jb)
 	char *report = job_path(rn, jb->key, "/work/" REPORT);
 	buf t = BUF_INIT;
 	json_error e;
-	cJSON *st = NULL, *rep = NULL, *row = NULL, *hw;
+	cJSON *st = NULL, *rep = NULL, *row = NULL;
 	const char *s;
 
 	if (buf_read_file(&t, status) != 0 || (st = json_parse(t.s, t.len, &e)) == NULL)
 		goto done;
 	s = json_get(st, "status")->valuestring;
-	row = json_new_object();
-	json_set(row, "workload", json_new_string(pl->workloads[jb->r.workload].name));
-	json_set(row, "variant", json_new_string(pl->variants[jb->r.variant].name));
-	json_set(row, "node_class", json_new_string(pl->node_classes[jb->r.node_class]));
-	json_set(row, "block", json_new_int(jb->r.block));
+	row = new_row(pl, &jb->r);
 	if (strcmp(s, "completed") == 0) {
-		const cJSON *v;
-
 		if (buf_read_file(&t, report) != 0 ||
-		    (rep = json_parse_strict(t.s, t.len, &e)) == NULL || !cJSON_IsObject(rep) ||
-		    !cJSON_IsString(json_get(rep, "runtime_digest")) ||
-		    !cJSON_IsBool(json_get(rep, "converged")) ||
-		    !cJSON_IsNumber(v = json_get(rep, "steady_seconds")) || !(v->valuedouble > 0)) {
+		    (rep = json_parse_strict(t.s, t.len, &e)) == NULL || !report_valid(rep)) {
 			cJSON_Delete(row);
 			row = NULL;
 			goto done;
 		}
-		json_set(row, "status", json_new_string(cJSON_IsTrue(json_get(rep, "converged")) ?
-		    "completed" : "unconverged"));
-		json_set(row, "runtime_digest", cJSON_Duplicate(json_get(rep, "runtime_digest"), true));
-		hw = json_new_object();
-		copy_field(hw, rep, "cpu_model");
-		copy_field(hw, rep, "mpi_ranks");
-		copy_field(hw, rep, "threads_per_rank");
-		json_set(row, "hardware", hw);
-		copy_field(row, rep, "steady_seconds");
-		copy_field(row, rep, "startup_seconds");
-		copy_field(row, st, "cpu_seconds");
-		copy_field(row, st, "peak_rss_mb");
-		copy_field(row, rep, "scf_iterations");
-		if (cJSON_IsObject(json_get(rep, "values")))
-			copy_field(row, rep, "values");
+		report_fields(row, rep, st);
 	} else {
 		/* Not completed: the planned digest, never compared. */
 		json_set(row, "status", json_new_string(s));
@@ -1169,8 +1197,7 @@ cmd_collect(int argc, char **argv)
 		    pl.variants[r->variant].name);
 		buf t = BUF_INIT;
 		json_error e;
-		cJSON *rep = NULL, *row, *hw;
-		const cJSON *v;
+		cJSON *rep = NULL, *row;
 
 		if (buf_read_file(&t, p) != 0) {
 			if (errno != ENOENT) {
@@ -1180,31 +1207,13 @@ cmd_collect(int argc, char **argv)
 		} else if ((rep = json_parse_strict(t.s, t.len, &e)) == NULL) {
 			diag(p, e.line, "not a run report: %s", e.msg);
 			bad++;
-		} else if (!cJSON_IsObject(rep) || !cJSON_IsString(json_get(rep, "runtime_digest")) ||
-		    !cJSON_IsBool(json_get(rep, "converged")) ||
-		    !cJSON_IsNumber(v = json_get(rep, "steady_seconds")) || !(v->valuedouble > 0)) {
+		} else if (!report_valid(rep)) {
 			diag(p, 0, "not a run report: it needs runtime_digest, converged and a "
 			    "positive steady_seconds");
 			bad++;
 		} else {
-			row = json_new_object();
-			json_set(row, "workload", json_new_string(pl.workloads[r->workload].name));
-			json_set(row, "variant", json_new_string(pl.variants[r->variant].name));
-			json_set(row, "node_class", json_new_string(pl.node_classes[r->node_class]));
-			json_set(row, "block", json_new_int(r->block));
-			json_set(row, "status", json_new_string(cJSON_IsTrue(json_get(rep, "converged")) ?
-			    "completed" : "unconverged"));
-			copy_field(row, rep, "runtime_digest");
-			hw = json_new_object();
-			copy_field(hw, rep, "cpu_model");
-			copy_field(hw, rep, "mpi_ranks");
-			copy_field(hw, rep, "threads_per_rank");
-			json_set(row, "hardware", hw);
-			copy_field(row, rep, "steady_seconds");
-			copy_field(row, rep, "startup_seconds");
-			copy_field(row, rep, "scf_iterations");
-			if (cJSON_IsObject(json_get(rep, "values")))
-				copy_field(row, rep, "values");
+			row = new_row(&pl, r);
+			report_fields(row, rep, NULL);
 			json_append(runs, row);
 			got++;
 		}
