@@ -67,6 +67,7 @@ struct comparison {
 	/* The window, from the first run (all are equal). */
 	double W, D, E;
 	bool W_int, E_int;
+	long long pop[4];	/* the declared populations (equal in every run) */
 	bool curves;		/* the figure is asked for */
 	/* Repeat ids in order of first appearance, and their two runs. */
 	const char **ids;
@@ -85,12 +86,6 @@ bad(const char *code, const char *fmt, ...)
 	va_end(ap);
 	warnx_("%s: %s", code, msg);
 	return -1;
-}
-
-static bool
-is_number(const cJSON *v)
-{
-	return cJSON_IsNumber(v);	/* true and false are not numbers in cJSON */
 }
 
 static bool
@@ -170,7 +165,7 @@ check_run_shape(const struct comparison *cmp, int i)
 	    need_text(cmp, hw, sub, "gpu") != 0)
 		return -1;
 	v = json_get(hw, "ram_gib");
-	if (!is_number(v) || !(v->valuedouble > 0))
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
 		return bad("invalid_manifest", "%s: %s.ram_gib: must be a number > 0",
 		    cmp->manifest, sub);
 	if (need_text(cmp, hw, sub, "os") != 0 || need_text(cmp, hw, sub, "driver") != 0)
@@ -184,10 +179,10 @@ check_run_shape(const struct comparison *cmp, int i)
 	if (!cJSON_IsObject(v) || v->child == NULL)
 		return bad("invalid_manifest", "%s: %s.settings: must be a non-empty object",
 		    cmp->manifest, sub);
-	if (!is_number(json_get(wl, "warmup_seconds")))
+	if (!cJSON_IsNumber(json_get(wl, "warmup_seconds")))
 		return bad("invalid_manifest", "%s: %s.warmup_seconds: must be a number",
 		    cmp->manifest, sub);
-	if (!is_number(json_get(wl, "duration_seconds")))
+	if (!cJSON_IsNumber(json_get(wl, "duration_seconds")))
 		return bad("invalid_manifest", "%s: %s.duration_seconds: must be a number",
 		    cmp->manifest, sub);
 	cap = json_get(r, "capture");
@@ -431,7 +426,6 @@ load_manifest(struct comparison *cmp)
 	buf text = BUF_INIT;
 	json_error je;
 	char msg[160];
-	long long pop[4];
 	const cJSON *runs, *r;
 	int rc = -1, n;
 
@@ -485,7 +479,7 @@ load_manifest(struct comparison *cmp)
 		ru->sample_file = json_get(ru->o, "sample_file")->valuestring;
 	}
 	for (int i = 0; i < n; i++)
-		if (check_population(cmp, i, pop) != 0)
+		if (check_population(cmp, i, cmp->pop) != 0)
 			goto out;
 	for (int i = 0; i < n; i++)
 		if (check_duration(cmp, i) != 0)
@@ -507,14 +501,11 @@ out:
 static int
 read_samples(struct comparison *cmp)
 {
-	long long pop[4];
-
-	check_population(cmp, 0, pop);	/* valid by now; equal in every run */
 	for (int i = 0; i < cmp->nruns; i++) {
 		struct run *r = &cmp->runs[i];
 		struct frames_csv *c = &r->csv;
 
-		frames_csv_init(c, cmp->W, cmp->W_int, cmp->D, cmp->E, cmp->E_int, pop);
+		frames_csv_init(c, cmp->W, cmp->W_int, cmp->D, cmp->E, cmp->E_int, cmp->pop);
 		c->want_curve = cmp->curves;
 		if (frames_csv_read(c, r->path, r->sha) != 0) {
 			char clean[512];
