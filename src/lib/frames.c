@@ -211,14 +211,9 @@ fast_uint(const char *p, const char *end, long long *out)
 	}
 	if (p == q)
 		return NULL;
-	*out = p - q > 18 ? -1 : (long long)v;	/* 18 digits always fit */
-	if (p - q > 18) {
-		long long w;
-
-		if (!int_field(q, (size_t)(p - q), &w))
-			return NULL;
-		*out = w;
-	}
+	if (p - q > 18)		/* 18 digits always fit; more may not */
+		return int_field(q, (size_t)(p - q), out) ? p : NULL;
+	*out = (long long)v;
 	return p;
 }
 
@@ -318,7 +313,7 @@ frames_csv_line(struct frames_csv *c, const char *s, size_t n)
 	c->rows++;
 	if (c->ended)
 		return fail(c, "rows_after_boundary", "a row after frame %lld, whose elapsed_ms %s "
-		    "reached the end of the window (%s ms)", c->end_row, R(0, c->end_elapsed),
+		    "reached the end of the window (%s ms)", c->rows - 1, R(0, c->prev_end),
 		    R(1, c->E));
 
 	if (!fast_row(s, s + n, &idx, &elapsed, &ft, pop, &ai))
@@ -356,11 +351,7 @@ frames_csv_line(struct frames_csv *c, const char *s, size_t n)
 		include(c, ft, ai);
 	} else if ((start < c->W && c->W < elapsed) || (start < c->E && c->E < elapsed))
 		add_boundary(c, idx, start, elapsed, ft);
-	if (elapsed >= c->E) {
-		c->ended = true;
-		c->end_row = idx;
-		c->end_elapsed = elapsed;
-	}
+	c->ended = elapsed >= c->E;
 	c->prev_end = elapsed;
 	return 0;
 }

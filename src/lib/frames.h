@@ -54,9 +54,7 @@ struct frames_csv {
 	long line;		/* lines fed, the header included */
 	long long rows;		/* data rows */
 	double prev_end, cum;
-	bool ended;		/* a row reached E: it must be the last */
-	long long end_row;
-	double end_elapsed;
+	bool ended;		/* the last row (prev_end) reached E: no row may follow */
 
 	/* Included intervals. */
 	double *ft, *ai;
