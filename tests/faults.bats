@@ -21,7 +21,6 @@ tree_sum() {
 
 # compared: records as perf-upload takes them.
 compared() {
-	perf-gate-rolling -s empty-store "$REC" 2>/dev/null | perf-normalize 2>/dev/null >/dev/null || true
 	perf-normalize "$REC" 2>/dev/null | perf-gate-rolling -s empty-store 2>/dev/null
 }
 
