@@ -5,7 +5,8 @@
 #   make SANITIZE=address,undefined test
 #                        the same, built with sanitizers into build/sanitize/
 #   make install         install programs and man pages (PREFIX, DESTDIR)
-#   make lint            shellcheck every shell script, mandoc -Tlint the pages
+#   make lint            shellcheck every shell script; the pages render without
+#                        warnings under mandoc -Tlint, groff and man -l
 #   make bench           benchmarks of perfkite itself (bench/)
 #   make demo            the main job on the embedded default
 #   make deps            install missing Debian packages (or print the command)
@@ -137,6 +138,9 @@ install: all
 lint:
 	shellcheck -x $(SCRIPTS)
 	mandoc -Tlint -W warning $(MAN1) $(MAN7)
+	@for p in $(MAN1) $(MAN7); do groff -mandoc -Tutf8 -ww -z "$$p" 2>&1; \
+		MANWIDTH=80 man --warnings -l "$$p" 2>&1 >/dev/null | sed "s|^|$$p: |"; \
+	done | { ! grep .; } || { echo "groff: the pages above render with warnings" >&2; exit 1; }
 
 bench: all
 	@bash bench/run

@@ -60,8 +60,8 @@ struct bench {
 
 static const char usage_text[] =
     "usage: perf-collect [--check | --plan] [-c configs-dir] [-r runner]\n"
-    "                    [-o results-dir] [-t timeout-seconds] [--cpu]\n"
-    "                    [config|dir ...]\n"
+    "                    [-o results-dir] [-t seconds] [--cpu]\n"
+    "                    [--sample-interval seconds] [config|dir ...]\n"
     "       perf-collect --telemetry file [--interval seconds]\n";
 
 static int

@@ -102,8 +102,8 @@ struct state {
 };
 
 static const char usage_text[] =
-    "usage: perf-measure [--program vibe-qc|orca|generic] [--runtime-digest sha256 |\n"
-    "                    --runtime-root dir] [--mpi-ranks n] [--threads-per-rank n]\n"
+    "usage: perf-measure [--program vibe-qc|orca|generic] {--runtime-digest sha256 |\n"
+    "                    --runtime-root dir} [--mpi-ranks n] [--threads-per-rank n]\n"
     "                    [--iteration re] [--scf-start re] [--cycle re] [--complete re]\n"
     "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
     "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n";

@@ -4,7 +4,7 @@
 set -eu
 
 pkgs="gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev gzip bats bats-assert
-bats-support jq git mandoc shellcheck lighttpd python3-yaml python3-jsonschema clang
+bats-support jq git mandoc groff-base man-db shellcheck lighttpd python3-yaml python3-jsonschema clang
 libclang-rt-dev"
 # Wanted by the dashboard's browser tests, which say so and skip without it.
 optional="chromium"

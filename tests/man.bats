@@ -1,5 +1,7 @@
 #!/usr/bin/env bats
-# The man pages: they lint clean, and every example in EXAMPLES runs.
+# The man pages: they render without warnings (mandoc, groff, man), their
+# SYNOPSIS, the usage and the options each program accepts agree, and every
+# example in EXAMPLES runs.
 # shellcheck disable=SC2154 # bats sets stderr
 
 load lib/common
@@ -61,4 +63,180 @@ run_examples() {
 @test "perf-collect(1) examples run" {
 	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
 	run_examples perf-collect.1
+}
+
+@test "every man page renders without warnings under groff and man" {
+	local page out
+	for page in "$ROOT_DIR"/man/*.[17]; do
+		out=$(groff -mandoc -Tutf8 -ww -z "$page" 2>&1)
+		[ -z "$out" ] || { echo "groff: $out" >&2; return 1; }
+		out=$(MANWIDTH=80 man --warnings -l "$page" 2>&1 >/dev/null)
+		[ -z "$out" ] || { echo "man -l $page: $out" >&2; return 1; }
+	done
+}
+
+# --- SYNOPSIS, usage and the options each program accepts ---------------
+#
+# For every page man/NAME.1 of a program, four descriptions of its options
+# are compared, none written down here: the usage its --help prints, the
+# page's SYNOPSIS (rendered by mandoc), the page's OPTIONS list (.It Fl
+# items), and the options its source declares (getopt tables and option
+# strings, strcmp on argv, or the case patterns of a script's option loop).
+# Each option the page or the usage names is also tried on the program.
+
+# Normalized forms, one a line, from usage text (or a rendered SYNOPSIS) on
+# stdin: "usage: " dropped, continuation lines joined, blanks squeezed, no
+# blanks around "|".
+forms() {
+	awk -v prog="$1" '
+		{ sub(/^usage: /, "") }
+		$1 == prog { if (f != "") print f; f = $0; next }
+		NF { f = f " " $0 }
+		END { if (f != "") print f }
+	' | sed -E 's/[[:space:]]+/ /g; s/ ?\| ?/|/g; s/^ //; s/ $//'
+}
+
+usage_forms() { "$1" --help | forms "$(basename "$1")"; }
+
+synopsis_forms() {
+	mandoc -Tascii -O width=1000 "$ROOT_DIR/man/$1.1" | col -b |
+		awk '/^SYNOPSIS/ { s = 1; next } /^[A-Z]/ { s = 0 } s' | forms "$1"
+}
+
+# The options a form names, one a line: "SUB OPTION" (SUB is the
+# subcommand the form starts with, or "-").
+form_options() {
+	local form sub
+	while IFS= read -r form; do
+		sub=$(awk '$2 ~ /^[a-z][a-z-]*$/ { print $2; exit } { print "-" }' <<<"$form")
+		grep -oE '(^|[][{ |])--?[A-Za-z][A-Za-z0-9-]*' <<<"$form" |
+			sed -E 's/^[][{ |]//; s/^/'"$sub"' /'
+	done
+}
+
+# The OPTIONS items of page $1: "ARITY OPTION..." a line, ARITY 1 when the
+# item names an argument (Ar or Cm after the flags), else 0.
+option_items() {
+	awk '
+		/^\.Sh / { s = ($2 == "OPTIONS") }
+		!s || !/^\.It Fl/ { next }
+		{
+			arg = 0; flags = ""; infl = 0
+			for (i = 2; i <= NF; i++) {
+				w = $i
+				if (w == "Fl") { infl = 1; continue }
+				if (w ~ /^[A-Z][a-z][a-z]?$/) { infl = 0; if (w == "Ar" || w == "Cm") arg = 1; continue }
+				if (infl && w ~ /^-?[A-Za-z][A-Za-z0-9-]*$/) flags = flags " -" w
+			}
+			print arg flags
+		}
+	' "$ROOT_DIR/man/$1.1"
+}
+
+# The options the source of program $1 accepts, one a line.
+source_options() {
+	local src=$ROOT_DIR/src/$1.c
+	if [ -f "$src" ]; then
+		{
+			grep -oE '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' "$src" |
+				sed -E 's/^\{ *"([^"]*)".*/--\1/'
+			grep -oE 'getopt(_long)?\([^,]*, *[^,]*, *"[^"]*"' "$src" |
+				sed -E 's/.*"([^"]*)"$/\1/' | tr -d '+:' | grep -o . | sed 's/^/-/'
+			grep -oE 'strcmp\(argv\[[^]]*\], *"--?[a-z][a-z0-9-]*"\)' "$src" |
+				sed -E 's/.*"([^"]*)".*/\1/'
+		} | sort -u
+	else
+		# A script: the case patterns of its option loop.
+		awk '/^while \[ \$# -gt 0 \]/ { s = 1 } s && /^done/ { exit }
+			s && /^[[:space:]]*-/ { sub(/\).*/, ""); print }' "$ROOT_DIR/bin/$1" |
+			tr -s '|\\[:space:]' '\n' | grep -E '^--?[a-z][a-z0-9-]*$' | sort -u
+	fi
+}
+
+# probe PROG SUB ARITY OPTION [exits]: the program accepts OPTION (after
+# SUB, when not "-") with ARITY arguments. Given alone, an option that takes
+# an argument must be answered "requires an argument"; a flag followed by an
+# unknown option must leave the complaint to that one, or, with "exits"
+# (--help, --version), succeed.
+probe() {
+	local prog=$1 sub=$2 arity=$3 opt=$4 exits=${5:-} bad st err
+	local -a argv=("$prog")
+	[ "$sub" = - ] || argv+=("$sub")
+	argv+=("$opt")
+	[ "$arity" = 1 ] || argv+=(--perfkite-probe)
+	st=0
+	env -u PERFORMANCE_TRACKING_ROOT PERF_CUDA_LIBRARY=/nonexistent \
+		PERF_NVML_LIBRARY=/nonexistent timeout 20 "${argv[@]}" \
+		</dev/null >/dev/null 2>"$BATS_TEST_TMPDIR/probe.err" || st=$?
+	err=$(cat "$BATS_TEST_TMPDIR/probe.err")
+	bad=$(grep -E '(unrecognized|unknown|invalid) (option|command)' <<<"$err" |
+		grep -v -- '--perfkite-probe' || true)
+	if [ -n "$bad" ]; then
+		echo "${argv[*]}: $opt is not accepted: $bad"
+		return
+	fi
+	if [ "$arity" = 1 ]; then
+		grep -qE 'requires an argument|needs a value' <<<"$err" ||
+			echo "${argv[*]}: $opt takes no argument (status $st: $err)"
+	elif ! grep -q -- '--perfkite-probe' <<<"$err" &&
+		! { [ -n "$exits" ] && [ "$st" -eq 0 ]; }; then
+		echo "${argv[*]}: $opt takes an argument (status $st: $err)"
+	fi
+}
+
+# lines [TEXT]: the non-empty lines of TEXT (or stdin), sorted, unique.
+lines() {
+	if [ $# -gt 0 ]; then printf '%s\n' "$1"; else cat; fi | grep -v '^$' | sort -u
+}
+
+# Prints every disagreement between the four for program $1.
+option_disagreements() {
+	local name=$1 prog usage synopsis items accepted documented shown
+	local sub opt arity flags f subs exits
+	prog=$(command -v "$name") || { echo "$name: not built"; return; }
+	usage=$(usage_forms "$prog" 2>&1)
+	synopsis=$(synopsis_forms "$name")
+	[ "$usage" = "$synopsis" ] ||
+		printf 'usage and SYNOPSIS differ:\n--- usage\n%s\n--- SYNOPSIS\n%s\n' "$usage" "$synopsis"
+	items=$(option_items "$name")
+	accepted=$(source_options "$name")
+	documented=$(cut -d' ' -f2- <<<"$items" | tr ' ' '\n' | sort -u)
+	shown=$( { form_options <<<"$usage"; form_options <<<"$synopsis"; } | sort -u)
+	# Named by the page or the usage, but not declared by the source.
+	comm -13 <(lines "$accepted") <({ lines "$documented"; cut -d' ' -f2 <<<"$shown"; } | lines) |
+		sed 's/^/not an option of the program: /'
+	# Declared by the source, but not in OPTIONS.
+	comm -23 <(lines "$accepted") <(lines "$documented") | sed 's/^/not in OPTIONS: /'
+	# Named by SYNOPSIS or usage, but not in OPTIONS.
+	comm -13 <(lines "$documented") <(cut -d' ' -f2 <<<"$shown" | lines) |
+		sed 's/^/in SYNOPSIS or usage, not in OPTIONS: /'
+	# Every OPTIONS item: shown in the synopsis (but --help and --version),
+	# and accepted, with its arity, after the subcommands it is shown with.
+	while read -r arity flags; do
+		[ -n "$flags" ] || continue
+		# shellcheck disable=SC2086 # flags are words
+		subs=$(for f in $flags; do awk -v o="$f" '$2 == o { print $1 }' <<<"$shown"; done | sort -u)
+		exits=
+		case " $flags " in *" --help "* | *" --version "*) exits=exits ;; esac
+		if [ -z "$subs" ]; then
+			[ -n "$exits" ] || { echo "in OPTIONS, not in SYNOPSIS: $flags"; continue; }
+			subs=-
+		fi
+		for sub in $subs; do
+			for opt in $flags; do
+				probe "$prog" "$sub" "$arity" "$opt" $exits
+			done
+		done
+	done <<<"$items"
+}
+
+@test "SYNOPSIS, usage, OPTIONS and the options each program accepts agree" {
+	local page name diff all=
+	cd "$BATS_TEST_TMPDIR"
+	for page in "$ROOT_DIR"/man/*.1; do
+		name=$(basename "$page" .1)
+		diff=$(option_disagreements "$name")
+		[ -z "$diff" ] || all+="$name: ${diff//$'\n'/$'\n'$name: }"$'\n'
+	done
+	[ -z "$all" ] || { printf '%s' "$all" >&2; return 1; }
 }
