@@ -4,7 +4,7 @@
 #   make test            build with -Werror, run every test, print "N passed, N failed"
 #   make SANITIZE=address,undefined test
 #                        the same, built with sanitizers into build/sanitize/
-#   make install         install programs and man pages (PREFIX, DESTDIR)
+#   make install         install programs, man pages and doc/ (PREFIX, DESTDIR)
 #   make lint            shellcheck every shell script; the pages render without
 #                        warnings under mandoc -Tlint, groff and man -l
 #   make bench           benchmarks of perfkite itself (bench/)
@@ -20,6 +20,7 @@ VERSION := $(shell cat VERSION)
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/perfkite
 CC ?= cc
 
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -134,6 +135,8 @@ install: all
 	cp -f $(PROGS) bin/perf-lane $(DESTDIR)$(BINDIR)/
 	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
+	mkdir -p $(DESTDIR)$(DOCDIR)
+	cp -f doc/*.md $(DESTDIR)$(DOCDIR)/
 
 lint:
 	shellcheck -x $(SCRIPTS)

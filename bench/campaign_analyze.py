@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The campaign analysis of seeds/benchmark-campaigns.md and
-reference/campaign-report.md in Python's standard library only: what
+"""The campaign analysis of perf-analyze(1) and doc/campaign-report.md in
+Python's standard library only: what
 `perf-analyze --json PLAN RESULTS` computes, written independently of the C
 code, for `make bench` (the time of the same analysis) and for the tests
 (the expected reports). Errors: exit 2 with "<code>: <detail>" on stderr."""

@@ -1,6 +1,6 @@
 /*
- * perf-analyze: the analysis of a paired campaign (seeds/benchmark-
- * campaigns.md, reference/campaign-report.md): the vq.benchmark-report/1
+ * perf-analyze: the analysis of a paired campaign (perf-analyze(1),
+ * doc/campaign-report.md): the vq.benchmark-report/1
  * document as a text table (default), as JSON (--json), as CSV (--csv) and
  * as a standalone SVG figure (--svg), all rendered from the one report.
  */

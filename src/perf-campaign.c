@@ -1,6 +1,5 @@
 /*
- * perf-campaign: runs a paired campaign (seeds/benchmark-campaigns.md
- * "Running a plan"):
+ * perf-campaign: runs a paired campaign (perf-campaign(1)):
  *
  *   run PLAN BINDING RUN_DIR [--once]   the node classes bound to this
  *       machine, in the plan's seeded order, one run at a time per node

@@ -1,7 +1,7 @@
 /*
  * perf-collect: runs benchmarks from their JSON configs and writes the
- * reference's raw records (sections 1 and 2): config discovery and
- * validation, GPU discovery, the runner protocol (DESIGN.md), measurement,
+ * reference's raw records (perf-collect(1)): config discovery and
+ * validation, GPU discovery, the runner protocol, measurement,
  * aggregates, the v2 identity block, and the worker log.
  */
 #include <dirent.h>
@@ -320,7 +320,7 @@ hardware_profile(long count)
 	    count > 1 ? gpu_interconnect(&opt.gpu, (int)count) : "single_gpu");
 }
 
-/* Sets the v2 identity keys of a record, in 2.7's order (2.6). */
+/* Sets the v2 identity keys of a record, in the raw record's key order. */
 static int
 add_identity(cJSON *rec, const struct bench *b, long count, const cJSON *runtime,
     char **err)

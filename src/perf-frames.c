@@ -1,6 +1,6 @@
 /*
  * perf-frames: the equivalent-workload frame-time comparison
- * (seeds/frame-time-comparison.md, reference/frames-report.md). Validates
+ * (perf-frames(1), doc/frames-report.md). Validates
  * a manifest of paired baseline/successor recordings and every CSV, and
  * prints the arithmetic report: per-run frame-time, rate and AI metrics,
  * variant aggregates as medians of per-run metrics, and paired deltas.

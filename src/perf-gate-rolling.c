@@ -2,10 +2,11 @@
  * perf-gate-rolling: the rolling-baseline gate. Each normalized record is
  * compared with the median of the last five trusted records of its exact
  * comparison cohort in the history store, and gets the reference's status
- * (section 5): PASS, REGRESSION, CALIBRATION_NEEDED, RECIPE_MISMATCH or
- * INFRA_ERROR, with its reason, final success and baseline eligibility, and
- * a transient "comparison" object for perf-summarize. The whole batch is
- * compared with the history as it was before the batch.
+ * (perf-gate-rolling(1)): PASS, REGRESSION, CALIBRATION_NEEDED,
+ * RECIPE_MISMATCH or INFRA_ERROR, with its reason, final success and
+ * baseline eligibility, and a transient "comparison" object for
+ * perf-summarize. The whole batch is compared with the history as it was
+ * before the batch.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -249,7 +250,7 @@ num_or_null(bool has, double v)
 }
 
 /*
- * Compares with the baseline window (5.5): fills the per-metric part of the
+ * Compares with the baseline window: fills the per-metric part of the
  * comparison object and appends the rolling failure strings.
  */
 static void
@@ -326,7 +327,7 @@ join(const cJSON *arr, const char *sep)
 }
 
 /*
- * Classifies one record (5.6, 5.7), sets its keys, and appends its failure
+ * Classifies one record, sets its keys, and appends its failure
  * strings to all_failures. raised: the history could not be read for it.
  */
 static void
@@ -443,7 +444,7 @@ classify(struct current *c, bool unattributed, const char *raised,
 	free(reason);
 }
 
-/* Writes the normalized artifact of a compared record (5.9); false on failure. */
+/* Writes the normalized artifact of a compared record; false on failure. */
 static bool
 write_artifact(const struct current *c)
 {

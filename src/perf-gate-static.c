@@ -1,9 +1,9 @@
 /*
  * perf-gate-static: the fixed per-GPU threshold gate. Raw records in, the
  * same records out with "static_failures" (the reference's per-record
- * attribution strings, section 4.2) added; exit 1 when any record breaches
+ * attribution strings) added; exit 1 when any record breaches
  * its selected thresholds block. With --tail, the worker-log tail of each
- * breaching record goes to stderr (section 6.4).
+ * breaching record goes to stderr.
  */
 #include <getopt.h>
 #include <math.h>

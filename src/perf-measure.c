@@ -1,7 +1,7 @@
 #define _GNU_SOURCE
 /*
  * perf-measure: the job-side wrapper of a campaign run
- * (seeds/benchmark-campaigns.md "What the job reports"). It runs the
+ * (perf-measure(1)). It runs the
  * command, passes its output through unchanged, keeps its exit status, and
  * writes vq-benchmark-run.json in the working directory: startup is the
  * time to the first SCF iteration line, steady the rest; the total energy,

@@ -1,6 +1,6 @@
 /*
  * perf-normalize: raw benchmark records in, tracking records out, exactly
- * as the reference's comparator normalizes them (section 3): renamed and
+ * as the reference's comparator normalizes them: renamed and
  * coerced metrics, the effective regression policy of all six metrics,
  * provenance from the record then the environment, the run source, and the
  * identity keys. The transient static_failures key passes through.
@@ -25,7 +25,7 @@ static struct {
 	struct prov_env env;
 } opt;
 
-/* Copied when present and not null, in this order (3.1). */
+/* Copied when present and not null, in this order. */
 static const char *const identity_keys[] = {
 	"result_schema_version", "workload_id", "variant_id",
 	"benchmark_version", "recipe", "recipe_fingerprint",

@@ -1,8 +1,7 @@
 /*
  * perf-plan: validates a campaign plan (vq.benchmark-plan/1), prints its
  * digest and seeded run order; perf-plan digest DIR prints the input
- * digest of a directory (seeds/benchmark-campaigns.md,
- * reference/campaign-report.md).
+ * digest of a directory (perf-plan(1), doc/campaign-report.md).
  */
 #include <errno.h>
 #include <getopt.h>

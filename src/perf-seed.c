@@ -1,6 +1,6 @@
 /*
  * perf-seed: the reviewed path from a CALIBRATION_NEEDED artifact to a
- * baseline (reference 8.4-8.7).
+ * baseline (perf-seed(1)).
  *
  *   perf-seed prepare: validates the source artifacts, checks the store
  *     and the staging root hold no baseline for their identity, checks the
@@ -99,7 +99,7 @@ fail(const char *fmt, ...)
 }
 
 /*
- * The store as the manifest names it (8.5 "repository"): a Hugging Face
+ * The store as the manifest names it (its "repository"): a Hugging Face
  * dataset as the reference does; another git remote by its host and path;
  * a directory by its real path.
  */
@@ -208,7 +208,7 @@ content_of(const cJSON *rec)
 	return buf_detach(&b);
 }
 
-/* 8.4 steps 3-4: no source repeats another; all have the first's identity. */
+/* Prepare: no source repeats another; all have the first's identity. */
 static int
 check_batch(struct doc *s, int n)
 {
@@ -244,7 +244,7 @@ check_batch(struct doc *s, int n)
 	return rc;
 }
 
-/* 8.4 step 2 for every source, in input order: the first failure wins. */
+/* Prepare: every source checked, in input order: the first failure wins. */
 static int
 check_sources(struct doc *s, int n)
 {
@@ -286,7 +286,7 @@ cmp_str(const void *a, const void *b)
 }
 
 /*
- * 8.4 step 5: the history in dir (a store directory; missing is empty)
+ * Prepare: the history in dir (a store directory; missing is empty)
  * holds no baseline-eligible record of the identity and no trusted record
  * of another recipe of its cohort. label names it in the messages.
  */
@@ -326,7 +326,7 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 	return rc;
 }
 
-/* 8.4 step 6: the batch's values against their median, printed, then judged. */
+/* Prepare: the batch's values against their median, printed, then judged. */
 static int
 check_consistency(struct doc *s, int n)
 {
@@ -477,7 +477,7 @@ file_entry(const char *path, const void *bytes, size_t n)
 }
 
 /*
- * 8.4 steps 9-10: reserve, write the seeds (batch order) and the manifest
+ * Prepare: reserve, write the seeds (batch order) and the manifest
  * (sources s in input order).
  */
 static int
@@ -713,7 +713,7 @@ load_entry(struct doc *d, const cJSON *entry, const char *changed, const char *n
 	return 0;
 }
 
-/* 8.6 step 6: the prepared batch as a whole. */
+/* Upload: the prepared batch as a whole. */
 static int
 check_prepared_batch(struct doc *p, int n, const struct doc *src, const cJSON *manifest,
     const char *res)
@@ -785,7 +785,7 @@ check_prepared_batch(struct doc *p, int n, const struct doc *src, const cJSON *m
 	return 0;
 }
 
-/* 8.6 step 7: each seed is exactly what its source gives. */
+/* Upload: each seed is exactly what its source gives. */
 static int
 rederive(struct doc *p, int n, struct doc *src)
 {
@@ -814,7 +814,7 @@ rederive(struct doc *p, int n, struct doc *src)
 	return rc;
 }
 
-/* A Hugging Face remote needs a write token (8.6 step 8). */
+/* A Hugging Face remote needs a write token. */
 static bool
 needs_token(void)
 {

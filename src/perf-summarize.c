@@ -1,7 +1,7 @@
 /*
  * perf-summarize: what people read after a performance build. Compared
- * records in; the Markdown summary of the reference (section 6.1) out, and
- * on request the report file, the HTML dashboard (7.1, self-contained),
+ * records in; the Markdown summary of the reference out, and
+ * on request the report file, the HTML dashboard (self-contained),
  * a CSV of every metric, or the run-to-run stability of each cohort.
  */
 #include <errno.h>
@@ -126,7 +126,7 @@ num_cell(buf *b, const cJSON *v, int prec)
 		buf_adds(b, num_fixed(t, d, prec));
 }
 
-/* One row of 6.1's table. */
+/* One row of the summary's table. */
 static void
 md_row(buf *b, const cJSON *rec)
 {

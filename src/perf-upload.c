@@ -1,6 +1,6 @@
 /*
  * perf-upload: stores compared records in the history store by the upload
- * policy (reference 5.9, 8.2): a directory or a git remote, one revision
+ * policy (perf-upload(1)): a directory or a git remote, one revision
  * (one git commit) per batch. Records pass through to stdout. With
  * --export, writes the whole store as one gzip JSON-lines stream instead.
  */

@@ -17,6 +17,9 @@ mk() {
 		[ -f "$BATS_TEST_TMPDIR/root/opt/pk/share/man/man1/$prog.1" ]
 	done
 	[ -f "$BATS_TEST_TMPDIR/root/opt/pk/share/man/man7/perfkite.7" ]
+	for doc in "$ROOT_DIR"/doc/*.md; do
+		[ -f "$BATS_TEST_TMPDIR/root/opt/pk/share/doc/perfkite/$(basename "$doc")" ]
+	done
 	run "$BATS_TEST_TMPDIR/root/opt/pk/bin/perf-normalize" --version
 	assert_success
 }

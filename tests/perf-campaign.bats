@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# perf-campaign: running a plan from its binding (seeds/benchmark-campaigns.md
+# perf-campaign: running a plan from its binding (perf-campaign(1)
 # "Running a plan"), killing the runner and resuming, the limits and
 # statuses, the Buildkite pipeline and collect.
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # perf-collect: configs, the runner protocol, measurement, raw records
-# (reference sections 1 and 2), with the test suite's stand-in GPU libraries.
+# (perf-collect(1)), with the test suite's stand-in GPU libraries.
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common

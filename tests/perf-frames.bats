@@ -82,7 +82,7 @@ mutate() {
 	jq -e '.delta_summary.median_frame_time_reduction_percent > 5 and .delta_summary.throughput_increase_percent > 5' got.json
 }
 
-@test "key order and integers: the layout of frames-report.md" {
+@test "key order and integers: the layout of doc/frames-report.md" {
 	gen d
 	perf-frames d/comparison.json >r.json
 	assert_equal "$(jq -c 'keys_unsorted' r.json)" \

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# perf-gate-rolling: the rolling-baseline gate (reference section 5). The
+# perf-gate-rolling: the rolling-baseline gate (perf-gate-rolling(1)). The
 # fixture cases are computed by a Python transcription of the reference
 # comparator (fixtures/perf-gate-rolling/gen-cases.py) and compared byte for
 # byte: records, console lines and exit status.

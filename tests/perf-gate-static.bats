@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# perf-gate-static: fixed per-GPU thresholds (reference 4.2) and the
-# worker-log tail (6.4).
+# perf-gate-static: fixed per-GPU thresholds (perf-gate-static(1)) and
+# the worker-log tail.
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# perf-lane: the performance lane (reference section 9): the run's
+# perf-lane: the performance lane (perf-lane(1)): the run's
 # classification, which steps run, the exit status, the reports (raw
 # records, worker logs as Markdown, telemetry), and a whole lane end to end
 # over the fake runner: calibration, a seed, a pass, a regression.
@@ -28,7 +28,7 @@ classified() {
 	assert_equal "${lines[0]}" "--- perf-lane: run source $1, upload policy $2, store store, reports reports"
 }
 
-@test "classification, first match wins (reference 9.1 step 3)" {
+@test "classification, first match wins" {
 	BUILDKITE_PULL_REQUEST=123 lane empty
 	classified pr pass
 	BUILDKITE_PULL_REQUEST=123 BUILDKITE_BRANCH=main TEST_SCOPE=full lane empty

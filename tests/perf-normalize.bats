@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# perf-normalize: raw records to tracking records (reference section 3).
+# perf-normalize: raw records to tracking records (perf-normalize(1)).
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# perf-seed: reviewed baseline seeding (reference 8.4-8.7), the reference's
-# own cases (section 10.6, rows 33-84) and the compare-and-swap upload to a
+# perf-seed: reviewed baseline seeding (perf-seed(1)), the reference's
+# own test cases, and the compare-and-swap upload to a
 # directory store and to a git remote.
 
 # shellcheck disable=SC2154,SC2030,SC2031 # bats sets status, output, lines, stderr; each test is a subshell
@@ -66,7 +66,7 @@ fails_with() {
 	assert_equal "${lines[8]}" "Prepared baseline seed: $PWD/$seed"
 	assert_equal "${lines[9]}" "Reserved exact identity in staging: $PWD/$res"
 	assert_equal "${lines[10]}" "Prepared upload manifest: $PWD/$res/manifest"
-	# the manifest (8.5)
+	# the manifest
 	jq -e --arg s "$PWD/src.json" --arg p "$PWD/$seed" --arg st "$PWD/staging" --arg store "$PWD/store" '
 		.manifest_schema_version == 1 and
 		.repository == {endpoint: "file", repo_id: $store, repo_type: "directory"} and

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# perf-summarize: the Markdown summary (reference 6.1, 6.2), the dashboard
-# (7.1, in inline SVG), CSV and stability.
+# perf-summarize: the Markdown summary (perf-summarize(1)), the
+# dashboard (in inline SVG), CSV and stability.
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common

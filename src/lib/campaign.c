@@ -882,7 +882,7 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 		ss = sqrt(ss / (n - 1));
 		lb = ms - t * ss / sqrt((double)n);
 		be = json_new_object();
-		/* Integers stay integers (campaign-report.md "NUMBERS"). */
+		/* Integers stay integers (doc/campaign-report.md "Numbers"). */
 		json_set(be, "cost_core_seconds", pl->variants[v].int_costs && fabs(cost) < 9e15 ?
 		    json_new_int((long long)cost) : json_new_float(cost));
 		json_set(be, "mean_saving_core_seconds", json_new_float(ms));

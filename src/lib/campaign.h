@@ -1,6 +1,6 @@
 /*
  * campaign: paired generic-versus-optimized campaigns
- * (seeds/benchmark-campaigns.md, reference/campaign-report.md): the plan,
+ * (perf-plan(1), perf-analyze(1), doc/campaign-report.md): the plan,
  * its digest and seeded run order, the results, and the analysis that
  * makes the vq.benchmark-report/1 document.
  */
@@ -14,7 +14,7 @@
 
 #include "canon.h"
 
-/* A refusal: its error code (campaign-report.md) and what is wrong. */
+/* A refusal: its error code (doc/campaign-report.md) and what is wrong. */
 struct problem {
 	const char *code;
 	char *detail;
@@ -78,7 +78,7 @@ struct order_run {
 int plan_load(const char *text, size_t len, struct plan *pl, struct problems *p);
 void plan_free(struct plan *pl);
 
-/* The seeded run order (DESIGN.md): a new array of *n runs. */
+/* The seeded run order (doc/campaign-report.md): a new array of *n runs. */
 struct order_run *plan_order(const struct plan *pl, size_t *n);
 /* perf-plan --json: {plan_id, plan_sha256, order}. */
 cJSON *plan_order_json(const struct plan *pl);

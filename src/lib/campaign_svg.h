@@ -1,6 +1,6 @@
 /*
  * campaign_svg: the standalone figure of a campaign report
- * (seeds/benchmark-campaigns.md "Exporting a plot"): workloads grouped by
+ * (perf-analyze(1) --svg): workloads grouped by
  * node class and variant on a shared logarithmic axis, each cell's
  * geometric mean with its Student t interval, the reference line at 1 and
  * the shaded equivalence band, counts and verdicts per row, tooltips with

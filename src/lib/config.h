@@ -1,6 +1,6 @@
 /*
  * config: benchmark configs as the reference validates and reads them
- * (sections 1.3, 1.5, 1.7, 1.8, 4.1).
+ * (perf-collect(1) "Configs").
  */
 #ifndef PERF_CONFIG_H
 #define PERF_CONFIG_H
@@ -30,20 +30,20 @@ char *config_display_id(const cJSON *cfg);
 const cJSON *config_run_config(const cJSON *cfg);
 
 /*
- * Run counts (1.7): defaults 1 and 3 when the keys are absent. Returns
+ * Run counts: defaults 1 and 3 when the keys are absent. Returns
  * NULL, or the message ("<id>: run_config.num_warmup_runs must be a
  * non-negative integer").
  */
 char *config_run_counts(const cJSON *cfg, long *warmup, long *measure);
 
 /*
- * The GPU count (1.8) from init_kwargs.num_gpus, run_config.required_gpus,
+ * The GPU count from init_kwargs.num_gpus, run_config.required_gpus,
  * tp_size and sp_size. Returns NULL, or the reference's message.
  */
 char *config_gpu_count(const cJSON *cfg, long *count);
 
 /*
- * The selected static thresholds block (4.1): the first key of
+ * The selected static thresholds block: the first key of
  * "thresholds" in file order that is a substring of device, else
  * "default", else the built-in {120.0, 30000.0}. A new tree; NULL (with
  * *err set) when "thresholds" is present but not an object.
@@ -51,7 +51,7 @@ char *config_gpu_count(const cJSON *cfg, long *count);
 cJSON *config_thresholds(const cJSON *cfg, const char *device, char **err);
 
 /*
- * The gpu_types gate (2.1 step 3): NULL when the benchmark may run on
+ * The gpu_types gate: NULL when the benchmark may run on
  * device, else the reference's skip reason.
  */
 char *config_gpu_types_skip(const cJSON *cfg, const char *device);

@@ -251,7 +251,7 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
 	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
 	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
-	/* 7.1's cohort kind (PR #1613). */
+	/* The dashboard's cohort kind (FastVideo PR #1613). */
 	for (i = 0; i < IDENTITY_KEYS; i++) {
 		v = f[F_IDENT + i];
 		r->ident[i] = str_of(d, v, "");
@@ -287,7 +287,7 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	d->n++;
 }
 
-/* 7.1's grouping key, element by element. */
+/* The dashboard's grouping key, element by element. */
 static int
 cmp_key(const char *const *a, const char *const *b)
 {
@@ -417,7 +417,7 @@ short_value(buf *b, const char *v)
 		buf_add(b, v, 12);
 }
 
-/* The cohort title and detail of 7.1 (PR #1613). */
+/* The cohort title and detail of the dashboard (FastVideo PR #1613). */
 static void
 cohort_title(const struct group *g, buf *title, buf *detail)
 {
@@ -950,7 +950,7 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points)
 				nn += d->r[g->rows[j]].has[m];
 			if (!d->column[m] || nn == 0)
 				continue;
-			/* 7.1's chart title: model | GPU | cohort | detail | metric */
+			/* The chart title: model | GPU | cohort | detail | metric */
 			buf_reset(&t);
 			buf_addf(&t, "%s | %s | %s | ", r->model, r->gpu, title.s);
 			if (detail.len > 0)

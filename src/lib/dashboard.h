@@ -1,10 +1,10 @@
 /*
- * dashboard: the HTML dashboard of perf-summarize (reference 7.1, drawn
+ * dashboard: the HTML dashboard of perf-summarize (perf-summarize(1), drawn
  * without plotly): one self-contained page, inline CSS and inline SVG, no
- * script, nothing fetched. Records are grouped into cohorts as 7.1 groups
- * them (v2 cohorts merge across display renames; invalid v2 and legacy v1
- * records stay scoped by model and GPU), with one time-series chart per
- * metric and cohort.
+ * script, nothing fetched. Records are grouped into cohorts as the
+ * reference groups them (v2 cohorts merge across display renames; invalid
+ * v2 and legacy v1 records stay scoped by model and GPU), with one
+ * time-series chart per metric and cohort.
  */
 #ifndef PERF_DASHBOARD_H
 #define PERF_DASHBOARD_H

@@ -1,10 +1,10 @@
 /*
- * events: what a benchmark runner reports (DESIGN.md "Benchmark runner
+ * events: what a benchmark runner reports (perf-collect(1) "Runner
  * protocol"): one JSON object per line in the file named by PERF_EVENTS,
  *   {"event":"run","phase":"warmup"|"measure","generation_time_s":28.5,
  *    "peak_memory_mb":10840.0,"stages":{...}}
  *   {"event":"runtime","resolved_attention_backend":...,"python":...}
- * and the reference's mapping of stage logs to component metrics (2.4).
+ * and the reference's mapping of stage logs to component metrics.
  */
 #ifndef PERF_EVENTS_H
 #define PERF_EVENTS_H

@@ -1,6 +1,6 @@
 /*
  * frames: the frame-time recordings of perf-frames
- * (seeds/frame-time-comparison.md, reference/frames-report.md): one CSV
+ * (perf-frames(1), doc/frames-report.md): one CSV
  * checked row by row as it streams in, the per-run metrics, and the
  * nearest-rank and median statistics the report uses.
  *

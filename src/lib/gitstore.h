@@ -1,5 +1,5 @@
 /*
- * gitstore: a history store kept in a git repository (DESIGN.md "History
+ * gitstore: a history store kept in a git repository (perf-upload(1) "Git
  * store"): "git+URL", any remote git reaches, a Hugging Face dataset
  * repository over https among them.
  *

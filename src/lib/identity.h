@@ -1,7 +1,7 @@
 /*
- * identity: the comparison identity of a tracking record (reference 5.3):
- * six keys whose string forms must all be equal for two records to be
- * compared.
+ * identity: the comparison identity of a tracking record
+ * (perf-gate-rolling(1)): six keys whose string forms must all be equal
+ * for two records to be compared.
  */
 #ifndef PERF_IDENTITY_H
 #define PERF_IDENTITY_H

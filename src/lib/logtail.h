@@ -1,5 +1,5 @@
 /*
- * logtail: the worker-log tail block of the reference (section 6.4),
+ * logtail: the worker-log tail block of the reference (perf-gate-static(1)),
  * printed when a benchmark breaches a fixed threshold.
  */
 #ifndef PERF_LOGTAIL_H

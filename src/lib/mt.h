@@ -1,7 +1,7 @@
 /*
  * mt: Python's random module, as far as the campaign order needs it: the
  * MT19937 generator seeded as random.Random(seed) seeds it, and
- * random.shuffle() (DESIGN.md "Paired campaigns").
+ * random.shuffle() (doc/campaign-report.md).
  */
 #ifndef PERF_MT_H
 #define PERF_MT_H

@@ -1,7 +1,7 @@
 /*
  * policy: the six tracked metrics and the rolling regression policy, as
- * one table every program reads (reference section 3.2), the per-record
- * override merge (3.3) and the reference's numeric coercion (3.1).
+ * one table every program reads (perf-normalize(1)), the per-record
+ * override merge and the reference's numeric coercion.
  */
 #ifndef PERF_POLICY_H
 #define PERF_POLICY_H

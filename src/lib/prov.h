@@ -1,5 +1,5 @@
 /*
- * prov: provenance of a run (reference sections 2.5 and 5.1): which
+ * prov: provenance of a run (perf-normalize(1), perf-lane(1)): which
  * Buildkite variables say what, and the run-source inference.
  */
 #ifndef PERF_PROV_H

@@ -1,7 +1,8 @@
 /*
- * recipe: the identity block of a v2 raw record (reference 2.6): the recipe
- * and its fingerprint, the hardware, software and environment profiles and
- * their ids. Values of FASTVIDEO_<X> variables are read as PERF_<X> first.
+ * recipe: the identity block of a v2 raw record (perf-collect(1)
+ * "Record"): the recipe and its fingerprint, the hardware, software and
+ * environment profiles and their ids. Values of FASTVIDEO_<X> variables
+ * are read as PERF_<X> first.
  */
 #ifndef PERF_RECIPE_H
 #define PERF_RECIPE_H
@@ -20,7 +21,7 @@ struct hw_gpu {
 /* The variable PERF_<name>, else FASTVIDEO_<name>, else NULL. */
 const char *recipe_env(const char *name);
 
-/* The reference's model path normalization (2.6.2): NULL for none. */
+/* The reference's model path normalization: NULL for none. */
 char *recipe_model_path(const cJSON *value);
 
 /* init_kwargs with num_gpus set to count and text_encoder_precisions last. */
@@ -46,10 +47,10 @@ int recipe_fingerprint(const cJSON *recipe, char hex[65]);
 cJSON *recipe_hardware_profile(bool cuda, long count, const struct hw_gpu *gpus,
     int nvisible, const char *interconnect);
 
-/* The software profile (2.6.6) from the runtime event and the environment. */
+/* The software profile from the runtime event and the environment. */
 cJSON *recipe_software_profile(const cJSON *runtime);
 
-/* environment_metadata (2.6.7); sysname etc. from uname(). */
+/* environment_metadata; sysname etc. from uname(). */
 cJSON *recipe_environment_metadata(const cJSON *runtime, const cJSON *hw,
     const cJSON *sw);
 

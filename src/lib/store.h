@@ -1,6 +1,6 @@
 /*
- * store: the history store, read side (reference 8.3, DESIGN.md "History
- * store").
+ * store: the history store, read side (perf-gate-rolling(1) --store,
+ * perfkite(7)).
  *
  * A store is a directory laid out as the reference's dataset (or a git
  * repository holding one, read through a local clone): every
@@ -53,7 +53,7 @@ typedef struct store store;
  * The two lookups of a comparison identity (values: str() of the six
  * identity keys, in identity order): its exact cohort, successful and
  * baseline-eligible (5.4), and its (workload, variant, version) across
- * profiles, successful (5.8).
+ * profiles, successful.
  */
 void store_identity_queries(char *const *values, struct store_query *exact,
     struct store_query *cohort);
@@ -111,8 +111,8 @@ char *store_record_path(const cJSON *rec);
 /*
  * The bytes a record is stored as: without perfkite's transient keys
  * (static_failures, comparison), indented by two spaces, no final newline
- * (reference 2.10). Returns 0, or -1 for a non-finite number (*where, when
- * given, names it).
+ * (as the reference writes them). Returns 0, or -1 for a non-finite number
+ * (*where, when given, names it).
  */
 int store_record_text(const cJSON *rec, buf *out, buf *where);
 

@@ -1,6 +1,6 @@
 /*
  * storew: writing the history store, a directory or a git remote
- * (DESIGN.md "History store").
+ * (perf-upload(1)).
  *
  * A directory store is written under an exclusive lock (the hidden file
  * ".perfkite-lock" in it), each record file created whole under a hidden

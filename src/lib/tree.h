@@ -1,5 +1,5 @@
 /*
- * tree: the digest of a directory tree (DESIGN.md "Paired campaigns"): the
+ * tree: the digest of a directory tree (doc/campaign-report.md): the
  * SHA-256 of the canonical JSON of the array of its entries sorted by
  * path, each {"path" (relative, "/"), "type" ("file" | "directory"),
  * "size" (0 for a directory), "sha256" (of the content; null for a

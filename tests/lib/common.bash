@@ -75,7 +75,7 @@ run_case() {
 }
 
 
-# Behaviour every filter shares (STYLE.md, DESIGN.md conventions). Each
+# Behaviour every filter shares (perfkite(7) "Conventions"). Each
 # takes the program and, where needed, a file of valid input records.
 
 check_empty_input() {

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """jsoncmp.py GOT WANT: the two JSON documents are the same by
-campaign-report.md's rule: floats within 1e-6 relative (exactly 0
+doc/campaign-report.md's rule: floats within 1e-6 relative (exactly 0
 absolutely), integers stay integers, everything else exact, key order
 included. Prints the first difference and exits 1."""
 import json

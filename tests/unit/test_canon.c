@@ -1,4 +1,4 @@
-/* Unit tests for canon: the reference's canonical JSON and fingerprints (2.8). */
+/* Unit tests for canon: the reference's canonical JSON and fingerprints. */
 #include <string.h>
 
 #include "canon.h"

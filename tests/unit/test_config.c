@@ -1,4 +1,4 @@
-/* Unit tests for config: the reference's 10.1, 1.7, 1.8 and 4.1 cases. */
+/* Unit tests for config: the reference's test cases. */
 #include <stdlib.h>
 #include <string.h>
 

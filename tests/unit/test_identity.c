@@ -1,4 +1,4 @@
-/* Unit tests for identity: completeness and the reference's error text (5.3). */
+/* Unit tests for identity: completeness and the reference's error text. */
 #include <stdlib.h>
 #include <string.h>
 

@@ -20,7 +20,7 @@ main(void)
 	b = mt_next(&m);
 	c = mt_next(&m);
 	ok(a == 2746317213U && b == 478163327U && c == 107420369U,
-	    "seed 42: 2746317213, 478163327, 107420369 (DESIGN.md)");
+	    "seed 42: 2746317213, 478163327, 107420369 (doc/campaign-report.md)");
 	for (int i = 0; i < 10; i++)
 		v[i] = i;
 	mt_seed(&m, 42);

@@ -1,4 +1,4 @@
-/* Unit tests for policy: the table, coercion, the override merge (3.2, 3.3). */
+/* Unit tests for policy: the table, coercion, the override merge. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

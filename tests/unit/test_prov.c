@@ -1,4 +1,4 @@
-/* Unit tests for prov: run-source inference (2.5, 5.1). */
+/* Unit tests for prov: run-source inference. */
 #include <stdio.h>
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /*
- * Unit tests for recipe: the reference's identity examples (2.8) and tests
- * (10.4, 10.5). Run from the repository root (fixtures/configs).
+ * Unit tests for recipe: the reference's identity examples and test
+ * cases. Run from the repository root (fixtures/configs).
  */
 #include <stdio.h>
 #include <stdlib.h>
