@@ -140,14 +140,14 @@ svgaxis_text_width(const char *s, double font_px)
 
 		if ((c & 0xc0) == 0x80)
 			continue;	/* a UTF-8 continuation byte */
-		if (strchr(".,:;'|!il ", c) != NULL)
-			w += 0.34;
+		if (strchr(".,:;'|!il -", c) != NULL)
+			w += 0.4;
 		else if (c >= 'A' && c <= 'Z')
-			w += 0.72;
+			w += 0.78;
 		else if (c == 'm' || c == 'w' || c == '%' || c >= 0x80)
-			w += 0.9;
+			w += 1.0;
 		else
-			w += 0.6;
+			w += 0.65;	/* digits and most letters of DejaVu Sans */
 	}
 	return w * font_px;
 }
