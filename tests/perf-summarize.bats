@@ -126,7 +126,9 @@ EOF
 	not grep -Eqi 'src="(https?:)?//' dash.html
 	not grep -Eqi '<link|<img|<iframe|<object|<embed' dash.html
 	# hrefs are links a person follows (cohorts, builds), nothing loaded
-	[ -z "$(grep -Eoi 'href="[^"]*"' dash.html | grep -Ev '^href="(#c[0-9]+|https?://[^"]*)"$')" ]
+	grep -Eoi 'href="[^"]*"' dash.html >hrefs || :
+	[ -s hrefs ]
+	not grep -Ev '^href="(#c[0-9]+|https?://[^"]*)"$' hrefs
 	not grep -qi '@import\|url(' dash.html
 	[ "$(grep -c '<svg viewBox="0 0 360 180" role="img"' dash.html)" -eq 15 ]
 	# A marker with hover text for every record and metric (30x6 + 2x3 + 9x3 + 1x3).
@@ -298,10 +300,11 @@ label_boxes() {
 	grep -q '<p class="meta">42 records in 4 cohorts, ' dash.html
 }
 
-@test "a marker links its record's build_url; the hover text names the build and commit" {
+@test "a marker links its record's build_url; the hover text says so and names the commit" {
 	$N --html close.html --now $NOW "$S/dash-close.jsonl" 2>/dev/null
 	[ "$(grep -c '<a href="https://buildkite.com/acme/perf/builds/10[1-6]" target="_blank"><g><circle' close.html)" -eq 6 ]
-	grep -q '^build https://buildkite.com/acme/perf/builds/104 (click to open)</title></g></a>' close.html
+	grep -q '<a href="https://buildkite.com/acme/perf/builds/104" target="_blank"><g><circle class="s0 c" cx="[0-9.]*" cy="[0-9.]*" r="5.5"/><title>2026-06-30 10:01:00 UTC, record #4 (this build)$' close.html
+	grep -q '^click to open the build</title></g></a>' close.html
 	grep -q '^commit 0000000 · main$' close.html
 	# a build_url that is not a web address is never a link
 	not grep -q 'javascript' close.html

@@ -771,7 +771,7 @@ index_ticks(buf *b, const struct xaxis *xa)
 
 static void
 chart(const struct dash *d, const struct group *g, int m, const char *title_text,
-    size_t markers, size_t line_points, buf *b)
+    size_t markers, size_t line_points, bool links, buf *b)
 {
 	const struct metric *mt = &metric_table[m];
 	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0;
@@ -870,7 +870,8 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		if (i < first_marker && !r->current)
 			continue;
 		/* A marker of a record with a build links to it. */
-		if (r->build_url != NULL) {
+		const char *url = links ? r->build_url : NULL;
+		if (url != NULL) {
 			buf_adds(b, "<a href=\"");
 			text_xml_escape(b, r->build_url);
 			buf_adds(b, "\" target=\"_blank\">");
@@ -914,12 +915,9 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 			text_xml_escape(b, cut != NULL ? cut : r->reason);
 			free(cut);
 		}
-		if (r->build_url != NULL) {
-			buf_adds(b, "\nbuild ");
-			text_xml_escape(b, r->build_url);
-			buf_adds(b, " (click to open)");
-		}
-		buf_adds(b, r->build_url != NULL ? "</title></g></a>" : "</title></g>");
+		if (url != NULL)
+			buf_adds(b, "\nclick to open the build");
+		buf_adds(b, url != NULL ? "</title></g></a>" : "</title></g>");
 	}
 	buf_adds(b, "</svg>");
 #undef Y
@@ -994,7 +992,7 @@ failing_status(const char *s)
 
 /* The page with at most markers markers and line_points points per chart. */
 static void
-render(struct dash *d, buf *out, size_t markers, size_t line_points)
+render(struct dash *d, buf *out, size_t markers, size_t line_points, bool links)
 {
 	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
 	size_t i, *order, no = 0;
@@ -1093,7 +1091,7 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points)
 			buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
 			index_note(out, d, g, m);
 			buf_adds(out, "</figcaption>");
-			chart(d, g, m, t.s, markers, line_points, out);
+			chart(d, g, m, t.s, markers, line_points, links, out);
 			buf_adds(out, "</figure>\n");
 		}
 		buf_adds(out, "</div>\n</section>\n");
@@ -1136,6 +1134,7 @@ void
 dash_render(struct dash *d, buf *out)
 {
 	size_t markers = 1, points = LINE_POINTS, start = out->len;
+	bool links = true;
 
 	group_records(d);
 	/*
@@ -1156,9 +1155,16 @@ dash_render(struct dash *d, buf *out)
 	}
 	for (int tries = 0;; tries++) {
 		out->len = start;
-		render(d, out, markers, points);
-		if (out->len - start <= PAGE_LIMIT || (markers == 1 && points == 16) || tries == 8)
+		render(d, out, markers, points, links);
+		if (out->len - start <= PAGE_LIMIT || tries == 20)
 			break;
+		/* At the fewest markers, the build links go before the limit does. */
+		if (markers == 1 && points == 16) {
+			if (!links)
+				break;
+			links = false;
+			continue;
+		}
 		/* ...else fewer older markers and a coarser line, in proportion. */
 		double k = (double)PAGE_LIMIT / (double)(out->len - start) * 0.97;
 		markers = markers * k < 1 ? 1 : (size_t)(markers * k);
