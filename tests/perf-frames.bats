@@ -444,6 +444,7 @@ csv_case() {
 		text = "".join(root.itertext())
 		assert "SYNTHETIC SAMPLES" in text
 		assert "pair-02, baseline: 99.1" in text, text
+		assert "in parentheses: the frames in the window" in text, text
 		low = [t for t in root.iter(ns + "text") if t.get("class") == "low"]
 		assert len(low) == 1 and low[0].text.startswith("pair-02, baseline"), low
 		assert not list(root.iter(ns + "script"))
@@ -459,6 +460,53 @@ csv_case() {
 	grep -q '&lt;script&gt;alert(1)&lt;/script&gt;' m.svg
 }
 
+@test "--svg reads at a glance: 1-2-5 ticks, budgets, legend pair by pair, paired deltas" {
+	gen d
+	perf-frames -o r.json --svg fig.svg d/comparison.json
+	# a range under a decade: every 1-2-5 value and finer steps, all labelled
+	assert_equal "$(grep -o 'class="ytick">[^<]*' fig.svg | sed 's/.*>//' | tr '\n' ' ')" '9 10 15 20 30 '
+	# frames 40 a second and one of 800 ms: every 1-2-5 step from 20 to 1000
+	gen w --rate 40 --stall pair-01:baseline:60000:800
+	perf-frames -o w.json --svg w.svg w/comparison.json
+	assert_equal "$(grep -o 'class="ytick">[^<]*' w.svg | sed 's/.*>//' | tr '\n' ' ')" '20 50 100 200 500 1000 '
+	py - fig.svg r.json w.svg <<-'EOF'
+		import json, sys, xml.etree.ElementTree as ET
+		ns = "{http://www.w3.org/2000/svg}"
+		def texts(root, cls=None):
+		    return [t.text for t in root.iter(ns + "text") if cls is None or t.get("class") == cls]
+		root, rep = ET.parse(sys.argv[1]).getroot(), json.load(open(sys.argv[2]))
+		# the budgets in range: 16.7 ms here, both with the long frame
+		budget = root.findall(".//" + ns + "line[@class='budget']")
+		assert len(budget) == 1, budget
+		assert texts(root, "budgetl") == ["16.7 ms budget, 60 frames/s"], texts(root, "budgetl")
+		wide = ET.parse(sys.argv[3]).getroot()
+		assert texts(wide, "budgetl") == ["16.7 ms budget, 60 frames/s", "33.3 ms budget, 30 frames/s"]
+		# the budget line sits at 1000/60 ms on the axis the ticks label
+		ticks = {float(t.text): float(t.get("y")) - 4 for t in root.iter(ns + "text") if t.get("class") == "ytick"}
+		import math
+		(a, ya), (b, yb) = (10.0, ticks[10.0]), (20.0, ticks[20.0])
+		want = ya + (math.log10(1000 / 60) - math.log10(a)) / (math.log10(b) - math.log10(a)) * (yb - ya)
+		assert abs(float(budget[0].get("y1")) - want) < 0.02, (budget[0].get("y1"), want)
+		# the legend, pair by pair, baseline first, frames in the window
+		runs = {(r["repeat_id"], r["variant"]): r for r in rep["runs"]}
+		rows = [t for t in texts(root) if t and t.startswith("pair-") and "%" in t and "(" in t]
+		want = ["%s, %s: %.2f%% (%d frames)" % (p, v, 100 * runs[p, v]["measurement_coverage_fraction"], runs[p, v]["included_intervals"])
+		        for p in ("pair-01", "pair-02", "pair-03") for v in ("baseline", "successor")]
+		assert rows == want, (rows, want)
+		# the paired median deltas, as the report has them
+		deltas = texts(root, "delta")
+		want = ["%s: %.2f \u2192 %.2f ms, %.1f%% lower" % (d["repeat_id"], runs[d["repeat_id"], "baseline"]["metrics"]["median_frame_time_ms"],
+		        runs[d["repeat_id"], "successor"]["metrics"]["median_frame_time_ms"], d["median_frame_time_reduction_percent"])
+		        for d in rep["paired_deltas"]]
+		assert deltas == want, (deltas, want)
+		assert "median of the pairs: %.1f%% lower" % rep["delta_summary"]["median_frame_time_reduction_percent"] in texts(root, "axis")
+	EOF
+	# a slower successor reads "higher"
+	gen s --speedup 1.1
+	perf-frames --svg s.svg s/comparison.json >/dev/null
+	grep -q '<text x="[0-9]*" y="[0-9]*" class="delta">pair-01: [0-9.]* → [0-9.]* ms, [0-9.]*% higher</text>' s.svg
+}
+
 @test "the SVG renders in headless Chromium" {
 	load lib/chromium
 	chromium_or_skip
@@ -469,6 +517,32 @@ csv_case() {
 	not grep -Ei 'CONSOLE|Uncaught|Failed to load|XML' shot.err
 	chromium_run dom "file://$PWD/fig.svg" --dump-dom
 	[ "$(grep -c '<polyline' dom.out)" -eq 6 ]
+	# every text lies inside the figure, and no two overlap
+	{
+		sed 's|</svg>||' fig.svg
+		cat <<-'EOF'
+		<script><![CDATA[
+		const vb = document.documentElement.viewBox.baseVal, out = [];
+		const boxes = [...document.querySelectorAll("text")].map(t => [t.getBoundingClientRect(), t.textContent]);
+		for (const [b, t] of boxes)
+		  if (b.x < 0 || b.y < 0 || b.x + b.width > vb.width || b.y + b.height > vb.height)
+		    out.push("outside: " + t);
+		for (let i = 0; i < boxes.length; i++)
+		  for (let j = i + 1; j < boxes.length; j++) {
+		    const [p, s] = boxes[i], [q, u] = boxes[j];
+		    if (p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height)
+		      out.push("overlap: " + s + " / " + u);
+		  }
+		const r = document.createElementNS("http://www.w3.org/2000/svg", "text");
+		r.id = "boxes";
+		r.textContent = out.concat(["checked " + boxes.length]).join("; ");
+		document.documentElement.append(r);
+		]]></script></svg>
+		EOF
+	} >probe.svg
+	chromium_run probe "file://$PWD/probe.svg" --dump-dom
+	grep -o '<text id="boxes">[^<]*' probe.out >boxes
+	grep -Eq '^<text id="boxes">checked [0-9]+$' boxes || { cat boxes; false; }
 }
 
 @test "usage, -h, an unknown option, and a full disk" {

@@ -123,7 +123,12 @@ EOF
 	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
 	assert_success
 	not grep -qi '<script' dash.html
-	not grep -Eqi '(src|href)="(https?:)?//' dash.html
+	not grep -Eqi 'src="(https?:)?//' dash.html
+	not grep -Eqi '<link|<img|<iframe|<object|<embed' dash.html
+	# hrefs are links a person follows (cohorts, builds), nothing loaded
+	grep -Eoi 'href="[^"]*"' dash.html >hrefs || :
+	[ -s hrefs ]
+	not grep -Ev '^href="(#c[0-9]+|https?://[^"]*)"$' hrefs
 	not grep -qi '@import\|url(' dash.html
 	[ "$(grep -c '<svg viewBox="0 0 360 180" role="img"' dash.html)" -eq 15 ]
 	# A marker with hover text for every record and metric (30x6 + 2x3 + 9x3 + 1x3).
@@ -215,6 +220,108 @@ EOF
 	chromium_run dom "file://$BATS_TEST_TMPDIR/x.html" --dump-dom
 	grep -q '<title>Performance Dashboard</title>' dom.out
 	not grep -q 'pwned.*</title>' dom.out
+}
+
+# label_boxes HTML: loads a copy of the dashboard with a probe that measures
+# every axis label of every chart in Chromium; prints what lies outside its
+# chart or overlaps its neighbour, then "checked N labels".
+label_boxes() {
+	{
+		cat "$1"
+		cat <<-'EOF'
+		<script>
+		const out = []; let n = 0;
+		document.querySelectorAll("figure svg").forEach((s, i) => {
+		  const vb = s.viewBox.baseVal;
+		  for (const cls of ["xl", "yl"]) {
+		    const boxes = [...s.querySelectorAll("text." + cls)].map(t => [t.getBBox(), t.textContent]);
+		    for (const [b, t] of boxes) {
+		      n++;
+		      if (b.x < vb.x - 0.01 || b.x + b.width > vb.x + vb.width + 0.01 ||
+		          b.y < vb.y - 0.01 || b.y + b.height > vb.y + vb.height + 0.01)
+		        out.push(`chart ${i}: ${t} outside: x ${b.x.toFixed(1)} to ${(b.x + b.width).toFixed(1)}`);
+		    }
+		    boxes.sort((p, q) => cls === "xl" ? p[0].x - q[0].x : p[0].y - q[0].y);
+		    for (let k = 1; k < boxes.length; k++) {
+		      const p = boxes[k - 1][0], q = boxes[k][0];
+		      if (cls === "xl" ? q.x < p.x + p.width : q.y < p.y + p.height)
+		        out.push(`chart ${i}: ${boxes[k - 1][1]} overlaps ${boxes[k][1]}`);
+		    }
+		  }
+		});
+		const pre = document.createElement("pre");
+		pre.id = "boxes";
+		pre.textContent = out.concat([`checked ${n} labels`]).join("\n");
+		document.body.append(pre);
+		</script>
+		EOF
+	} >"$1.probe.html"
+	chromium_run "$1.probe" "file://$PWD/$1.probe.html" --dump-dom
+	sed -n '/<pre id="boxes">/,/<\/pre>/p' "$1.probe.out" | sed 's/<[^>]*>//g'
+}
+
+@test "dashboard axis labels never leave their chart nor overlap (Chromium measures them)" {
+	chromium_or_skip
+	$N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl" 2>/dev/null
+	run label_boxes dash.html
+	assert_output --regexp '^checked [0-9]{3} labels$'
+	# an hour of records: the last tick lies on the right edge of the plot
+	printf '{"model_id":"m","gpu_type":"g","timestamp":"2026-06-30T0%d:00:00+00:00","latency":%s}\n' 0 1.0 1 1.1 >hour.jsonl
+	$N --html hour.html --now $NOW hour.jsonl 2>/dev/null
+	grep -q '>06-30 01:00</text>' hour.html
+	run label_boxes hour.html
+	assert_output --regexp '^checked [0-9]+ labels$'
+	$N --html close.html --now $NOW "$S/dash-close.jsonl" 2>/dev/null
+	run label_boxes close.html
+	assert_output 'checked 15 labels'
+}
+
+@test "dashboard y labels have the decimals their step needs: never the same label twice" {
+	$N --html close.html --now $NOW "$S/dash-close.jsonl" 2>/dev/null
+	assert_equal "$(grep -o '<text class="yl"[^>]*>[^<]*' close.html | sed 's/.*>//' | tr '\n' ' ')" \
+		'0.00510 0.00515 0.00520 0.00525 0.00530 0.00535 0.00540 0.00545 '
+	# the hover text is as precise as the axis
+	grep -q '^0.00534 s$' close.html
+	# and on every chart of the fixture, labels are distinct
+	$N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl" 2>/dev/null
+	sed 's|</svg>|&\n|g' dash.html | grep '<svg viewBox="0 0 360' >charts
+	[ "$(wc -l <charts)" -eq 15 ]
+	while read -r c; do
+		grep -o '<text class="[xy]l"[^>]*>[^<]*' <<<"$c" | sed 's/<text class="\(.\)l".*>/\1 /' | sort | uniq -d >dup
+		[ ! -s dup ] || { cat dup; false; }
+	done <charts
+}
+
+@test "dashboard subtitle: 1 record in 1 cohort, 42 records in 4 cohorts" {
+	$N --html one.html --now $NOW <<<'{"model_id":"m","gpu_type":"g","timestamp":"2026-06-30T01:00:00Z","latency":1.0}' 2>/dev/null
+	grep -q '<p class="meta">1 record in 1 cohort, 2026-06-30 01:00 to 2026-06-30 01:00 UTC\.' one.html
+	grep -q '&middot; 1 record</p>' one.html
+	$N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl" 2>/dev/null
+	grep -q '<p class="meta">42 records in 4 cohorts, ' dash.html
+}
+
+@test "a marker links its record's build_url; the hover text says so and names the commit" {
+	$N --html close.html --now $NOW "$S/dash-close.jsonl" 2>/dev/null
+	[ "$(grep -c '<a href="https://buildkite.com/acme/perf/builds/10[1-6]" target="_blank"><g><circle' close.html)" -eq 6 ]
+	grep -q '<a href="https://buildkite.com/acme/perf/builds/104" target="_blank"><g><circle class="s0 c" cx="[0-9.]*" cy="[0-9.]*" r="5.5"/><title>2026-06-30 10:01:00 UTC, record #4 (this build)$' close.html
+	grep -q '^click to open the build</title></g></a>' close.html
+	grep -q '^commit 0000000 · main$' close.html
+	# a build_url that is not a web address is never a link
+	not grep -q 'javascript' close.html
+	grep -q '^commit abcdef0 · pr$' close.html
+}
+
+@test "records seconds apart get an index axis: every marker apart, times in the caption" {
+	$N --html close.html --now $NOW "$S/dash-close.jsonl" 2>/dev/null
+	assert_equal "$(grep -o '<text class="xl"[^>]*>[^<]*' close.html | sed 's/.*>//' | tr '\n' ' ')" '#1 #2 #3 #4 #5 #6 #7 '
+	grep -q '<figcaption>Latency (s) <span class="xn">by record: 06-30 10:00 to 10:02 UTC</span></figcaption>' close.html
+	grep -q '<title>2026-06-30 10:00:20 UTC, record #2 (this build)$' close.html
+	xs=$(grep -o '<circle class="s0 c" cx="[0-9.]*"' close.html | grep -o '[0-9.]*"$' | tr -d '"')
+	awk 'NR > 1 && $1 - p < 40 { bad = 1 } { p = $1 } END { exit bad }' <<<"$xs"
+	# records days apart keep the time axis
+	$N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl" 2>/dev/null
+	grep -q '<text class="xl" x="[0-9.]*" y="172">Jun 11</text>' dash.html
+	not grep -q 'class="xn"' dash.html
 }
 
 REC='{"model_id":"a","gpu_type":"g"}'

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "dashboard.h"
@@ -13,6 +14,7 @@
 #include "policy.h"
 #include "stats.h"
 #include "store.h"
+#include "svgaxis.h"
 #include "text.h"
 
 enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
@@ -23,6 +25,7 @@ struct drec {
 	char commit[8];				/* the first seven characters */
 	const char *ident[IDENTITY_KEYS];	/* str() of each, "" when missing */
 	const char *key;			/* a batch record's store path, or NULL */
+	const char *build_url;			/* an http(s) URL, or NULL */
 	int64_t instant;
 	double v[METRIC_COUNT], base[METRIC_COUNT];
 	bool has[METRIC_COUNT], has_base[METRIC_COUNT], has_cmp;
@@ -72,7 +75,7 @@ const char *const dash_keys[] = { "model_id", "gpu_type", "timestamp", "commit_s
     "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
     "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
     "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
-    "vae_decode_time_s", "regression_thresholds", "comparison" };
+    "vae_decode_time_s", "regression_thresholds", "comparison", "build_url" };
 const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 
 static uint64_t
@@ -197,7 +200,7 @@ batch_key(struct dash *d, const char *key, bool add, size_t idx)
 /* dash_keys' positions. */
 enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_RUN_SOURCE, F_STATUS, F_BSTATUS, F_REASON,
 	F_SUCCESS, F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
-	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_COUNT };
+	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_BUILD_URL, F_COUNT };
 
 void
 dash_add(struct dash *d, const cJSON *rec, bool current)
@@ -248,6 +251,11 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	r->status = str_of(d, f[F_STATUS], "");
 	r->bstatus = str_of(d, f[F_BSTATUS], "");
 	r->reason = str_of(d, f[F_REASON], "");
+	/* Only a web address becomes a link: never javascript: or data:. */
+	if (cJSON_IsString(f[F_BUILD_URL]) &&
+	    (strncasecmp(f[F_BUILD_URL]->valuestring, "https://", 8) == 0 ||
+	    strncasecmp(f[F_BUILD_URL]->valuestring, "http://", 7) == 0))
+		r->build_url = intern(d, f[F_BUILD_URL]->valuestring);
 	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
 	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
 	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
@@ -477,15 +485,6 @@ fmt_time(buf *b, int64_t us, const char *form)
 }
 #pragma GCC diagnostic pop
 
-/* A step of 1, 2 or 5 times a power of ten giving about n ticks over span. */
-static double
-nice_step(double span, int n)
-{
-	double raw = span / n, p = pow(10, floor(log10(raw))), f = raw / p;
-
-	return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
-}
-
 /* The boundary past which the latest record's metric would regress. */
 static bool
 band_of(const struct dash *d, const struct group *g, int m, double *median, double *edge)
@@ -633,57 +632,171 @@ marker(buf *b, int shape, double x, double y, bool current)
 #define PR 10.0
 #define PT 10.0
 #define PB 26.0
+#define PW (CW - PL - PR)
 /* Points drawn as a line at most; older ones are bucketed. */
 #define LINE_POINTS 120
+/* Consecutive markers closer than this (px) on a time axis hide each other. */
+#define MIN_GAP 6.0
+
+/*
+ * The chart's x axis: time, or the records' order (an index axis) when the
+ * time axis would draw two consecutive records on top of each other (records
+ * minutes apart, or without a timestamp) and the order spreads them better.
+ */
+struct xaxis {
+	bool index;
+	size_t npts;		/* records with the metric */
+	double t0, t1;		/* time axis: the domain, µs */
+	int64_t first, last;	/* the records' earliest and latest instants */
+};
+
+static struct xaxis
+x_axis(const struct dash *d, const struct group *g, int m)
+{
+	struct xaxis x = { false, 0, 0, 1, INT64_MAX, INT64_MIN };
+	bool untimed = false;
+	double prev = 0, gap = INFINITY;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		x.npts++;
+		if (r->instant == ISOTIME_MIN) {
+			untimed = true;
+			continue;
+		}
+		x.first = r->instant < x.first ? r->instant : x.first;
+		x.last = r->instant > x.last ? r->instant : x.last;
+	}
+	if (x.first == INT64_MAX) {	/* no parsable timestamp: evenly spaced */
+		x.index = true;
+		return x;
+	}
+	x.t0 = (double)x.first;
+	x.t1 = (double)x.last;
+	if (x.t1 - x.t0 < 3600e6) {	/* at least an hour on the axis */
+		x.t0 -= 1800e6;
+		x.t1 += 1800e6;
+	}
+	if (x.npts < 2)
+		return x;
+	/* Rows are in time order, untimed last. */
+	for (size_t i = 0, k = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
+		double px;
+		if (!r->has[m] || r->instant == ISOTIME_MIN)
+			continue;
+		px = ((double)r->instant - x.t0) / (x.t1 - x.t0) * PW;
+		if (k++ > 0 && px - prev < gap)
+			gap = px - prev;
+		prev = px;
+	}
+	x.index = untimed || (gap < MIN_GAP && PW / (double)(x.npts - 1) >= 2 * gap);
+	return x;
+}
+
+/* The x of the k-th of the chart's records (r the record). */
+static double
+x_at(const struct xaxis *x, const struct drec *r, size_t k)
+{
+	if (x->index)
+		return x->npts < 2 ? PL + PW / 2 : PL + (double)k / (double)(x->npts - 1) * PW;
+	return PL + ((r->instant == ISOTIME_MIN ? (double)x->last : (double)r->instant) -
+	    x->t0) / (x->t1 - x->t0) * PW;
+}
+
+static void
+x_label(buf *b, double x, const char *text)
+{
+	double w = svgaxis_text_width(text, 10);
+
+	const char *anchor = svgaxis_anchor(x, w, 0, CW);
+
+	/* A label that would cross the chart's edge ends (or starts) at its tick. */
+	buf_addf(b, "<text class=\"xl%s\" x=\"%.1f\" y=\"%.0f\">%s</text>",
+	    strcmp(anchor, "end") == 0 ? " e" : strcmp(anchor, "start") == 0 ? " s" : "", x,
+	    CH - 8, text);
+}
+
+/* Time ticks on whole hours or days, as many as their labels have room for. */
+static void
+time_ticks(buf *b, const struct xaxis *xa)
+{
+	static const double steps_h[] = { 1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720, 2160,
+	    4320, 8760 };
+	double step_us = 0, tick, span = xa->t1 - xa->t0, room;
+	const char *form = "%m-%d %H:%M";
+	buf lab = BUF_INIT;
+	size_t k;
+
+	for (k = 0; k < sizeof steps_h / sizeof *steps_h; k++) {
+		step_us = steps_h[k] * 3600e6;
+		form = step_us >= 2160 * 3600e6 ? "%Y-%m-%d" : step_us >= 86400e6 ? "%b %d" :
+		    "%m-%d %H:%M";
+		buf_reset(&lab);
+		fmt_time(&lab, (int64_t)xa->t0, form);
+		room = svgaxis_text_width(lab.s, 10) + 10;
+		if (floor(span / step_us) + 1 <= fmax(1, floor(PW / room)))
+			break;
+	}
+	for (tick = ceil(xa->t0 / step_us) * step_us; tick <= xa->t1; tick += step_us) {
+		buf_reset(&lab);
+		fmt_time(&lab, (int64_t)tick, form);
+		x_label(b, PL + (tick - xa->t0) / span * PW, lab.s);
+	}
+	buf_free(&lab);
+}
+
+/* Index ticks: whole record numbers, "#1" the oldest. */
+static void
+index_ticks(buf *b, const struct xaxis *xa)
+{
+	struct svgaxis a;
+	char t[SVGAXIS_LABEL + 1];
+
+	if (xa->npts < 2) {
+		x_label(b, PL + PW / 2, "#1");
+		return;
+	}
+	svgaxis_linear(&a, 1, (double)xa->npts, 5);
+	for (int i = 0; i < a.n; i++) {
+		double v = a.v[i];
+		if (v < 1 || v > (double)xa->npts || v != floor(v))
+			continue;
+		snprintf(t, sizeof t, "#%s", a.label[i]);
+		x_label(b, PL + (v - 1) / (double)(xa->npts - 1) * PW, t);
+	}
+}
 
 static void
 chart(const struct dash *d, const struct group *g, int m, const char *title_text,
-    size_t markers, size_t line_points, buf *b)
+    size_t markers, size_t line_points, bool links, buf *b)
 {
 	const struct metric *mt = &metric_table[m];
-	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0, step, t0, t1, span;
-	int64_t tmin = INT64_MAX, tmax = INT64_MIN;
-	size_t i, npts = 0, first_marker;
+	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0;
+	size_t i, k, first_marker;
 	bool band = band_of(d, g, m, &median, &edge);
 	const struct drec *r;
+	struct xaxis xa = x_axis(d, g, m);
+	struct svgaxis ya;
 	buf lab = BUF_INIT;
 
 	for (i = 0; i < g->n; i++) {
 		r = &d->r[g->rows[i]];
 		if (!r->has[m])
 			continue;
-		npts++;
 		lo = fmin(lo, r->v[m]);
 		hi = fmax(hi, r->v[m]);
-		if (r->instant != ISOTIME_MIN) {
-			tmin = r->instant < tmin ? r->instant : tmin;
-			tmax = r->instant > tmax ? r->instant : tmax;
-		}
 	}
 	if (band) {
 		lo = fmin(lo, fmin(median, edge));
 		hi = fmax(hi, fmax(median, edge));
 	}
-	if (hi - lo < 1e-9 * fmax(1, fabs(hi))) {
-		double pad = fabs(hi) > 0 ? fabs(hi) * 0.05 : 1;
-		lo -= pad;
-		hi += pad;
-	}
-	step = nice_step(hi - lo, 4);
-	lo = floor(lo / step) * step;
-	hi = ceil(hi / step) * step;
-	if (tmin == INT64_MAX) {	/* no parsable timestamp: evenly spaced */
-		tmin = 0;
-		tmax = 1;
-	}
-	t0 = (double)tmin;
-	t1 = (double)tmax;
-	if (t1 - t0 < 3600e6) {		/* at least an hour on the axis */
-		t0 -= 1800e6;
-		t1 += 1800e6;
-	}
-	span = t1 - t0;
-#define X(t) (PL + ((double)(t) - t0) / span * (CW - PL - PR))
+	/* Labels carry the decimals the step needs: they never repeat. */
+	svgaxis_linear(&ya, lo, hi, 4);
+	lo = ya.lo;
+	hi = ya.hi;
 #define Y(v) (PT + (hi - (v)) / (hi - lo) * (CH - PT - PB))
 	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
 	text_xml_escape(b, title_text);
@@ -696,33 +809,16 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 	buf_adds(b, "</title>");
 	/* Grid (one path) and y labels. */
 	buf_adds(b, "<path class=\"g\" d=\"");
-	for (double v = lo; v <= hi + step / 2; v += step)
-		buf_addf(b, "M%.0f %.1fH%.0f", PL, Y(v), CW - PR);
+	for (int t = 0; t < ya.n; t++)
+		buf_addf(b, "M%.0f %.1fH%.0f", PL, Y(ya.v[t]), CW - PR);
 	buf_adds(b, "\"/>");
-	for (double v = lo; v <= hi + step / 2; v += step) {
-		buf_reset(&lab);
-		label_num(&lab, fabs(v) < step / 1e6 ? 0 : v, mt->precision);
+	for (int t = 0; t < ya.n; t++)
 		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4,
-		    Y(v) + 3.5, lab.s);
-	}
-	/* Time ticks on whole hours or days, four to eight of them. */
-	{
-		static const double steps_h[] = { 1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720 };
-		double step_us = 0, tick;
-		size_t k;
-
-		for (k = 0; k < sizeof steps_h / sizeof *steps_h; k++) {
-			step_us = steps_h[k] * 3600e6;
-			if (span / step_us <= 7)
-				break;
-		}
-		for (tick = ceil(t0 / step_us) * step_us; tick <= t1; tick += step_us) {
-			buf_reset(&lab);
-			fmt_time(&lab, (int64_t)tick, step_us >= 86400e6 ? "%b %d" : "%m-%d %H:%M");
-			buf_addf(b, "<text class=\"xl\" x=\"%.1f\" y=\"%.0f\">%s</text>", X(tick),
-			    CH - 8, lab.s);
-		}
-	}
+		    Y(ya.v[t]) + 3.5, ya.label[t]);
+	if (xa.index)
+		index_ticks(b, &xa);
+	else
+		time_ticks(b, &xa);
 	if (band) {
 		double y1 = Y(median), y2 = Y(edge);
 		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
@@ -739,26 +835,25 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 	/* The line: every point, or bucket means when there are many. */
 	buf_adds(b, "<polyline class=\"ln\" points=\"");
 	{
-		size_t buckets = npts > line_points ? line_points : npts, k = 0, used = 0;
+		size_t buckets = xa.npts > line_points ? line_points : xa.npts, kb = 0, used = 0;
 		double sx = 0, sy = 0;
 		size_t in = 0;
 
-		for (i = 0; i < g->n; i++) {
+		for (i = 0, k = 0; i < g->n; i++) {
 			r = &d->r[g->rows[i]];
 			if (!r->has[m])
 				continue;
-			double x = r->instant == ISOTIME_MIN ? X(tmax) : X(r->instant);
-			sx += x;
+			sx += x_at(&xa, r, k++);
 			sy += Y(r->v[m]);
 			in++;
 			used++;
-			if (used * buckets >= (k + 1) * npts) {
-				if (k > 0)
+			if (used * buckets >= (kb + 1) * xa.npts) {
+				if (kb > 0)
 					buf_addc(b, ' ');
 				num1(b, sx / in);
 				buf_addc(b, ',');
 				num1(b, sy / in);
-				k++;
+				kb++;
 				sx = sy = 0;
 				in = 0;
 			}
@@ -767,18 +862,30 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 	buf_adds(b, "\"/>");
 	/* Markers with hover text, for the newest records (and the batch). */
 	first_marker = g->n > markers ? g->n - markers : 0;
-	for (i = 0; i < g->n; i++) {
+	for (i = 0, k = 0; i < g->n; i++) {
 		r = &d->r[g->rows[i]];
-		if (!r->has[m] || (i < first_marker && !r->current))
+		if (!r->has[m])
 			continue;
-		double x = r->instant == ISOTIME_MIN ? X(tmax) : X(r->instant), y = Y(r->v[m]);
+		double x = x_at(&xa, r, k++), y = Y(r->v[m]);
+		if (i < first_marker && !r->current)
+			continue;
+		/* A marker of a record with a build links to it. */
+		const char *url = links ? r->build_url : NULL;
+		if (url != NULL) {
+			buf_adds(b, "<a href=\"");
+			text_xml_escape(b, r->build_url);
+			buf_adds(b, "\" target=\"_blank\">");
+		}
 		buf_adds(b, "<g>");
 		marker(b, shape_of(r->status), x, y, r->current);
 		buf_adds(b, "<title>");
 		if (r->instant != ISOTIME_MIN)
-			fmt_time(b, r->instant, "%Y-%m-%d %H:%M UTC");
+			fmt_time(b, r->instant, xa.index ? "%Y-%m-%d %H:%M:%S UTC" :
+			    "%Y-%m-%d %H:%M UTC");
 		else
 			buf_adds(b, "no timestamp");
+		if (xa.index)
+			buf_addf(b, ", record #%zu", k);
 		buf_adds(b, r->current ? " (this build)\n" : "\n");
 		/* Model and GPU when they are not the cohort's own (a rename). */
 		if (r->model != latest(d, g)->model || r->gpu != latest(d, g)->gpu) {
@@ -787,8 +894,9 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 			text_xml_escape(b, r->gpu);
 			buf_adds(b, "\n");
 		}
+		/* As precise as the axis, so that neighbours read apart. */
 		buf_reset(&lab);
-		label_num(&lab, r->v[m], mt->precision);
+		label_num(&lab, r->v[m], ya.decimals > mt->precision ? ya.decimals : mt->precision);
 		buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
 		buf_adds(b, " · ");
 		text_xml_escape(b, *r->run_source ? r->run_source : "unknown");
@@ -807,10 +915,11 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 			text_xml_escape(b, cut != NULL ? cut : r->reason);
 			free(cut);
 		}
-		buf_adds(b, "</title></g>");
+		if (url != NULL)
+			buf_adds(b, "\nclick to open the build");
+		buf_adds(b, url != NULL ? "</title></g></a>" : "</title></g>");
 	}
 	buf_adds(b, "</svg>");
-#undef X
 #undef Y
 	buf_free(&lab);
 }
@@ -832,7 +941,7 @@ static const char style[] =
     "figure{margin:0}figcaption{font-weight:600;font-size:13px;margin:.2rem 0}"
     "figure svg{width:100%;height:auto;display:block}"
     "svg text{font:10px system-ui,sans-serif;fill:#555}"
-    ".yl{text-anchor:end}.xl{text-anchor:middle}"
+    ".yl,.xl.e{text-anchor:end}.xl{text-anchor:middle}.xl.s{text-anchor:start}.xn{font-weight:400;color:#666}"
     ".g{stroke:#e4e7ea;stroke-width:1}.ln{fill:none;stroke:#5c6bc0;stroke-width:1.6}"
     ".band{fill:#9ccc65;fill-opacity:.22}.med{stroke:#558b2f;stroke-width:1.2;"
     "stroke-dasharray:4 3}.s0{fill:#2e7d32}.s1{fill:#c62828}.s2{fill:#1565c0}.s3{fill:#ef6c00}"
@@ -840,6 +949,28 @@ static const char style[] =
     ".st{display:inline-block;border-radius:3px;padding:0 .4rem;font-size:12px;font-weight:600;"
     "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
     ".st.CALIBRATION_NEEDED{background:#1565c0}h3.skipped{margin-top:1.5rem}";
+
+/*
+ * What an index axis stands for: the records in order, and the time they
+ * span (which the axis no longer shows).
+ */
+static void
+index_note(buf *b, const struct dash *d, const struct group *g, int m)
+{
+	struct xaxis xa = x_axis(d, g, m);
+
+	if (!xa.index)
+		return;
+	buf_adds(b, " <span class=\"xn\">by record");
+	if (xa.first != INT64_MAX) {
+		buf_adds(b, ": ");
+		fmt_time(b, xa.first, "%m-%d %H:%M");
+		buf_adds(b, " to ");
+		fmt_time(b, xa.last, xa.first / 86400000000LL == xa.last / 86400000000LL ?
+		    "%H:%M UTC" : "%m-%d %H:%M UTC");
+	}
+	buf_adds(b, "</span>");
+}
 
 /* The record's status as a badge. */
 static void
@@ -861,7 +992,7 @@ failing_status(const char *s)
 
 /* The page with at most markers markers and line_points points per chart. */
 static void
-render(struct dash *d, buf *out, size_t markers, size_t line_points)
+render(struct dash *d, buf *out, size_t markers, size_t line_points, bool links)
 {
 	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
 	size_t i, *order, no = 0;
@@ -882,7 +1013,8 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points)
 	    "<meta name=\"viewport\" content=\"width=device-width\">"
 	    "<title>Performance Dashboard</title>\n<style>%s</style>\n</head>\n<body>\n", style);
 	buf_addf(out, "<h2>Performance Dashboard (last %ld days)</h2>\n", d->days);
-	buf_addf(out, "<p class=\"meta\">%zu records in %zu cohorts", dash_count(d), d->ngroups);
+	buf_addf(out, "<p class=\"meta\">%zu record%s in %zu cohort%s", dash_count(d),
+	    dash_count(d) == 1 ? "" : "s", d->ngroups, d->ngroups == 1 ? "" : "s");
 	if (lo != INT64_MAX) {
 		buf_adds(out, ", ");
 		fmt_time(out, lo, "%Y-%m-%d %H:%M");
@@ -956,9 +1088,10 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points)
 			if (detail.len > 0)
 				buf_addf(&t, "%s | ", detail.s);
 			buf_adds(&t, metric_table[m].key);
-			buf_addf(out, "<figure><figcaption>%s (%s)</figcaption>", metric_table[m].label,
-			    units[m]);
-			chart(d, g, m, t.s, markers, line_points, out);
+			buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
+			index_note(out, d, g, m);
+			buf_adds(out, "</figcaption>");
+			chart(d, g, m, t.s, markers, line_points, links, out);
 			buf_adds(out, "</figure>\n");
 		}
 		buf_adds(out, "</div>\n</section>\n");
@@ -1001,6 +1134,7 @@ void
 dash_render(struct dash *d, buf *out)
 {
 	size_t markers = 1, points = LINE_POINTS, start = out->len;
+	bool links = true;
 
 	group_records(d);
 	/*
@@ -1021,9 +1155,16 @@ dash_render(struct dash *d, buf *out)
 	}
 	for (int tries = 0;; tries++) {
 		out->len = start;
-		render(d, out, markers, points);
-		if (out->len - start <= PAGE_LIMIT || (markers == 1 && points == 16) || tries == 8)
+		render(d, out, markers, points, links);
+		if (out->len - start <= PAGE_LIMIT || tries == 20)
 			break;
+		/* At the fewest markers, the build links go before the limit does. */
+		if (markers == 1 && points == 16) {
+			if (!links)
+				break;
+			links = false;
+			continue;
+		}
 		/* ...else fewer older markers and a coarser line, in proportion. */
 		double k = (double)PAGE_LIMIT / (double)(out->len - start) * 0.97;
 		markers = markers * k < 1 ? 1 : (size_t)(markers * k);
