@@ -317,7 +317,7 @@ hardware_profile(long count)
 		g[i].cc_minor = opt.gpu.dev[i].cc_minor;
 	}
 	return recipe_hardware_profile(opt.gpu.cuda, count, g, opt.gpu.count,
-	    count > 1 ? gpu_interconnect(&opt.gpu, (int)count) : "single_gpu");
+	    gpu_interconnect(&opt.gpu, (int)count));
 }
 
 /* Sets the v2 identity keys of a record, in 2.7's order (2.6). */

@@ -88,6 +88,32 @@ $N: $F/invalid/c-broken.json:2: invalid JSON at column 1: expected a member name
 	[ "$(jq -r .hardware_profile.interconnect <<<"$output")" = full_nvlink ]
 }
 
+# The interconnect and hardware_profile_id of two L40S as FastVideo decides
+# them (hw-ids.txt is written by gen-hw-ids.py), for each way NVML answers.
+hw_of() {
+	run --separate-stderr env "$@" $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	assert_success
+	jq -r '[.hardware_profile.interconnect, .hardware_profile_id] | join(" ")' <<<"$output"
+}
+
+@test "interconnect as FastVideo decides it, through every NVML answer, with the profile ids" {
+	two_l40s
+	want() { echo "$1 $(awk -v i="$1" '$1 == 2 && $2 == i { print $3 }' "$F/hw-ids.txt")"; }
+	[ "$(hw_of FAKE_NVLINK=1)" = "$(want full_nvlink)" ]
+	[ "$(hw_of FAKE_NVLINK=0)" = "$(want none_or_partial)" ]
+	# NVML missing, or failing to initialise: the platform without NVML says "no".
+	[ "$(hw_of FAKE_NVLINK=1 PERF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)" = "$(want none_or_partial)" ]
+	[ "$(hw_of FAKE_NVLINK=1 FAKE_NVML_FAIL=1)" = "$(want none_or_partial)" ]
+	# A P2P query that fails is a "no"; a device without a handle is an error.
+	[ "$(hw_of FAKE_NVLINK=1 FAKE_NVML_P2P_FAIL=1)" = "$(want none_or_partial)" ]
+	[ "$(hw_of FAKE_NVLINK=1 FAKE_NVML_NO_HANDLE=1)" = "$(want unknown)" ]
+	[ "$(hw_of FAKE_NVLINK=0 FAKE_NVML_NO_HANDLE=0)" = "$(want unknown)" ]
+	# One GPU is single_gpu whatever NVML says.
+	run --separate-stderr env FAKE_NVML_FAIL=1 FAKE_GPUS="NVIDIA L40S:48:8.9" $N --plan "$F/v1.json"
+	[ "$(jq -r '[.hardware_profile.interconnect, .hardware_profile_id] | join(" ")' <<<"$output")" = \
+		"single_gpu $(awk '$1 == 1 { print $3 }' "$F/hw-ids.txt")" ]
+}
+
 @test "runs the fixture benchmarks: records on stdout and in results/, worker logs, 2.7's key order" {
 	two_l40s
 	run --separate-stderr $N "$ROOT_DIR/fixtures/configs"
