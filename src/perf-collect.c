@@ -380,7 +380,7 @@ sample_gpu(void *ctx)
 /* One measured run, whatever reported it. */
 struct measured {
 	double seconds;
-	cJSON *peak;			/* a number node; NULL for 0.0 */
+	cJSON *peak;			/* a number node; NULL when not known */
 	double comp[COMP_COUNT];
 	bool has[COMP_COUNT];
 };
@@ -438,8 +438,9 @@ static int
 measure(const struct bench *b, const struct plan *p, const char *log,
     struct measured **out, size_t *nout, cJSON **runtime)
 {
-	char **argv, *err = NULL, *events, *env[10];
+	char **argv, *err = NULL, *events, *env[10], *label;
 	struct events ev;
+	long bad;
 	struct measured first, *ms = NULL;
 	size_t n = 0;
 	long total = p->warmup + p->measure;
@@ -473,11 +474,13 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 
 	if (execute(argv, env, log, p->count, p->id, &first) != 0)
 		goto done;
-	events_read(events, &ev);
+	label = easprintf("%s: PERF_EVENTS", p->id);
+	events_read(events, label, &ev);
+	free(label);
 	*runtime = ev.runtime;
 	ev.runtime = NULL;
-	if (ev.nruns > 0) {
-		/* The runner timed itself: its measured runs, warm-ups dropped. */
+	if (ev.lines > 0) {
+		/* The runner reports its own runs: all of them, all valid. */
 		cJSON_Delete(first.peak);
 		for (size_t i = 0; i < ev.nruns; i++) {
 			if (ev.runs[i].warmup)
@@ -490,9 +493,20 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 			memcpy(ms[n].has, ev.runs[i].has_comp, sizeof ms[n].has);
 			n++;
 		}
+		bad = ev.bad;
 		events_free(&ev);
+		if (bad > 0) {
+			warnx_("%s: %s: the runner wrote %ld invalid event line%s", p->id,
+			    b->path, bad, bad == 1 ? "" : "s");
+			goto done;
+		}
+		if ((long)n < p->measure) {
+			warnx_("%s: %s: the runner reported %zu valid measured run%s, "
+			    "%ld configured", p->id, b->path, n, n == 1 ? "" : "s", p->measure);
+			goto done;
+		}
 	} else {
-		/* Timed here: that was run 1 of warm-up + measurement. */
+		/* No events at all: timed here, that was run 1 of warm-up + measurement. */
 		events_free(&ev);
 		ms = emalloc((size_t)(total > 0 ? total : 1) * sizeof *ms);
 		ms[n++] = first;
@@ -530,12 +544,15 @@ done:
 	return rc;
 }
 
-/* Python's round(v, nd) of a reported number, keeping an integer an integer. */
+/*
+ * Python's round(v, nd) of a reported number, keeping an integer an
+ * integer; null for a value nobody measured.
+ */
 static cJSON *
 round_number(const cJSON *v, int nd)
 {
 	if (v == NULL)
-		return json_new_float(0.0);
+		return json_new_null();
 	if (json_is_int(v))
 		return cJSON_Duplicate(v, true);
 	return json_new_float(num_round(v->valuedouble, nd));
@@ -586,11 +603,12 @@ build_record(const struct bench *b, const struct plan *p, const char *log,
 		frames = cJSON_IsTrue(v) ? 1.0 : 0.0;
 	json_set(rec, "throughput_fps", avg > 0 ?
 	    json_new_float(num_round(frames / avg, 3)) : json_new_null());
-	/* max() keeps the first of equal values, and its type. */
+	/* max() keeps the first of equal values, and its type; runs without a peak do not count. */
 	for (i = 0; i < n; i++) {
-		double pv = ms[i].peak != NULL ? ms[i].peak->valuedouble : 0.0;
-		if (i == 0 || pv > best) {
-			best = pv;
+		if (ms[i].peak == NULL)
+			continue;
+		if (peak == NULL || ms[i].peak->valuedouble > best) {
+			best = ms[i].peak->valuedouble;
 			peak = ms[i].peak;
 		}
 	}

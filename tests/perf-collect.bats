@@ -158,6 +158,24 @@ hw_of() {
 	[[ $(jq -r .timestamp "$f") =~ ^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:.]+\+00:00$ ]]
 }
 
+@test "a runner that reports no memory gives no memory: null, not 0.0; a reported 0 is 0.0" {
+	sed 's/,"peak_memory_mb":[0-9.]*//' "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_success
+	f=$(ls results/perf_*.json)
+	grep -q '"max_peak_memory_mb": null,' "$f"
+	grep -q '"individual_peak_memories_mb": \[$' "$f"
+	[ "$(jq -c .individual_peak_memories_mb "$f")" = "[null,null,null]" ]
+	rm -r results
+	# One run without a peak: the others' maximum; a reported 0 stays a measured 0.0.
+	sed -e 's/,"peak_memory_mb":10100.0//' -e 's/"peak_memory_mb":10050.0/"peak_memory_mb":0/' "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_success
+	f=$(ls results/perf_*.json)
+	grep -q '"max_peak_memory_mb": 10000.0,' "$f"
+	[ "$(tr -d ' \n' <"$f" | grep -o '"individual_peak_memories_mb":\[[^]]*\]')" = '"individual_peak_memories_mb":[10000.0,null,0.0]' ]
+}
+
 @test "gives the runner its protocol: arguments, PERF_* variables, stage logging" {
 	two_l40s
 	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N "$F/v2.json"
@@ -200,13 +218,17 @@ hw_of() {
 		grep -q '"individual_peak_memories_mb":\[4096.0,4096.0,4096.0\]' <<<"$output"
 }
 
-@test "zero measured runs: the reference's error, no record, exit 1" {
-	grep -v '"measure"' "$F/row1.events.jsonl" >ev.jsonl
+@test "fewer valid measured runs than configured fails the benchmark, naming it and its config, exit 1" {
+	grep -v '"generation_time_s":32.0' "$F/row1.events.jsonl" >ev.jsonl
 	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
 	assert_failure 1
 	assert_output ""
-	[[ $stderr == *"wan-t2v-1.3b-2gpu: Cannot build a performance result record without measurement runs"* ]]
+	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner reported 2 valid measured runs, 3 configured"
 	[ -z "$(ls results/*.json 2>/dev/null)" ]
+	grep -v '"measure"' "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_failure 1
+	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner reported 0 valid measured runs, 3 configured"
 }
 
 @test "a failed runner: no record, the reason and its worker log, the others still run, exit 1" {
@@ -246,13 +268,36 @@ EOF
 	[ ! -e "/proc/$pid" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$pid/stat"
 }
 
-@test "a malformed event line is reported with its number and ignored" {
-	{ head -1 "$F/row1.events.jsonl"; echo '{"event":"run","generation_time_s":'; tail -3 "$F/row1.events.jsonl"; } >ev.jsonl
-	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+@test "an invalid event line fails the benchmark, with its id and the line's number, never self-timed" {
+	{ head -1 "$F/row1.events.jsonl"; echo '{"event":"run","generation_time_s":'; tail -3 "$F/row1.events.jsonl"; echo '{"event":"ran"}'; } >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v2.json"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:2: invalid JSON at column 36: unexpected end of input
+$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\" or \"runtime\")
+$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner wrote 2 invalid event lines"
+	[ "$(wc -l <count)" -eq 1 ]
+	[ -z "$(ls results/*.json 2>/dev/null)" ]
+}
+
+@test "only a runner that writes no event at all is timed by perf-collect" {
+	# An invalid line alone, or a runtime event alone: the runner is not re-run.
+	echo '{"event":"run","phase":"measure","generation_time_s":-1}' >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v1.json"
+	assert_failure 1
+	assert_equal "$stderr" "$N: legacy: PERF_EVENTS:1: run event: generation_time_s must be a non-negative number
+$N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
+	[ "$(wc -l <count)" -eq 1 ]
+	head -1 "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v1.json"
+	assert_failure 1
+	assert_equal "$stderr" "$N: legacy: $F/v1.json: the runner reported 0 valid measured runs, 2 configured"
+	[ "$(wc -l <count)" -eq 2 ]
+	# Blank lines are not events.
+	printf '\n\n' >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v1.json"
 	assert_success
-	[[ $stderr =~ perf-collect:\ /.*/perf-events-[A-Za-z0-9]+:2:\ invalid\ JSON ]]
-	[ "$(jq -c .individual_times_s <<<"$output")" = "[30.0,31.0,32.0]" ] ||
-		grep -q '"individual_times_s":\[30.0,31.0,32.0\]' <<<"$output"
+	[ "$(wc -l <count)" -eq 4 ]
 }
 
 @test "the worker log rotates at 10 MiB, keeping one .log.1" {
