@@ -176,6 +176,33 @@ hw_of() {
 	[ "$(tr -d ' \n' <"$f" | grep -o '"individual_peak_memories_mb":\[[^]]*\]')" = '"individual_peak_memories_mb":[10000.0,null,0.0]' ]
 }
 
+@test "a record without memory goes through the gates as the reference's null: no comparison, n/a, not seedable" {
+	export PERF_RUN_SOURCE=scheduled_main BUILDKITE_BRANCH=main TEST_SCOPE=full \
+		BUILDKITE_COMMIT=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+	# A stored baseline of the same cohort, with memory.
+	RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu --results base "$F/v2.json" |
+		perf-gate-static | perf-normalize >base.jsonl
+	mkdir -p store/wan-t2v-1.3b-2gpu
+	python3 -c 'import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+r.update(timestamp="2026-01-01T00:00:00+00:00", baseline_eligible=True, comparison_status="PASS")
+r.pop("static_failures")
+json.dump(r, open(sys.argv[2], "w"), indent=2)' base.jsonl store/wan-t2v-1.3b-2gpu/base.json
+	sed 's/,"peak_memory_mb":[0-9.]*//' "$F/row1.events.jsonl" >ev.jsonl
+	RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json" >raw.jsonl
+	run --separate-stderr bash -c "perf-gate-static <raw.jsonl | perf-normalize | perf-gate-rolling --store store >cmp.jsonl"
+	assert_success
+	run jq -c '[.memory, .comparison_status, .comparison.metrics.memory.current, .comparison.metrics.memory.baseline, .comparison.metrics.memory.absolute_delta, .comparison.metrics.latency.baseline]' cmp.jsonl
+	assert_output '[null,"PASS",null,10100,null,31]'
+	run --separate-stderr perf-summarize cmp.jsonl
+	assert_success
+	[[ $output == *"| 31.000 / 31.000 | 1.452 / 1.452 | n/a / 10100.0 | 1.100 / 1.100 |"* ]]
+	perf-normalize <raw.jsonl >norm.json
+	run --separate-stderr perf-seed prepare --store store --staging-root staging --intent-rationale test --source-result norm.json
+	assert_failure 2
+	assert_equal "$stderr" "perf-seed: norm.json: baseline seed records require a finite positive memory measurement"
+}
+
 @test "gives the runner its protocol: arguments, PERF_* variables, stage logging" {
 	two_l40s
 	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N "$F/v2.json"
