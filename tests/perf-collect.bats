@@ -203,6 +203,35 @@ json.dump(r, open(sys.argv[2], "w"), indent=2)' base.jsonl store/wan-t2v-1.3b-2g
 	assert_equal "$stderr" "perf-seed: norm.json: baseline seed records require a finite positive memory measurement"
 }
 
+@test "the page documents every key of the runner protocol, and only those" {
+	# The keys perf-collect reads: those of a runtime event with every key,
+	# of a run event with every key, and of its stages.
+	keys=$( { jq -r 'keys[]' "$F/runtime-all-keys.jsonl"
+		jq -r 'select(.event == "run" and .stages) | keys[], (.stages[] | keys[])' "$F/row1.events.jsonl"
+		echo component_metric; } | sort -u)
+	documented=$(sed -n '/^\.Ss Runner protocol/,/^\.Ss Record/s/^\.It Cm \([a-z_]*\)$/\1/p' "$ROOT_DIR/man/perf-collect.1" | sort -u)
+	assert_equal "$documented" "$keys"
+}
+
+@test "a runner reporting every documented runtime key gets the reference's software profile and environment fingerprint" {
+	two_l40s
+	export FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN FASTVIDEO_FA4=1 FASTVIDEO_PERFORMANCE_PROFILE_VERSION=7 \
+		IMAGE_VERSION=v42 UV_TORCH_BACKEND=cu130 FASTVIDEO_CONTAINER_IMAGE_REF=registry/img@sha256:ab
+	grep -v '"runtime"' "$F/row1.events.jsonl" | cat "$F/runtime-all-keys.jsonl" - >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N "$F/v2.json"
+	assert_success
+	f=$(ls results/perf_*.json)
+	got=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["software_profile_id"], r["environment_fingerprint"],
+      json.dumps(r["environment_metadata"], sort_keys=True, separators=(",", ":")))' "$f")
+	want=$(python3 "$F/identity.py" "$F/runtime-all-keys.jsonl" 2 "NVIDIA L40S" 48 8.9 none_or_partial)
+	assert_equal "$got" "$want"
+	# Each runtime key reaches the record: none is left null.
+	run jq -c '[.environment_metadata.python.implementation, .environment_metadata.torch.cudnn, .recipe.model.resolved_revision, .recipe.attention.resolved_backend]' "$f"
+	assert_output '["CPython",91002,"0123456789abcdef0123456789abcdef01234567","FLASH_ATTN"]'
+}
+
 @test "gives the runner its protocol: arguments, PERF_* variables, stage logging" {
 	two_l40s
 	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N "$F/v2.json"
