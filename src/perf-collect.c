@@ -46,7 +46,7 @@ static struct {
 	double timeout;
 	double interval;
 	double sample;
-	bool check, plan, cpu;
+	bool check, plan, cpu, strict;
 	struct prov_env env;
 	struct gpu gpu;
 } opt;
@@ -59,9 +59,9 @@ struct bench {
 };
 
 static const char usage_text[] =
-    "usage: perf-collect [--check | --plan] [-c configs-dir] [-r runner]\n"
-    "                    [-o results-dir] [-t timeout-seconds] [--cpu]\n"
-    "                    [config|dir ...]\n"
+    "usage: perf-collect [--check | --plan] [--strict] [-c configs-dir]\n"
+    "                    [-r runner] [-o results-dir] [-t seconds] [--cpu]\n"
+    "                    [--sample-interval seconds] [config | dir ...]\n"
     "       perf-collect --telemetry file [--interval seconds]\n";
 
 static int
@@ -103,6 +103,27 @@ add_configs(const char *path, char ***list, size_t *n)
 	return 0;
 }
 
+/*
+ * Reports the typos of a valid config; false when one is an error (every
+ * one with --strict).
+ */
+static bool
+lint_config(const struct bench *b, const char *text)
+{
+	struct config_issue *is;
+	size_t n;
+	bool ok = true;
+
+	is = config_lint(b->cfg, text, &n);
+	for (size_t i = 0; i < n; i++) {
+		bool error = is[i].error || opt.strict;
+		diag(b->path, is[i].line, "%s%s", error ? "" : "warning: ", is[i].msg);
+		ok &= !error;
+	}
+	config_issues_free(is, n);
+	return ok;
+}
+
 /* Reads and validates every config; reports every invalid one. */
 static int
 load_configs(char **paths, size_t n, struct bench **out)
@@ -138,7 +159,8 @@ load_configs(char **paths, size_t n, struct bench **out)
 			bad++;
 			continue;
 		}
-		b[i].valid = true;
+		b[i].valid = lint_config(&b[i], text.s);
+		bad += !b[i].valid;
 	}
 	buf_free(&text);
 	*out = b;
@@ -868,6 +890,7 @@ main(int argc, char *argv[])
 		{ "telemetry", required_argument, NULL, 'T' },
 		{ "interval", required_argument, NULL, 'I' },
 		{ "sample-interval", required_argument, NULL, 'S' },
+		{ "strict", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -894,6 +917,7 @@ main(int argc, char *argv[])
 		case 'C': opt.check = true; break;
 		case 'P': opt.plan = true; break;
 		case 'U': opt.cpu = true; break;
+		case 'X': opt.strict = true; break;
 		case 'T': opt.telemetry = optarg; break;
 		case 'I': opt.interval = seconds_opt("--interval", optarg, 0.01); break;
 		case 'S': opt.sample = seconds_opt("--sample-interval", optarg, 0.001); break;

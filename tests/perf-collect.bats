@@ -41,6 +41,47 @@ $N: $F/invalid/b-schema.json: unsupported benchmark config_schema_version='2'
 $N: $F/invalid/c-broken.json:2: invalid JSON at column 1: expected a member name, found end of input"
 }
 
+@test "config typos: unknown keys warn with file, line and the closest key; every run warns too" {
+	T=$F/typos
+	run --separate-stderr $N --check "$T/warn.json"
+	assert_success
+	assert_output "$T/warn.json	typos	v1"
+	assert_equal "$stderr" "$N: $T/warn.json:3: warning: unknown top-level key 'descriptoin' (did you mean 'description'?)
+$N: $T/warn.json:8: warning: unknown key 'latancy' in regression_thresholds (did you mean 'latency'?)
+$N: $T/warn.json:12: warning: unknown key 'threshold_pct' in regression_thresholds.throughput (did you mean 'threshold_percent'?)
+$N: $T/warn.json:13: warning: regression_thresholds.throughput.gated is not a boolean (true or false): the default is kept
+$N: $T/warn.json:16: warning: regression_thresholds.dit_time_s.threshold_absolute is a boolean, not a number: the default is kept"
+	warnings=$stderr
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu "$T/warn.json"
+	assert_success
+	assert_equal "$(jq -r .benchmark_id <<<"$output")" typos
+	assert_equal "$stderr" "$warnings"
+}
+
+@test "config typos: a threshold that is not a number is an error, exit 2, nothing runs" {
+	run --separate-stderr $N --check "$F/typos/string-threshold.json"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "$N: $F/typos/string-threshold.json:8: regression_thresholds.memory.threshold_percent must be a number (a fraction: 0.05 is 5%)
+$N: $F/typos/string-threshold.json:11: regression_thresholds.latency.threshold_absolute must be a number"
+	cp "$F/typos/string-threshold.json" "$F/cat-runner.sh" .
+	run --separate-stderr env RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu --runner ./cat-runner.sh string-threshold.json
+	assert_failure 2
+	[ ! -e count ]
+}
+
+@test "--strict makes config warnings errors; the reference's forms and the shipped configs stay silent" {
+	run --separate-stderr $N --check --strict "$F/typos/warn.json"
+	assert_failure 2
+	assert_output ""
+	[[ $stderr == "$N: $F/typos/warn.json:3: unknown top-level key 'descriptoin' (did you mean 'description'?)"$'\n'* ]]
+	[ "$(grep -c . <<<"$stderr")" -eq 5 ]
+	run --separate-stderr $N --check --strict "$F/typos/accepted.json" "$ROOT_DIR/fixtures/configs" "$F/v1.json" "$F/v2.json"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 6
+}
+
 @test "an invalid config runs nothing, as the reference's collection error" {
 	mkdir d && cp "$F/v1.json" "$F/invalid/b-schema.json" d/
 	run --separate-stderr $N --cpu --runner "$F/cat-runner.sh" d
