@@ -452,6 +452,17 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	assert_failure 2
 	[[ $stderr == *"$N: write error on standard output: No space left on device" ]]
 }
+@test "usage and the page's SYNOPSIS list the same options, each one accepted" {
+	usage=$($N -h | grep -oE -- '(\[| )--?[a-z][-a-z]*' | tr -d '[ ' | sort -u)
+	synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$ROOT_DIR/man/perf-collect.1" |
+		grep -o 'Fl [-a-z]*' | sed 's/^Fl /-/' | sort -u)
+	assert_equal "$usage" "$synopsis"
+	for o in $usage; do
+		run --separate-stderr $N "$o" 2>&1
+		[[ $stderr != *"unrecognized option"* && $stderr != *"invalid option"* ]]
+	done
+}
+
 @test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }
