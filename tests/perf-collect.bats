@@ -132,9 +132,9 @@ $N: $F/typos/string-threshold.json:11: regression_thresholds.latency.threshold_a
 # The interconnect and hardware_profile_id of two L40S as FastVideo decides
 # them (hw-ids.txt is written by gen-hw-ids.py), for each way NVML answers.
 hw_of() {
-	run --separate-stderr env "$@" $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
-	assert_success
-	jq -r '[.hardware_profile.interconnect, .hardware_profile_id] | join(" ")' <<<"$output"
+	local plan
+	plan=$(env "$@" $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json") || return 1
+	jq -r '[.hardware_profile.interconnect, .hardware_profile_id] | join(" ")' <<<"$plan"
 }
 
 @test "interconnect as FastVideo decides it, through every NVML answer, with the profile ids" {
