@@ -46,7 +46,7 @@ static struct {
 	double timeout;
 	double interval;
 	double sample;
-	bool check, plan, cpu;
+	bool check, plan, cpu, strict;
 	struct prov_env env;
 	struct gpu gpu;
 } opt;
@@ -59,9 +59,9 @@ struct bench {
 };
 
 static const char usage_text[] =
-    "usage: perf-collect [--check | --plan] [-c configs-dir] [-r runner]\n"
-    "                    [-o results-dir] [-t seconds] [--cpu]\n"
-    "                    [--sample-interval seconds] [config|dir ...]\n"
+    "usage: perf-collect [--check | --plan] [--strict] [-c configs-dir]\n"
+    "                    [-r runner] [-o results-dir] [-t seconds] [--cpu]\n"
+    "                    [--sample-interval seconds] [config | dir ...]\n"
     "       perf-collect --telemetry file [--interval seconds]\n";
 
 static int
@@ -103,6 +103,27 @@ add_configs(const char *path, char ***list, size_t *n)
 	return 0;
 }
 
+/*
+ * Reports the typos of a valid config; false when one is an error (every
+ * one with --strict).
+ */
+static bool
+lint_config(const struct bench *b, const char *text)
+{
+	struct config_issue *is;
+	size_t n;
+	bool ok = true;
+
+	is = config_lint(b->cfg, text, &n);
+	for (size_t i = 0; i < n; i++) {
+		bool error = is[i].error || opt.strict;
+		diag(b->path, is[i].line, "%s%s", error ? "" : "warning: ", is[i].msg);
+		ok &= !error;
+	}
+	config_issues_free(is, n);
+	return ok;
+}
+
 /* Reads and validates every config; reports every invalid one. */
 static int
 load_configs(char **paths, size_t n, struct bench **out)
@@ -138,7 +159,8 @@ load_configs(char **paths, size_t n, struct bench **out)
 			bad++;
 			continue;
 		}
-		b[i].valid = true;
+		b[i].valid = lint_config(&b[i], text.s);
+		bad += !b[i].valid;
 	}
 	buf_free(&text);
 	*out = b;
@@ -317,7 +339,7 @@ hardware_profile(long count)
 		g[i].cc_minor = opt.gpu.dev[i].cc_minor;
 	}
 	return recipe_hardware_profile(opt.gpu.cuda, count, g, opt.gpu.count,
-	    count > 1 ? gpu_interconnect(&opt.gpu, (int)count) : "single_gpu");
+	    gpu_interconnect(&opt.gpu, (int)count));
 }
 
 /* Sets the v2 identity keys of a record, in the raw record's key order. */
@@ -380,7 +402,7 @@ sample_gpu(void *ctx)
 /* One measured run, whatever reported it. */
 struct measured {
 	double seconds;
-	cJSON *peak;			/* a number node; NULL for 0.0 */
+	cJSON *peak;			/* a number node; NULL when not known */
 	double comp[COMP_COUNT];
 	bool has[COMP_COUNT];
 };
@@ -438,8 +460,9 @@ static int
 measure(const struct bench *b, const struct plan *p, const char *log,
     struct measured **out, size_t *nout, cJSON **runtime)
 {
-	char **argv, *err = NULL, *events, *env[10];
+	char **argv, *err = NULL, *events, *env[10], *label;
 	struct events ev;
+	long bad;
 	struct measured first, *ms = NULL;
 	size_t n = 0;
 	long total = p->warmup + p->measure;
@@ -473,11 +496,13 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 
 	if (execute(argv, env, log, p->count, p->id, &first) != 0)
 		goto done;
-	events_read(events, &ev);
+	label = easprintf("%s: PERF_EVENTS", p->id);
+	events_read(events, label, &ev);
+	free(label);
 	*runtime = ev.runtime;
 	ev.runtime = NULL;
-	if (ev.nruns > 0) {
-		/* The runner timed itself: its measured runs, warm-ups dropped. */
+	if (ev.lines > 0) {
+		/* The runner reports its own runs: all of them, all valid. */
 		cJSON_Delete(first.peak);
 		for (size_t i = 0; i < ev.nruns; i++) {
 			if (ev.runs[i].warmup)
@@ -490,9 +515,20 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 			memcpy(ms[n].has, ev.runs[i].has_comp, sizeof ms[n].has);
 			n++;
 		}
+		bad = ev.bad;
 		events_free(&ev);
+		if (bad > 0) {
+			warnx_("%s: %s: the runner wrote %ld invalid event line%s", p->id,
+			    b->path, bad, bad == 1 ? "" : "s");
+			goto done;
+		}
+		if ((long)n < p->measure) {
+			warnx_("%s: %s: the runner reported %zu valid measured run%s, "
+			    "%ld configured", p->id, b->path, n, n == 1 ? "" : "s", p->measure);
+			goto done;
+		}
 	} else {
-		/* Timed here: that was run 1 of warm-up + measurement. */
+		/* No events at all: timed here, that was run 1 of warm-up + measurement. */
 		events_free(&ev);
 		ms = emalloc((size_t)(total > 0 ? total : 1) * sizeof *ms);
 		ms[n++] = first;
@@ -530,12 +566,15 @@ done:
 	return rc;
 }
 
-/* Python's round(v, nd) of a reported number, keeping an integer an integer. */
+/*
+ * Python's round(v, nd) of a reported number, keeping an integer an
+ * integer; null for a value nobody measured.
+ */
 static cJSON *
 round_number(const cJSON *v, int nd)
 {
 	if (v == NULL)
-		return json_new_float(0.0);
+		return json_new_null();
 	if (json_is_int(v))
 		return cJSON_Duplicate(v, true);
 	return json_new_float(num_round(v->valuedouble, nd));
@@ -586,11 +625,12 @@ build_record(const struct bench *b, const struct plan *p, const char *log,
 		frames = cJSON_IsTrue(v) ? 1.0 : 0.0;
 	json_set(rec, "throughput_fps", avg > 0 ?
 	    json_new_float(num_round(frames / avg, 3)) : json_new_null());
-	/* max() keeps the first of equal values, and its type. */
+	/* max() keeps the first of equal values, and its type; runs without a peak do not count. */
 	for (i = 0; i < n; i++) {
-		double pv = ms[i].peak != NULL ? ms[i].peak->valuedouble : 0.0;
-		if (i == 0 || pv > best) {
-			best = pv;
+		if (ms[i].peak == NULL)
+			continue;
+		if (peak == NULL || ms[i].peak->valuedouble > best) {
+			best = ms[i].peak->valuedouble;
 			peak = ms[i].peak;
 		}
 	}
@@ -850,6 +890,7 @@ main(int argc, char *argv[])
 		{ "telemetry", required_argument, NULL, 'T' },
 		{ "interval", required_argument, NULL, 'I' },
 		{ "sample-interval", required_argument, NULL, 'S' },
+		{ "strict", no_argument, NULL, 'X' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -876,6 +917,7 @@ main(int argc, char *argv[])
 		case 'C': opt.check = true; break;
 		case 'P': opt.plan = true; break;
 		case 'U': opt.cpu = true; break;
+		case 'X': opt.strict = true; break;
 		case 'T': opt.telemetry = optarg; break;
 		case 'I': opt.interval = seconds_opt("--interval", optarg, 0.01); break;
 		case 'S': opt.sample = seconds_opt("--sample-interval", optarg, 0.001); break;

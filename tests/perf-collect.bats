@@ -41,6 +41,47 @@ $N: $F/invalid/b-schema.json: unsupported benchmark config_schema_version='2'
 $N: $F/invalid/c-broken.json:2: invalid JSON at column 1: expected a member name, found end of input"
 }
 
+@test "config typos: unknown keys warn with file, line and the closest key; every run warns too" {
+	T=$F/typos
+	run --separate-stderr $N --check "$T/warn.json"
+	assert_success
+	assert_output "$T/warn.json	typos	v1"
+	assert_equal "$stderr" "$N: $T/warn.json:3: warning: unknown top-level key 'descriptoin' (did you mean 'description'?)
+$N: $T/warn.json:8: warning: unknown key 'latancy' in regression_thresholds (did you mean 'latency'?)
+$N: $T/warn.json:12: warning: unknown key 'threshold_pct' in regression_thresholds.throughput (did you mean 'threshold_percent'?)
+$N: $T/warn.json:13: warning: regression_thresholds.throughput.gated is not a boolean (true or false): the default is kept
+$N: $T/warn.json:16: warning: regression_thresholds.dit_time_s.threshold_absolute is a boolean, not a number: the default is kept"
+	warnings=$stderr
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu "$T/warn.json"
+	assert_success
+	assert_equal "$(jq -r .benchmark_id <<<"$output")" typos
+	assert_equal "$stderr" "$warnings"
+}
+
+@test "config typos: a threshold that is not a number is an error, exit 2, nothing runs" {
+	run --separate-stderr $N --check "$F/typos/string-threshold.json"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "$N: $F/typos/string-threshold.json:8: regression_thresholds.memory.threshold_percent must be a number (a fraction: 0.05 is 5%)
+$N: $F/typos/string-threshold.json:11: regression_thresholds.latency.threshold_absolute must be a number"
+	cp "$F/typos/string-threshold.json" "$F/cat-runner.sh" .
+	run --separate-stderr env RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu --runner ./cat-runner.sh string-threshold.json
+	assert_failure 2
+	[ ! -e count ]
+}
+
+@test "--strict makes config warnings errors; the reference's forms and the shipped configs stay silent" {
+	run --separate-stderr $N --check --strict "$F/typos/warn.json"
+	assert_failure 2
+	assert_output ""
+	[[ $stderr == "$N: $F/typos/warn.json:3: unknown top-level key 'descriptoin' (did you mean 'description'?)"$'\n'* ]]
+	[ "$(grep -c . <<<"$stderr")" -eq 5 ]
+	run --separate-stderr $N --check --strict "$F/typos/accepted.json" "$ROOT_DIR/fixtures/configs" "$F/v1.json" "$F/v2.json"
+	assert_success
+	assert_equal "$stderr" ""
+	assert_equal "${#lines[@]}" 6
+}
+
 @test "an invalid config runs nothing, as the reference's collection error" {
 	mkdir d && cp "$F/v1.json" "$F/invalid/b-schema.json" d/
 	run --separate-stderr $N --cpu --runner "$F/cat-runner.sh" d
@@ -88,6 +129,32 @@ $N: $F/invalid/c-broken.json:2: invalid JSON at column 1: expected a member name
 	[ "$(jq -r .hardware_profile.interconnect <<<"$output")" = full_nvlink ]
 }
 
+# The interconnect and hardware_profile_id of two L40S as FastVideo decides
+# them (hw-ids.txt is written by gen-hw-ids.py), for each way NVML answers.
+hw_of() {
+	local plan
+	plan=$(env "$@" $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json") || return 1
+	jq -r '[.hardware_profile.interconnect, .hardware_profile_id] | join(" ")' <<<"$plan"
+}
+
+@test "interconnect as FastVideo decides it, through every NVML answer, with the profile ids" {
+	two_l40s
+	want() { echo "$1 $(awk -v i="$1" '$1 == 2 && $2 == i { print $3 }' "$F/hw-ids.txt")"; }
+	[ "$(hw_of FAKE_NVLINK=1)" = "$(want full_nvlink)" ]
+	[ "$(hw_of FAKE_NVLINK=0)" = "$(want none_or_partial)" ]
+	# NVML missing, or failing to initialise: the platform without NVML says "no".
+	[ "$(hw_of FAKE_NVLINK=1 PERF_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1)" = "$(want none_or_partial)" ]
+	[ "$(hw_of FAKE_NVLINK=1 FAKE_NVML_FAIL=1)" = "$(want none_or_partial)" ]
+	# A P2P query that fails is a "no"; a device without a handle is an error.
+	[ "$(hw_of FAKE_NVLINK=1 FAKE_NVML_P2P_FAIL=1)" = "$(want none_or_partial)" ]
+	[ "$(hw_of FAKE_NVLINK=1 FAKE_NVML_NO_HANDLE=1)" = "$(want unknown)" ]
+	[ "$(hw_of FAKE_NVLINK=0 FAKE_NVML_NO_HANDLE=0)" = "$(want unknown)" ]
+	# One GPU is single_gpu whatever NVML says.
+	run --separate-stderr env FAKE_NVML_FAIL=1 FAKE_GPUS="NVIDIA L40S:48:8.9" $N --plan "$F/v1.json"
+	[ "$(jq -r '[.hardware_profile.interconnect, .hardware_profile_id] | join(" ")' <<<"$output")" = \
+		"single_gpu $(awk '$1 == 1 { print $3 }' "$F/hw-ids.txt")" ]
+}
+
 @test "runs the fixture benchmarks: records on stdout and in results/, worker logs, 2.7's key order" {
 	two_l40s
 	run --separate-stderr $N "$ROOT_DIR/fixtures/configs"
@@ -132,6 +199,80 @@ $N: $F/invalid/c-broken.json:2: invalid JSON at column 1: expected a member name
 	[[ $(jq -r .timestamp "$f") =~ ^20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9:.]+\+00:00$ ]]
 }
 
+@test "a runner that reports no memory gives no memory: null, not 0.0; a reported 0 is 0.0" {
+	sed 's/,"peak_memory_mb":[0-9.]*//' "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_success
+	f=$(ls results/perf_*.json)
+	grep -q '"max_peak_memory_mb": null,' "$f"
+	grep -q '"individual_peak_memories_mb": \[$' "$f"
+	[ "$(jq -c .individual_peak_memories_mb "$f")" = "[null,null,null]" ]
+	rm -r results
+	# One run without a peak: the others' maximum; a reported 0 stays a measured 0.0.
+	sed -e 's/,"peak_memory_mb":10100.0//' -e 's/"peak_memory_mb":10050.0/"peak_memory_mb":0/' "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_success
+	f=$(ls results/perf_*.json)
+	grep -q '"max_peak_memory_mb": 10000.0,' "$f"
+	[ "$(tr -d ' \n' <"$f" | grep -o '"individual_peak_memories_mb":\[[^]]*\]')" = '"individual_peak_memories_mb":[10000.0,null,0.0]' ]
+}
+
+@test "a record without memory goes through the gates as the reference's null: no comparison, n/a, not seedable" {
+	export PERF_RUN_SOURCE=scheduled_main BUILDKITE_BRANCH=main TEST_SCOPE=full \
+		BUILDKITE_COMMIT=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
+	# A stored baseline of the same cohort, with memory.
+	RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu --results base "$F/v2.json" |
+		perf-gate-static | perf-normalize >base.jsonl
+	mkdir -p store/wan-t2v-1.3b-2gpu
+	python3 -c 'import json, sys
+r = json.loads(open(sys.argv[1]).readline())
+r.update(timestamp="2026-01-01T00:00:00+00:00", baseline_eligible=True, comparison_status="PASS")
+r.pop("static_failures")
+json.dump(r, open(sys.argv[2], "w"), indent=2)' base.jsonl store/wan-t2v-1.3b-2gpu/base.json
+	sed 's/,"peak_memory_mb":[0-9.]*//' "$F/row1.events.jsonl" >ev.jsonl
+	RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json" >raw.jsonl
+	run --separate-stderr bash -c "perf-gate-static <raw.jsonl | perf-normalize | perf-gate-rolling --store store >cmp.jsonl"
+	assert_success
+	run jq -c '[.memory, .comparison_status, .comparison.metrics.memory.current, .comparison.metrics.memory.baseline, .comparison.metrics.memory.absolute_delta, .comparison.metrics.latency.baseline]' cmp.jsonl
+	assert_output '[null,"PASS",null,10100,null,31]'
+	run --separate-stderr perf-summarize cmp.jsonl
+	assert_success
+	[[ $output == *"| 31.000 / 31.000 | 1.452 / 1.452 | n/a / 10100.0 | 1.100 / 1.100 |"* ]]
+	perf-normalize <raw.jsonl >norm.json
+	run --separate-stderr perf-seed prepare --store store --staging-root staging --intent-rationale test --source-result norm.json
+	assert_failure 2
+	assert_equal "$stderr" "perf-seed: norm.json: baseline seed records require a finite positive memory measurement"
+}
+
+@test "the page documents every key of the runner protocol, and only those" {
+	# The keys perf-collect reads: those of a runtime event with every key,
+	# of a run event with every key, and of its stages.
+	keys=$( { jq -r 'keys[]' "$F/runtime-all-keys.jsonl"
+		jq -r 'select(.event == "run" and .stages) | keys[], (.stages[] | keys[])' "$F/row1.events.jsonl"
+		echo component_metric; } | sort -u)
+	documented=$(sed -n '/^\.Ss Runner protocol/,/^\.Ss Record/s/^\.It Cm \([a-z_]*\)$/\1/p' "$ROOT_DIR/man/perf-collect.1" | sort -u)
+	assert_equal "$documented" "$keys"
+}
+
+@test "a runner reporting every documented runtime key gets the reference's software profile and environment fingerprint" {
+	two_l40s
+	export FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN FASTVIDEO_FA4=1 FASTVIDEO_PERFORMANCE_PROFILE_VERSION=7 \
+		IMAGE_VERSION=v42 UV_TORCH_BACKEND=cu130 FASTVIDEO_CONTAINER_IMAGE_REF=registry/img@sha256:ab
+	grep -v '"runtime"' "$F/row1.events.jsonl" | cat "$F/runtime-all-keys.jsonl" - >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N "$F/v2.json"
+	assert_success
+	f=$(ls results/perf_*.json)
+	got=$(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["software_profile_id"], r["environment_fingerprint"],
+      json.dumps(r["environment_metadata"], sort_keys=True, separators=(",", ":")))' "$f")
+	want=$(python3 "$F/identity.py" "$F/runtime-all-keys.jsonl" 2 "NVIDIA L40S" 48 8.9 none_or_partial)
+	assert_equal "$got" "$want"
+	# Each runtime key reaches the record: none is left null.
+	run jq -c '[.environment_metadata.python.implementation, .environment_metadata.torch.cudnn, .recipe.model.resolved_revision, .recipe.attention.resolved_backend]' "$f"
+	assert_output '["CPython",91002,"0123456789abcdef0123456789abcdef01234567","FLASH_ATTN"]'
+}
+
 @test "gives the runner its protocol: arguments, PERF_* variables, stage logging" {
 	two_l40s
 	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N "$F/v2.json"
@@ -174,13 +315,17 @@ $N: $F/invalid/c-broken.json:2: invalid JSON at column 1: expected a member name
 		grep -q '"individual_peak_memories_mb":\[4096.0,4096.0,4096.0\]' <<<"$output"
 }
 
-@test "zero measured runs: the reference's error, no record, exit 1" {
-	grep -v '"measure"' "$F/row1.events.jsonl" >ev.jsonl
+@test "fewer valid measured runs than configured fails the benchmark, naming it and its config, exit 1" {
+	grep -v '"generation_time_s":32.0' "$F/row1.events.jsonl" >ev.jsonl
 	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
 	assert_failure 1
 	assert_output ""
-	[[ $stderr == *"wan-t2v-1.3b-2gpu: Cannot build a performance result record without measurement runs"* ]]
+	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner reported 2 valid measured runs, 3 configured"
 	[ -z "$(ls results/*.json 2>/dev/null)" ]
+	grep -v '"measure"' "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+	assert_failure 1
+	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner reported 0 valid measured runs, 3 configured"
 }
 
 @test "a failed runner: no record, the reason and its worker log, the others still run, exit 1" {
@@ -220,13 +365,36 @@ EOF
 	[ ! -e "/proc/$pid" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$pid/stat"
 }
 
-@test "a malformed event line is reported with its number and ignored" {
-	{ head -1 "$F/row1.events.jsonl"; echo '{"event":"run","generation_time_s":'; tail -3 "$F/row1.events.jsonl"; } >ev.jsonl
-	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v2.json"
+@test "an invalid event line fails the benchmark, with its id and the line's number, never self-timed" {
+	{ head -1 "$F/row1.events.jsonl"; echo '{"event":"run","generation_time_s":'; tail -3 "$F/row1.events.jsonl"; echo '{"event":"ran"}'; } >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v2.json"
+	assert_failure 1
+	assert_output ""
+	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:2: invalid JSON at column 36: unexpected end of input
+$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\" or \"runtime\")
+$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner wrote 2 invalid event lines"
+	[ "$(wc -l <count)" -eq 1 ]
+	[ -z "$(ls results/*.json 2>/dev/null)" ]
+}
+
+@test "only a runner that writes no event at all is timed by perf-collect" {
+	# An invalid line alone, or a runtime event alone: the runner is not re-run.
+	echo '{"event":"run","phase":"measure","generation_time_s":-1}' >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v1.json"
+	assert_failure 1
+	assert_equal "$stderr" "$N: legacy: PERF_EVENTS:1: run event: generation_time_s must be a non-negative number
+$N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
+	[ "$(wc -l <count)" -eq 1 ]
+	head -1 "$F/row1.events.jsonl" >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v1.json"
+	assert_failure 1
+	assert_equal "$stderr" "$N: legacy: $F/v1.json: the runner reported 0 valid measured runs, 2 configured"
+	[ "$(wc -l <count)" -eq 2 ]
+	# Blank lines are not events.
+	printf '\n\n' >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v1.json"
 	assert_success
-	[[ $stderr =~ perf-collect:\ /.*/perf-events-[A-Za-z0-9]+:2:\ invalid\ JSON ]]
-	[ "$(jq -c .individual_times_s <<<"$output")" = "[30.0,31.0,32.0]" ] ||
-		grep -q '"individual_times_s":\[30.0,31.0,32.0\]' <<<"$output"
+	[ "$(wc -l <count)" -eq 4 ]
 }
 
 @test "the worker log rotates at 10 MiB, keeping one .log.1" {
@@ -284,6 +452,17 @@ EOF
 	assert_failure 2
 	[[ $stderr == *"$N: write error on standard output: No space left on device" ]]
 }
+@test "usage and the page's SYNOPSIS list the same options, each one accepted" {
+	usage=$($N -h | grep -oE -- '(\[| )--?[a-z][-a-z]*' | tr -d '[ ' | sort -u)
+	synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$ROOT_DIR/man/perf-collect.1" |
+		grep -o 'Fl [-a-z]*' | sed 's/^Fl /-/' | sort -u)
+	assert_equal "$usage" "$synopsis"
+	for o in $usage; do
+		run --separate-stderr $N "$o" 2>&1
+		[[ $stderr != *"unrecognized option"* && $stderr != *"invalid option"* ]]
+	done
+}
+
 @test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }

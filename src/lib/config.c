@@ -1,3 +1,4 @@
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 #include "err.h"
 #include "json.h"
 #include "num.h"
+#include "policy.h"
 #include "text.h"
 
 /* A JSON integer that is not a boolean, with its value. */
@@ -258,4 +260,223 @@ config_gpu_types_skip(const cJSON *cfg, const char *device)
 	buf_free(&b);
 	buf_free(&d);
 	return msg;
+}
+
+/* The top-level keys the reference reads, and description (shipped configs). */
+static const char *const top_keys[] = {
+	"benchmark_id", "config_schema_version", "workload_id", "variant_id",
+	"benchmark_version", "quality_metadata", "variant_metadata", "description",
+	"model", "revision", "init_kwargs", "generation_kwargs", "test_prompts",
+	"run_config", "thresholds", "regression_thresholds",
+};
+static const char *const field_keys[] = {
+	"threshold_percent", "threshold_absolute", "gated",
+};
+/* The strings the reference reads as a gated boolean (trimmed, any case). */
+static const char *const gated_words[] = {
+	"1", "true", "yes", "on", "0", "false", "no", "off",
+};
+
+#define NELEM(a) (sizeof (a) / sizeof *(a))
+
+/* Levenshtein distance of a and b (keys are short). */
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), *row = ecalloc(lb + 1, sizeof *row);
+	size_t i, j, diag_, up, d;
+
+	for (j = 0; j <= lb; j++)
+		row[j] = j;
+	for (i = 1; i <= la; i++) {
+		diag_ = row[0];
+		row[0] = i;
+		for (j = 1; j <= lb; j++) {
+			up = row[j];
+			d = diag_ + (a[i - 1] != b[j - 1]);
+			if (up + 1 < d)
+				d = up + 1;
+			if (row[j - 1] + 1 < d)
+				d = row[j - 1] + 1;
+			row[j] = d;
+			diag_ = up;
+		}
+	}
+	d = row[lb];
+	free(row);
+	return d;
+}
+
+static const char *
+closest(const char *key, const char *const *known, size_t n)
+{
+	const char *best = known[0];
+	size_t bd = edit_distance(key, known[0]), d;
+
+	for (size_t i = 1; i < n; i++)
+		if ((d = edit_distance(key, known[i])) < bd) {
+			bd = d;
+			best = known[i];
+		}
+	return best;
+}
+
+/*
+ * Where "key": appears in text from *pos on: its line, and *pos moves past
+ * it (so a nested key is looked for after its parent). 0 when not found.
+ */
+static long
+key_line(const char *text, const char *key, const char **pos)
+{
+	size_t kl = strlen(key);
+	const char *p = *pos, *q;
+	long line = 1;
+
+	if (text == NULL || p == NULL)
+		return 0;
+	while ((p = strchr(p, '"')) != NULL) {
+		if (strncmp(p + 1, key, kl) == 0 && p[kl + 1] == '"') {
+			q = p + kl + 2;
+			q += strspn(q, " \t\r\n");
+			if (*q == ':') {
+				for (const char *c = text; c < p; c++)
+					line += *c == '\n';
+				*pos = q;
+				return line;
+			}
+		}
+		p++;
+	}
+	return 0;
+}
+
+static void
+issue(struct config_issue **v, size_t *n, long line, bool error, char *msg)
+{
+	*v = erealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[*n].line = line;
+	(*v)[*n].error = error;
+	(*v)[*n].msg = msg;
+	(*n)++;
+}
+
+static void
+lint_metric(const char *metric, const cJSON *o, const char *text, const char *pos,
+    struct config_issue **v, size_t *n)
+{
+	const cJSON *f;
+	const char *at;
+	double d;
+	long line;
+	size_t i, len;
+	char *low;
+
+	cJSON_ArrayForEach(f, o) {
+		at = pos;
+		line = key_line(text, f->string, &at);
+		for (i = 0; i < NELEM(field_keys) && strcmp(f->string, field_keys[i]) != 0; i++)
+			;
+		if (i == NELEM(field_keys)) {
+			issue(v, n, line, false, easprintf("unknown key '%s' in "
+			    "regression_thresholds.%s (did you mean '%s'?)", f->string, metric,
+			    closest(f->string, field_keys, NELEM(field_keys))));
+			continue;
+		}
+		if (strcmp(f->string, "gated") == 0) {
+			if (cJSON_IsBool(f) || cJSON_IsNull(f))
+				continue;
+			if (cJSON_IsString(f)) {
+				low = estrdup(text_py_strip(f->valuestring, &len));
+				low[len] = '\0';
+				for (char *c = low; *c; c++)
+					*c = (char)(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+				for (i = 0; i < NELEM(gated_words) && strcmp(low, gated_words[i]) != 0; i++)
+					;
+				free(low);
+				if (i < NELEM(gated_words))
+					continue;
+			}
+			issue(v, n, line, false, easprintf("regression_thresholds.%s.gated is "
+			    "not a boolean (true or false): the default is kept", metric));
+			continue;
+		}
+		if (cJSON_IsNull(f))
+			continue;
+		if (cJSON_IsBool(f)) {
+			issue(v, n, line, false, easprintf("regression_thresholds.%s.%s is a "
+			    "boolean, not a number: the default is kept", metric, f->string));
+			continue;
+		}
+		switch (policy_coerce(f, &d)) {
+		case COERCE_BAD:
+			issue(v, n, line, true, easprintf("regression_thresholds.%s.%s must be "
+			    "a number%s", metric, f->string,
+			    strcmp(f->string, "threshold_percent") == 0 ?
+			    " (a fraction: 0.05 is 5%)" : ""));
+			break;
+		case COERCE_OK:
+			if (!isfinite(d))
+				issue(v, n, line, true, easprintf("regression_thresholds.%s.%s is "
+				    "not a finite number", metric, f->string));
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+struct config_issue *
+config_lint(const cJSON *cfg, const char *text, size_t *n)
+{
+	struct config_issue *v = NULL;
+	const cJSON *k, *rt;
+	const char *pos, *at, *known[METRIC_COUNT];
+	long line;
+	size_t i;
+
+	*n = 0;
+	for (i = 0; i < METRIC_COUNT; i++)
+		known[i] = metric_table[i].key;
+	cJSON_ArrayForEach(k, cfg) {
+		for (i = 0; i < NELEM(top_keys) && strcmp(k->string, top_keys[i]) != 0; i++)
+			;
+		if (i < NELEM(top_keys))
+			continue;
+		pos = text;
+		issue(&v, n, key_line(text, k->string, &pos), false, easprintf("unknown "
+		    "top-level key '%s' (did you mean '%s'?)", k->string,
+		    closest(k->string, top_keys, NELEM(top_keys))));
+	}
+	rt = json_get(cfg, "regression_thresholds");
+	pos = text;
+	key_line(text, "regression_thresholds", &pos);
+	if (!cJSON_IsObject(rt))
+		rt = NULL;
+	cJSON_ArrayForEach(k, rt) {
+		at = pos;
+		line = key_line(text, k->string, &at);
+		if (policy_metric_index(k->string) < 0) {
+			issue(&v, n, line, false, easprintf("unknown key '%s' in "
+			    "regression_thresholds (did you mean '%s'?)", k->string,
+			    closest(k->string, known, METRIC_COUNT)));
+			continue;
+		}
+		if (cJSON_IsNull(k))
+			continue;
+		if (!cJSON_IsObject(k)) {
+			issue(&v, n, line, false, easprintf("regression_thresholds.%s is not an "
+			    "object: the defaults are kept", k->string));
+			continue;
+		}
+		lint_metric(k->string, k, text, at, &v, n);
+	}
+	return v;
+}
+
+void
+config_issues_free(struct config_issue *issues, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(issues[i].msg);
+	free(issues);
 }

@@ -56,4 +56,23 @@ cJSON *config_thresholds(const cJSON *cfg, const char *device, char **err);
  */
 char *config_gpu_types_skip(const cJSON *cfg, const char *device);
 
+/* A config typo found by config_lint(). */
+struct config_issue {
+	long line;		/* of the key in the file, 0 when unknown */
+	bool error;		/* an error, else a warning */
+	char *msg;
+};
+
+/*
+ * Typos the reference passes over silently: keys it never reads at the top
+ * level or in regression_thresholds (warnings naming the closest known
+ * key by edit distance), a regression threshold that is not a number (an
+ * error: "5%"), and a threshold or gated value of a type the reference
+ * ignores (a warning: the default is kept). Every form the reference
+ * applies stays silent. text is the file's text, to find lines. Returns
+ * the issues (*n of them), a new array for config_issues_free().
+ */
+struct config_issue *config_lint(const cJSON *cfg, const char *text, size_t *n);
+void config_issues_free(struct config_issue *issues, size_t n);
+
 #endif

@@ -90,15 +90,19 @@ read_run(jsonl_reader *r, const jsonl_span *s, const cJSON *ev, struct run_event
 	}
 	run->warmup = phase != NULL && strcmp(phase->valuestring, "warmup") == 0;
 	run->seconds = t->valuedouble;
-	/* Missing, null or 0 peaks count as 0.0, as the reference. */
-	if (cJSON_IsNumber(peak) && peak->valuedouble != 0)
-		run->peak = cJSON_Duplicate(peak, true);
+	/*
+	 * A reported 0 is 0.0, as the reference's "or 0.0"; a peak not
+	 * reported stays unknown (NULL), never a measured 0.0.
+	 */
+	if (cJSON_IsNumber(peak))
+		run->peak = peak->valuedouble != 0 ? cJSON_Duplicate(peak, true) :
+		    json_new_float(0.0);
 	events_components(json_get(ev, "stages"), run->comp, run->has_comp);
 	return true;
 }
 
 int
-events_read(const char *path, struct events *ev)
+events_read(const char *path, const char *label, struct events *ev)
 {
 	char *paths[1] = { (char *)path };
 	jsonl_reader *r;
@@ -106,27 +110,37 @@ events_read(const char *path, struct events *ev)
 	const cJSON *kind;
 	cJSON *e;
 	FILE *fp;
+	long records = 0, rejected = 0;
 
 	memset(ev, 0, sizeof *ev);
 	if ((fp = fopen(path, "r")) == NULL)
 		return 0;
 	fclose(fp);
 	r = jsonl_open(paths, 1);
+	if (label != NULL)
+		jsonl_label(r, label);
 	while ((e = jsonl_next(r, &s)) != NULL) {
+		records++;
 		kind = json_get(e, "event");
 		if (cJSON_IsString(kind) && strcmp(kind->valuestring, "run") == 0) {
 			ev->runs = erealloc(ev->runs, (ev->nruns + 1) * sizeof *ev->runs);
 			if (read_run(r, &s, e, &ev->runs[ev->nruns]))
 				ev->nruns++;
+			else
+				rejected++;
 		} else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "runtime") == 0) {
 			cJSON_Delete(ev->runtime);
 			ev->runtime = e;
 			continue;
-		} else
+		} else {
 			jsonl_error(r, &s, "unknown event (expected \"run\" or \"runtime\")");
+			rejected++;
+		}
 		cJSON_Delete(e);
 	}
 	ev->bad = jsonl_errors(r);
+	/* The lines read as JSON, and those that could not be. */
+	ev->lines = records + (ev->bad - rejected);
 	jsonl_close(r);
 	return 0;
 }

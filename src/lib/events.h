@@ -22,7 +22,7 @@ extern const char *const events_component_keys[COMP_COUNT];
 struct run_event {
 	bool warmup;
 	double seconds;
-	cJSON *peak;			/* the reported number, or NULL (0.0) */
+	cJSON *peak;			/* the reported number, or NULL if none */
 	double comp[COMP_COUNT];
 	bool has_comp[COMP_COUNT];
 };
@@ -31,15 +31,17 @@ struct events {
 	struct run_event *runs;
 	size_t nruns;
 	cJSON *runtime;			/* the last runtime event, or NULL */
+	long lines;			/* event lines, valid or not */
 	long bad;			/* lines reported and ignored */
 };
 
 /*
  * Reads an events file. A line that is not a valid event is reported on
- * stderr ("prog: FILE:LINE: ...") and ignored. A missing file has no
- * events. Returns 0.
+ * stderr as "prog: LABEL:LINE: ..." (label names the file in diagnostics;
+ * NULL: its path) and counted in bad. A missing file has no events.
+ * Returns 0.
  */
-int events_read(const char *path, struct events *ev);
+int events_read(const char *path, const char *label, struct events *ev);
 void events_free(struct events *ev);
 
 /* 2.4: the three component times of one run from its stages mapping. */

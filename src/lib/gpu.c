@@ -157,22 +157,31 @@ gpu_device_name(const struct gpu *g)
 	return g->cuda && g->count > 0 ? g->dev[0].name : g->cpu_model;
 }
 
+/*
+ * As FastVideo decides it: without NVML (no library, or it does not
+ * initialise) the platform has no NVLink check and answers "no"; a device
+ * whose handle cannot be had is an error ("unknown"); a P2P query that
+ * fails or answers anything but OK means "no".
+ */
 const char *
 gpu_interconnect(const struct gpu *g, int n)
 {
 	nv_p2p_t p2p = (nv_p2p_t)sym(g->nvml_lib, "nvmlDeviceGetP2PStatus");
 	int st;
 
-	if (!g->nvml || p2p == NULL || n > g->count)
-		return "unknown";
+	if (n <= 1)
+		return "single_gpu";
+	if (!g->nvml)
+		return "none_or_partial";
 	for (int i = 0; i < n; i++)
-		for (int j = i + 1; j < n; j++) {
-			if (g->dev[i].nvml == NULL || g->dev[j].nvml == NULL ||
-			    p2p(g->dev[i].nvml, g->dev[j].nvml, NVML_P2P_CAPS_INDEX_NVLINK, &st) != 0)
-				return "unknown";
-			if (st != NVML_P2P_STATUS_OK)
+		if (i >= g->count || g->dev[i].nvml == NULL)
+			return "unknown";
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (p2p == NULL ||
+			    p2p(g->dev[i].nvml, g->dev[j].nvml, NVML_P2P_CAPS_INDEX_NVLINK, &st) != 0 ||
+			    st != NVML_P2P_STATUS_OK)
 				return "none_or_partial";
-		}
 	return "full_nvlink";
 }
 

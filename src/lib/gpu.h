@@ -38,9 +38,10 @@ void gpu_close(struct gpu *g);
 const char *gpu_device_name(const struct gpu *g);
 
 /*
- * The interconnect of devices 0..n-1 (n >= 2): "full_nvlink" when NVML
- * reports NVLink between every pair, "none_or_partial" otherwise, and
- * "unknown" when it cannot tell.
+ * The interconnect of devices 0..n-1, as FastVideo decides it: n <= 1
+ * "single_gpu"; NVML missing or not initialising "none_or_partial"; a
+ * device without an NVML handle "unknown"; a P2P NVLink query that fails
+ * or is not OK for some pair "none_or_partial"; else "full_nvlink".
  */
 const char *gpu_interconnect(const struct gpu *g, int n);
 

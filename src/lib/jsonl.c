@@ -19,6 +19,7 @@ struct jsonl_reader {
 	bool use_stdin, any;
 	gzFile gz;
 	const char *name;
+	const char *label;	/* the inputs' name in diagnostics, or NULL */
 	bool eof;
 	char *data;
 	size_t cap, start, end;
@@ -102,7 +103,7 @@ open_next(jsonl_reader *r)
 			r->name = "<stdin>";
 			fd = dup(STDIN_FILENO);
 		} else {
-			r->name = path;
+			r->name = r->label != NULL ? r->label : path;
 			fd = open(path, O_RDONLY | O_CLOEXEC);
 		}
 		if (fd < 0) {
@@ -428,6 +429,12 @@ jsonl_parse(jsonl_reader *r, const jsonl_span *s)
 		return NULL;
 	}
 	return v;
+}
+
+void
+jsonl_label(jsonl_reader *r, const char *label)
+{
+	r->label = label;
 }
 
 cJSON *

@@ -41,6 +41,11 @@ typedef struct {
 
 /* Opens the inputs: paths[0..n), "-" is stdin; n == 0 reads stdin. */
 jsonl_reader *jsonl_open(char *const *paths, int n);
+/*
+ * Names the inputs in diagnostics instead of their paths (a temporary
+ * file's purpose); label must outlive the reader. Call before reading.
+ */
+void jsonl_label(jsonl_reader *r, const char *label);
 /* Accept records that are not objects (default: objects only). */
 void jsonl_accept_any(jsonl_reader *r);
 /* The next record's text: 1, or 0 at the end of all inputs. */

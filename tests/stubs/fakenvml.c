@@ -2,7 +2,10 @@
  * A stand-in for libnvidia-ml.so.1, for tests on machines without a GPU:
  * the NVML entry points perf-collect uses, for the devices of FAKE_GPUS (as
  * the CUDA stand-in; the count only matters here). FAKE_NVLINK=1 reports
- * NVLink between every pair. Memory in use is read, in MiB, from the file
+ * NVLink between every pair. Each call can be made to fail as the driver
+ * does: FAKE_NVML_FAIL (nvmlInit), FAKE_NVML_NO_HANDLE=I (no handle for
+ * device I, by index or PCI bus id), FAKE_NVML_P2P_FAIL (the P2P status
+ * query). Memory in use is read, in MiB, from the file
  * FAKE_GPU_USED_MB_FILE when set (so a test runner can "allocate"), else
  * 1024 MiB. Clocks, power and temperature are fixed.
  */
@@ -65,9 +68,20 @@ nvmlDeviceGetCount_v2(unsigned *n)
 	return 0;
 }
 
+/* FAKE_NVML_NO_HANDLE names the device without a handle. */
+static int
+no_handle(unsigned i)
+{
+	const char *v = getenv("FAKE_NVML_NO_HANDLE");
+
+	return v != NULL && *v != '\0' && (unsigned)atoi(v) == i;
+}
+
 int
 nvmlDeviceGetHandleByIndex_v2(unsigned i, void **h)
 {
+	if (no_handle(i))
+		return 999;	/* NVML_ERROR_UNKNOWN */
 	if (i >= count())
 		return 2;	/* NVML_ERROR_INVALID_ARGUMENT */
 	*h = &devs[i];
@@ -81,6 +95,8 @@ nvmlDeviceGetHandleByPciBusId_v2(const char *bus, void **h)
 
 	if (sscanf(bus, "%*x:%x:", &b) != 1 || b < 0x41 || b - 0x41 >= count())
 		return 6;	/* NVML_ERROR_NOT_FOUND */
+	if (no_handle(b - 0x41))
+		return 999;
 	*h = &devs[b - 0x41];
 	return 0;
 }
@@ -109,7 +125,7 @@ nvmlDeviceGetP2PStatus(void *a, void *b, int caps, int *status)
 {
 	(void)a;
 	(void)b;
-	if (caps != 2)
+	if (caps != 2 || getenv("FAKE_NVML_P2P_FAIL") != NULL)
 		return 3;	/* NVML_ERROR_NOT_SUPPORTED */
 	*status = getenv("FAKE_NVLINK") != NULL && strcmp(getenv("FAKE_NVLINK"), "1") == 0 ?
 	    0 : 4;		/* NVML_P2P_STATUS_NOT_SUPPORTED */

@@ -81,16 +81,19 @@ main(void)
 	    "{\"d\":{\"execution_time\":8.0,\"stage_class\":\"DenoisingStage\"}}}\n", fp);
 	fclose(fp);
 	fprintf(stderr, "# (expect three event diagnostics)\n");
-	events_read(path, &ev);
+	events_read(path, "bench: PERF_EVENTS", &ev);
 	ok(ev.nruns == 3 && ev.bad == 3, "three runs, three bad lines (%zu, %ld)", ev.nruns, ev.bad);
+	ok(ev.lines == 7, "seven event lines, valid or not (%ld)", ev.lines);
 	ok(ev.runs[0].warmup && !ev.runs[1].warmup && !ev.runs[2].warmup, "phases");
-	ok(json_is_int(ev.runs[1].peak) && ev.runs[2].peak == NULL,
-	    "an integer peak keeps its type; 0 counts as missing");
+	ok(ev.runs[0].peak == NULL, "a peak not reported is unknown");
+	ok(json_is_int(ev.runs[1].peak) && !json_is_int(ev.runs[2].peak) &&
+	    ev.runs[2].peak->valuedouble == 0.0,
+	    "an integer peak keeps its type; a reported 0 is 0.0");
 	ok(ev.runs[2].has_comp[COMP_DIT] && ev.runs[2].comp[COMP_DIT] == 8.0, "stages of a run");
 	ok(ev.runtime != NULL, "the runtime event");
 	events_free(&ev);
 	unlink(path);
-	events_read(path, &ev);
-	ok(ev.nruns == 0 && ev.runtime == NULL, "a missing file has no events");
+	events_read(path, NULL, &ev);
+	ok(ev.nruns == 0 && ev.runtime == NULL && ev.lines == 0, "a missing file has no events");
 	return done_testing();
 }
