@@ -118,6 +118,12 @@ G=$FIXTURES/$N
 	[ "$(jq -r '.comparison.metrics.latency.baseline' <<<"$output")" = 13 ]
 }
 
+@test "ISO week-date timestamps sort where fromisoformat puts them and set the window" {
+	run_case $N $N/week-date-window
+	run jq -c '[.comparison.baseline_n, .comparison.metrics.latency.baseline]' <<<"$output"
+	assert_output '[5,3]'
+}
+
 @test "legacy records are never compared: PASS, or REGRESSION on a static failure (10.6 row 18)" {
 	run_case $N $N/legacy-record
 	run jq -c '[.baseline_status, .comparison_status, .success, .baseline_eligible]' <<<"$output"
