@@ -380,8 +380,6 @@ main(int argc, char *argv[])
 
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
-	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL && *env != '\0' ?
-	    env : "/tmp/perf-tracking";
 	if ((env = getenv("PERF_UPLOAD_POLICY")) != NULL && !parse_policy(env, &opt.policy)) {
 		/* The reference's words and its fallback. */
 		fprintf(stderr, "Invalid PERF_UPLOAD_POLICY='%s'; using 'never'\n", env);
@@ -404,6 +402,8 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+	if ((opt.store = store_spec(opt.store)) == NULL)
+		return EXIT_TROUBLE;
 	if (opt.export) {
 		if (optind < argc) {
 			warnx_("--export reads the store, not records");

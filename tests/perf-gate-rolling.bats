@@ -205,6 +205,19 @@ G=$FIXTURES/$N
 	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
 }
 
+@test "an empty PERFORMANCE_TRACKING_ROOT is the working directory; a remote without git+ is refused" {
+	cp -R "$G/pass.store" "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd" || return 1
+	PERFORMANCE_TRACKING_ROOT= run --separate-stderr $N "$G/pass.in.jsonl"
+	assert_success
+	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
+	PERFORMANCE_TRACKING_ROOT=https://huggingface.co/datasets/org/perf run --separate-stderr $N "$G/pass.in.jsonl"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-gate-rolling: https://huggingface.co/datasets/org/perf: a git remote needs the git+ prefix to be a store; did you mean git+https://huggingface.co/datasets/org/perf?"
+	[ ! -e https: ]
+}
+
 @test "a store that is not a directory is exit 2" {
 	touch "$BATS_TEST_TMPDIR/file"
 	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/file" "$G/pass.in.jsonl"

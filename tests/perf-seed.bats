@@ -272,6 +272,29 @@ fails_with() {
 	grep -qF "must be separate and non-nested" <<<"$stderr"
 }
 
+@test "empty roots are the working directory, as the reference uses them; a remote without git+ is refused" {
+	variant src.json
+	# The tracking root is . and the staging root inside it: nested.
+	PERFORMANCE_TRACKING_ROOT= run --separate-stderr perf-seed prepare --staging-root staging \
+		--intent-rationale r --source-result src.json
+	assert_failure 2
+	grep -qF "baseline seed staging and canonical tracking roots must be separate and non-nested" <<<"$stderr"
+	# So is an empty staging root inside the tracking root.
+	mkdir -p store/sub
+	cd store/sub || return 1
+	PERFORMANCE_RESEED_STAGING_ROOT= run --separate-stderr perf-seed prepare -s .. \
+		--intent-rationale r --source-result ../../src.json
+	assert_failure 2
+	grep -qF "must be separate and non-nested" <<<"$stderr"
+	cd ../.. || return 1
+	PERFORMANCE_TRACKING_ROOT=hf://datasets/org/perf run --separate-stderr perf-seed prepare \
+		--staging-root staging --intent-rationale r --source-result src.json
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-seed: hf://datasets/org/perf: a git remote needs the git+ prefix to be a store; did you mean git+https://huggingface.co/datasets/org/perf?"
+	[ ! -e hf: ] && [ ! -e staging ]
+}
+
 @test "row 52: a source that changes while the manifest is written releases the reservation" {
 	variant src.json
 	sed 's/"latency": 10.0,/"latency": 10.5,/' src.json >changed.json
