@@ -308,6 +308,42 @@ def isotime_vectors():
            'isotime_vectors[]', rows)
 
 
+# The recipe perfkite builds for fixtures/configs/wan-t2v-1.3b.json; its
+# fingerprint is the one the reference gives for that config (2.8).
+WAN_RECIPE = '{"recipe_schema_version":2,"benchmark":{"benchmark_id":"wan-t2v-1.3b-2gpu","workload_id":"wan-t2v","variant_id":"1.3b-sp2","benchmark_version":3},"model":{"model_path":"Wan-AI/Wan2.1-T2V-1.3B-Diffusers","revision":null,"resolved_revision":null},"init_kwargs":{"num_gpus":2,"flow_shift":7.0,"sp_size":2,"tp_size":1,"vae_sp":true,"vae_tiling":true,"text_encoder_precisions":["fp32"]},"generation_kwargs":{"height":480,"width":832,"num_frames":45,"num_inference_steps":4,"guidance_scale":3,"embedded_cfg_scale":6,"seed":1024,"fps":24},"inputs":{"prompt_count":1,"prompt_sha256":["85f2ae1a875cd86ae820c71c34a1295e2d8cdd9345cdcdcad6b609bb7f54fb50"],"negative_prompt_sha256":"e488b06083693241fbe71bed61a3eb0035f4ec96d858d235be1662c226452fac"},"attention":{"requested_backend":"auto","resolved_backend":null}}'
+WAN_FINGERPRINT = "ec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c"
+
+MODEL_PATHS = [
+    "/models/../shared/Wan2.1", "Wan-AI/Wan2.1-T2V-1.3B-Diffusers", " org//repo ",
+    "models/local/checkpoint", "C:\\models\\checkpoint", "//a/b/", "///a/./b/../c",
+    "../x/./y", "~/models/m", "~/m/../x", "~", "./a/./b/", "a/..", "..", "/..",
+    "./../a", "a/./../b//", "//", "///", ".", "./", "org/repo/../x", "Wan-AI//Wan2.1",
+    "repo", "a\\b/../c", "/models/Wan2.1/.", "/models/./Wan2.1/../x/", "   ", "",
+    "/models/.../x", "/models/..x/y", "./models/../../w",
+]
+
+
+def modelpath_vectors():
+    """2.6.2 model paths and the fingerprint of the Wan recipe holding each."""
+    sys.path.insert(0, os.path.join(HERE, '..', 'fixtures'))
+    import reference
+    os.environ['HOME'] = '/home/tester'
+    base = json.loads(WAN_RECIPE)
+    assert reference.recipe_fingerprint(base) == WAN_FINGERPRINT
+    rows = []
+    for t in MODEL_PATHS:
+        out = reference.model_path(t)
+        r = json.loads(WAN_RECIPE)
+        r['model']['model_path'] = out
+        rows.append('{ %s, %s, "%s" }' % (cstr(t), 'NULL' if out is None else cstr(out),
+                                         reference.recipe_fingerprint(r)))
+    header('modelpath_vectors.h',
+           'recipe model paths (HOME=/home/tester) and the fingerprint of the '
+           'Wan recipe with each.',
+           'static const struct { const char *in; const char *out; const char *fp; } '
+           'modelpath_vectors[]', rows)
+
+
 def utf8_vectors():
     cases = [b'{"a": "\xff"}', b'\x80', b'ok \xc3', b'\xe2\x82', b'\xe2\x82x',
              b'\xe0\x80\x80', b'\xed\xa0\x80', b'\xf0\x90\x80', b'\xf4\x90\x80\x80',
@@ -333,3 +369,4 @@ if __name__ == '__main__':
     number_vectors()
     text_vectors()
     isotime_vectors()
+    modelpath_vectors()
