@@ -105,6 +105,27 @@ EOF
 	[ -d ./a:b@c/wan-t2v-1.3b-2gpu ]
 }
 
+@test "PERF_UPLOAD_POLICY and --policy are trimmed and lower-cased first, as the reference reads them" {
+	PERF_UPLOAD_POLICY=PASS run --separate-stderr perf-upload -s store "$UP/batch.in.jsonl"
+	assert_success
+	diff -r "$UP/expected-pass" store -x '.perfkite-*'
+	PERF_UPLOAD_POLICY=$' Always\t\n' run --separate-stderr perf-upload -s always "$UP/batch.in.jsonl"
+	assert_success
+	diff -r "$UP/expected-always" always -x '.perfkite-*'
+	run --separate-stderr perf-upload -s always2 --policy ' ALWAYS ' "$UP/batch.in.jsonl"
+	assert_success
+	diff -r "$UP/expected-always" always2 -x '.perfkite-*'
+	# The warning shows the repr() of the trimmed, lower-cased value.
+	PERF_UPLOAD_POLICY=" BOGUS'S " run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_success
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=\"bogus's\"; using 'never'"
+	PERF_UPLOAD_POLICY=$'\tSome\\Times\n' run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY='some\\\\times'; using 'never'"
+	PERF_UPLOAD_POLICY= run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=''; using 'never'"
+	[ ! -e bogus ]
+}
+
 @test "uploading the same records again stores nothing new" {
 	perf-upload -s store -p always "$UP/batch.in.jsonl" >/dev/null 2>&1
 	run --separate-stderr perf-upload -s store -p always "$UP/batch.in.jsonl"
