@@ -109,11 +109,17 @@ fails_with() {
 @test "rows 35-39: untrusted sources" {
 	variant a.json 's/"run_source": "scheduled_main"/"run_source": "pr"/' 's/"pr_number": ""/"pr_number": "123"/'
 	prepare --source-result a.json
-	fails_with "baseline seeds require a scheduled_main source artifact"
+	fails_with "a.json: baseline seeds require a scheduled_main source artifact (its run_source is 'pr')"
 	variant b.json 's/"run_source": "scheduled_main"/"run_source": "local"/' 's/"branch": "main"/"branch": ""/' \
 		's/"test_scope": "full"/"test_scope": ""/'
 	prepare --source-result b.json
-	fails_with "baseline seeds require a scheduled_main source artifact"
+	fails_with "b.json: baseline seeds require a scheduled_main source artifact (its run_source is 'local')"
+	variant b2.json '/"run_source": "scheduled_main",/d'
+	prepare --source-result b2.json
+	fails_with "b2.json: baseline seeds require a scheduled_main source artifact (it has no run_source)"
+	variant b3.json 's/"run_source": "scheduled_main"/"run_source": null/'
+	prepare --source-result b3.json
+	fails_with "b3.json: baseline seeds require a scheduled_main source artifact (its run_source is None)"
 	variant c.json 's/"pr_number": ""/"pr_number": "123"/'
 	prepare --source-result c.json
 	fails_with "baseline seeds require a non-PR source artifact"
