@@ -208,7 +208,7 @@ G=$FIXTURES/$N
 @test "an empty PERFORMANCE_TRACKING_ROOT is the working directory; a remote without git+ is refused" {
 	cp -R "$G/pass.store" "$BATS_TEST_TMPDIR/cwd"
 	cd "$BATS_TEST_TMPDIR/cwd" || return 1
-	PERFORMANCE_TRACKING_ROOT= run --separate-stderr $N "$G/pass.in.jsonl"
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr $N "$G/pass.in.jsonl"
 	assert_success
 	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
 	PERFORMANCE_TRACKING_ROOT=https://huggingface.co/datasets/org/perf run --separate-stderr $N "$G/pass.in.jsonl"

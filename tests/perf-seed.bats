@@ -281,14 +281,14 @@ fails_with() {
 @test "empty roots are the working directory, as the reference uses them; a remote without git+ is refused" {
 	variant src.json
 	# The tracking root is . and the staging root inside it: nested.
-	PERFORMANCE_TRACKING_ROOT= run --separate-stderr perf-seed prepare --staging-root staging \
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr perf-seed prepare --staging-root staging \
 		--intent-rationale r --source-result src.json
 	assert_failure 2
 	grep -qF "baseline seed staging and canonical tracking roots must be separate and non-nested" <<<"$stderr"
 	# So is an empty staging root inside the tracking root.
 	mkdir -p store/sub
 	cd store/sub || return 1
-	PERFORMANCE_RESEED_STAGING_ROOT= run --separate-stderr perf-seed prepare -s .. \
+	PERFORMANCE_RESEED_STAGING_ROOT='' run --separate-stderr perf-seed prepare -s .. \
 		--intent-rationale r --source-result ../../src.json
 	assert_failure 2
 	grep -qF "must be separate and non-nested" <<<"$stderr"

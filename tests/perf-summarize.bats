@@ -236,7 +236,7 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	$N --html want.html --store "$S/store" --now $NOW "$S/batch.jsonl" >/dev/null 2>&1
 	cp -R "$S/store" cwd
 	cd cwd || return 1
-	PERFORMANCE_TRACKING_ROOT= run --separate-stderr $N --html ../got.html --now $NOW "$S/batch.jsonl"
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr $N --html ../got.html --now $NOW "$S/batch.jsonl"
 	assert_success
 	cmp ../want.html ../got.html
 	PERFORMANCE_TRACKING_ROOT=git@github.com:org/perf.git run --separate-stderr $N --now $NOW "$S/batch.jsonl"

@@ -66,7 +66,7 @@ teardown() {
 @test "an empty PERFORMANCE_TRACKING_ROOT is the working directory, as the reference uses it" {
 	mkdir work
 	cd work || return 1
-	PERFORMANCE_TRACKING_ROOT= run --separate-stderr perf-upload --policy pass "$UP/batch.in.jsonl"
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr perf-upload --policy pass "$UP/batch.in.jsonl"
 	assert_success
 	diff -r "$UP/expected-pass" . -x '.perfkite-*'
 	assert_equal "$(grep -c '^uploaded → \./' <<<"$stderr")" 3
@@ -121,7 +121,7 @@ EOF
 	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=\"bogus's\"; using 'never'"
 	PERF_UPLOAD_POLICY=$'\tSome\\Times\n' run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
 	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY='some\\\\times'; using 'never'"
-	PERF_UPLOAD_POLICY= run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	PERF_UPLOAD_POLICY='' run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
 	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=''; using 'never'"
 	[ ! -e bogus ]
 }
