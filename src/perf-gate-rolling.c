@@ -547,8 +547,6 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	atexit(free_artifacts_default);
-	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL ? env :
-	    "/tmp/perf-tracking";
 	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
@@ -565,6 +563,8 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+	if ((opt.store = store_spec(opt.store)) == NULL)
+		return EXIT_TROUBLE;
 	if (!rc_given)
 		collect_status(getenv("PERF_PYTEST_RC"), false);
 	if (opt.artifacts == NULL && (env = getenv("PERF_REPORTS_DIR")) != NULL)

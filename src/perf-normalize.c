@@ -23,6 +23,7 @@
 
 static struct {
 	struct prov_env env;
+	bool run_source_given;	/* --run-source: replaces the record's own */
 } opt;
 
 /* Copied when present and not null, in this order. */
@@ -119,7 +120,12 @@ run_source(const cJSON *raw)
 	static char kept[32];
 	char *norm;
 
-	if (!cJSON_IsString(v))
+	/*
+	 * PERF_RUN_SOURCE is the reference's fallback, used only when the record
+	 * has no valid run source; the option is perfkite's and says what the
+	 * run is, as perf-lane's does.
+	 */
+	if (opt.run_source_given || !cJSON_IsString(v))
 		return inferred;
 	norm = prov_strip_lower(v->valuestring);
 	if (prov_run_source_valid(norm)) {
@@ -267,6 +273,7 @@ main(int argc, char *argv[])
 			}
 			free(norm);
 			opt.env.run_source = optarg;
+			opt.run_source_given = true;
 			break;
 		case 'C': opt.env.commit = optarg; break;
 		case 'B': opt.env.branch = optarg; break;

@@ -1071,10 +1071,8 @@ main(int argc, char *argv[])
 	}
 	cmd = argv[1];
 	is_prepare = strcmp(cmd, "prepare") == 0;
-	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL && *env != '\0' ?
-	    env : "/tmp/perf-tracking";
-	opt.staging = (env = getenv("PERFORMANCE_RESEED_STAGING_ROOT")) != NULL &&
-	    *env != '\0' ? env : "/tmp/performance_reseed_prepared";
+	opt.staging = (env = getenv("PERFORMANCE_RESEED_STAGING_ROOT")) != NULL ? env :
+	    "/tmp/performance_reseed_prepared";
 	opt.operator = (env = getenv("USER")) != NULL && *env != '\0' ? env : NULL;
 	opt.max_regression = 0.05;
 	argc--;
@@ -1119,6 +1117,11 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+	if ((opt.store = store_spec(opt.store)) == NULL)
+		return EXIT_TROUBLE;
+	/* Set but empty is the working directory, as the tracking root. */
+	if (*opt.staging == '\0')
+		opt.staging = ".";
 	if (is_prepare) {
 		if (opt.nsources == 0 || opt.rationale == NULL || optind < argc) {
 			warnx_(optind < argc ? "prepare takes no operands" :

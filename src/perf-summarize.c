@@ -485,7 +485,6 @@ main(int argc, char *argv[])
 	err_init(argv[0]);
 	opt.annotate_max = 1000000;
 	opt.now = isotime_now();
-	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL ? env : "/tmp/perf-tracking";
 	opt.reports = getenv("PERF_REPORTS_DIR");
 	opt.days = 30;
 	if ((env = getenv("DASHBOARD_DAYS")) != NULL)
@@ -518,6 +517,8 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+	if ((opt.store = store_spec(opt.store)) == NULL)
+		return EXIT_TROUBLE;
 	if (opt.dashboard && (opt.reports == NULL || *opt.reports == '\0')) {
 		warnx_("--dashboard needs a reports directory (-r or PERF_REPORTS_DIR)");
 		cli_usage(usage_text, EXIT_TROUBLE);

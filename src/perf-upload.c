@@ -21,16 +21,17 @@
 #include "git.h"
 #include "json.h"
 #include "jsonl.h"
+#include "policy.h"
 #include "store.h"
 #include "storew.h"
+#include "text.h"
 
-enum policy { POLICY_NEVER, POLICY_PASS, POLICY_ALWAYS };
 
 static struct {
 	const char *store;
 	const char *cache;
 	const char *output;
-	enum policy policy;
+	enum upload_policy policy;
 	bool export;
 } opt;
 
@@ -52,20 +53,6 @@ static bool trouble;
 static const char usage_text[] =
     "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
     "       perf-upload --export [-s store] [--cache dir] [-o file]\n";
-
-static bool
-parse_policy(const char *s, enum policy *p)
-{
-	if (strcmp(s, "never") == 0)
-		*p = POLICY_NEVER;
-	else if (strcmp(s, "pass") == 0)
-		*p = POLICY_PASS;
-	else if (strcmp(s, "always") == 0)
-		*p = POLICY_ALWAYS;
-	else
-		return false;
-	return true;
-}
 
 /* The reference's "success" for the policy: missing counts as true. */
 static bool
@@ -93,7 +80,7 @@ process(jsonl_reader *r, const jsonl_span *s, cJSON *rec)
 
 	jsonl_put(r, s, rec);
 	id = pystr_or_none(json_get(rec, "model_id"));
-	if (opt.policy == POLICY_NEVER || (opt.policy == POLICY_PASS && !ok)) {
+	if (opt.policy == UPLOAD_NEVER || (opt.policy == UPLOAD_PASS && !ok)) {
 		src = pystr_or_none(json_get(rec, "run_source"));
 		fprintf(stderr, "Tracking upload skipped for %s (%s, success=%s)\n", id, src,
 		    ok ? "True" : "False");
@@ -376,23 +363,27 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *env;
+	char *norm;
+	buf shown = BUF_INIT;
 	int c, rc;
 
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
-	opt.store = (env = getenv("PERFORMANCE_TRACKING_ROOT")) != NULL && *env != '\0' ?
-	    env : "/tmp/perf-tracking";
-	if ((env = getenv("PERF_UPLOAD_POLICY")) != NULL && !parse_policy(env, &opt.policy)) {
-		/* The reference's words and its fallback. */
-		fprintf(stderr, "Invalid PERF_UPLOAD_POLICY='%s'; using 'never'\n", env);
-		opt.policy = POLICY_NEVER;
+	if ((env = getenv("PERF_UPLOAD_POLICY")) != NULL &&
+	    !policy_upload_parse(env, &opt.policy, &norm)) {
+		/* The reference's words (the repr of the trimmed, lower-cased value) and its fallback. */
+		text_py_repr(&shown, norm, strlen(norm));
+		fprintf(stderr, "Invalid PERF_UPLOAD_POLICY=%s; using 'never'\n", shown.s);
+		buf_free(&shown);
+		free(norm);
+		opt.policy = UPLOAD_NEVER;
 	}
 	while ((c = getopt_long(argc, argv, "ho:p:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
 		case 'C': opt.cache = optarg; break;
 		case 'p':
-			if (!parse_policy(optarg, &opt.policy)) {
+			if (!policy_upload_parse(optarg, &opt.policy, NULL)) {
 				warnx_("--policy: expected never, pass or always, not '%s'", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
@@ -404,6 +395,8 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+	if ((opt.store = store_spec(opt.store)) == NULL)
+		return EXIT_TROUBLE;
 	if (opt.export) {
 		if (optind < argc) {
 			warnx_("--export reads the store, not records");

@@ -118,6 +118,12 @@ G=$FIXTURES/$N
 	[ "$(jq -r '.comparison.metrics.latency.baseline' <<<"$output")" = 13 ]
 }
 
+@test "ISO week-date timestamps sort where fromisoformat puts them and set the window" {
+	run_case $N $N/week-date-window
+	run jq -c '[.comparison.baseline_n, .comparison.metrics.latency.baseline]' <<<"$output"
+	assert_output '[5,3]'
+}
+
 @test "legacy records are never compared: PASS, or REGRESSION on a static failure (10.6 row 18)" {
 	run_case $N $N/legacy-record
 	run jq -c '[.baseline_status, .comparison_status, .success, .baseline_eligible]' <<<"$output"
@@ -197,6 +203,19 @@ G=$FIXTURES/$N
 	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/missing" "$G/pass.in.jsonl"
 	assert_success
 	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
+}
+
+@test "an empty PERFORMANCE_TRACKING_ROOT is the working directory; a remote without git+ is refused" {
+	cp -R "$G/pass.store" "$BATS_TEST_TMPDIR/cwd"
+	cd "$BATS_TEST_TMPDIR/cwd" || return 1
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr $N "$G/pass.in.jsonl"
+	assert_success
+	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
+	PERFORMANCE_TRACKING_ROOT=https://huggingface.co/datasets/org/perf run --separate-stderr $N "$G/pass.in.jsonl"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-gate-rolling: https://huggingface.co/datasets/org/perf: a git remote needs the git+ prefix to be a store; did you mean git+https://huggingface.co/datasets/org/perf?"
+	[ ! -e https: ]
 }
 
 @test "a store that is not a directory is exit 2" {

@@ -130,6 +130,19 @@ N=perf-normalize
 	assert_output '["local","opt","optsha","9","scope","u","b","j"]'
 }
 
+@test "--run-source replaces the record's run source; PERF_RUN_SOURCE only fills a missing one, as the reference" {
+	local rec='{"benchmark_id":"b","timestamp":"t","run_source":"pr"}'
+	run --separate-stderr $N --run-source ' Scheduled_Main ' <<<"$rec"
+	assert_success
+	assert_equal "$(jq -r .run_source <<<"$output")" scheduled_main
+	assert_equal "$stderr" ""
+	run --separate-stderr env PERF_RUN_SOURCE=scheduled_main $N <<<"$rec"
+	assert_success
+	assert_equal "$(jq -r .run_source <<<"$output")" pr
+	run --separate-stderr env PERF_RUN_SOURCE=scheduled_main $N <<<'{"benchmark_id":"b","timestamp":"t","run_source":"bogus"}'
+	assert_equal "$(jq -r .run_source <<<"$output")" scheduled_main
+}
+
 @test "rejects an invalid --run-source with usage" {
 	run --separate-stderr $N --run-source bogus </dev/null
 	assert_failure 2

@@ -109,11 +109,17 @@ fails_with() {
 @test "rows 35-39: untrusted sources" {
 	variant a.json 's/"run_source": "scheduled_main"/"run_source": "pr"/' 's/"pr_number": ""/"pr_number": "123"/'
 	prepare --source-result a.json
-	fails_with "baseline seeds require a scheduled_main source artifact"
+	fails_with "a.json: baseline seeds require a scheduled_main source artifact (its run_source is 'pr')"
 	variant b.json 's/"run_source": "scheduled_main"/"run_source": "local"/' 's/"branch": "main"/"branch": ""/' \
 		's/"test_scope": "full"/"test_scope": ""/'
 	prepare --source-result b.json
-	fails_with "baseline seeds require a scheduled_main source artifact"
+	fails_with "b.json: baseline seeds require a scheduled_main source artifact (its run_source is 'local')"
+	variant b2.json '/"run_source": "scheduled_main",/d'
+	prepare --source-result b2.json
+	fails_with "b2.json: baseline seeds require a scheduled_main source artifact (it has no run_source)"
+	variant b3.json 's/"run_source": "scheduled_main"/"run_source": null/'
+	prepare --source-result b3.json
+	fails_with "b3.json: baseline seeds require a scheduled_main source artifact (its run_source is None)"
 	variant c.json 's/"pr_number": ""/"pr_number": "123"/'
 	prepare --source-result c.json
 	fails_with "baseline seeds require a non-PR source artifact"
@@ -270,6 +276,29 @@ fails_with() {
 		--intent-rationale r --source-result src.json
 	assert_failure 2
 	grep -qF "must be separate and non-nested" <<<"$stderr"
+}
+
+@test "empty roots are the working directory, as the reference uses them; a remote without git+ is refused" {
+	variant src.json
+	# The tracking root is . and the staging root inside it: nested.
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr perf-seed prepare --staging-root staging \
+		--intent-rationale r --source-result src.json
+	assert_failure 2
+	grep -qF "baseline seed staging and canonical tracking roots must be separate and non-nested" <<<"$stderr"
+	# So is an empty staging root inside the tracking root.
+	mkdir -p store/sub
+	cd store/sub || return 1
+	PERFORMANCE_RESEED_STAGING_ROOT='' run --separate-stderr perf-seed prepare -s .. \
+		--intent-rationale r --source-result ../../src.json
+	assert_failure 2
+	grep -qF "must be separate and non-nested" <<<"$stderr"
+	cd ../.. || return 1
+	PERFORMANCE_TRACKING_ROOT=hf://datasets/org/perf run --separate-stderr perf-seed prepare \
+		--staging-root staging --intent-rationale r --source-result src.json
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-seed: hf://datasets/org/perf: a git remote needs the git+ prefix to be a store; did you mean git+https://huggingface.co/datasets/org/perf?"
+	[ ! -e hf: ] && [ ! -e staging ]
 }
 
 @test "row 52: a source that changes while the manifest is written releases the reservation" {

@@ -339,6 +339,19 @@ REC='{"model_id":"a","gpu_type":"g"}'
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }
 
+@test "an empty PERFORMANCE_TRACKING_ROOT is the working directory; a remote without git+ is refused" {
+	$N --html want.html --store "$S/store" --now $NOW "$S/batch.jsonl" >/dev/null 2>&1
+	cp -R "$S/store" cwd
+	cd cwd || return 1
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr $N --html ../got.html --now $NOW "$S/batch.jsonl"
+	assert_success
+	cmp ../want.html ../got.html
+	PERFORMANCE_TRACKING_ROOT=git@github.com:org/perf.git run --separate-stderr $N --now $NOW "$S/batch.jsonl"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-summarize: git@github.com:org/perf.git: a git remote needs the git+ prefix to be a store; did you mean git+git@github.com:org/perf.git?"
+}
+
 @test "a dashboard of nothing: no records, no store, still a page" {
 	: >"$BATS_TEST_TMPDIR/none.jsonl"
 	run --separate-stderr perf-summarize --html "$BATS_TEST_TMPDIR/d.html" \

@@ -63,6 +63,69 @@ teardown() {
 	assert_equal "${stderr_lines[0]}" "perf-upload: --policy: expected never, pass or always, not 'sometimes'"
 }
 
+@test "an empty PERFORMANCE_TRACKING_ROOT is the working directory, as the reference uses it" {
+	mkdir work
+	cd work || return 1
+	PERFORMANCE_TRACKING_ROOT='' run --separate-stderr perf-upload --policy pass "$UP/batch.in.jsonl"
+	assert_success
+	diff -r "$UP/expected-pass" . -x '.perfkite-*'
+	assert_equal "$(grep -c '^uploaded → \./' <<<"$stderr")" 3
+}
+
+@test "a remote without git+ is refused with the spelling meant, and nothing is created" {
+	local spec want
+	mkdir work
+	cd work || return 1
+	while IFS='|' read -r spec want; do
+		run --separate-stderr perf-upload -s "$spec" --policy always "$UP/batch.in.jsonl"
+		assert_failure 2
+		assert_output ""
+		assert_equal "$stderr" "perf-upload: $spec: a git remote needs the git+ prefix to be a store; did you mean $want?"
+		PERFORMANCE_TRACKING_ROOT=$spec run --separate-stderr perf-upload --policy always "$UP/batch.in.jsonl"
+		assert_failure 2
+		assert_equal "$stderr" "perf-upload: $spec: a git remote needs the git+ prefix to be a store; did you mean $want?"
+	done <<'EOF'
+https://huggingface.co/datasets/org/perf|git+https://huggingface.co/datasets/org/perf
+http://git.example/perf.git|git+http://git.example/perf.git
+ssh://git@git.example/perf.git|git+ssh://git@git.example/perf.git
+git://git.example/perf.git|git+git://git.example/perf.git
+file:///srv/perf.git|git+file:///srv/perf.git
+git@github.com:org/perf.git|git+git@github.com:org/perf.git
+hf://datasets/org/perf|git+https://huggingface.co/datasets/org/perf
+EOF
+	# A password is never shown, not even in the hint.
+	run --separate-stderr perf-upload -s https://user:s3cret@git.example/perf.git "$UP/batch.in.jsonl"
+	assert_failure 2
+	not grep -q s3cret <<<"$stderr"
+	# Nothing was created in the working directory: no "https:" directory.
+	assert_equal "$(find . -mindepth 1 | wc -l)" 0
+	# A directory whose name only contains a colon or an @ is a directory.
+	run --separate-stderr perf-upload -s ./a:b@c --policy pass "$UP/batch.in.jsonl"
+	assert_success
+	[ -d ./a:b@c/wan-t2v-1.3b-2gpu ]
+}
+
+@test "PERF_UPLOAD_POLICY and --policy are trimmed and lower-cased first, as the reference reads them" {
+	PERF_UPLOAD_POLICY=PASS run --separate-stderr perf-upload -s store "$UP/batch.in.jsonl"
+	assert_success
+	diff -r "$UP/expected-pass" store -x '.perfkite-*'
+	PERF_UPLOAD_POLICY=$' Always\t\n' run --separate-stderr perf-upload -s always "$UP/batch.in.jsonl"
+	assert_success
+	diff -r "$UP/expected-always" always -x '.perfkite-*'
+	run --separate-stderr perf-upload -s always2 --policy ' ALWAYS ' "$UP/batch.in.jsonl"
+	assert_success
+	diff -r "$UP/expected-always" always2 -x '.perfkite-*'
+	# The warning shows the repr() of the trimmed, lower-cased value.
+	PERF_UPLOAD_POLICY=" BOGUS'S " run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_success
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=\"bogus's\"; using 'never'"
+	PERF_UPLOAD_POLICY=$'\tSome\\Times\n' run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY='some\\\\times'; using 'never'"
+	PERF_UPLOAD_POLICY='' run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=''; using 'never'"
+	[ ! -e bogus ]
+}
+
 @test "uploading the same records again stores nothing new" {
 	perf-upload -s store -p always "$UP/batch.in.jsonl" >/dev/null 2>&1
 	run --separate-stderr perf-upload -s store -p always "$UP/batch.in.jsonl"

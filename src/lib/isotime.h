@@ -12,11 +12,14 @@
 #define ISOTIME_MIN INT64_MIN
 
 /*
- * Python 3.11's datetime.fromisoformat(): "YYYY-MM-DD" or "YYYYMMDD",
- * optionally followed by any one separator character and a time
- * "HH[:MM[:SS[.f...]]]" (or "HHMM[SS]"), optionally followed by "Z" or an
- * offset "+HH[:MM[:SS[.ffffff]]]". A naive time is UTC; a date alone is
- * midnight UTC. Returns false when s is not such a timestamp.
+ * Python 3.11's datetime.fromisoformat(), every form it accepts and nothing
+ * else: a date "YYYY-MM-DD", "YYYYMMDD", or an ISO week date "YYYY-Www",
+ * "YYYYWww" (its Monday), "YYYY-Www-D", "YYYYWwwD"; optionally any one
+ * character, then a time "HH[:MM[:SS[{.,}f...]]]" or "HH[MM[SS[{.,}f...]]]",
+ * then "Z" or an offset "+HH[:MM[:SS[.f...]]]" (strictly within a day).
+ * Ordinal dates ("2026-064") and 24:00 are refused, as 3.11 refuses them. A
+ * naive time is UTC; a date alone is midnight UTC. s is UTF-8. Returns false
+ * when s is not such a timestamp.
  */
 bool isotime_parse(const char *s, int64_t *usec);
 

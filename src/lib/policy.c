@@ -1,5 +1,6 @@
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -7,6 +8,7 @@
 #include "json.h"
 #include "num.h"
 #include "policy.h"
+#include "prov.h"
 #include "text.h"
 
 const struct metric metric_table[METRIC_COUNT] = {
@@ -137,4 +139,23 @@ policy_to_json(const struct metric_policy p[METRIC_COUNT])
 		json_set(all, metric_table[i].key, m);
 	}
 	return all;
+}
+
+bool
+policy_upload_parse(const char *s, enum upload_policy *p, char **norm)
+{
+	static const char *const names[] = { "never", "pass", "always" };
+	char *v = prov_strip_lower(s);
+
+	for (int i = 0; i < 3; i++)
+		if (strcmp(v, names[i]) == 0) {
+			*p = (enum upload_policy)i;
+			free(v);
+			return true;
+		}
+	if (norm != NULL)
+		*norm = v;
+	else
+		free(v);
+	return false;
 }

@@ -68,4 +68,16 @@ int policy_merge(const cJSON *overrides, struct metric_policy p[METRIC_COUNT],
 /* The serialized effective policy: six metrics, each {percent, absolute, gated}. */
 cJSON *policy_to_json(const struct metric_policy p[METRIC_COUNT]);
 
+/* The upload policy of 5.1: never, pass or always. */
+enum upload_policy { UPLOAD_NEVER, UPLOAD_PASS, UPLOAD_ALWAYS };
+
+/*
+ * Reads an upload policy as the reference reads PERF_UPLOAD_POLICY: trimmed
+ * (Python's str.strip()) and lower-cased first, so "PASS" and " Always "
+ * are valid. Returns false for anything else; then, when norm is not NULL,
+ * *norm is set to a new string with the trimmed, lower-cased value, which
+ * the reference's warning shows (as repr()).
+ */
+bool policy_upload_parse(const char *s, enum upload_policy *p, char **norm);
+
 #endif

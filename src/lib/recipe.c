@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "canon.h"
@@ -59,9 +60,10 @@ expand_user(const char *s)
 	end = strchr(s, '/');
 	if (end == NULL)
 		end = s + strlen(s);
-	if (end == s + 1)
-		home = getenv("HOME");
-	else {
+	if (end == s + 1) {
+		if ((home = getenv("HOME")) == NULL && (pw = getpwuid(getuid())) != NULL)
+			home = pw->pw_dir;
+	} else {
 		user = estrndup(s + 1, (size_t)(end - s - 1));
 		if ((pw = getpwnam(user)) != NULL)
 			home = pw->pw_dir;
@@ -69,32 +71,29 @@ expand_user(const char *s)
 	}
 	if (home == NULL)
 		return estrdup(s);
-	return easprintf("%s%s", home, end);
+	/* As Python: "~" with an empty home is the root. */
+	return *home == '\0' && *end == '\0' ? estrdup("/") : easprintf("%s%s", home, end);
 }
 
-/* Python's posixpath.normpath(). */
+/*
+ * Python's Path(path).as_posix(): "." components, duplicate and trailing
+ * slashes dropped, ".." kept as written (a path is not resolved: the
+ * recipe records what the config says); exactly two leading slashes stay.
+ */
 static char *
-normpath(const char *path)
+posix_path(const char *path)
 {
 	int initial = 0, n = 0, i;
 	char *copy, *tok, *save, **comps;
 	buf out = BUF_INIT;
 
-	if (*path == '\0')
-		return estrdup(".");
 	if (path[0] == '/')
 		initial = (path[1] == '/' && path[2] != '/') ? 2 : 1;
 	copy = estrdup(path);
 	comps = emalloc((strlen(path) + 1) * sizeof *comps);
-	for (tok = strtok_r(copy, "/", &save); tok != NULL; tok = strtok_r(NULL, "/", &save)) {
-		if (strcmp(tok, ".") == 0)
-			continue;
-		if (strcmp(tok, "..") != 0 || (!initial && n == 0) ||
-		    (n > 0 && strcmp(comps[n - 1], "..") == 0))
+	for (tok = strtok_r(copy, "/", &save); tok != NULL; tok = strtok_r(NULL, "/", &save))
+		if (strcmp(tok, ".") != 0)
 			comps[n++] = tok;
-		else if (n > 0)
-			n--;
-	}
 	for (i = 0; i < initial; i++)
 		buf_addc(&out, '/');
 	for (i = 0; i < n; i++)
@@ -129,7 +128,7 @@ recipe_model_path(const cJSON *value)
 	    !repo_id_shape(t));
 	if (local) {
 		expanded = expand_user(t);
-		norm = normpath(expanded);
+		norm = posix_path(expanded);
 		free(expanded);
 		free(t);
 		return norm;

@@ -21,7 +21,10 @@ struct hw_gpu {
 /* The variable PERF_<name>, else FASTVIDEO_<name>, else NULL. */
 const char *recipe_env(const char *name);
 
-/* The reference's model path normalization: NULL for none. */
+/*
+ * The reference's model path normalization: NULL for none; a local
+ * path as Path(text).expanduser().as_posix() writes it, ".." kept.
+ */
 char *recipe_model_path(const cJSON *value);
 
 /* init_kwargs with num_gpus set to count and text_encoder_precisions last. */

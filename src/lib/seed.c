@@ -93,6 +93,32 @@ check_measurements(const cJSON *rec)
 	return NULL;
 }
 
+/*
+ * The reference's refusal of a source that is not scheduled_main, naming
+ * the run source it has: repr() of a string, str() of another value.
+ */
+static char *
+found_run_source(const cJSON *v)
+{
+	buf b = BUF_INIT;
+	char *msg, *str;
+
+	if (v == NULL)
+		return estrdup("baseline seeds require a scheduled_main source artifact "
+		    "(it has no run_source)");
+	if (cJSON_IsString(v))
+		text_py_repr(&b, v->valuestring, strlen(v->valuestring));
+	else {
+		str = json_pystr_dup(v);
+		buf_addf(&b, "%s", str);
+		free(str);
+	}
+	msg = easprintf("baseline seeds require a scheduled_main source artifact "
+	    "(its run_source is %s)", b.s);
+	buf_free(&b);
+	return msg;
+}
+
 char *
 seed_check_source(const cJSON *rec)
 {
@@ -111,8 +137,8 @@ seed_check_source(const cJSON *rec)
 		return estrdup("baseline seeds require a successful source artifact");
 	if (!cJSON_IsFalse(json_get(rec, "baseline_eligible")))
 		return estrdup("baseline seeds require a baseline_eligible=false source artifact");
-	if (!is_string(json_get(rec, "run_source"), "scheduled_main"))
-		return estrdup("baseline seeds require a scheduled_main source artifact");
+	if (!is_string((v = json_get(rec, "run_source")), "scheduled_main"))
+		return found_run_source(v);
 	if (seed_pr_truthy(json_get(rec, "pr_number")))
 		return estrdup("baseline seeds require a non-PR source artifact");
 	if (!is_string(json_get(rec, "branch"), "main") ||

@@ -16,6 +16,7 @@
 #include "isotime.h"
 #include "json.h"
 #include "jsonl.h"
+#include "git.h"
 #include "gitstore.h"
 #include "identity.h"
 #include "store.h"
@@ -81,6 +82,58 @@ struct worker {
 	buf text;
 	struct json_arena *arena;	/* each record's tree, released whole */
 };
+
+/* The length of the scheme of "scheme://...", or 0 (RFC 3986 letters). */
+static size_t
+url_scheme(const char *s)
+{
+	size_t i = 0;
+
+	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return 0;
+	while ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+	    (s[i] >= '0' && s[i] <= '9') || s[i] == '+' || s[i] == '-' || s[i] == '.')
+		i++;
+	return strncmp(s + i, "://", 3) == 0 ? i : 0;
+}
+
+/* git's scp-like "user@host:path": an '@', then a ':' before any '/'. */
+static bool
+scp_like(const char *s)
+{
+	const char *at = strchr(s, '@'), *colon = strchr(s, ':'),
+	    *slash = strchr(s, '/');
+
+	return at != NULL && at != s && colon != NULL && colon > at + 1 &&
+	    (slash == NULL || colon < slash);
+}
+
+const char *
+store_spec(const char *opt)
+{
+	const char *spec = opt;
+	char *shown, *hint;
+	size_t n = 0;
+
+	if (spec == NULL && (spec = getenv("PERFORMANCE_TRACKING_ROOT")) == NULL)
+		spec = "/tmp/perf-tracking";
+	if (*spec == '\0')
+		return ".";
+	if (gitstore_is_spec(spec) || (!scp_like(spec) && (n = url_scheme(spec)) == 0))
+		return spec;
+	shown = git_redact(spec);
+	if (scp_like(spec))
+		hint = easprintf("git+%s", shown);
+	else if (n == 2 && strncmp(shown, "hf", 2) == 0)
+		hint = easprintf("git+https://huggingface.co/%s", shown + 5);
+	else
+		hint = easprintf("git+%s", shown);
+	warnx_("%s: a git remote needs the git+ prefix to be a store; "
+	    "did you mean %s?", shown, hint);
+	free(shown);
+	free(hint);
+	return NULL;
+}
 
 store *
 store_open(const char *spec)

@@ -59,6 +59,18 @@ void store_identity_queries(char *const *values, struct store_query *exact,
     struct store_query *cohort);
 
 /*
+ * The store every program uses, decided in one place: the --store value
+ * opt when given, else $PERFORMANCE_TRACKING_ROOT when set, else
+ * /tmp/perf-tracking. An empty value (set but empty) is used as the
+ * reference uses it, as is: the working directory, returned as ".". A git
+ * remote written without its "git+" prefix ("https://...", "ssh://...",
+ * "git@host:path", "hf://...", any "scheme://") is refused with a hint, as
+ * it would otherwise become a local directory named after the scheme.
+ * Returns the spec, or NULL after reporting.
+ */
+const char *store_spec(const char *opt);
+
+/*
  * Opens the history: spec is a directory (a missing one is an empty
  * history), a git store "git+URL" (read through its cache clone under
  * cache, NULL for the default: see gitstore.h; the remote is fetched

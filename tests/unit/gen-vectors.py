@@ -184,31 +184,164 @@ def text_vectors():
            ['{ %s, %s }' % (cstr(c), cstr(repr(c))) for c in reprs])
 
 
+ISOTIME_FORMS = [
+    # Every date form 3.11 accepts, alone and with a time.
+    "2026-06-16", "20260616", "2026-W10", "2026W10", "2026-W10-4", "2026W104",
+    "2026-W10-4T13:00:00", "2026W104T1300", "2026-W10T13", "2026W10T13",
+    "2026W10123", "2026-W10-412", "2026-W53", "2020-W53", "2020-W53-7",
+    "2015-W53-5", "2026-W00", "2026-W54", "2026-W10-0", "2026-W10-8",
+    "2026-W01-1", "2026W01", "0001-W01-1", "9999-W52-5", "9999-W52-6",
+    "0000-W01-1", "0000-W52-7", "2026-W10-", "2026-W1", "2026-W0112:00",
+    "2026-W011", "2026W01-1", "2026W1012", "2026W101", "2026W10-1",
+    # Near misses: ordinal dates, reduced precision, 24:00, signs.
+    "2026-064", "2026064", "2026-064T12:00", "2026-06", "202606", "2026-6-16",
+    "+2026-06-16", "-2026-06-16", "20260-06-16", "2026-06-1", "2026-0616",
+    "202606-16", "0000-01-01", "9999-12-31T23:59:59.999999", "10000-01-01",
+    "2026-06-16T24:00", "2026-06-16T24:00:00", "2026-06-16T23:60",
+    "2026-06-16T23:59:60", "2026-06-31", "2026-02-29", "2024-02-29",
+    "1900-02-29", "2000-02-29",
+    # Time forms.
+    "2026-06-16T00:00:00+00:00", "2026-06-16T00:00:00Z", "2026-06-16T01:00:00+01:00",
+    "2026-06-16 12:34:56.123456", "2026-06-16T12:34:56.5-02:30",
+    "2026-06-16T12:34", "2026-06-16T12", "2026-06-16T1", "2026-06-16T123",
+    "2026-06-16T1234", "2026-06-16T12345", "2026-06-16T123456",
+    "2026-06-16T12345678", "2026-06-16T12:34:56:78", "2026-06-16T12:34:5678",
+    "2026-06-16T1234:56", "2026-06-16T12:3456", "2026-06-16T12.5",
+    "2026-06-16T12:34.5", "2026-06-16T12,5", "2026-06-16T12:34:56,789",
+    "2026-06-16T12:34:56.", "2026-06-16T12:34:56.1234567",
+    "2026-06-16T12:34:56.1234567890123", "2026-06-16T12:34:56.123456x",
+    "2026-06-16T12:34:56.12x", "2026-06-16T12:", "2026-06-16T12:34:",
+    "2026-06-16T", "2026-06-16 ", "2026-06-16t12:00", "2026-06-16x10:00",
+    "2026-06-161200", "2026-06-16-12:00", "20260616T1200", "20260616 12:00:00",
+    "20260616T12:00:00Z", "2026-06-16\u00e912:00", "2026-06-16\u20ac12:00",
+    "2026-06-16\U0001f600" "12:00", "2026-06-16\u00e9", "2026W10\u00e912",
+    "2026-06-16\x0012:00", "2026/06/16", "not a date", "", "2026-06",
+    "2026W1", "\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9",
+    # Offsets.
+    "2026-06-16T00:00+05", "2026-06-16T00:00+0530", "2026-06-16T00:00+05:30",
+    "2026-06-16T00:00+053045", "2026-06-16T00:00+05:30:45",
+    "2026-06-16T00:00+05:30:45.5", "2026-06-16T00:00+05:30:45.1234567",
+    "2026-06-16T00:00-05:30:45.5", "2026-06-16T00:00+00:00:00.5",
+    "2026-06-16T00:00-00:00:00.5", "2026-06-16T00:00+00:00:01.5",
+    "2026-06-16T00:00+24:00", "2026-06-16T00:00-24:00",
+    "2026-06-16T00:00+23:59:59.999999", "2026-06-16T00:00-23:59:59.999999",
+    "2026-06-16T00:00+05:75", "2026-06-16T00:00+5", "2026-06-16T00:00+",
+    "2026-06-16T00:00-", "2026-06-16T00:00+0", "2026-06-16T00:00+050",
+    "2026-06-16T00:00+05:", "2026-06-16T00:00+05:3", "2026-06-16T00:00Z ",
+    "2026-06-16T00:00z", "2026-06-16T00:00Z+01", "2026-06-16T00:00+05:00Z",
+    "2026-06-16T12Z", "2026-06-16T12:00:00.123+05", "2026-06-16T00:00:00.1234567Z",
+    "2026-06-16Z", "2026-06-16+05:00", "2026-06-16T+05:00", "2026-06-16TZ",
+    "2026-06-16T12-", "0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00",
+    "0001-01-01T00:00:00",
+]
+
+
+def isotime_fuzz(n, seed):
+    """Random timestamps around the accepted forms, and mutations of them."""
+    rng = random.Random(seed)
+
+    def d(k, lo=0, hi=None):
+        hi = 10 ** k - 1 if hi is None else hi
+        return '%0*d' % (k, rng.randint(lo, hi))
+
+    def date():
+        y = rng.choice(['2026', '2020', '0001', '9999', '0000', '2015', d(4)])
+        return rng.choice([
+            y + '-' + d(2, 0, 13) + '-' + d(2, 0, 32), y + d(2, 0, 13) + d(2, 0, 32),
+            y + '-W' + d(2, 0, 54), y + 'W' + d(2, 0, 54),
+            y + '-W' + d(2, 0, 54) + '-' + d(1), y + 'W' + d(2, 0, 54) + d(1),
+            y + '-' + d(3), y + d(3), y + '-' + d(2)])
+
+    def clock():
+        h, m, s = d(2, 0, 25), d(2, 0, 61), d(2, 0, 61)
+        frac = rng.choice(['.', ',']) + d(rng.randint(1, 9))
+        return rng.choice([h, h + ':' + m, h + m, h + ':' + m + ':' + s,
+                           h + m + s, h + ':' + m + ':' + s + frac, h + m + s + frac,
+                           h + frac, h + ':' + m + frac, h + ':' + m + ':' + s + ':' + d(2)])
+
+    def offset():
+        return rng.choice(['', '', 'Z', 'z']) or rng.choice('+-') + rng.choice([
+            d(2, 0, 25), d(2, 0, 25) + d(2), d(2, 0, 25) + ':' + d(2),
+            d(2, 0, 25) + ':' + d(2) + ':' + d(2),
+            d(2, 0, 25) + ':' + d(2) + ':' + d(2) + '.' + d(rng.randint(1, 8)),
+            d(1), ''])
+
+    alphabet = '0123456789-:W T.,+Zz\u00e9'
+    out = []
+    while len(out) < n:
+        t = date()
+        if rng.random() < 0.8:
+            t += rng.choice('TT T t1-x\u00e9') + clock() + offset()
+        for _ in range(rng.choice([0, 0, 0, 1, 1, 2])):
+            i = rng.randint(0, len(t))
+            op = rng.randint(0, 2)
+            c = rng.choice(alphabet)
+            t = (t[:i] + c + t[i:] if op == 0 else t[:i] + t[i + 1:] if op == 1
+                 else t[:i] + c + t[i + 1:])
+        out.append(t)
+    return out
+
+
+def isotime_row(t):
+    try:
+        d = datetime.fromisoformat(t)
+    except ValueError:
+        return '{ %s, 0, 0LL }' % cstr(t)
+    if d.tzinfo is None:
+        d = d.replace(tzinfo=timezone.utc)
+    us = d - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return '{ %s, 1, %dLL }' % (
+        cstr(t), us.days * 86400 * 10 ** 6 + us.seconds * 10 ** 6 + us.microseconds)
+
+
 def isotime_vectors():
-    ts = ["2026-06-16T00:00:00+00:00", "2026-06-16T00:00:00Z",
-          "2026-06-16T01:00:00+01:00", "2026-01-01", "20260101",
-          "2026-06-16 12:34:56.123456", "2026-06-16T12:34:56.5-02:30",
-          "2026-06-16T12:34", "2026-06-16T12", "2026-02-29",
-          "2024-02-29T00:00:00", "2026-13-01", "2026-06-16T25:00:00",
-          "not a date", "", "2026-06-16T", "2026-06-16T00:00:00+0530",
-          "2026-06-16T000000", "2026-06-16x10:00", "2026/06/16",
-          "2026-06-16T00:00:00.1234567+00:00", "0001-01-01T00:00:00"]
-    epoch = datetime(1970, 1, 1, tzinfo=timezone.utc)
-    rows = []
-    for t in ts:
-        try:
-            d = datetime.fromisoformat(t)
-        except ValueError:
-            rows.append('{ %s, 0, 0LL }' % cstr(t))
-            continue
-        if d.tzinfo is None:
-            d = d.replace(tzinfo=timezone.utc)
-        us = d - epoch
-        rows.append('{ %s, 1, %dLL }' % (
-            cstr(t), us.days * 86400 * 10 ** 6 + us.seconds * 10 ** 6 + us.microseconds))
-    header('isotime_vectors.h', 'fromisoformat() in microseconds (naive = UTC).',
+    seen, rows = set(), []
+    for t in ISOTIME_FORMS + isotime_fuzz(3000, 13):
+        # A C string ends at NUL: such a case is tested in its own right.
+        if t not in seen and '\x00' not in t:
+            seen.add(t)
+            rows.append(isotime_row(t))
+    header('isotime_vectors.h',
+           'fromisoformat() in microseconds (naive = UTC): every form it '
+           'accepts, near misses, and a seeded random corpus around them.',
            'static const struct { const char *in; int valid; long long usec; } '
            'isotime_vectors[]', rows)
+
+
+# The recipe perfkite builds for fixtures/configs/wan-t2v-1.3b.json; its
+# fingerprint is the one the reference gives for that config (2.8).
+WAN_RECIPE = '{"recipe_schema_version":2,"benchmark":{"benchmark_id":"wan-t2v-1.3b-2gpu","workload_id":"wan-t2v","variant_id":"1.3b-sp2","benchmark_version":3},"model":{"model_path":"Wan-AI/Wan2.1-T2V-1.3B-Diffusers","revision":null,"resolved_revision":null},"init_kwargs":{"num_gpus":2,"flow_shift":7.0,"sp_size":2,"tp_size":1,"vae_sp":true,"vae_tiling":true,"text_encoder_precisions":["fp32"]},"generation_kwargs":{"height":480,"width":832,"num_frames":45,"num_inference_steps":4,"guidance_scale":3,"embedded_cfg_scale":6,"seed":1024,"fps":24},"inputs":{"prompt_count":1,"prompt_sha256":["85f2ae1a875cd86ae820c71c34a1295e2d8cdd9345cdcdcad6b609bb7f54fb50"],"negative_prompt_sha256":"e488b06083693241fbe71bed61a3eb0035f4ec96d858d235be1662c226452fac"},"attention":{"requested_backend":"auto","resolved_backend":null}}'
+WAN_FINGERPRINT = "ec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c"
+
+MODEL_PATHS = [
+    "/models/../shared/Wan2.1", "Wan-AI/Wan2.1-T2V-1.3B-Diffusers", " org//repo ",
+    "models/local/checkpoint", "C:\\models\\checkpoint", "//a/b/", "///a/./b/../c",
+    "../x/./y", "~/models/m", "~/m/../x", "~", "./a/./b/", "a/..", "..", "/..",
+    "./../a", "a/./../b//", "//", "///", ".", "./", "org/repo/../x", "Wan-AI//Wan2.1",
+    "repo", "a\\b/../c", "/models/Wan2.1/.", "/models/./Wan2.1/../x/", "   ", "",
+    "/models/.../x", "/models/..x/y", "./models/../../w",
+]
+
+
+def modelpath_vectors():
+    """2.6.2 model paths and the fingerprint of the Wan recipe holding each."""
+    sys.path.insert(0, os.path.join(HERE, '..', 'fixtures'))
+    import reference
+    os.environ['HOME'] = '/home/tester'
+    base = json.loads(WAN_RECIPE)
+    assert reference.recipe_fingerprint(base) == WAN_FINGERPRINT
+    rows = []
+    for t in MODEL_PATHS:
+        out = reference.model_path(t)
+        r = json.loads(WAN_RECIPE)
+        r['model']['model_path'] = out
+        rows.append('{ %s, %s, "%s" }' % (cstr(t), 'NULL' if out is None else cstr(out),
+                                         reference.recipe_fingerprint(r)))
+    header('modelpath_vectors.h',
+           'recipe model paths (HOME=/home/tester) and the fingerprint of the '
+           'Wan recipe with each.',
+           'static const struct { const char *in; const char *out; const char *fp; } '
+           'modelpath_vectors[]', rows)
 
 
 def utf8_vectors():
@@ -236,3 +369,4 @@ if __name__ == '__main__':
     number_vectors()
     text_vectors()
     isotime_vectors()
+    modelpath_vectors()

@@ -11,6 +11,8 @@
 #include "recipe.h"
 #include "tap.h"
 
+#include "modelpath_vectors.h"
+
 static cJSON *
 parse(const char *s)
 {
@@ -219,7 +221,7 @@ main(void)
 	is_str(s, "//a/b", "two leading slashes stay");
 	free(s);
 	s = path_of("///a/./b/../c");
-	is_str(s, "/a/c", "three collapse; . and .. resolved");
+	is_str(s, "/a/b/../c", "three collapse; . dropped, .. kept");
 	free(s);
 	s = path_of("../x/./y");
 	is_str(s, "../x/y", "a leading .. stays");
@@ -229,6 +231,24 @@ main(void)
 	is_str(s, "/home/tester/models/m", "~ expands");
 	free(s);
 	ok(path_of("   ") == NULL, "blank is null");
+	/* Paths and the fingerprints of the Wan recipe with each, from Python. */
+	for (size_t i = 0; i < sizeof modelpath_vectors / sizeof *modelpath_vectors; i++) {
+		cJSON *c = cJSON_Duplicate(cfg, true);
+
+		s = path_of(modelpath_vectors[i].in);
+		ok(modelpath_vectors[i].out == NULL ? s == NULL :
+		    s != NULL && strcmp(s, modelpath_vectors[i].out) == 0,
+		    "model path '%s' is recorded as '%s'", modelpath_vectors[i].in,
+		    modelpath_vectors[i].out != NULL ? modelpath_vectors[i].out : "null");
+		free(s);
+		cJSON_ReplaceItemInObject(json_get(c, "model"), "model_path",
+		    json_new_string(modelpath_vectors[i].in));
+		s = fp(c, NULL);
+		is_str(s, modelpath_vectors[i].fp, "the recipe fingerprint with model path '%s'",
+		    modelpath_vectors[i].in);
+		free(s);
+		cJSON_Delete(c);
+	}
 
 	/* 2.6.5 and 10.4 rows 18-19 */
 	hw = recipe_hardware_profile(true, 2, l40s, 2, "none_or_partial");
