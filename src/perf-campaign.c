@@ -605,6 +605,7 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 		/* A backstop for runaway allocation; the watchdog below is the limit. */
 		lim.rlim_cur = lim.rlim_max = (rlim_t)(rn->b->mem_mb * 4 * 1024 * 1024);
 		setrlimit(RLIMIT_AS, &lim);
+		signal(SIGXFSZ, SIG_DFL);
 		execvp(argv[0], argv);
 		dprintf(2, "perf-campaign: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

@@ -303,6 +303,7 @@ git_run_env(const char *dir, char *const *extra, const char *const *args,
 			_exit(127);
 		}
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
 		execvpe("git", argv, env);
 		dprintf(2, "cannot run git: %s\n", strerror(errno));
 		_exit(127);
