@@ -170,6 +170,58 @@ teardown() {
 	grep -q 'No space left on device' <<<"$stderr"
 }
 
+@test "a disk that fills part-way through a batch: the stored records are reported, the error names the first that was not" {
+	mkdir full
+	mount -t tmpfs -o size=64k tmpfs full 2>/dev/null || skip "cannot mount a tmpfs here"
+	gen_records 40 part part-model >batch.jsonl
+	run --separate-stderr perf-upload -s full/store -p always batch.jsonl
+	local s=$status
+	find full/store -name '*.json' | sed 's|^full/store/||' | LC_ALL=C sort >stored
+	umount full
+	[ "$s" -eq 2 ]
+	# every record stored got its line, and only those
+	printf '%s\n' "$stderr" | sed -n 's|^uploaded → full/store/||p' | LC_ALL=C sort >acked
+	[ -s stored ] && [ "$(wc -l <stored)" -lt 40 ]
+	diff stored acked
+	# the first record not stored, by its line, and how many after it
+	local n first
+	n=$(wc -l <stored)
+	first=$(sed -n "$((n + 1))p" batch.jsonl | perf-upload -s "$BATS_TEST_TMPDIR/dry" -p never 2>/dev/null |
+		jq -r '.model_id + "/" + (.timestamp | gsub("[^A-Za-z0-9._-]"; "_")) + "_" + .commit_sha + ".json"')
+	grep -qx "perf-upload: batch.jsonl:$((n + 1)): not stored: full/store/$first; the $((39 - n)) records after it not tried" <<<"$stderr"
+	grep -q "No space left on device" <<<"$stderr"
+}
+
+@test "temporary files of killed writers are swept by the next writer: old, unlocked, our names only" {
+	gen_records 1 first sweep-model >one.jsonl
+	perf-upload -s store -p always one.jsonl 2>/dev/null >/dev/null
+	local d=store/sweep-model holder
+	for f in "$d/.a.json.tmp.Ab12Cd" store/.perfkite-revision.tmp.x1Y2z3 "$d/.young.json.tmp.Qw3Er4" \
+		"$d/.held.json.tmp.Zx9Cv8" "$d/.other.tmp.keep" "$d/.notes.json.tmp.toolong1"; do
+		echo partial >"$f"
+	done
+	touch -d '11 minutes ago' "$d/.a.json.tmp.Ab12Cd" store/.perfkite-revision.tmp.x1Y2z3 "$d/.held.json.tmp.Zx9Cv8" \
+		"$d/.other.tmp.keep" "$d/.notes.json.tmp.toolong1"
+	touch -d '9 minutes ago' "$d/.young.json.tmp.Qw3Er4"
+	# a writer that still holds its temporary file
+	flock "$d/.held.json.tmp.Zx9Cv8" sleep 30 &
+	holder=$!
+	sleep 0.3
+	gen_records 1 second sweep-model >two.jsonl
+	run --separate-stderr perf-upload -s store -p always two.jsonl
+	kill "$holder"
+	wait "$holder" || true
+	assert_success
+	[ ! -e "$d/.a.json.tmp.Ab12Cd" ]
+	[ ! -e store/.perfkite-revision.tmp.x1Y2z3 ]
+	# younger than 10 minutes, locked, or not a name of ours: kept
+	[ -e "$d/.young.json.tmp.Qw3Er4" ]
+	[ -e "$d/.held.json.tmp.Zx9Cv8" ]
+	[ -e "$d/.other.tmp.keep" ]
+	[ -e "$d/.notes.json.tmp.toolong1" ]
+	assert_equal "$(find store -name '*.json' | wc -l)" 2
+}
+
 @test "--export writes the store as one gzip JSON-lines stream the readers take as history" {
 	perf-upload --export -s "$ROOT_DIR/fixtures/store" -o hist.gz
 	[ "$(head -c2 hist.gz | od -An -tx1 | tr -d ' ')" = 1f8b ]
