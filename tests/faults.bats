@@ -84,7 +84,7 @@ kind() {
 			"perf-summarize -r rep --html null cmp.jsonl" \
 			"perf-frames -o null $ROOT_DIR/fixtures/frames/comparison.json" \
 			"perf-analyze --svg null $ROOT_DIR/fixtures/campaign/plan.json $ROOT_DIR/fixtures/campaign/results.json"; do
-			run --separate-stderr $cmd
+			run --separate-stderr bash -c "$cmd"
 			[ "$status" -eq 0 ] || { echo "$cmd: status $status: $stderr" >&2; false; }
 			assert_equal "$(stat -c '%F %t,%T' null)" "character special file 1,3"
 		done
@@ -121,7 +121,7 @@ kind() {
 	mkdir outdir
 	for cmd in "perf-upload --export -s store -o outdir" \
 		"perf-frames -o outdir $ROOT_DIR/fixtures/frames/comparison.json"; do
-		run --separate-stderr $cmd
+		run --separate-stderr bash -c "$cmd"
 		[ "$status" -eq 2 ] || { echo "$cmd: status $status" >&2; false; }
 		[[ $stderr == *"outdir"*"Is a directory"* ]] || { echo "$cmd: $stderr" >&2; false; }
 		assert_equal "$(kind outdir)" "directory"
