@@ -16,7 +16,9 @@
  * job's log, and what its supervisor wrote (job.json when started,
  * status.json when it ended). A supervisor runs in a session of its own, so
  * a runner that dies leaves its job running; the next runner finds it by its
- * key, waits for it and records it once.
+ * key, waits for it and records it once. A job killed with its supervisor
+ * (the whole tree stopped) left no status and recorded nothing: it is run
+ * again.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -315,7 +317,11 @@ struct job {
 	char key[33];		/* idempotency key */
 	enum jstate state;
 	bool problem;
+	int lost;		/* times it was found gone without a status */
 };
+
+/* A job lost this many times (its supervisor killed each time) blocks its node class. */
+#define MAX_LOST 3
 
 struct runner {
 	const struct plan *pl;
@@ -548,8 +554,10 @@ rss_mb(pid_t pid)
 /*
  * The supervisor: it holds the job's lock for its whole life (inherited
  * from the runner, so that there is no moment when a started job looks
- * absent), says it started (job.json), runs the job in a process group of
- * its own under the binding's limits, and writes status.json.
+ * absent, and passed on to the job, so that a job whose supervisor was
+ * killed still looks running), says it started (job.json), runs the job
+ * in a process group of its own under the binding's limits, and writes
+ * status.json.
  */
 static double
 wall_clock(void)
@@ -562,7 +570,7 @@ wall_clock(void)
 
 static void __attribute__((noreturn))
 supervise(const struct runner *rn, const struct job *jb, char **argv, const char *ws,
-    const char *meta)
+    const char *meta, int lockfd)
 {
 	char *log = easprintf("%s/job.log", meta), *status_path = easprintf("%s/status.json", meta);
 	char *job_path_ = easprintf("%s/job.json", meta);
@@ -604,6 +612,8 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 		/* A backstop for runaway allocation; the watchdog below is the limit. */
 		lim.rlim_cur = lim.rlim_max = (rlim_t)(rn->b->mem_mb * 4 * 1024 * 1024);
 		setrlimit(RLIMIT_AS, &lim);
+		signal(SIGXFSZ, SIG_DFL);
+		fcntl(lockfd, F_SETFD, 0);	/* the job holds the lock too */
 		execvp(argv[0], argv);
 		dprintf(2, "perf-campaign: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -696,7 +706,7 @@ start_job(struct runner *rn, struct job *jb)
 		if (run_dir_lock >= 0)
 			close(run_dir_lock);	/* a later runner must get the directory */
 		setsid();	/* the job outlives a runner that is killed */
-		supervise(rn, jb, argv, ws, meta);
+		supervise(rn, jb, argv, ws, meta, lk);
 	}
 	close(lk);
 	free(argv);
@@ -716,8 +726,9 @@ done:
 
 /*
  * What became of an accepted job: 1 ended (status.json), 0 still running
- * (its supervisor holds the lock), -1 lost (started, then gone without a
- * status), -2 never started (safe to send under its key).
+ * (its supervisor or the job holds the lock), -1 lost (started, then gone
+ * without a status: killed with its supervisor, so it recorded nothing),
+ * -2 never started (safe to send under its key).
  */
 static int
 job_state(struct runner *rn, struct job *jb)
@@ -871,6 +882,33 @@ record(struct runner *rn, struct job *jb)
 	return save_journal(rn);
 }
 
+/*
+ * An accepted job gone without a status (its supervisor killed, with the
+ * whole process tree, say): it recorded nothing, so it is run again, up to
+ * MAX_LOST times; then its node class is blocked. True when blocked.
+ */
+static bool
+lost_again(struct runner *rn, struct job *jb)
+{
+	const struct plan *pl = rn->pl;
+	int c = jb->r.node_class;
+
+	if (++jb->lost > MAX_LOST) {
+		warnx_("%s: the accepted job of (%s, %s, %s, block %lld) was lost %d times "
+		    "without a status; its node class is blocked", jb->key, pl->node_classes[c],
+		    pl->workloads[jb->r.workload].name, pl->variants[jb->r.variant].name,
+		    jb->r.block, MAX_LOST);
+		rn->blocked[c] = true;
+		rn->problem = true;
+		return true;
+	}
+	warnx_("%s: the accepted job of (%s, %s, %s, block %lld) is gone without a status "
+	    "(killed with its supervisor); it recorded nothing and runs again", jb->key,
+	    pl->node_classes[c], pl->workloads[jb->r.workload].name,
+	    pl->variants[jb->r.variant].name, jb->r.block);
+	return false;
+}
+
 static bool stop;
 
 static void
@@ -917,11 +955,13 @@ campaign_run(struct runner *rn, bool once)
 					continue;
 				jb = &rn->jobs[next[c]];
 				busy = true;
-				if (jb->state == J_ACCEPTED && job_state(rn, jb) >= -1) {
+				if (jb->state == J_ACCEPTED && (s = job_state(rn, jb)) >= 0) {
 					/* The job the queue already accepted: waited for, not resent. */
 					current[c] = (long)next[c];
 					continue;
 				}
+				if (jb->state == J_ACCEPTED && s == -1 && lost_again(rn, jb))
+					continue;
 				jb->state = J_ACCEPTED;
 				if (save_journal(rn) != 0 || start_job(rn, jb) != 0) {
 					rn->blocked[c] = true;
@@ -938,13 +978,12 @@ campaign_run(struct runner *rn, bool once)
 			if (s == 0)
 				continue;
 			if (s < 0) {
-				warnx_("%s: the accepted job of (%s, %s, %s, block %lld) is gone without a "
-				    "status; its node class is blocked", jb->key, pl->node_classes[c],
-				    pl->workloads[jb->r.workload].name, pl->variants[jb->r.variant].name,
-				    jb->r.block);
-				rn->blocked[c] = true;
-				rn->problem = true;
-				current[c] = -1;
+				/* Run again, unless lost too often. */
+				if (lost_again(rn, jb) || start_job(rn, jb) != 0) {
+					rn->blocked[c] = true;
+					rn->problem = true;
+					current[c] = -1;
+				}
 				continue;
 			}
 			if (record(rn, jb) != 0) {
@@ -1019,6 +1058,8 @@ cmd_run(int argc, char **argv)
 	}
 	free(lockpath);
 	run_dir_lock = lock;
+	/* Under the directory's lock: every temporary file here is a killed runner's. */
+	atomic_sweep(rn.dir, 0);
 	rc = open_campaign(&rn);
 	if (rc == EXIT_PASS)
 		rc = campaign_run(&rn, once);

@@ -266,6 +266,7 @@ run(struct state *s, char **argv)
 	if ((pid = fork()) == 0) {
 		dup2(out[1], 1);
 		dup2(err[1], 2);
+		signal(SIGXFSZ, SIG_DFL);
 		execvp(argv[0], argv);
 		dprintf(2, "perf-measure: %s: %s\n", argv[0], strerror(errno));
 		_exit(127);

@@ -157,6 +157,27 @@ already_there(storew *w, struct item *it)
 	}
 }
 
+/*
+ * A record could not be written (the store's problem, a full disk say,
+ * not the record's): it and the records after it are not stored, and the
+ * message says which was the first.
+ */
+static void
+stop_batch(storew *w, size_t first)
+{
+	size_t i, later = 0;
+
+	for (i = first; i < nitems; i++)
+		if (items[i].state == ITEM_NEW) {
+			items[i].state = ITEM_FAILED;
+			later += i > first;
+		}
+	diag(items[first].file, items[first].line, "not stored: %s/%s%s%zu record%s after "
+	    "it not tried", storew_shown(w), items[first].path, later > 0 ? "; the " : "; ",
+	    later, later == 1 ? "" : "s");
+	trouble = true;
+}
+
 static void
 upload(void)
 {
@@ -184,8 +205,8 @@ upload(void)
 		if (rc == 1)	/* another writer got there first */
 			already_there(w, it);
 		else if (rc < 0) {
-			it->state = ITEM_FAILED;
-			trouble = true;
+			stop_batch(w, i);
+			break;
 		} else {
 			nnew++;
 			one = it;

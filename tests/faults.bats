@@ -46,7 +46,8 @@ as_other() {
 		[ "$status" -eq 2 ] || { echo "$cmd: status $status" >&2; false; }
 		[[ $stderr == *"write error"* ]] || { echo "$cmd: $stderr" >&2; false; }
 	done
-	# no file may grow (as a full disk refuses it): SIGXFSZ ignored, EFBIG
+	# no file may grow (as a full disk refuses it): each program ignores
+	# SIGXFSZ, reports EFBIG and removes its temporary file
 	jq -c '.model_id = "other-model"' cmp.jsonl >other.jsonl
 	for cmd in "perf-upload -s store -p always other.jsonl" \
 		"perf-summarize -r rep --html rep/d.html cmp.jsonl" \
@@ -56,8 +57,9 @@ as_other() {
 		"perf-gate-rolling -s store -a arts cmp.jsonl" \
 		"perf-seed prepare -s store --staging-root staging --intent-rationale r --source-result other.jsonl" \
 		"perf-collect --cpu -o res $FIXTURES/perf-collect/v1.json"; do
-		# the limit on the program only: its messages go through a pipe
-		run --separate-stderr bash -c "set -o pipefail; trap '' XFSZ
+		# the limit on the program only: its messages go through a pipe;
+		# SIGXFSZ left at its default (a silent death) for the program to ignore
+		run --separate-stderr bash -c "set -o pipefail; trap - XFSZ
 			(ulimit -f 0; exec $cmd >/dev/null) 2>&1 | cat >&2"
 		[ "$status" -eq 2 ] || { echo "$cmd: status $status: $stderr" >&2; false; }
 		[[ $stderr == *"File too large"* ]] || { echo "$cmd: $stderr" >&2; false; }
@@ -65,6 +67,101 @@ as_other() {
 	assert_equal "$(tree_sum store)" "$before"
 	[ ! -e r.json ] && [ ! -e f.svg ] && [ ! -e export.jsonl ]
 	[ -z "$(find . -name '.*.tmp*' -o -name '*.tmp.*')" ]
+}
+
+# kind PATH: what PATH is, as stat(1) says, without following a link.
+kind() {
+	stat -c %F "$1"
+}
+
+@test "-o never replaces what is not a regular file: a device and a FIFO are written in place, a link is followed, a directory refused" {
+	mkdir store && compared >cmp.jsonl
+	perf-upload -s store -p always cmp.jsonl >/dev/null 2>&1
+	perf-upload --export -s store -o want.gz
+	# a character device: a null device of our own (never the machine's)
+	if mknod null c 1 3 2>/dev/null; then
+		for cmd in "perf-upload --export -s store -o null" \
+			"perf-summarize -r rep --html null cmp.jsonl" \
+			"perf-frames -o null $ROOT_DIR/fixtures/frames/comparison.json" \
+			"perf-analyze --svg null $ROOT_DIR/fixtures/campaign/plan.json $ROOT_DIR/fixtures/campaign/results.json"; do
+			run --separate-stderr bash -c "$cmd"
+			[ "$status" -eq 0 ] || { echo "$cmd: status $status: $stderr" >&2; false; }
+			assert_equal "$(stat -c '%F %t,%T' null)" "character special file 1,3"
+		done
+	else
+		echo "# mknod impossible here: the device case is not run" >&3
+	fi
+	# a FIFO: opened and written, its reader gets the bytes
+	mkfifo fifo
+	timeout 20 cat fifo >got.gz &
+	reader=$!
+	run --separate-stderr perf-upload --export -s store -o fifo
+	assert_success
+	wait "$reader"
+	assert_equal "$(kind fifo)" "fifo"
+	cmp got.gz want.gz
+	# /dev/stdout, a link to a pipe here
+	perf-upload --export -s store -o /dev/stdout 2>/dev/null | cmp - want.gz
+	# a symbolic link: the file it names is replaced, the link stays
+	mkdir sub && echo old >sub/target.gz && ln -s ../sub/target.gz sub2link
+	mkdir d2 && mv sub2link d2/link
+	run --separate-stderr perf-upload --export -s store -o d2/link
+	assert_success
+	assert_equal "$(kind d2/link)" "symbolic link"
+	assert_equal "$(readlink d2/link)" "../sub/target.gz"
+	cmp sub/target.gz want.gz
+	# a link to nothing: refused, nothing created
+	ln -s nowhere/missing.gz dangling
+	run --separate-stderr perf-upload --export -s store -o dangling
+	assert_failure 2
+	assert_equal "$stderr" "perf-upload: dangling: cannot write: No such file or directory"
+	[ -L dangling ]
+	[ ! -e nowhere ]
+	# a directory: refused, left as it was
+	mkdir outdir
+	for cmd in "perf-upload --export -s store -o outdir" \
+		"perf-frames -o outdir $ROOT_DIR/fixtures/frames/comparison.json"; do
+		run --separate-stderr bash -c "$cmd"
+		[ "$status" -eq 2 ] || { echo "$cmd: status $status" >&2; false; }
+		[[ $stderr == *"outdir"*"Is a directory"* ]] || { echo "$cmd: $stderr" >&2; false; }
+		assert_equal "$(kind outdir)" "directory"
+		[ -z "$(ls -A outdir)" ]
+	done
+	[ -z "$(find . -name '.*.tmp.*')" ]
+}
+
+@test "killed at every Nth file system call of a batch: the revision never undercounts, the store reads back" {
+	command -v strace >/dev/null || skip "strace is not installed"
+	strace -o /dev/null true 2>/dev/null || skip "cannot trace here"
+	gen_records 1 base >base.jsonl
+	gen_records 3 next >next.jsonl
+	perf-upload -s base -p always base.jsonl >/dev/null 2>&1
+	local sc n rc kills=0 added rev
+	for sc in openat write fsync rename renameat2 link unlink close; do
+		for n in $(seq 1 200); do
+			rm -rf store && cp -a base store
+			rc=0
+			strace -o /dev/null -f -e trace="$sc" -e inject="$sc:signal=KILL:when=$n" \
+				perf-upload -s store -p always next.jsonl >/dev/null 2>&1 || rc=$?
+			[ "$rc" -eq 0 ] && break
+			[ "$rc" -eq 137 ] || { echo "$sc #$n: status $rc" >&2; false; }
+			kills=$((kills + 1))
+			added=$(($(find store -name '*.json' | wc -l) - 1))
+			rev=$(cat store/.perfkite-revision)
+			# records of the batch in the store: its revision is counted
+			if [ "$added" -gt 0 ] && [ "$rev" -lt 2 ]; then
+				echo "$sc #$n: $added records of the batch stored, revision $rev" >&2
+				false
+			fi
+			store_reads_clean store
+			# and the next run completes the batch, counted
+			perf-upload -s store -p always next.jsonl >/dev/null 2>&1
+			assert_equal "$(find store -name '*.json' | wc -l)" 4
+			[ "$(cat store/.perfkite-revision)" -ge 2 ]
+		done
+	done
+	echo "# $kills kills" >&3
+	[ "$kills" -gt 20 ]
 }
 
 @test "a small tmpfs filled up: the upload fails with its path and the store is unchanged" {

@@ -233,6 +233,58 @@ EOF
 	grep -q 'No space left on device' <<<"$stderr"
 }
 
+@test "a disk that fills part-way through a batch: the stored records are reported, the error names the first that was not" {
+	mkdir full
+	mount -t tmpfs -o size=64k tmpfs full 2>/dev/null || skip "cannot mount a tmpfs here"
+	gen_records 40 part part-model >batch.jsonl
+	run --separate-stderr perf-upload -s full/store -p always batch.jsonl
+	local s=$status
+	find full/store -name '*.json' | sed 's|^full/store/||' | LC_ALL=C sort >stored
+	umount full
+	[ "$s" -eq 2 ]
+	# every record stored got its line, and only those
+	printf '%s\n' "$stderr" | sed -n 's|^uploaded → full/store/||p' | LC_ALL=C sort >acked
+	[ -s stored ] && [ "$(wc -l <stored)" -lt 40 ]
+	diff stored acked
+	# the first record not stored, by its line, and how many after it
+	local n first
+	n=$(wc -l <stored)
+	first=$(sed -n "$((n + 1))p" batch.jsonl | perf-upload -s "$BATS_TEST_TMPDIR/dry" -p never 2>/dev/null |
+		jq -r '.model_id + "/" + (.timestamp | gsub("[^A-Za-z0-9._-]"; "_")) + "_" + .commit_sha + ".json"')
+	grep -qx "perf-upload: batch.jsonl:$((n + 1)): not stored: full/store/$first; the $((39 - n)) records after it not tried" <<<"$stderr"
+	grep -q "No space left on device" <<<"$stderr"
+}
+
+@test "temporary files of killed writers are swept by the next writer: old, unlocked, our names only" {
+	gen_records 1 first sweep-model >one.jsonl
+	perf-upload -s store -p always one.jsonl 2>/dev/null >/dev/null
+	local d=store/sweep-model holder
+	for f in "$d/.a.json.tmp.Ab12Cd" store/.perfkite-revision.tmp.x1Y2z3 "$d/.young.json.tmp.Qw3Er4" \
+		"$d/.held.json.tmp.Zx9Cv8" "$d/.other.tmp.keep" "$d/.notes.json.tmp.toolong1"; do
+		echo partial >"$f"
+	done
+	touch -d '11 minutes ago' "$d/.a.json.tmp.Ab12Cd" store/.perfkite-revision.tmp.x1Y2z3 "$d/.held.json.tmp.Zx9Cv8" \
+		"$d/.other.tmp.keep" "$d/.notes.json.tmp.toolong1"
+	touch -d '9 minutes ago' "$d/.young.json.tmp.Qw3Er4"
+	# a writer that still holds its temporary file
+	flock "$d/.held.json.tmp.Zx9Cv8" sleep 30 &
+	holder=$!
+	sleep 0.3
+	gen_records 1 second sweep-model >two.jsonl
+	run --separate-stderr perf-upload -s store -p always two.jsonl
+	kill "$holder"
+	wait "$holder" || true
+	assert_success
+	[ ! -e "$d/.a.json.tmp.Ab12Cd" ]
+	[ ! -e store/.perfkite-revision.tmp.x1Y2z3 ]
+	# younger than 10 minutes, locked, or not a name of ours: kept
+	[ -e "$d/.young.json.tmp.Qw3Er4" ]
+	[ -e "$d/.held.json.tmp.Zx9Cv8" ]
+	[ -e "$d/.other.tmp.keep" ]
+	[ -e "$d/.notes.json.tmp.toolong1" ]
+	assert_equal "$(find store -name '*.json' | wc -l)" 2
+}
+
 @test "--export writes the store as one gzip JSON-lines stream the readers take as history" {
 	perf-upload --export -s "$ROOT_DIR/fixtures/store" -o hist.gz
 	[ "$(head -c2 hist.gz | od -An -tx1 | tr -d ' ')" = 1f8b ]
@@ -413,6 +465,101 @@ EOF
 }
 
 # ---- over http ----
+
+@test "a stale lock in a git remote (a killed push's main.lock or HEAD.lock): exit 2 within seconds, git's words and the file to remove" {
+	bare_remote remote.git
+	local url="git+file://$PWD/remote.git" n=1 lock
+	gen_records 1 first >first.jsonl
+	perf-upload -s "$url" --cache cache -p always first.jsonl >/dev/null 2>&1
+	for lock in refs/heads/main.lock HEAD.lock; do
+		n=$((n + 1))
+		gen_records 1 "next$n" >next.jsonl
+		touch "remote.git/$lock"
+		SECONDS=0
+		run --separate-stderr perf-upload -s "$url" --cache cache -p always next.jsonl
+		assert_failure 2
+		[ "$SECONDS" -lt 10 ] || { echo "$lock: $SECONDS s" >&2; false; }
+		# git's own words, which lock, and how to make sure it is stale
+		grep -qF "remote: error: cannot lock ref '" <<<"$stderr"
+		grep -qF "': File exists." <<<"$stderr"
+		grep -qF "no git-receive-pack process on the machine that holds it), then remove $PWD/remote.git/$lock" <<<"$stderr"
+		not grep -q "kept moving" <<<"$stderr"
+		assert_equal "$(git -C remote.git rev-list --count main)" $((n - 1))
+		# removed as it says: the waiting commit goes through
+		rm "remote.git/$lock"
+		run --separate-stderr perf-upload -s "$url" --cache cache -p always next.jsonl
+		assert_success
+		assert_equal "$(git -C remote.git rev-list --count main)" "$n"
+	done
+}
+
+@test "a failed push reports every error line git wrote (a full remote disk)" {
+	mkdir m
+	mount -t tmpfs -o size=256k tmpfs m 2>/dev/null || skip "cannot mount a tmpfs here"
+	bare_remote m/remote.git
+	head -c 10M /dev/zero >m/filler 2>/dev/null || true
+	gen_records 3 full >batch.jsonl
+	run --separate-stderr perf-upload -s "git+file://$PWD/m/remote.git" --cache cache -p always batch.jsonl
+	umount m
+	assert_failure 2
+	grep -q "cannot push: .*No space left on device.*; error: failed to push some refs" <<<"$stderr"
+}
+
+# ls_locks: the lock files in remote.git, relative to it.
+ls_locks() {
+	(cd remote.git && find . -name '*.lock' | sed 's|^\./||')
+}
+
+@test "SIGKILL of a git upload's whole process group (file://, the remote's side too): a stale lock is named at once, the next run recovers (50 times)" {
+	bare_remote remote.git
+	local url="git+file://$PWD/remote.git" i pid locks=0 acked=0 harmless=0 rc lock
+	for i in $(seq 50); do
+		gen_records 3 "pg$i" >batch.jsonl
+		setsid perf-upload -s "$url" --cache cache -p always batch.jsonl >/dev/null 2>"log$i" &
+		pid=$!
+		sleep "0.$((RANDOM % 8))$((RANDOM % 10))"
+		kill -9 -- "-$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		remote_whole remote.git
+		acknowledged "log$i" >ack
+		[ ! -s ack ] || acked=$((acked + 1))
+		while IFS= read -r p; do
+			git -C remote.git cat-file -e "main:$p"
+		done <ack
+		# a lock the kill left: the next push names it and stops
+		ls_locks >locks
+		if [ -s locks ]; then
+			locks=$((locks + 1))
+			gen_records 1 "after$i" >after.jsonl
+			while [ -s locks ]; do
+				SECONDS=0
+				rc=0
+				perf-upload -s "$url" --cache cache -p always after.jsonl >/dev/null 2>err || rc=$?
+				if [ "$rc" -eq 0 ]; then
+					# a lock no push takes (git's own stale files elsewhere)
+					harmless=$((harmless + 1))
+					break
+				fi
+				[ "$rc" -eq 2 ] || { echo "run $i: status $rc with $(cat locks) left: $(cat err)" >&2; false; }
+				[ "$SECONDS" -lt 10 ]
+				lock=$(sed -n "s|.*then remove $PWD/remote.git/||p" err)
+				grep -qxF "$lock" locks || { echo "run $i: $(cat locks): $(cat err)" >&2; false; }
+				rm "remote.git/$lock"
+				ls_locks >locks
+			done
+		fi
+	done
+	echo "# $acked of 50 runs finished before the kill; $locks left a lock in the remote ($harmless stopped no push)" >&3
+	gen_records 3 final >final.jsonl
+	run --separate-stderr perf-upload -s "$url" --cache cache -p always final.jsonl
+	assert_success
+	git clone -q remote.git check
+	store_reads_clean check
+	git -C remote.git fsck --no-dangling >/dev/null
+	local clone
+	clone=$(find cache -mindepth 1 -maxdepth 1 -type d)
+	assert_equal "$(git -C "$clone" rev-list --count origin/main..HEAD)" 0
+}
 
 @test "git store over http (git http-backend, basic auth): the token goes through GIT_ASKPASS only" {
 	lighttpd_or_skip

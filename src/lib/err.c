@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@ err_init(const char *argv0)
 {
 	const char *slash;
 
+	/* A file size limit is a write error (EFBIG) to report, not a silent death. */
+	signal(SIGXFSZ, SIG_IGN);
 	if (argv0 == NULL || *argv0 == '\0')
 		return;
 	slash = strrchr(argv0, '/');

@@ -15,7 +15,11 @@
 /* Exit statuses shared by every program. */
 enum { EXIT_PASS = 0, EXIT_GATE = 1, EXIT_TROUBLE = 2 };
 
-/* Sets the name printed before every diagnostic (basename of argv[0]). */
+/*
+ * Sets the name printed before every diagnostic (basename of argv[0]), and
+ * ignores SIGXFSZ, so that a write past a file size limit fails with EFBIG
+ * and is reported (a child the program starts gets the default back).
+ */
 void err_init(const char *argv0);
 const char *err_progname(void);
 /* Silences every diagnostic (the fuzz targets, which feed garbage on purpose). */

@@ -130,6 +130,63 @@ git_last_error(const buf *err)
 	return red;
 }
 
+/* The text after "remote: " and the other prefixes git puts on a line. */
+static bool
+is_error_line(const char *p, size_t n)
+{
+	if (n >= 8 && strncmp(p, "remote: ", 8) == 0) {
+		p += 8;
+		n -= 8;
+	}
+	return (n >= 6 && strncmp(p, "error:", 6) == 0) ||
+	    (n >= 6 && strncmp(p, "fatal:", 6) == 0);
+}
+
+char *
+git_errors(const buf *err)
+{
+	const char *p = err->s != NULL ? err->s : "";
+	buf b = { 0 };
+	char *red;
+
+	while (*p != '\0') {
+		const char *e = strchr(p, '\n');
+		size_t len = e != NULL ? (size_t)(e - p) : strlen(p), k = len;
+
+		while (k > 0 && (p[k - 1] == '\r' || p[k - 1] == ' '))
+			k--;
+		if (is_error_line(p, k)) {
+			if (b.len > 0)
+				buf_adds(&b, "; ");
+			buf_add(&b, p, k);
+		}
+		p += len + (e != NULL);
+	}
+	if (b.s == NULL)
+		return git_last_error(err);
+	red = git_redact(b.s);
+	buf_free(&b);
+	return red;
+}
+
+char *
+git_lock_conflict(const buf *err)
+{
+	static const char open_[] = "Unable to create '", close_[] = ".lock': File exists";
+	const char *s = err->s, *a, *z;
+	char *path, *dot;
+
+	if (s == NULL || (a = strstr(s, open_)) == NULL)
+		return NULL;
+	a += sizeof open_ - 1;
+	if ((z = strstr(a, close_)) == NULL || memchr(a, '\n', (size_t)(z - a)) != NULL)
+		return NULL;
+	path = estrndup(a, (size_t)(z - a) + 5);
+	while ((dot = strstr(path, "/./")) != NULL)
+		memmove(dot, dot + 2, strlen(dot + 2) + 1);
+	return path;
+}
+
 /* The environment git runs in. */
 static char **
 git_env(char *const *extra)
@@ -303,6 +360,7 @@ git_run_env(const char *dir, char *const *extra, const char *const *args,
 			_exit(127);
 		}
 		signal(SIGPIPE, SIG_DFL);
+		signal(SIGXFSZ, SIG_DFL);
 		execvpe("git", argv, env);
 		dprintf(2, "cannot run git: %s\n", strerror(errno));
 		_exit(127);

@@ -48,4 +48,17 @@ int git_run_env(const char *dir, char *const *extra, const char *const *args,
 /* git's main complaint on its stderr (a "fatal:" line first), redacted. */
 char *git_last_error(const buf *err);
 
+/*
+ * Every error line of git's stderr ("error:", "fatal:", the remote's
+ * "remote: error:" and "remote: fatal:"), joined with "; ", redacted; the
+ * main complaint (git_last_error) when there is none.
+ */
+char *git_errors(const buf *err);
+
+/*
+ * The lock file a git command found already there ("Unable to create
+ * '<path>.lock': File exists", a "/./" removed), a new string, or NULL.
+ */
+char *git_lock_conflict(const buf *err);
+
 #endif

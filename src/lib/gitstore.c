@@ -448,9 +448,13 @@ lost_race(const buf *out, const buf *err)
 	return false;
 }
 
-/* Pushes rev to the branch: 0, 1 when the remote moved, -1 on another error. */
+/*
+ * Pushes rev to the branch: 0; 1 when the remote moved; 2 when a lock file
+ * in the remote was in the way (its path in *lock); -1 on another error.
+ * *why is every error line git wrote.
+ */
 static int
-push(gitstore *g, const char *rev, char **why)
+push(gitstore *g, const char *rev, char **why, char **lock)
 {
 	char *ref = easprintf("%s:refs/heads/%s", rev, g->branch);
 	buf out = { 0 }, err = { 0 };
@@ -458,9 +462,13 @@ push(gitstore *g, const char *rev, char **why)
 	    &out, &err);
 
 	*why = NULL;
+	*lock = NULL;
 	if (rc != 0) {
-		*why = git_last_error(&err);
-		rc = lost_race(&out, &err) ? 1 : -1;
+		*why = git_errors(&err);
+		if ((*lock = git_lock_conflict(&err)) != NULL)
+			rc = 2;
+		else
+			rc = lost_race(&out, &err) ? 1 : -1;
 	}
 	free(ref);
 	buf_free(&out);
@@ -480,22 +488,52 @@ back_off(int ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * A lock file in the remote that a push found in its way: a push running
+ * now holds one for milliseconds; one a killed push left stays until
+ * someone removes it. Says which and how.
+ */
+static void
+report_lock(const gitstore *g, const char *why, const char *lock, bool stale)
+{
+	warnx_("%s: cannot push: the remote holds a lock file%s: %s; make sure no push to "
+	    "the remote is running (no git-receive-pack process on the machine that "
+	    "holds it), then remove %s", g->shown, stale ? " that a killed push left "
+	    "(still there a second later)" : " (a push running now, or one that was killed)",
+	    why, lock);
+}
+
 int
 gitstore_push(gitstore *g, int tries)
 {
-	char *why = NULL;
+	char *why = NULL, *lock = NULL, *seen = NULL;
 	int rc = -1;
 
 	srandom((unsigned)getpid() ^ (unsigned)time(NULL));
 	for (int t = 1; t <= tries; t++) {
-		if (gitstore_unpushed(g) == 0)
+		if (gitstore_unpushed(g) == 0) {
+			free(seen);
 			return 0;
+		}
 		free(why);
-		rc = push(g, "HEAD", &why);
-		if (rc <= 0)
+		rc = push(g, "HEAD", &why, &lock);
+		if (rc == 2) {
+			/* The same lock a second later: left by a killed push, not a race. */
+			if (seen != NULL && strcmp(seen, lock) == 0) {
+				report_lock(g, why, lock, true);
+				free(lock);
+				free(seen);
+				free(why);
+				return -1;
+			}
+			free(seen);
+			seen = lock;
+			back_off(2000);
+		} else if (rc <= 0)
 			break;
-		/* The remote moved: take what it has and go again. */
-		back_off(50 << (t < 6 ? t : 6));
+		else
+			/* The remote moved: take what it has and go again. */
+			back_off(50 << (t < 6 ? t : 6));
 		if (fetch(g) != 0) {
 			free(why);
 			why = estrdup(g->remote_error);
@@ -504,10 +542,15 @@ gitstore_push(gitstore *g, int tries)
 		}
 		if (integrate(g) != 0) {
 			free(why);
+			free(seen);
 			return -1;
 		}
 	}
-	if (rc > 0)
+	free(seen);
+	if (rc == 2)
+		warnx_("%s: cannot push: a lock file in the remote was in the way (%d tries): %s",
+		    g->shown, tries, why);
+	else if (rc > 0)
 		warnx_("%s: cannot push: the remote kept moving (%d tries): %s", g->shown,
 		    tries, why);
 	else if (rc < 0)
@@ -521,7 +564,7 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
     const size_t *len, size_t n, const char *msg, char out[41])
 {
 	char *index = easprintf("%s/.git/perfkite-cas-index-%ld", g->dir, (long)getpid());
-	char *envv[] = { NULL, NULL }, *tree = NULL, *commit = NULL, *why = NULL;
+	char *envv[] = { NULL, NULL }, *tree = NULL, *commit = NULL, *why = NULL, *lock = NULL;
 	buf res = { 0 }, err = { 0 };
 	int rc = -1;
 	size_t i;
@@ -560,7 +603,7 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 		goto git_failed;
 	commit = estrndup(res.s, strcspn(res.s, "\n"));
 	/* Without force: a remote that moved since the fetch refuses it. */
-	switch (push(g, commit, &why)) {
+	switch (push(g, commit, &why, &lock)) {
 	case 0:
 		snprintf(out, 41, "%s", commit);
 		rc = 0;
@@ -570,9 +613,13 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 		    "%s); nothing was uploaded: %s", g->shown, g->head[0] != '\0' ? g->head :
 		    "empty", why);
 		break;
+	case 2:
+		report_lock(g, why, lock, false);
+		break;
 	default:
 		warnx_("%s: cannot push: %s", g->shown, why);
 	}
+	free(lock);
 	goto done;
 git_failed:
 	why = git_last_error(&err);

@@ -161,6 +161,7 @@ child(const struct proc_spec *spec, int out)
 
 	setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
+	signal(SIGXFSZ, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
 	if (null >= 0)

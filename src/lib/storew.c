@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,9 +23,28 @@ struct storew {
 	char *dir;
 	int lockfd;
 	char revision[64];	/* "" for none */
+	bool counted;		/* the batch's revision is counted already */
 	char **added;		/* files put since the last commit */
 	size_t nadded;
+	char **swept;		/* directories swept of temporary files */
+	size_t nswept;
 };
+
+/*
+ * Removes what killed writers left in dir (their temporary files, older
+ * than ATOMIC_STALE_AGE), once per directory, so that a store that is
+ * itself a git work tree never commits them.
+ */
+static void
+sweep(storew *w, const char *dir)
+{
+	for (size_t i = 0; i < w->nswept; i++)
+		if (strcmp(w->swept[i], dir) == 0)
+			return;
+	w->swept = erealloc(w->swept, (w->nswept + 1) * sizeof *w->swept);
+	w->swept[w->nswept++] = estrdup(dir);
+	atomic_sweep(dir, ATOMIC_STALE_AGE);
+}
 
 /* The directory store's revision counter: 0 when there is none yet. */
 static int
@@ -88,6 +108,7 @@ open_dir(storew *w, const char *spec, bool readonly)
 			warnx_("%s: cannot lock the store: %s", spec, strerror(errno));
 			return -1;
 		}
+	sweep(w, spec);
 revision:
 	if (read_revision(w, &rev) != 0) {
 		warnx_("%s/" REVISION_FILE ": cannot read: %s", spec, strerror(errno));
@@ -201,7 +222,24 @@ storew_put(storew *w, const char *rel, const char *data, size_t n)
 		free(path);
 		return -1;
 	}
+	if (w->git == NULL)
+		sweep(w, path);
 	*slash = '/';
+	/*
+	 * The revision is counted before the batch's first record is placed:
+	 * a writer killed half-way leaves a counter that counts its batch
+	 * (perhaps one that added nothing), never records it did not count.
+	 */
+	if (w->git == NULL && !w->counted) {
+		long long rev = w->revision[0] != '\0' ? strtoll(w->revision, NULL, 10) : 0;
+
+		if (write_revision(w, rev + 1) != 0) {
+			free(path);
+			return -1;
+		}
+		snprintf(w->revision, sizeof w->revision, "%lld", rev + 1);
+		w->counted = true;
+	}
 	if (atomic_create_file(path, data, n) != 0) {
 		if (errno == EEXIST)
 			rc = 1;
@@ -230,19 +268,13 @@ forget_added(storew *w)
 int
 storew_commit(storew *w, const char *msg)
 {
-	long long rev;
 	int rc = 0;
 
 	if (w->git == NULL) {
-		if (w->nadded > 0) {
-			rev = w->revision[0] != '\0' ? strtoll(w->revision, NULL, 10) : 0;
-			if (write_revision(w, rev + 1) != 0)
-				rc = -1;
-			else
-				snprintf(w->revision, sizeof w->revision, "%lld", rev + 1);
-		}
+		/* Counted when its first record was placed (storew_put). */
+		w->counted = false;
 		forget_added(w);
-		return rc;
+		return 0;
 	}
 	if (w->nadded > 0 && gitstore_commit(w->git, w->added, w->nadded, msg) != 0)
 		rc = -1;
@@ -261,7 +293,6 @@ storew_swap(storew *w, char *const *rel, char *const *data, const size_t *len,
     size_t n, const char *msg, char out[64])
 {
 	char commit[41];
-	long long rev;
 	size_t i, j;
 
 	if (w->git != NULL) {
@@ -291,11 +322,8 @@ storew_swap(storew *w, char *const *rel, char *const *data, const size_t *len,
 		forget_added(w);
 		return -1;
 	}
-	rev = w->revision[0] != '\0' ? strtoll(w->revision, NULL, 10) : 0;
-	if (storew_commit(w, msg) != 0)
-		return -1;
-	snprintf(out, 64, "%lld", rev + 1);
-	return 0;
+	snprintf(out, 64, "%s", w->revision);
+	return storew_commit(w, msg);
 }
 
 void
@@ -307,6 +335,9 @@ storew_close(storew *w)
 	if (w->lockfd >= 0)
 		close(w->lockfd);
 	forget_added(w);
+	for (size_t i = 0; i < w->nswept; i++)
+		free(w->swept[i]);
+	free(w->swept);
 	free(w->dir);
 	free(w);
 }

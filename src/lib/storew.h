@@ -5,7 +5,10 @@
  * A directory store is written under an exclusive lock (the hidden file
  * ".perfkite-lock" in it), each record file created whole under a hidden
  * temporary name, fsync'ed and moved into place without ever replacing a
- * file; a batch ends by counting one more revision in ".perfkite-revision".
+ * file. A batch is counted as one more revision in ".perfkite-revision"
+ * before its first record is placed: after a crash the counter may count
+ * a batch that added nothing, never records it did not count. The next
+ * writer of a directory sweeps the temporary files killed writers left.
  * Concurrent writers take turns; readers never lock and never see a
  * partial file.
  *

@@ -1,10 +1,14 @@
 /* Unit tests for atomic: whole files or nothing. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "atomic.h"
@@ -24,6 +28,94 @@ entries(const char *d)
 			n++;
 	closedir(dp);
 	return n;
+}
+
+/* Writes "x" to d/name, modified age seconds ago. */
+static void
+put(const char *d, const char *name, long age)
+{
+	char p[512];
+	struct timeval tv[2];
+	FILE *fp;
+
+	snprintf(p, sizeof p, "%s/%s", d, name);
+	fp = fopen(p, "w");
+	fputs("x", fp);
+	fclose(fp);
+	gettimeofday(&tv[0], NULL);
+	tv[0].tv_sec -= age;
+	tv[1] = tv[0];
+	utimes(p, tv);
+}
+
+static bool
+exists(const char *d, const char *name)
+{
+	char p[512];
+	struct stat st;
+
+	snprintf(p, sizeof p, "%s/%s", d, name);
+	return lstat(p, &st) == 0;
+}
+
+/* Only a regular file is replaced: a link is followed, a FIFO written in place. */
+static void
+kinds(const char *d)
+{
+	char link[512], target[512], fifo[512];
+	struct stat st;
+	int fd;
+	char got[8] = "";
+
+	snprintf(target, sizeof target, "%s/target", d);
+	snprintf(link, sizeof link, "%s/link", d);
+	put(d, "target", 0);
+	symlink("target", link);
+	ok(atomic_write_file(link, "abc", 3) == 0 && lstat(link, &st) == 0 &&
+	    S_ISLNK(st.st_mode), "a link is followed and kept");
+	ok(stat(target, &st) == 0 && st.st_size == 3, "the file it names is replaced");
+	unlink(link);
+	symlink("nowhere", link);
+	ok(atomic_write_file(link, "abc", 3) == -1 && errno == ENOENT, "a link to nothing is refused");
+	ok(atomic_write_file(d, "abc", 3) == -1 && errno == EISDIR, "a directory is refused");
+	snprintf(fifo, sizeof fifo, "%s/fifo", d);
+	mkfifo(fifo, 0600);
+	fd = open(fifo, O_RDONLY | O_NONBLOCK);
+	ok(atomic_write_file(fifo, "abc", 3) == 0 && read(fd, got, sizeof got) == 3 &&
+	    lstat(fifo, &st) == 0 && S_ISFIFO(st.st_mode), "a FIFO is written in place");
+	close(fd);
+	unlink(fifo);
+	unlink(link);
+	unlink(target);
+}
+
+static void
+sweeps(const char *d)
+{
+	char p[512];
+	int fd;
+
+	put(d, ".old.json.tmp.Ab12Cd", 700);
+	put(d, ".young.json.tmp.Ab12Cd", 100);
+	put(d, ".held.json.tmp.Ab12Cd", 700);
+	put(d, ".other.tmp.Ab12C", 700);
+	put(d, "old.json.tmp.Ab12Cd", 700);
+	snprintf(p, sizeof p, "%s/.held.json.tmp.Ab12Cd", d);
+	fd = open(p, O_RDONLY);
+	flock(fd, LOCK_EX);
+	ok(atomic_sweep(d, ATOMIC_STALE_AGE) == 1, "one file swept");
+	ok(!exists(d, ".old.json.tmp.Ab12Cd"), "an old temporary file is removed");
+	ok(exists(d, ".young.json.tmp.Ab12Cd"), "a young one is kept");
+	ok(exists(d, ".held.json.tmp.Ab12Cd"), "a locked one is kept");
+	ok(exists(d, ".other.tmp.Ab12C") && exists(d, "old.json.tmp.Ab12Cd"),
+	    "other names are kept");
+	close(fd);
+	ok(atomic_sweep(d, 0) == 2, "age 0: every unlocked temporary file");
+	unlink(p);
+	snprintf(p, sizeof p, "%s/.other.tmp.Ab12C", d);
+	unlink(p);
+	snprintf(p, sizeof p, "%s/old.json.tmp.Ab12Cd", d);
+	unlink(p);
 }
 
 int
@@ -57,6 +149,8 @@ main(void)
 	    "create never replaces a file");
 	ok(stat(path, &st) == 0 && st.st_size == 8, "the first file is kept whole");
 	ok(entries(sub) == 2, "no temporary file left behind a refused create");
+	kinds(sub);
+	sweeps(sub);
 	snprintf(sub, sizeof sub, "%s/a", dir);
 	ok(atomic_remove_tree(sub) == 0 && stat(sub, &st) != 0, "remove a tree");
 	ok(atomic_remove_tree(sub) == 0, "removing a missing tree is fine");
