@@ -35,7 +35,7 @@
 #include "seqbound.h"
 
 static const char usage_text[] =
-    "usage: perf-ab (--base dir | --base-ref ref [--setup cmd]) [--head dir]\n"
+    "usage: perf-ab --base dir | --base-ref ref [--setup cmd] [--head dir]\n"
     "               [--pairs min:max] [--band percent] [--alpha a] [--seed n]\n"
     "               [-o report.json] [--md] [--svg file] [--cpu] [-t seconds]\n"
     "               [-r runner] config ...\n";
