@@ -629,8 +629,13 @@ run_job(struct job *j, char **paths, int npaths)
 		json_write(&out, rep, JSON_COMPACT, NULL);
 		buf_addc(&out, '\n');
 	}
-	if (out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len)
+	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) ||
+	    fflush(stdout) != 0) {
+		/* Said here, with the reason, not as EIO by jsonl_finish(). */
+		warnx_("write error on standard output: %s", strerror(errno));
+		clearerr(stdout);
 		rc = EXIT_TROUBLE;
+	}
 	buf_free(&out);
 	cJSON_Delete(rep);
 	return rc != EXIT_PASS ? rc : slower ? EXIT_GATE : EXIT_PASS;
