@@ -9,7 +9,7 @@
 #include "err.h"
 #include "json.h"
 #include "mt.h"
-#include "stats.h"
+#include "paired.h"
 
 void
 problems_add(struct problems *p, const char *code, const char *fmt, ...)
@@ -720,14 +720,6 @@ pair_reasons(const struct plan_workload *w, const cJSON *b, const cJSON *v, cJSO
 	}
 }
 
-static int
-cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* One cell: its pairs, statistics, verdict and break-even. Sets *mean_log_out. */
 static cJSON *
 cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_out,
@@ -737,13 +729,12 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 	const struct plan_workload *wl = &pl->workloads[w];
 	cJSON *o = json_new_object(), *pairs = json_new_array(), *excluded = json_new_array();
 	cJSON *missing = json_new_array(), *ratio, *interval, *be;
-	double *logs = ecalloc((size_t)pl->repeats + 1, sizeof *logs);
 	double *ratios = ecalloc((size_t)pl->repeats + 1, sizeof *ratios);
 	double *savings = ecalloc((size_t)pl->repeats + 1, sizeof *savings);
 	long long cores = pl->mpi_ranks * pl->threads, nex = 0, nmiss = 0;
 	int n = 0;
-	double mean = 0, sd = 0, t = 0, h, low = 0, high = 0, band_hi = 1 + pl->margin;
-	double band_lo = 1 / (1 + pl->margin);
+	double mean = 0, t = 0, low = 0, high = 0;
+	struct paired ps;
 	const char *verdict, *why;
 
 	for (long long b = 1; b <= pl->repeats; b++) {
@@ -784,7 +775,6 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 			cJSON *pr = json_new_object();
 
 			ratios[n] = tb / tv;
-			logs[n] = log(ratios[n]);
 			savings[n] = (tb - tv) * (double)cores;
 			json_set(pr, "block", json_new_int(b));
 			json_set(pr, "ratio", json_new_float(ratios[n]));
@@ -805,42 +795,27 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 	json_set(o, "pairs", pairs);
 	json_set(o, "excluded", excluded);
 	json_set(o, "missing", missing);
+	if (n > 0)
+		paired_summarize(ratios, n, pl->confidence, &ps);
 	if (n == 0)
 		ratio = json_new_null();
 	else {
-		double *sorted = ecalloc((size_t)n, sizeof *sorted), med, mn, mx;
-
-		for (int i = 0; i < n; i++)
-			mean += logs[i];
-		mean /= n;
-		if (n >= 2) {
-			for (int i = 0; i < n; i++)
-				sd += (logs[i] - mean) * (logs[i] - mean);
-			sd = sqrt(sd / (n - 1));
-		}
-		memcpy(sorted, ratios, (size_t)n * sizeof *sorted);
-		if (n > 1)
-			qsort(sorted, (size_t)n, sizeof *sorted, cmp_dbl);
-		med = n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-		mn = sorted[0];
-		mx = sorted[n - 1];
-		free(sorted);
+		mean = ps.mean_log;
 		ratio = json_new_object();
-		json_set(ratio, "geometric_mean", json_new_float(exp(mean)));
-		json_set(ratio, "median", json_new_float(med));
-		json_set(ratio, "min", json_new_float(mn));
-		json_set(ratio, "max", json_new_float(mx));
-		json_set(ratio, "mean_log", json_new_float(mean));
-		json_set(ratio, "sd_log", n >= 2 ? json_new_float(sd) : json_new_null());
+		json_set(ratio, "geometric_mean", json_new_float(ps.geometric_mean));
+		json_set(ratio, "median", json_new_float(ps.median));
+		json_set(ratio, "min", json_new_float(ps.min));
+		json_set(ratio, "max", json_new_float(ps.max));
+		json_set(ratio, "mean_log", json_new_float(ps.mean_log));
+		json_set(ratio, "sd_log", n >= 2 ? json_new_float(ps.sd_log) : json_new_null());
 	}
 	json_set(o, "ratio", ratio);
 	if (n < 2)
 		interval = json_new_null();
 	else {
-		t = stats_t_quantile((1 + pl->confidence) / 2, n - 1);
-		h = t * sd / sqrt((double)n);
-		low = exp(mean - h);
-		high = exp(mean + h);
+		t = ps.t;
+		low = ps.low;
+		high = ps.high;
 		interval = json_new_object();
 		json_set(interval, "low", json_new_float(low));
 		json_set(interval, "high", json_new_float(high));
@@ -853,19 +828,8 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 	} else if (n < pl->repeats) {
 		verdict = "inconclusive";
 		why = "fewer_retained_pairs_than_repeats";
-	} else if (low > band_hi) {
-		verdict = "faster";
-		why = "interval_above_band";
-	} else if (high < band_lo) {
-		verdict = "slower";
-		why = "interval_below_band";
-	} else if (low >= band_lo && high <= band_hi) {
-		verdict = "equivalent";
-		why = "interval_inside_band";
-	} else {
-		verdict = "inconclusive";
-		why = "interval_crosses_band_edge";
-	}
+	} else
+		verdict = paired_verdict(low, high, pl->margin, &why);
 	json_set(o, "verdict", json_new_string(verdict));
 	json_set(o, "verdict_reason", json_new_string(why));
 	if (strcmp(verdict, "faster") != 0)
@@ -897,7 +861,6 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 	json_set(o, "break_even", be);
 	*mean_log_out = mean;
 	*retained = n;
-	free(logs);
 	free(ratios);
 	free(savings);
 	return o;

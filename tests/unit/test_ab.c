@@ -1,0 +1,113 @@
+/*
+ * Unit tests for seqbound and ab: the bound against known properties, the
+ * order's balance, and a fast subset of bench/ab-sim (make bench holds the
+ * full table): A/A jobs stay near alpha, a 3% slowdown at 2% noise is
+ * found, a drift cancels when interleaved, and the sequential stop saves
+ * pairs.
+ */
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ab.h"
+#include "mt.h"
+#include "seqbound.h"
+#include "tap.h"
+
+#define MINP 5
+#define MAXP 30
+
+static double
+gauss(struct mt *m)
+{
+	double u = ((mt_next(m) >> 5) * 67108864.0 + (mt_next(m) >> 6)) / 9007199254740992.0;
+	double v = ((mt_next(m) >> 5) * 67108864.0 + (mt_next(m) >> 6)) / 9007199254740992.0;
+
+	return sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
+}
+
+/* One interleaved sequential job; returns the pairs run, sets *slower. */
+static int
+job(const struct ab_design *d, struct mt *m, uint64_t seed, double effect, double drift,
+    double band, bool *slower)
+{
+	bool first[MAXP];
+	double base[MAXP], head[MAXP];
+	struct ab_result r;
+	int pos = 0;
+
+	ab_order(seed, MAXP, 1, first);
+	for (int p = 0; p < MAXP; p++) {
+		for (int s = 0; s < 2; s++) {
+			bool is_head = (s == 0) == first[p];
+			double v = 10 * (1 + drift * pos++ / (2 * MAXP - 1)) * exp(0.02 * gauss(m));
+
+			if (is_head)
+				head[p] = v * (1 + effect);
+			else
+				base[p] = v;
+		}
+		if (p + 1 < MINP)
+			continue;
+		ab_analyze(base, head, p + 1, false, band, ab_confidence(d, p + 1), &r);
+		if (r.decided || p + 1 == MAXP) {
+			*slower = strcmp(r.verdict, "slower") == 0 || strcmp(r.verdict, "faster") == 0;
+			if (effect > 0)
+				*slower = strcmp(r.verdict, "slower") == 0;
+			return p + 1;
+		}
+	}
+	return MAXP;
+}
+
+int
+main(void)
+{
+	struct ab_design d;
+	double level[MAXP - MINP + 1], rho1[MAXP - MINP + 1];
+	bool order[2 * 3 * 10], s;
+	int fp = 0, hit = 0, pairs = 0, driftfp = 0, balanced = 1;
+	struct mt m;
+
+	seqbound_levels(0.05, 1.0, MINP, MAXP, rho1);
+	seqbound_levels(0.05, SEQBOUND_RHO, MINP, MAXP, level);
+	ok(level[0] > 0 && level[0] <= 0.05 * pow(5.0 / 30, 2) + 1e-12,
+	    "the first look spends at most alpha (5/30)^2");
+	ok(level[MAXP - MINP] < 0.05 && level[MAXP - MINP] > 0.01,
+	    "the last look's level is below alpha, well above Bonferroni's");
+	for (int k = 1; k <= MAXP - MINP; k++)
+		if (!(level[k] > level[k - 1] * 0.8))
+			balanced = 0;
+	ok(balanced, "the levels grow with the looks (rho 2)");
+	ok(rho1[0] > level[0], "rho 1 spends more at the first look than rho 2");
+
+	ab_order(7, 10, 3, order);
+	balanced = 1;
+	for (int k = 0; k < 5; k++)
+		for (int c = 0; c < 3; c++)
+			if (order[(2 * k) * 3 + c] == order[(2 * k + 1) * 3 + c])
+				balanced = 0;
+	ok(balanced, "every couple of pairs holds one AB and one BA per config");
+
+	ab_design_init(&d, 0.05, MINP, MAXP);
+	ok(fabs(ab_confidence(&d, MINP) - (1 - level[0])) < 1e-15, "the design's confidence");
+	mt_seed(&m, 99);
+	for (int j = 0; j < 300; j++) {
+		job(&d, &m, (uint64_t)j, 0, 0, 0, &s);
+		fp += s;
+		pairs += job(&d, &m, (uint64_t)j, 0.03, 0, 0.01, &s);
+		hit += s;
+		job(&d, &m, (uint64_t)j, 0, 0.05, 0, &s);
+		driftfp += s;
+	}
+	printf("# A/A %d/300, 3%% found %d/300 in %.1f pairs, drift %d/300\n", fp, hit,
+	    pairs / 300.0, driftfp);
+	/* 300 jobs: alpha 5% has a standard error of 1.3 points. */
+	ok(fp <= 27, "A/A false positives (band 0) stay near alpha");
+	ok(hit >= 270, "a 3%% slowdown at 2%% noise is found in 90%% of jobs (band 1%%)");
+	ok(pairs <= 300 * 21, "the sequential stop runs at least 30%% fewer pairs than 30");
+	ok(driftfp <= 27, "a 5%% drift cancels when interleaved");
+	ab_design_free(&d);
+	return done_testing();
+}
