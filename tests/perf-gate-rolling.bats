@@ -292,7 +292,8 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	run --separate-stderr $N --store "$G/sensitivity.store" --artifacts "$BATS_TEST_TMPDIR/a" "$G/sensitivity.in.jsonl"
 	assert_success
 	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
-	! grep -rq -e noise -e false_alarm -e mde_percent -e sensitivity "$BATS_TEST_TMPDIR/a"
+	run grep -rl -e noise -e false_alarm -e mde_percent -e sensitivity "$BATS_TEST_TMPDIR/a"
+	assert_failure 1
 }
 
 @test "--noise-window and --power change the window and the power, nothing else" {
