@@ -27,11 +27,13 @@
 #include "jsonl.h"
 #include "num.h"
 #include "policy.h"
+#include "sens.h"
 #include "stats.h"
 #include "store.h"
 #include "text.h"
 
 #define BASELINE_WINDOW 5
+#define NOISE_WINDOW 20	/* default of --noise-window */
 
 static struct {
 	const char *store;
@@ -41,6 +43,8 @@ static struct {
 	bool collect_failed;
 	char **histories;
 	int nhistories;
+	long noise_window;	/* trusted records the noise is measured on */
+	double power;		/* of the minimum detectable regression */
 } opt;
 
 /* A history record of a cohort: when, where, and its metric values. */
@@ -71,7 +75,8 @@ struct current {
 
 static const char usage_text[] =
     "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
-    "                         [--collect-rc n] [-a artifacts-dir] [file ...]\n";
+    "                         [--collect-rc n] [-a artifacts-dir]\n"
+    "                         [--noise-window n] [--power p] [file ...]\n";
 
 /* Reads a record of the batch; false after reporting it. */
 static bool
@@ -250,6 +255,46 @@ num_or_null(bool has, double v)
 }
 
 /*
+ * The sensitivity of metric i (nb values in its baseline median): the
+ * noise of the last opt.noise_window trusted records of the cohort, the
+ * rule's false-alarm rate and minimum detectable regression there, and
+ * the advice (sens.h). Never stored: only in the comparison object.
+ */
+static void
+add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
+{
+	size_t first = c->npast > (size_t)opt.noise_window ?
+	    c->npast - (size_t)opt.noise_window : 0, n = 0;
+	double *v = emalloc((c->npast + 1) * sizeof *v);
+	struct sens_gate g = { c->pol[i].threshold_percent, c->pol[i].threshold_absolute,
+	    metric_table[i].higher_is_better, nb };
+	struct sens_noise ns;
+	struct sens_report rp;
+	bool known, advised;
+	cJSON *no = json_new_object(), *so = json_new_object();
+
+	for (size_t k = first; k < c->npast; k++)
+		if (c->past[k].has[i])
+			v[n++] = c->past[k].v[i];
+	sens_noise_of(v, n, &ns);
+	free(v);
+	sens_assess(&ns, &g, opt.power, &rp);
+	known = rp.advice != SENS_UNKNOWN;
+	advised = rp.advice == SENS_NOISY || rp.advice == SENS_BLIND;
+	json_set(no, "relative_spread", num_or_null(ns.known, ns.spread));
+	json_set(no, "n", json_new_int((long long)ns.n));
+	json_set(o, "noise", no);
+	json_set(o, "false_alarm_rate", num_or_null(known, rp.far));
+	json_set(o, "mde_percent", num_or_null(known, rp.mde));
+	json_set(so, "advice", json_new_string(sens_advice_name(rp.advice)));
+	json_set(so, "power", json_new_float(opt.power));
+	json_set(so, "suggested_threshold_percent", num_or_null(advised, rp.floor_percent));
+	json_set(so, "suggested_threshold_absolute", num_or_null(advised, rp.floor_absolute));
+	json_set(so, "suggested_mde_percent", num_or_null(advised, rp.floor_mde));
+	json_set(o, "sensitivity", so);
+}
+
+/*
  * Compares with the baseline window: fills the per-metric part of the
  * comparison object and appends the rolling failure strings.
  */
@@ -290,6 +335,7 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 		json_set(o, "gated", json_new_bool(c->pol[i].gated));
 		json_set(o, "threshold_exceeded", json_new_bool(exceeded));
 		json_set(o, "regressed", json_new_bool(regressed));
+		add_sensitivity(o, c, i, nv);
 		json_set(metrics, m->key, o);
 		if (!regressed)
 			continue;
@@ -530,6 +576,8 @@ main(int argc, char *argv[])
 		{ "history", required_argument, NULL, 'H' },
 		{ "collect-rc", required_argument, NULL, 'R' },
 		{ "artifacts", required_argument, NULL, 'a' },
+		{ "noise-window", required_argument, NULL, 'W' },
+		{ "power", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -547,6 +595,8 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	atexit(free_artifacts_default);
+	opt.noise_window = NOISE_WINDOW;
+	opt.power = 0.8;
 	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
@@ -558,6 +608,19 @@ main(int argc, char *argv[])
 			break;
 		case 'R': collect_status(optarg, true); rc_given = true; break;
 		case 'a': opt.artifacts = optarg; break;
+		case 'W':
+			if (!num_opt_long(optarg, SENS_MIN_RUNS, 100000, &opt.noise_window)) {
+				warnx_("--noise-window: not a number from %d to 100000: '%s'",
+				    SENS_MIN_RUNS, optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'P':
+			if (!num_opt_double(optarg, 0.5, 0.999, &opt.power)) {
+				warnx_("--power: not a number from 0.5 to 0.999: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
 		default: cli_usage(usage_text, EXIT_TROUBLE);

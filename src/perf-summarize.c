@@ -172,6 +172,75 @@ md_row(buf *b, const cJSON *rec)
 	buf_free(&failing);
 }
 
+/* A fraction as "<x*100:.1f>%" in a cell, "n/a" when not a number. */
+static void
+pct_cell(buf *b, const cJSON *v)
+{
+	char t[NUM_BUFSZ];
+	double d;
+
+	if (policy_coerce(v, &d) != COERCE_OK || !isfinite(d))
+		buf_adds(b, "n/a");
+	else
+		buf_addf(b, "%s%%", num_fixed(t, d * 100, 1));
+}
+
+/*
+ * After the reference's table: the metrics whose gate is noisy (false
+ * alarms over 5%) or blind (misses regressions of twice its floor), as
+ * perf-gate-rolling's comparison object says, with the floors it
+ * suggests. Nothing when every gate fits its noise.
+ */
+static void
+md_sensitivity(buf *b)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < opt.n; i++) {
+		const cJSON *ms = json_get(json_get(opt.recs[i], "comparison"), "metrics");
+
+		for (int k = 0; k < METRIC_COUNT; k++) {
+			const cJSON *m = json_get(ms, metric_table[k].key);
+			const cJSON *sn = json_get(m, "sensitivity"), *adv = json_get(sn, "advice");
+
+			if (!cJSON_IsString(adv) || (strcmp(adv->valuestring, "noisy") != 0 &&
+			    strcmp(adv->valuestring, "blind") != 0))
+				continue;
+			if (!any)
+				buf_adds(b, "\n## Sensitivity\n\nGates whose floors do not fit the "
+				    "run-to-run noise: a noisy one fails builds with no change "
+				    "(false alarms), a blind one misses real regressions. Detects: "
+				    "the smallest regression the gate catches with its power (four "
+				    "times in five by default).\n\n"
+				    "| Model | GPU | Metric | Advice | Noise | False Alarms | Detects | "
+				    "Floors | Suggested Floors | Would Detect |\n"
+				    "|---|---|---|---|---:|---:|---:|---|---|---:|\n");
+			any = true;
+			buf_adds(b, "| ");
+			cell_key(b, opt.recs[i], "model_id");
+			buf_adds(b, " | ");
+			cell_key(b, opt.recs[i], "gpu_type");
+			buf_addf(b, " | %s | %s | ", metric_table[k].key, adv->valuestring);
+			pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
+			buf_adds(b, " | ");
+			pct_cell(b, json_get(m, "false_alarm_rate"));
+			buf_adds(b, " | ");
+			pct_cell(b, json_get(m, "mde_percent"));
+			buf_adds(b, " | >");
+			pct_cell(b, json_get(m, "threshold_percent"));
+			buf_adds(b, " and >");
+			num_cell(b, json_get(m, "threshold_absolute"), metric_table[k].precision);
+			buf_adds(b, " | >");
+			pct_cell(b, json_get(sn, "suggested_threshold_percent"));
+			buf_adds(b, " and >");
+			num_cell(b, json_get(sn, "suggested_threshold_absolute"), metric_table[k].precision);
+			buf_adds(b, " | ");
+			pct_cell(b, json_get(sn, "suggested_mde_percent"));
+			buf_adds(b, " |\n");
+		}
+	}
+}
+
 static bool
 failing(const cJSON *rec)
 {
@@ -538,6 +607,7 @@ main(int argc, char *argv[])
 		buf_adds(&md, md_head);
 		for (size_t i = 0; i < opt.n; i++)
 			md_row(&md, opt.recs[i]);
+		md_sensitivity(&md);
 		/* The report file keeps the whole summary, as the reference writes it. */
 		if (opt.reports != NULL && *opt.reports != '\0') {
 			buf_addf(&path, "%s/perf_", opt.reports);

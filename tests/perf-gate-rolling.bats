@@ -300,3 +300,48 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	[ "$(grep -c 'skipping invalid JSON' <<<"$stderr")" -eq 8 ]
 	grep 'skipping invalid JSON' <<<"$stderr" | sort -c
 }
+
+@test "every metric carries its noise, false-alarm rate, detectable regression and advice (Python's numbers)" {
+	run_case $N $N/sensitivity
+	run jq -c '.comparison.metrics | [.latency.sensitivity.advice, .throughput.sensitivity.advice, .memory.sensitivity.advice, .text_encoder_time_s.sensitivity.advice, .dit_time_s.sensitivity.advice, .latency.noise.n, .text_encoder_time_s.noise]' <<<"$output"
+	assert_output '["noisy","ok","ok","unknown","blind",20,{"relative_spread":null,"n":0}]'
+}
+
+@test "the sensitivity never reaches the stored artifact, and the status is the reference's" {
+	run --separate-stderr $N --store "$G/sensitivity.store" --artifacts "$BATS_TEST_TMPDIR/a" "$G/sensitivity.in.jsonl"
+	assert_success
+	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
+	run grep -rl -e noise -e false_alarm -e mde_percent -e sensitivity "$BATS_TEST_TMPDIR/a"
+	assert_failure 1
+}
+
+@test "--noise-window and --power change the window and the power, nothing else" {
+	run --separate-stderr $N --store "$G/sensitivity.store" "$G/sensitivity.in.jsonl"
+	assert_success
+	base=$output
+	run --separate-stderr $N --store "$G/sensitivity.store" --power 0.9 "$G/sensitivity.in.jsonl"
+	assert_success
+	run jq -c --argjson b "$base" '[.comparison.metrics.latency.noise, .comparison.metrics.latency.sensitivity.power,
+		(.comparison.metrics.latency.mde_percent > $b.comparison.metrics.latency.mde_percent),
+		(.comparison.metrics.latency.false_alarm_rate == $b.comparison.metrics.latency.false_alarm_rate),
+		(del(.comparison) == ($b | del(.comparison)))] == [$b.comparison.metrics.latency.noise, 0.9, true, true, true]' <<<"$output"
+	assert_output true
+	run --separate-stderr $N --store "$G/sensitivity.store" --noise-window 5 "$G/sensitivity.in.jsonl"
+	assert_success
+	run jq -c --argjson b "$base" '[.comparison.metrics.latency.noise.n, (del(.comparison) == ($b | del(.comparison)))]' <<<"$output"
+	assert_output '[5,true]'
+	for bad in "--noise-window 4" "--noise-window x" "--power 1" "--power 0.4" "--power nan"; do
+		# shellcheck disable=SC2086 # the option and its value
+		run --separate-stderr $N $bad </dev/null
+		assert_failure 2
+		[[ $stderr == *"perf-gate-rolling: ${bad%% *}: not a number from "* ]]
+	done
+}
+
+@test "the reported false-alarm rate and detectable regression agree with simulation (bench/sensitivity.py, fast subset)" {
+	run --separate-stderr python3 "$BATS_TEST_DIRNAME/../bench/sensitivity.py" --quick --histories 200 --bin "$(command -v $N)"
+	echo "$output"
+	assert_success
+	assert_line --partial "all within 2 points and 20%"
+	[ "$(grep -c ' ok$' <<<"$output")" -eq 3 ]
+}

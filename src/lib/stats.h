@@ -23,4 +23,27 @@ double stats_t_quantile(double p, double df);
 /* P(T <= t) for the Student t distribution with df degrees of freedom. */
 double stats_t_cdf(double t, double df);
 
+/*
+ * The median absolute deviation: the reference's median of |v[i] - m|,
+ * m the median of v[0..n). v is not changed; n must be at least 1.
+ */
+double stats_mad(const double *v, size_t n);
+
+/* P(Z <= z) for the standard normal distribution. */
+double stats_norm_cdf(double z);
+
+/*
+ * The standard normal quantile: the z with P(Z <= z) = p (0 < p < 1), by
+ * Wichura's algorithm AS241 as Python's statistics.NormalDist.inv_cdf
+ * computes it, to about 1e-16 relative.
+ */
+double stats_norm_quantile(double p);
+
+/*
+ * The variance of the median of n independent standard normal values:
+ * exact (numerical integration of the order statistics) for n <= 5, the
+ * large-sample pi / (2 n) beyond. n must be at least 1.
+ */
+double stats_median_var(size_t n);
+
 #endif

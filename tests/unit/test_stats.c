@@ -4,6 +4,8 @@
 #include "stats.h"
 #include "tap.h"
 
+#include "sens_vectors.h"
+
 int
 main(void)
 {
@@ -36,5 +38,28 @@ main(void)
 		}
 		ok(fabs(stats_t_cdf(2.776445105197799, 4) - 0.975) < 1e-13, "the cdf inverts the quantile");
 	}
+	/* Python's NormalDist: the same algorithm (AS241) gives the same double. */
+	for (size_t i = 0; i < sizeof quantile_vectors / sizeof *quantile_vectors; i++)
+		ok(stats_norm_quantile(quantile_vectors[i].p) == quantile_vectors[i].z,
+		    "z(%.17g) = %.17g (want %.17g)", quantile_vectors[i].p,
+		    stats_norm_quantile(quantile_vectors[i].p), quantile_vectors[i].z);
+	/* Python computes 0.5 (1 + erf(z / sqrt 2)); here erfc keeps the tails exact. */
+	for (size_t i = 0; i < sizeof cdf_vectors / sizeof *cdf_vectors; i++)
+		ok(fabs(stats_norm_cdf(cdf_vectors[i].z) - cdf_vectors[i].p) <= 2e-16,
+		    "Phi(%g) = %.17g (want %.17g)", cdf_vectors[i].z,
+		    stats_norm_cdf(cdf_vectors[i].z), cdf_vectors[i].p);
+	for (size_t i = 0; i < sizeof mad_vectors / sizeof *mad_vectors; i++) {
+		const double *v = &mad_data[mad_vectors[i].off];
+		double before = v[0];
+
+		ok(stats_mad(v, (size_t)mad_vectors[i].n) == mad_vectors[i].mad && v[0] == before,
+		    "MAD of %d values = %.17g (want %.17g), values untouched", mad_vectors[i].n,
+		    stats_mad(v, (size_t)mad_vectors[i].n), mad_vectors[i].mad);
+	}
+	for (size_t n = 1; n <= 5; n++)
+		ok(fabs(stats_median_var(n) - median_var_vectors[n - 1]) < 1e-12,
+		    "Var(median of %zu normals) = %.15f (integral %.15f)", n, stats_median_var(n),
+		    median_var_vectors[n - 1]);
+	ok(fabs(stats_median_var(101) - M_PI / 202) < 1e-15, "large n: pi / (2 n)");
 	return done_testing();
 }
