@@ -130,7 +130,10 @@ units: $(UNITS) $(STUBS)
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
-	cp -f $(PROGS) bin/perf-lane $(DESTDIR)$(BINDIR)/
+	cp -f $(PROGS) $(DESTDIR)$(BINDIR)/
+	sed 's/^perfkite_version=$$/perfkite_version=$(VERSION)/' bin/perf-lane >$(DESTDIR)$(BINDIR)/perf-lane.tmp
+	chmod 755 $(DESTDIR)$(BINDIR)/perf-lane.tmp
+	mv -f $(DESTDIR)$(BINDIR)/perf-lane.tmp $(DESTDIR)$(BINDIR)/perf-lane
 	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 
