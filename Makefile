@@ -8,7 +8,9 @@
 #   make lint            shellcheck every shell script, mandoc -Tlint the pages
 #   make bench           benchmarks of perfkite itself (bench/)
 #   make demo            the main job on the embedded default
-#   make deps            install missing Debian packages (or print the command)
+#   make deps            install every missing Debian package (or print the
+#                        command); demo, test, lint and fuzz each install only
+#                        what they need (tests/deps.sh PROFILE)
 #   make fuzz            build the libFuzzer targets (clang) and run each for
 #                        FUZZ_TIME seconds (default 20) from its seed corpus
 
@@ -115,13 +117,16 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_BUILD)/libperf.a
 
 fuzz-build: $(FUZZ_BINS)
 
-fuzz: deps fuzz-build
+fuzz:
+	@sh tests/deps.sh fuzz
+	@$(MAKE) --no-print-directory fuzz-build
 	@FUZZ_TIME=$(FUZZ_TIME) bash fuzz/run $(FUZZ_BINS)
 
 deps:
 	@sh tests/deps.sh
 
-test: deps
+test:
+	@sh tests/deps.sh test
 	@$(MAKE) --no-print-directory EXTRA_CFLAGS=-Werror all units
 	@PERF_BIN=$(CURDIR)/$(OUTBIN) UNIT_DIR=$(CURDIR)/$(BUILD)/unit \
 		PERF_STUBS=$(CURDIR)/$(BUILD)/stubs bash tests/run
@@ -138,13 +143,16 @@ install: all
 	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 
 lint:
+	@sh tests/deps.sh lint
 	shellcheck -x $(SCRIPTS)
 	mandoc -Tlint -W warning $(MAN1) $(MAN7)
 
 bench: all
 	@bash bench/run
 
-demo: deps all
+demo:
+	@sh tests/deps.sh build
+	@$(MAKE) --no-print-directory all
 	@bash fixtures/demo.sh
 
 clean:
