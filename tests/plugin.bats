@@ -213,32 +213,75 @@ reports() {
 	not grep -qv " |$" < <(grep "^| model-" "$body")
 }
 
-@test "pre-push hook: the newest local results gate the push, with a hint to skip" {
+# result COMMIT TS [SED]: the fixture's wan record as results/perf_..._TS.json,
+# of commit COMMIT, edited by the sed script SED.
+result() {
+	mkdir -p results
+	sed -e "s/\"commit\": \"a*\"/\"commit\": \"$1\"/" -e "${3:-p;d}" \
+		"$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-2gpu_*.json >"results/perf_wan-t2v-1.3b-2gpu_$2.json"
+	[ "$(jq -r .commit "results/perf_wan-t2v-1.3b-2gpu_$2.json")" = "$1" ]
+}
+
+commit() {
+	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m "$1"
+}
+
+@test "pre-push hook: the newest results of the commit being pushed gate the push, with a hint to skip" {
 	local hook=$ROOT_DIR/pipeline-templates/pre-push
+	export PERFORMANCE_TRACKING_ROOT=$ROOT_DIR/fixtures/store
 	git init -q --bare -b main remote.git
 	git init -q -b main work
 	cp "$hook" work/.git/hooks/pre-push
 	cd work
-	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m one
+	commit one
 	git remote add origin ../remote.git
-	# nothing measured: the push goes through
-	git push -q origin main
-	# a passing result
-	mkdir results
-	cp "$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-2gpu_*.json results/perf_wan-t2v-1.3b-2gpu_20260616T000000Z.json
-	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m two
-	PERFORMANCE_TRACKING_ROOT=$ROOT_DIR/fixtures/store run git push -q origin main
+	# nothing measured: the push goes through, and says so
+	run git push -q origin main
 	assert_success
-	# a newer result of the same benchmark breaches its threshold: refused
-	sed 's/"avg_generation_time_s": 31.0/"avg_generation_time_s": 99.0/' \
-		results/perf_wan-t2v-1.3b-2gpu_20260616T000000Z.json >results/perf_wan-t2v-1.3b-2gpu_20260617T000000Z.json
-	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m three
-	PERFORMANCE_TRACKING_ROOT=$ROOT_DIR/fixtures/store run git push -q origin main
+	assert_output "perf: no results of commit $(git rev-parse --short=7 HEAD) in results/ (by their \"commit\" field); nothing to check"
+	# a passing result of the commit pushed
+	commit two
+	result "$(git rev-parse HEAD)" 20260616T000000Z
+	run git push -q origin main
+	assert_success
+	assert_line "perf: commit $(git rev-parse --short=7 HEAD): 1 benchmark(s) checked, all pass"
+	# the next commit: its older result passes, its newest breaches a threshold: refused
+	commit three
+	local three
+	three=$(git rev-parse HEAD)
+	result "$three" 20260617T000000Z
+	result "$three" 20260617T010000Z 's/"avg_generation_time_s": 31.0/"avg_generation_time_s": 99.0/'
+	run git push -q origin main
 	assert_failure
+	assert_line "perf: commit ${three:0:7}: 1 benchmark(s) checked: fixed thresholds 1, rolling baseline 1"
 	assert_output --partial "perf: push refused; skip the check with PERF_SKIP_PRE_PUSH=1 git push (or git push --no-verify)"
-	[ "$(git -C ../remote.git rev-parse main)" != "$(git rev-parse HEAD)" ]
+	[ "$(git -C ../remote.git rev-parse main)" != "$three" ]
+	# a later commit: the failing results are another commit's, not checked
+	commit four
+	result "$(git rev-parse HEAD)" 20260618T000000Z
+	run git push -q origin main
+	assert_success
+	assert_line "perf: commit $(git rev-parse --short=7 HEAD): 1 benchmark(s) checked, all pass"
 	PERF_SKIP_PRE_PUSH=1 run git push -q origin main
 	assert_success
+}
+
+@test "pre-push hook: without perfkite on PATH it says what is missing, not status 127" {
+	git init -q --bare -b main remote.git
+	git init -q -b main work
+	cp "$ROOT_DIR/pipeline-templates/pre-push" work/.git/hooks/pre-push
+	cd work
+	commit one
+	git remote add origin ../remote.git
+	mkdir "$BATS_TEST_TMPDIR/nobin"
+	for p in git bash env sed sort basename mktemp rm cat jq; do
+		ln -s "$(command -v "$p")" "$BATS_TEST_TMPDIR/nobin/$p"
+	done
+	PATH=$BATS_TEST_TMPDIR/nobin run git push -q origin main
+	assert_failure 1
+	assert_output "perf: perf-gate-static is not on PATH: this hook runs perfkite's programs; install them (make install) or put perfkite's bin/ on PATH
+perf: push refused; skip the check with PERF_SKIP_PRE_PUSH=1 git push (or git push --no-verify)
+error: failed to push some refs to '../remote.git'"
 }
 
 @test "the README's pipeline fails when a gate fails (run as README.md shows it)" {
