@@ -232,7 +232,7 @@ stored() {
 	# the option stays exact; empty means the classification's
 	lane --policy PASS empty
 	assert_failure 2
-	PERF_UPLOAD_POLICY= BUILDKITE_PULL_REQUEST=3 lane empty
+	PERF_UPLOAD_POLICY='' BUILDKITE_PULL_REQUEST=3 lane empty
 	classified pr pass
 	# and the records are stored by the policy it names
 	PERF_UPLOAD_POLICY=' PASS ' lane "$LANE/configs"

@@ -327,12 +327,14 @@ error: failed to push some refs to '../remote.git'"
 @test "plugin.yml's requirements: what the build and the hooks need, every library the Makefile links" {
 	run py -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["requirements"]))' "$ROOT_DIR/plugin.yml"
 	assert_success
-	local req=$output lib
+	local req=$output lib libs
 	for tool in bash make cc ar awk sed git; do
 		assert_line "$tool"
 	done
 	# each -l of the Makefile, but the C library's own (m, pthread, dl)
-	for lib in $(sed -n 's/^LIBS = //p' "$ROOT_DIR/Makefile"); do
+	read -ra libs < <(sed -n 's/^LIBS = //p' "$ROOT_DIR/Makefile")
+	[ ${#libs[@]} -gt 0 ]
+	for lib in "${libs[@]}"; do
 		case $lib in
 		-lcjson) grep -qx cjson <<<"$req" ;;
 		-lz) grep -qx zlib <<<"$req" ;;
