@@ -380,13 +380,16 @@ perfkite: plugin option 'timeout': expected a number of seconds above 0, not 'so
 	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --policy pass --run-source pr --days 7 --timeout 0.5 c)"
 }
 
-@test "pre-exit: each step annotates under its own context (key, else label, and parallel job)" {
+@test "pre-exit: each step annotates under its own context (key, label, parallel job)" {
 	reports PASS
-	BUILDKITE_STEP_KEY=perf-h100 BUILDKITE_LABEL=":stopwatch: H100" "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	# two jobs of a matrix: one key, the matrix values in their labels
+	BUILDKITE_STEP_KEY=perf BUILDKITE_LABEL=":stopwatch: H100" "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	BUILDKITE_STEP_KEY=perf BUILDKITE_LABEL=":stopwatch: L40S" "$ROOT_DIR/hooks/pre-exit" >/dev/null
 	BUILDKITE_LABEL=":stopwatch: Performance (L40S, 2 GPUs)" "$ROOT_DIR/hooks/pre-exit" >/dev/null
 	BUILDKITE_STEP_KEY=perf BUILDKITE_PARALLEL_JOB=3 "$ROOT_DIR/hooks/pre-exit" >/dev/null
 	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
-	assert_output "annotate --context perf-summary-perf-h100 --style warning
+	assert_output "annotate --context perf-summary-perf-stopwatch-H100 --style warning
+annotate --context perf-summary-perf-stopwatch-L40S --style warning
 annotate --context perf-summary-stopwatch-Performance-L40S-2-GPUs --style warning
 annotate --context perf-summary-perf-3 --style warning"
 }

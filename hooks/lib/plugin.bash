@@ -172,15 +172,18 @@ plugin_artifacts() {
 	eval "$restore"
 }
 
-# plugin_context: the annotation's context, one per step (its key, else
-# its label) and per parallel job, so that steps never overwrite each other.
+# plugin_context: the annotation's context, one per step (its key and its
+# label: the jobs of a matrix share the key, their labels carry the matrix
+# values) and per parallel job, so that steps never overwrite each other,
+# while a retried job replaces its own.
 plugin_context() {
-	local ctx=perf-summary id=${BUILDKITE_STEP_KEY:-${BUILDKITE_LABEL:-}}
-	id=$(printf '%s' "$id" | tr -cs 'A-Za-z0-9_.-' '-')
-	id=${id#-}
-	id=${id%-}
-	[ -z "$id" ] || ctx+=-$id
-	[ -z "${BUILDKITE_PARALLEL_JOB:-}" ] || ctx+=-${BUILDKITE_PARALLEL_JOB}
+	local ctx=perf-summary part
+	for part in "${BUILDKITE_STEP_KEY:-}" "${BUILDKITE_LABEL:-}" "${BUILDKITE_PARALLEL_JOB:-}"; do
+		part=$(printf '%s' "$part" | tr -cs 'A-Za-z0-9_.-' '-')
+		part=${part#-}
+		part=${part%-}
+		[ -z "$part" ] || ctx+=-$part
+	done
 	printf '%s' "$ctx"
 }
 
