@@ -9,7 +9,9 @@
 #                        warnings under mandoc -Tlint, groff and man -l
 #   make bench           benchmarks of perfkite itself (bench/)
 #   make demo            the main job on the embedded default
-#   make deps            install missing Debian packages (or print the command)
+#   make deps            install every missing Debian package (or print the
+#                        command); demo, test, lint and fuzz each install only
+#                        what they need (tests/deps.sh PROFILE)
 #   make fuzz            build the libFuzzer targets (clang) and run each for
 #                        FUZZ_TIME seconds (default 20) from its seed corpus
 
@@ -117,13 +119,16 @@ $(FUZZ_BUILD)/fuzz_%: fuzz/fuzz_%.c fuzz/fuzz.h $(FUZZ_BUILD)/libperf.a
 
 fuzz-build: $(FUZZ_BINS)
 
-fuzz: deps fuzz-build
+fuzz:
+	@sh tests/deps.sh fuzz
+	@$(MAKE) --no-print-directory fuzz-build
 	@FUZZ_TIME=$(FUZZ_TIME) bash fuzz/run $(FUZZ_BINS)
 
 deps:
 	@sh tests/deps.sh
 
-test: deps
+test:
+	@sh tests/deps.sh test
 	@$(MAKE) --no-print-directory EXTRA_CFLAGS=-Werror all units
 	@PERF_BIN=$(CURDIR)/$(OUTBIN) UNIT_DIR=$(CURDIR)/$(BUILD)/unit \
 		PERF_STUBS=$(CURDIR)/$(BUILD)/stubs bash tests/run
@@ -132,13 +137,17 @@ units: $(UNITS) $(STUBS)
 
 install: all
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
-	cp -f $(PROGS) bin/perf-lane $(DESTDIR)$(BINDIR)/
+	cp -f $(PROGS) $(DESTDIR)$(BINDIR)/
+	sed 's/^perfkite_version=$$/perfkite_version=$(VERSION)/' bin/perf-lane >$(DESTDIR)$(BINDIR)/perf-lane.tmp
+	chmod 755 $(DESTDIR)$(BINDIR)/perf-lane.tmp
+	mv -f $(DESTDIR)$(BINDIR)/perf-lane.tmp $(DESTDIR)$(BINDIR)/perf-lane
 	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/
 	cp -f $(MAN7) $(DESTDIR)$(MANDIR)/man7/
 	mkdir -p $(DESTDIR)$(DOCDIR)
 	cp -f doc/*.md $(DESTDIR)$(DOCDIR)/
 
 lint:
+	@sh tests/deps.sh lint
 	shellcheck -x $(SCRIPTS)
 	mandoc -Tlint -W warning $(MAN1) $(MAN7)
 	@for p in $(MAN1) $(MAN7); do groff -mandoc -Tutf8 -ww -z "$$p" 2>&1; \
@@ -148,7 +157,9 @@ lint:
 bench: all
 	@bash bench/run
 
-demo: deps all
+demo:
+	@sh tests/deps.sh build
+	@$(MAKE) --no-print-directory all
 	@bash fixtures/demo.sh
 
 clean:

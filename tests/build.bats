@@ -28,3 +28,36 @@ mk() {
 	run mk lint
 	assert_success
 }
+
+# deps PROFILE: what tests/deps.sh asks a user (not root) to install for
+# PROFILE on a Debian machine where nothing is installed yet.
+deps() {
+	mkdir -p "$BATS_TEST_TMPDIR/fake"
+	printf '#!/bin/sh\nexit 1\n' >"$BATS_TEST_TMPDIR/fake/dpkg-query"
+	printf '#!/bin/sh\necho 1000\n' >"$BATS_TEST_TMPDIR/fake/id"
+	chmod +x "$BATS_TEST_TMPDIR/fake/dpkg-query" "$BATS_TEST_TMPDIR/fake/id"
+	PATH=$BATS_TEST_TMPDIR/fake:$PATH run --separate-stderr sh "$ROOT_DIR/tests/deps.sh" "$@"
+}
+
+@test "make demo installs what building and the demo need, no browser and no test tool; make test and make lint the rest" {
+	deps build
+	assert_failure 2
+	assert_equal "${stderr_lines[1]}" \
+		"  sudo apt-get install -y --no-install-recommends gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq"
+	deps lint
+	assert_equal "${stderr_lines[1]}" \
+		"  sudo apt-get install -y --no-install-recommends gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq shellcheck mandoc"
+	deps test
+	[[ ${stderr_lines[1]} == *" shellcheck mandoc gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema chromium" ]]
+	# CI (no profile) gets everything, clang's libFuzzer too
+	deps
+	[[ ${stderr_lines[1]} == *" python3-jsonschema clang libclang-rt-dev chromium" ]]
+	deps bogus
+	assert_failure 2
+	assert_equal "$stderr" "usage: sh tests/deps.sh [build|lint|test|fuzz]"
+	# each target asks for its own profile
+	for t in demo:build test:test lint:lint fuzz:fuzz; do
+		run mk -n "${t%%:*}"
+		assert_line "sh tests/deps.sh ${t#*:}"
+	done
+}

@@ -1,18 +1,36 @@
 #!/bin/sh
-# Installs the Debian packages perfkite needs to build and test, when any is
+# Installs the Debian packages one use of perfkite needs, when any is
 # missing: with apt-get when run as root, otherwise by printing the command.
+#
+#   sh tests/deps.sh build   building and the demo (make, make demo)
+#   sh tests/deps.sh lint    the above, and what make lint runs
+#   sh tests/deps.sh test    the above, and what the tests use (make test)
+#   sh tests/deps.sh fuzz    the above, and clang's libFuzzer (make fuzz)
+#   sh tests/deps.sh         everything: the fuzz profile (CI)
+#
+# A newcomer's first command, make demo, installs no browser and no test tool.
 set -eu
 
-pkgs="gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev gzip bats bats-assert
-bats-support jq git mandoc groff-base man-db shellcheck lighttpd python3-yaml python3-jsonschema clang
-libclang-rt-dev"
-# Wanted by the dashboard's browser tests, which say so and skip without it.
-optional="chromium"
+profile=${1:-fuzz}
+build="gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq"
+lint="shellcheck mandoc groff-base man-db"
+test="gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema"
+fuzz="clang libclang-rt-dev"
+case $profile in
+build) pkgs=$build optional="" ;;
+lint) pkgs="$build $lint" optional="" ;;
+# Chromium is wanted by the dashboard's browser tests, which say so and
+# skip without it.
+test) pkgs="$build $lint $test" optional="chromium" ;;
+fuzz) pkgs="$build $lint $test $fuzz" optional="chromium" ;;
+*)
+	echo "usage: sh tests/deps.sh [build|lint|test|fuzz]" >&2
+	exit 2 ;;
+esac
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "perfkite: not a Debian system; make sure these (or their equivalents) are installed:" >&2
-	echo "  $pkgs" | tr '\n' ' ' >&2
-	echo >&2
+	echo "  $pkgs" >&2
 	exit 0
 fi
 

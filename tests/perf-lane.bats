@@ -215,3 +215,102 @@ stored() {
 	assert_line --regexp '^    wan-t2v-1\.3b-2gpu \| 1 \| 0\.050 / 0\.050 \| PASS \| Comparable baseline found'
 	[ -n "$(find "$BATS_TEST_TMPDIR/demo/run2" -name 'dashboard_*.html')" ]
 }
+
+@test "PERF_UPLOAD_POLICY is trimmed and lower-cased; an invalid one is never, shown as Python's repr" {
+	PERF_UPLOAD_POLICY=PASS lane empty
+	classified unknown pass
+	PERF_UPLOAD_POLICY=' Always ' lane empty
+	classified unknown always
+	PERF_UPLOAD_POLICY=$'\t NEVER\n\xc2\xa0' BUILDKITE_PULL_REQUEST=3 lane empty
+	classified pr never
+	not grep -q Invalid <<<"$stderr"
+	PERF_UPLOAD_POLICY=' Bogus ' BUILDKITE_PULL_REQUEST=3 lane empty
+	classified pr never
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY='bogus'; using 'never'"
+	PERF_UPLOAD_POLICY="It's"$'\x01\xe2\x80\x8b' lane empty
+	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=\"it's\\x01\\u200b\"; using 'never'"
+	# the option stays exact; empty means the classification's
+	lane --policy PASS empty
+	assert_failure 2
+	PERF_UPLOAD_POLICY='' BUILDKITE_PULL_REQUEST=3 lane empty
+	classified pr pass
+	# and the records are stored by the policy it names
+	PERF_UPLOAD_POLICY=' PASS ' lane "$LANE/configs"
+	assert_success
+	assert_equal "$(stored)" "lane-bench CALIBRATION_NEEDED"
+}
+
+@test "a lane whose benchmarks were all skipped measured nothing: exit 2, unless --allow-empty" {
+	unset PERF_ALLOW_CPU
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs" "$LANE/more"
+	assert_failure 2
+	assert_equal "${stderr_lines[-2]}" "perf-lane: nothing was measured: 2 skipped (Need 1 GPUs, only 0 available)"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize -, rolling -, upload -, summarize -: exit 2"
+	assert_line -- "--- the rolling comparison does not run: nothing was measured"
+	[ ! -e store ]
+	[ ! -e reports/annotation.md ]
+	diff - reports/skipped.md <<-'EOF'
+		## Performance lane: nothing was measured
+
+		Every benchmark was skipped (2); no result was compared or stored.
+
+		| Benchmark | Why it was skipped |
+		|---|---|
+		| lane-bench | Need 1 GPUs, only 0 available |
+		| lane-legacy | Need 1 GPUs, only 0 available |
+	EOF
+	# allowed: the same lane is green, and says the same
+	lane --allow-empty "$LANE/configs" "$LANE/more"
+	assert_success
+	assert_equal "${stderr_lines[-2]}" "perf-lane: nothing was measured: 2 skipped (Need 1 GPUs, only 0 available)"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize -, rolling -, upload -, summarize -: exit 0"
+	[ -s reports/skipped.md ]
+	# --cpu measures: green, and no note
+	lane --cpu "$LANE/configs"
+	assert_success
+	[ ! -e reports/skipped.md ]
+	not grep -q 'nothing was measured' <<<"$stderr"
+}
+
+@test "some benchmarks skipped, others measured: green, and the skipped ones are listed with why" {
+	lane "$LANE/configs" "$LANE/elsewhere"
+	assert_success
+	assert_line --partial "| lane-bench |"
+	not grep -q 'nothing was measured' <<<"$stderr"
+	assert_equal "$(sed -n 1,3p reports/skipped.md)" "$(printf '### Skipped benchmarks\n\n1 benchmark(s) did not run on this agent.')"
+	run grep '^| lane-h100 |' reports/skipped.md
+	assert_output --regexp "^\| lane-h100 \| lane-h100 is restricted to gpu_types=\['H100'\], current device is '.*' \|$"
+}
+
+@test "one Markdown report per run: the dashboard step writes no second one, nor a second step summary" {
+	# a perf-summarize that takes over a second, so that a second report would get another name
+	mkdir slow
+	printf '#!/bin/sh\nsleep 1.1\nexec %q "$@"\n' "$(command -v perf-summarize)" >slow/perf-summarize
+	chmod +x slow/perf-summarize
+	: >step-summary.md
+	PATH=$PWD/slow:$PATH GITHUB_STEP_SUMMARY=$PWD/step-summary.md BUILDKITE_COMMIT=abcdef0123 lane "$LANE/configs"
+	assert_success
+	run find reports -maxdepth 1 -name 'perf_abcdef0_*.md'
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$(grep -c '^## Performance Baseline Comparison' step-summary.md)" 1
+	[ -n "$(find reports -maxdepth 1 -name 'dashboard_abcdef0_*.html')" ]
+}
+
+@test "--version: perfkite's VERSION, whatever perf-* programs PATH finds, and once installed" {
+	mkdir other
+	printf '#!/bin/sh\necho "perf-collect (perfkite) 9.9.9"\n' >other/perf-collect
+	chmod +x other/perf-collect
+	PATH=$PWD/other:$PATH run perf-lane --version
+	assert_success
+	assert_output "perf-lane (perfkite) $(cat "$ROOT_DIR/VERSION")"
+	run env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -s -C "$ROOT_DIR" install PREFIX=/pk DESTDIR="$PWD/root"
+	assert_success
+	# the installed copy, with no source tree beside it and only other programs on PATH
+	PATH=$PWD/other:/usr/bin:/bin run "$PWD/root/pk/bin/perf-lane" --version
+	assert_success
+	assert_output "perf-lane (perfkite) $(cat "$ROOT_DIR/VERSION")"
+	# a copy outside both knows it does not know
+	cp "$ROOT_DIR/bin/perf-lane" other/
+	run other/perf-lane --version
+	assert_output "perf-lane (perfkite) unknown"
+}

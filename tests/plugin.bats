@@ -13,7 +13,9 @@ P=BUILDKITE_PLUGIN_PERFKITE_
 setup() {
 	export XDG_CACHE_HOME=$BATS_TEST_TMPDIR/xdg
 	unset BUILDKITE_SOURCE PERF_RESULTS_DIR DASHBOARD_DAYS FAKE_SLOWDOWN HF_TOKEN \
-		BUILDKITE_COMMAND_EXIT_STATUS
+		BUILDKITE_COMMAND_EXIT_STATUS BUILDKITE_STEP_KEY BUILDKITE_LABEL BUILDKITE_PARALLEL_JOB \
+		PERFKITE_JOB_START
+	export TMPDIR=$BATS_TEST_TMPDIR
 	export PERF_ALLOW_CPU=1 PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
 	stub_start
 	cd "$BATS_TEST_TMPDIR" || return 1
@@ -32,12 +34,12 @@ setup() {
 		        "dashboard-days": 30, "token-env": "PERF_HF_TOKEN", "timeout": 60}
 		assert not list(v.iter_errors(good)), list(v.iter_errors(good))
 		for bad in ({"confgs": "a"}, {"upload-policy": "sometimes"}, {"dashboard-days": 0},
-		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}):
+		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 15"
+	assert_output "perfkite 16"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -140,7 +142,7 @@ reports() {
 	BUILDKITE_COMMAND_EXIT_STATUS=0 run --separate-stderr "$ROOT_DIR/hooks/pre-exit"
 	assert_success
 	diff <(stub_calls buildkite-agent) - <<-'EOF'
-		artifact upload perf-reports/**/*
+		artifact upload perf-reports/annotation.md;perf-reports/dashboard_abc1234_20260616_000000.html;perf-reports/results/normalized_perf_m.json
 		annotate --context perf-summary --style success
 	EOF
 	diff "$STUB_DIR/annotation.1.md" - <<-'EOF'
@@ -175,7 +177,7 @@ reports() {
 	run --separate-stderr "$ROOT_DIR/hooks/pre-exit"
 	assert_success
 	diff <(stub_calls buildkite-agent) - <<-'EOF'
-		artifact upload perf-reports/**/*
+		artifact upload perf-reports/perf_b_20260616T000000Z.json
 		annotate --context perf-summary --style warning
 	EOF
 	grep -q 'The lane ended with status unknown before the rolling comparison ran' "$STUB_DIR/annotation.1.md"
@@ -187,8 +189,8 @@ reports() {
 	BUILDKITE_COMMAND_EXIT_STATUS=0 run "$ROOT_DIR/hooks/pre-exit"
 	assert_success
 	diff <(stub_calls buildkite-agent) - <<-'EOF'
-		artifact upload perf-reports/*.md
-		artifact upload perf-reports/results/*.json
+		artifact upload perf-reports/annotation.md
+		artifact upload perf-reports/results/normalized_perf_m.json
 	EOF
 	rm -rf perf-reports "$STUB_DIR/buildkite-agent.calls"
 	run "$ROOT_DIR/hooks/pre-exit"
@@ -211,30 +213,257 @@ reports() {
 	not grep -qv " |$" < <(grep "^| model-" "$body")
 }
 
-@test "pre-push hook: the newest local results gate the push, with a hint to skip" {
+# result COMMIT TS [SED]: the fixture's wan record as results/perf_..._TS.json,
+# of commit COMMIT, edited by the sed script SED.
+result() {
+	mkdir -p results
+	sed -e "s/\"commit\": \"a*\"/\"commit\": \"$1\"/" -e "${3:-p;d}" \
+		"$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-2gpu_*.json >"results/perf_wan-t2v-1.3b-2gpu_$2.json"
+	[ "$(jq -r .commit "results/perf_wan-t2v-1.3b-2gpu_$2.json")" = "$1" ]
+}
+
+commit() {
+	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m "$1"
+}
+
+@test "pre-push hook: the newest results of the commit being pushed gate the push, with a hint to skip" {
 	local hook=$ROOT_DIR/pipeline-templates/pre-push
+	export PERFORMANCE_TRACKING_ROOT=$ROOT_DIR/fixtures/store
 	git init -q --bare -b main remote.git
 	git init -q -b main work
 	cp "$hook" work/.git/hooks/pre-push
 	cd work
-	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m one
+	commit one
 	git remote add origin ../remote.git
-	# nothing measured: the push goes through
-	git push -q origin main
-	# a passing result
-	mkdir results
-	cp "$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-2gpu_*.json results/perf_wan-t2v-1.3b-2gpu_20260616T000000Z.json
-	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m two
-	PERFORMANCE_TRACKING_ROOT=$ROOT_DIR/fixtures/store run git push -q origin main
+	# nothing measured: the push goes through, and says so
+	run git push -q origin main
 	assert_success
-	# a newer result of the same benchmark breaches its threshold: refused
-	sed 's/"avg_generation_time_s": 31.0/"avg_generation_time_s": 99.0/' \
-		results/perf_wan-t2v-1.3b-2gpu_20260616T000000Z.json >results/perf_wan-t2v-1.3b-2gpu_20260617T000000Z.json
-	git -c user.name=t -c user.email=t@t commit -q --allow-empty -m three
-	PERFORMANCE_TRACKING_ROOT=$ROOT_DIR/fixtures/store run git push -q origin main
+	assert_output "perf: no results of commit $(git rev-parse --short=7 HEAD) in results/ (by their \"commit\" field); nothing to check"
+	# a passing result of the commit pushed
+	commit two
+	result "$(git rev-parse HEAD)" 20260616T000000Z
+	run git push -q origin main
+	assert_success
+	assert_line "perf: commit $(git rev-parse --short=7 HEAD): 1 benchmark(s) checked, all pass"
+	# the next commit: its older result passes, its newest breaches a threshold: refused
+	commit three
+	local three
+	three=$(git rev-parse HEAD)
+	result "$three" 20260617T000000Z
+	result "$three" 20260617T010000Z 's/"avg_generation_time_s": 31.0/"avg_generation_time_s": 99.0/'
+	run git push -q origin main
 	assert_failure
+	assert_line "perf: commit ${three:0:7}: 1 benchmark(s) checked: fixed thresholds 1, rolling baseline 1"
 	assert_output --partial "perf: push refused; skip the check with PERF_SKIP_PRE_PUSH=1 git push (or git push --no-verify)"
-	[ "$(git -C ../remote.git rev-parse main)" != "$(git rev-parse HEAD)" ]
+	[ "$(git -C ../remote.git rev-parse main)" != "$three" ]
+	# a later commit: the failing results are another commit's, not checked
+	commit four
+	result "$(git rev-parse HEAD)" 20260618T000000Z
+	run git push -q origin main
+	assert_success
+	assert_line "perf: commit $(git rev-parse --short=7 HEAD): 1 benchmark(s) checked, all pass"
 	PERF_SKIP_PRE_PUSH=1 run git push -q origin main
 	assert_success
+}
+
+@test "pre-push hook: without perfkite on PATH it says what is missing, not status 127" {
+	git init -q --bare -b main remote.git
+	git init -q -b main work
+	cp "$ROOT_DIR/pipeline-templates/pre-push" work/.git/hooks/pre-push
+	cd work
+	commit one
+	git remote add origin ../remote.git
+	mkdir "$BATS_TEST_TMPDIR/nobin"
+	for p in git bash env sed sort basename mktemp rm cat jq; do
+		ln -s "$(command -v "$p")" "$BATS_TEST_TMPDIR/nobin/$p"
+	done
+	PATH=$BATS_TEST_TMPDIR/nobin run git push -q origin main
+	assert_failure 1
+	assert_output "perf: perf-gate-static is not on PATH: this hook runs perfkite's programs; install them (make install) or put perfkite's bin/ on PATH
+perf: push refused; skip the check with PERF_SKIP_PRE_PUSH=1 git push (or git push --no-verify)
+error: failed to push some refs to '../remote.git'"
+}
+
+@test "the README's pipeline fails when a gate fails (run as README.md shows it)" {
+	awk '/^## A pipeline$/ { p = 1; next } p && /^```sh$/ { s = 1; next } s && /^```$/ { exit } s' \
+		"$ROOT_DIR/README.md" >pipeline.sh
+	grep -q 'perf-gate-rolling' pipeline.sh
+	mkdir results
+	cp -r "$ROOT_DIR/fixtures/store" store
+	# within its fixed thresholds (34 s), but 30% slower than the store's baseline
+	sed 's/"avg_generation_time_s": 31.0/"avg_generation_time_s": 33.5/' \
+		"$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-2gpu_*.json >results/perf_wan-t2v-1.3b-2gpu_20260617T000000Z.json
+	STORE=$PWD/store run --separate-stderr bash pipeline.sh
+	assert_failure 1
+	assert_output --partial "| REGRESSION |"
+	# and the same records as they are pass
+	cp "$ROOT_DIR"/fixtures/records/perf_wan-t2v-1.3b-2gpu_*.json results/perf_wan-t2v-1.3b-2gpu_20260617T000000Z.json
+	STORE=$PWD/store run --separate-stderr bash pipeline.sh
+	assert_success
+	assert_output --partial "| PASS |"
+}
+
+@test "the README's table of options is plugin.yml's" {
+	run py "$ROOT_DIR/tests/lib/plugin_options.py" "$ROOT_DIR/plugin.yml"
+	assert_success
+	local want=$output
+	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
+		"$ROOT_DIR/README.md"
+	assert_equal "$output" "$want"
+	assert_equal "${#lines[@]}" 18
+}
+
+@test "the plugin version pinned in the README and the pipeline templates is VERSION" {
+	local v n=0 ref
+	v=$(cat "$ROOT_DIR/VERSION")
+	while IFS= read -r ref; do
+		assert_equal "$ref" "perfkite#v$v"
+		n=$((n + 1))
+	done < <(grep -oh 'perfkite#[^:]*' "$ROOT_DIR/README.md" "$ROOT_DIR"/pipeline-templates/*.yml)
+	assert_equal "$n" 3
+	grep -q "#v$v\`, the version in \`VERSION\`" "$ROOT_DIR/README.md"
+}
+
+@test "plugin.yml's requirements: what the build and the hooks need, every library the Makefile links" {
+	run py -c 'import sys, yaml; print("\n".join(yaml.safe_load(open(sys.argv[1]))["requirements"]))' "$ROOT_DIR/plugin.yml"
+	assert_success
+	local req=$output lib libs
+	for tool in bash make cc ar awk sed git; do
+		assert_line "$tool"
+	done
+	# each -l of the Makefile, but the C library's own (m, pthread, dl)
+	read -ra libs < <(sed -n 's/^LIBS = //p' "$ROOT_DIR/Makefile")
+	[ ${#libs[@]} -gt 0 ]
+	for lib in "${libs[@]}"; do
+		case $lib in
+		-lcjson) grep -qx cjson <<<"$req" ;;
+		-lz) grep -qx zlib <<<"$req" ;;
+		-lcrypto) grep -qx openssl <<<"$req" ;;
+		-lm | -lpthread | -ldl) ;;
+		*) echo "a library plugin.yml does not require: $lib" >&2; return 1 ;;
+		esac
+	done
+}
+
+# lane_args: the arguments the command hook gives perf-lane, one per line.
+lane_args() {
+	run --separate-stderr bash -c '. "$1/hooks/lib/plugin.bash"; plugin_check && plugin_lane_args' _ "$ROOT_DIR"
+}
+
+@test "boolean options take true or false as YAML writes them; anything else is refused by the option's name" {
+	export ${P}CPU=True ${P}ALLOW_EMPTY=true ${P}ANNOTATE=FALSE ${P}CONFIGS=c
+	lane_args
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --cpu --allow-empty c)"
+	export ${P}CPU=false ${P}ALLOW_EMPTY=False
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	export ${P}CPU=yes ${P}ANNOTATE=1
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perfkite: plugin option 'annotate': expected true or false, not '1'
+perfkite: plugin option 'cpu': expected true or false, not 'yes'"
+	run --separate-stderr "$ROOT_DIR/hooks/environment"
+	assert_failure 2
+	assert_equal "${stderr_lines[0]}" "perfkite: plugin option 'annotate': expected true or false, not '1'"
+	unset ${P}CPU ${P}ANNOTATE
+	export ${P}UPLOAD_POLICY=' PASS ' ${P}RUN_SOURCE=nightly ${P}DASHBOARD_DAYS=0 ${P}TIMEOUT=soon
+	lane_args
+	assert_failure 1
+	assert_equal "$stderr" "perfkite: plugin option 'run-source': expected pr, local, scheduled_main, unknown, not 'nightly'
+perfkite: plugin option 'dashboard-days': expected a whole number of days, not '0'
+perfkite: plugin option 'timeout': expected a number of seconds above 0, not 'soon'"
+	export ${P}RUN_SOURCE=PR ${P}DASHBOARD_DAYS=7 ${P}TIMEOUT=0.5
+	lane_args
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --policy pass --run-source pr --days 7 --timeout 0.5 c)"
+}
+
+@test "pre-exit: each step annotates under its own context (key, label, parallel job)" {
+	reports PASS
+	# two jobs of a matrix: one key, the matrix values in their labels
+	BUILDKITE_STEP_KEY=perf BUILDKITE_LABEL=":stopwatch: H100" "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	BUILDKITE_STEP_KEY=perf BUILDKITE_LABEL=":stopwatch: L40S" "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	BUILDKITE_LABEL=":stopwatch: Performance (L40S, 2 GPUs)" "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	BUILDKITE_STEP_KEY=perf BUILDKITE_PARALLEL_JOB=3 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_output "annotate --context perf-summary-perf-stopwatch-H100 --style warning
+annotate --context perf-summary-perf-stopwatch-L40S --style warning
+annotate --context perf-summary-stopwatch-Performance-L40S-2-GPUs --style warning
+annotate --context perf-summary-perf-3 --style warning"
+}
+
+@test "pre-exit: reports older than the job are neither uploaded nor linked" {
+	# a previous job's reports, then this job's start (the environment hook's mark)
+	reports PASS
+	touch -d '-1 hour' perf-reports/annotation.md perf-reports/dashboard_*.html perf-reports/results/*
+	run bash -c '. "$1/hooks/lib/plugin.bash"; plugin_start_job; printf "%s\n" "$PERFKITE_JOB_START"' _ "$ROOT_DIR"
+	export PERFKITE_JOB_START=$output
+	[ -f "$PERFKITE_JOB_START" ]
+	# this job failed before the lane wrote anything: nothing to upload, no annotation
+	BUILDKITE_COMMAND_EXIT_STATUS=2 run --separate-stderr "$ROOT_DIR/hooks/pre-exit"
+	assert_success
+	assert_output "perfkite: no reports of this job in perf-reports"
+	[ -z "$(stub_calls buildkite-agent)" ]
+	[ ! -e "$PERFKITE_JOB_START" ]
+	# this job wrote a raw record only: that is uploaded; the old summary and dashboard are not
+	touch "$PERFKITE_JOB_START"
+	sleep 0.01
+	echo '{}' >perf-reports/perf_b_20260616T000000Z.json
+	BUILDKITE_COMMAND_EXIT_STATUS=2 run --separate-stderr "$ROOT_DIR/hooks/pre-exit"
+	assert_success
+	diff <(stub_calls buildkite-agent) - <<-'EOF'
+		artifact upload perf-reports/perf_b_20260616T000000Z.json
+		annotate --context perf-summary --style warning
+	EOF
+	not grep -q 'Dashboard\|PASS' "$STUB_DIR/annotation.1.md"
+	grep -q 'The lane ended with status 2 before the rolling comparison ran' "$STUB_DIR/annotation.1.md"
+}
+
+@test "a lane that measured nothing: status 2, and an annotation in warning style saying what was skipped and why" {
+	export ${P}CONFIGS_0=$LANE/configs ${P}CONFIGS_1=$LANE/more ${P}STORE=store
+	unset PERF_ALLOW_CPU
+	run bash -c '. "$1/hooks/lib/plugin.bash"; plugin_start_job; printf "%s\n" "$PERFKITE_JOB_START"' _ "$ROOT_DIR"
+	export PERFKITE_JOB_START=$output
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_equal "${stderr_lines[-2]}" "perf-lane: nothing was measured: 2 skipped (Need 1 GPUs, only 0 available)"
+	BUILDKITE_COMMAND_EXIT_STATUS=2 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_output "annotate --context perf-summary --style warning"
+	head -n -2 "$STUB_DIR/annotation.1.md" | diff - perf-reports/skipped.md
+	grep -q '^| lane-legacy | Need 1 GPUs, only 0 available |$' "$STUB_DIR/annotation.1.md"
+	grep -q '^\[Dashboard\](artifact://perf-reports/dashboard_' "$STUB_DIR/annotation.1.md"
+	# allowed, the step is green, and the annotation still warns
+	export ${P}ALLOW_EMPTY=true
+	touch "$PERFKITE_JOB_START"
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_line --index 1 "annotate --context perf-summary --style warning"
+	grep -q '^## Performance lane: nothing was measured$' "$STUB_DIR/annotation.2.md"
+}
+
+@test "pre-exit: a summary with some benchmarks skipped lists them after the table" {
+	reports PASS
+	printf '### Skipped benchmarks\n\n1 benchmark(s) did not run on this agent.\n' >perf-reports/skipped.md
+	BUILDKITE_COMMAND_EXIT_STATUS=0 run "$ROOT_DIR/hooks/pre-exit"
+	assert_success
+	diff "$STUB_DIR/annotation.1.md" - <<-'EOF'
+		## Performance Baseline Comparison
+
+		| Model | Status |
+		|---|---|
+		| m | PASS |
+
+		### Skipped benchmarks
+
+		1 benchmark(s) did not run on this agent.
+
+		[Dashboard](artifact://perf-reports/dashboard_abc1234_20260616_000000.html)
+	EOF
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_output "annotate --context perf-summary --style success"
 }
