@@ -46,9 +46,9 @@ deps() {
 		"  sudo apt-get install -y --no-install-recommends gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq"
 	deps lint
 	assert_equal "${stderr_lines[1]}" \
-		"  sudo apt-get install -y --no-install-recommends gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq shellcheck mandoc"
+		"  sudo apt-get install -y --no-install-recommends gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq shellcheck mandoc groff-base man-db"
 	deps test
-	[[ ${stderr_lines[1]} == *" shellcheck mandoc gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema chromium" ]]
+	[[ ${stderr_lines[1]} == *" shellcheck mandoc groff-base man-db gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema chromium" ]]
 	# CI (no profile) gets everything, clang's libFuzzer too
 	deps
 	[[ ${stderr_lines[1]} == *" python3-jsonschema clang libclang-rt-dev chromium" ]]
