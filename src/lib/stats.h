@@ -23,4 +23,11 @@ double stats_t_quantile(double p, double df);
 /* P(T <= t) for the Student t distribution with df degrees of freedom. */
 double stats_t_cdf(double t, double df);
 
+/*
+ * P(|T| >= |t|), the two-sided p-value of a t statistic with df degrees of
+ * freedom, to about 1e-12 relative down to the smallest doubles: 0 for an
+ * infinite t, 1 for t = 0, NaN for a NaN t.
+ */
+double stats_t_two_sided(double t, double df);
+
 #endif
