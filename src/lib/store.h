@@ -58,6 +58,9 @@ typedef struct store store;
 void store_identity_queries(char *const *values, struct store_query *exact,
     struct store_query *cohort);
 
+/* Whether a record satisfies a query (its keys and its filters). */
+bool store_query_matches(const struct store_query *q, const cJSON *rec);
+
 /*
  * Opens the history: spec is a directory (a missing one is an empty
  * history), a git store "git+URL" (read through its cache clone under

@@ -5,6 +5,7 @@
  * 1e-12 of SciPy's.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +96,70 @@ check_case(const struct cv_case *c)
 	free(has);
 }
 
+/* A deterministic generator for the append test (splitmix64). */
+static uint64_t rng_state = 16;
+
+static double
+uniform(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return (double)(z >> 11) / 9007199254740992.0;
+}
+
+static double
+gauss(void)
+{
+	return sqrt(-2 * log(1 - uniform())) * cos(2 * M_PI * uniform());
+}
+
+/*
+ * 1,000 random appends (1 to 5 points each, steps and drifts, several
+ * windows): the resumed split and its merge equal a full run every time.
+ */
+static void
+check_appends(void)
+{
+	size_t cap = 4000, n = 0, appends = 0, bad = 0;
+	double *x = malloc(cap * sizeof *x), level = 100;
+	static const size_t windows[] = { 50, 7, 30, 2 };
+
+	for (size_t w = 0; w < 4; w++) {
+		struct changes_split inc = { 0 };
+		n = 0;
+		for (size_t a = 0; a < 250; a++, appends++) {
+			size_t k = 1 + (size_t)(uniform() * 5);
+			for (size_t i = 0; i < k && n < cap; i++) {
+				if (uniform() < 0.03)
+					level *= 1 + 0.1 * gauss();
+				x[n] = level + gauss() + 0.01 * (double)n;
+				n++;
+			}
+			struct changes_split full = { 0 };
+			struct change_point *a1 = malloc((n + 1) * sizeof *a1),
+			    *a2 = malloc((n + 1) * sizeof *a2);
+			changes_split(x, n, windows[w], 0.01, &inc);
+			changes_split(x, n, windows[w], 0.01, &full);
+			size_t k1 = changes_merge(x, n, inc.weak, inc.nweak, 0.001, 0, a1);
+			size_t k2 = changes_merge(x, n, full.weak, full.nweak, 0.001, 0, a2);
+			bad += inc.nweak != full.nweak || inc.resume != full.resume ||
+			    inc.nearly != full.nearly || k1 != k2 ||
+			    memcmp(inc.weak, full.weak, inc.nweak * sizeof *inc.weak) != 0 ||
+			    memcmp(a1, a2, k1 * sizeof *a1) != 0;
+			changes_split_free(&full);
+			free(a1);
+			free(a2);
+		}
+		changes_split_free(&inc);
+	}
+	ok(appends == 1000 && bad == 0, "%zu random appends: the resumed analysis equals "
+	    "a full one every time (%zu differ)", appends, bad);
+	free(x);
+}
+
 int
 main(void)
 {
@@ -104,6 +169,7 @@ main(void)
 
 	for (i = 0; i < sizeof cv_cases / sizeof *cv_cases; i++)
 		check_case(&cv_cases[i]);
+	check_appends();
 
 	for (i = 0; i < sizeof cv_t / sizeof *cv_t; i++) {
 		r = fabs(stats_t_two_sided(cv_t[i].t, cv_t[i].df) / cv_t[i].p - 1);
