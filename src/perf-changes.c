@@ -20,6 +20,7 @@
 #include "canon.h"
 #include "changes.h"
 #include "cli.h"
+#include "cpoints.h"
 #include "err.h"
 #include "git.h"
 #include "history.h"
@@ -157,7 +158,6 @@ cohort_of(const cJSON *rec)
 	for (int k = 0; c->v2 && k < IDENTITY_KEYS; k++)
 		c->ident[k] = estrdup(id.value[k]);
 	c->h.meta = true;
-	c->latest_instant = INT64_MIN;
 	if (run.n == run.cap) {
 		run.cap = run.cap ? run.cap * 2 : 64;
 		run.c = erealloc(run.c, run.cap * sizeof *run.c);
@@ -179,8 +179,8 @@ on_hit(const struct store_hit *h, void *ctx)
 	if (c == NULL || history_add(&c->h, h) == NULL)
 		return;
 	/* The model and GPU shown are the latest record's. */
-	if (h->instant > c->latest_instant || (h->instant == c->latest_instant &&
-	    strcmp(h->path, c->latest_path) > 0)) {
+	if (c->latest_path == NULL || h->instant > c->latest_instant ||
+	    (h->instant == c->latest_instant && strcmp(h->path, c->latest_path) > 0)) {
 		free(c->model);
 		free(c->gpu);
 		free(c->latest_path);
@@ -318,12 +318,13 @@ load_state(void)
 	size_t cap = 0;
 	ssize_t len;
 	long no = 0;
-	cJSON *o, *head = state_header();
+	cJSON *o, *head;
 	json_error e;
 	bool bad = false;
 
 	if (fp == NULL)
 		return;
+	head = state_header();
 	while (!bad && (len = getline(&line, &cap, fp)) > 0) {
 		const cJSON *w, *v;
 		struct saved sv = { 0 };
@@ -505,54 +506,25 @@ found_json(const struct found *f)
 	return o;
 }
 
-/* Worse changes first, then the newest first, then cohort, metric, index. */
-static int
-cmp_md(const void *a, const void *b)
-{
-	const struct found *x = a, *y = b;
-	int64_t tx = x->c->h.p[x->cp.index].instant, ty = y->c->h.p[y->cp.index].instant;
-	int k;
-
-	if (x->worse != y->worse)
-		return x->worse ? -1 : 1;
-	if (tx != ty)
-		return tx > ty ? -1 : 1;
-	if ((k = strcmp(x->c->key, y->c->key)) != 0)
-		return k;
-	if (x->metric != y->metric)
-		return x->metric - y->metric;
-	return (x->cp.index > y->cp.index) - (x->cp.index < y->cp.index);
-}
-
 /* The Markdown table of --md. */
 static void
 write_md(void)
 {
-	char a[NUM_BUFSZ], b[NUM_BUFSZ], c[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ];
+	const cJSON **cps = emalloc((run.nfound + 1) * sizeof *cps);
+	buf out = BUF_INIT;
 
-	qsort(run.found, run.nfound, sizeof *run.found, cmp_md);
-	printf("## Change points\n\n");
-	if (run.nfound == 0) {
-		printf("No change points.\n");
-		return;
-	}
-	printf("| Model | GPU | Metric | Change | Before | After | p-value | Commit | Timestamp |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
-	for (size_t i = 0; i < run.nfound; i++) {
-		const struct found *f = &run.found[i];
-		const struct metric *m = &metric_table[f->metric];
-		const struct hist_point *at = &f->c->h.p[f->cp.index];
-
-		printf("| %s | %s | %s | %s %s%s%% | %s ± %s | %s ± %s | %.2g | %.7s | %s |\n",
-		    f->c->model, f->c->gpu, m->key, f->worse ? "worse" : "better",
-		    changes_forward(&f->cp) >= 0 ? "+" : "",
-		    num_fixed(a, changes_forward(&f->cp) * 100, 1),
-		    num_fixed(b, f->cp.mean_before, m->precision),
-		    num_fixed(c, f->cp.std_before, m->precision),
-		    num_fixed(d, f->cp.mean_after, m->precision),
-		    num_fixed(e, f->cp.std_after, m->precision), f->cp.pvalue,
-		    at->commit, at->timestamp);
-	}
+	for (size_t i = 0; i < run.nfound; i++)
+		cps[i] = found_json(&run.found[i]);
+	buf_adds(&out, "## Change points\n\n");
+	if (run.nfound == 0)
+		buf_adds(&out, "No change points.\n");
+	else
+		cpoints_markdown(&out, cps, run.nfound);
+	fwrite(out.s, 1, out.len, stdout);
+	for (size_t i = 0; i < run.nfound; i++)
+		cJSON_Delete((cJSON *)cps[i]);
+	free(cps);
+	buf_free(&out);
 }
 
 static int
