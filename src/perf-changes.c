@@ -9,11 +9,13 @@
  */
 #include <getopt.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "atomic.h"
 #include "buf.h"
@@ -71,6 +73,15 @@ struct saved {
 	bool used;
 };
 
+/* One series to analyse, and what it gave. */
+struct task {
+	const struct cohort *c;
+	int metric;
+	struct found *found;
+	size_t nfound;
+	buf state;		/* its line of the new state file */
+};
+
 static struct {
 	struct cohort **c;
 	size_t n, cap;
@@ -79,7 +90,10 @@ static struct {
 	struct saved *saved;
 	size_t nsaved;
 	buf state;		/* the new state file */
-} run;
+	struct task *tasks;
+	size_t ntasks, next, longest;
+	pthread_mutex_t lock;
+} run = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char usage_text[] =
     "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
@@ -378,9 +392,9 @@ load_state(void)
 	cJSON_Delete(head);
 }
 
-/* Appends the state of a series to the new state file. */
+/* The state line of a series. */
 static void
-keep_state(const char *series, const double *x, const struct changes_split *sp)
+keep_state(buf *out, const char *series, const double *x, const struct changes_split *sp)
 {
 	cJSON *o = json_new_object(), *w = json_new_array();
 	char hex[SHA256_HEX];
@@ -395,8 +409,8 @@ keep_state(const char *series, const double *x, const struct changes_split *sp)
 		json_append(w, json_new_int((long long)sp->early[i]));
 	json_set(o, "weak", w);
 	json_write(&line, o, JSON_COMPACT, NULL);
-	buf_adds(&run.state, line.s);
-	buf_addc(&run.state, '\n');
+	buf_adds(out, line.s);
+	buf_addc(out, '\n');
 	buf_free(&line);
 	cJSON_Delete(o);
 }
@@ -414,8 +428,10 @@ reported(const struct cohort *c, size_t index)
 
 /* Analyses one metric of one cohort. */
 static void
-analyse(const struct cohort *c, int m, double *x, bool *has)
+analyse(struct task *t, double *x, bool *has)
 {
+	const struct cohort *c = t->c;
+	int m = t->metric;
 	struct changes_split sp = { 0 };
 	struct change_point *cp;
 	struct saved *sv;
@@ -443,7 +459,7 @@ analyse(const struct cohort *c, int m, double *x, bool *has)
 	}
 	changes_split(x, n, (size_t)opt.window, changes_first_pass(opt.pvalue), &sp);
 	if (opt.state != NULL)
-		keep_state(series, x, &sp);
+		keep_state(&t->state, series, x, &sp);
 	cp = emalloc((sp.nweak + 1) * sizeof *cp);
 	k = changes_merge(x, n, sp.weak, sp.nweak, opt.pvalue, opt.min_magnitude, cp);
 	for (size_t i = 0; i < k; i++) {
@@ -452,8 +468,8 @@ analyse(const struct cohort *c, int m, double *x, bool *has)
 
 		if (!reported(c, cp[i].index))
 			continue;
-		run.found = erealloc(run.found, (run.nfound + 1) * sizeof *run.found);
-		f = &run.found[run.nfound++];
+		t->found = erealloc(t->found, (t->nfound + 1) * sizeof *t->found);
+		f = &t->found[t->nfound++];
 		f->c = c;
 		f->metric = m;
 		f->cp = cp[i];
@@ -525,6 +541,70 @@ write_md(void)
 		cJSON_Delete((cJSON *)cps[i]);
 	free(cps);
 	buf_free(&out);
+}
+
+/* A thread of the analysis: takes the next series until none is left. */
+static void *
+worker(void *arg)
+{
+	double *x = emalloc((run.longest + 1) * sizeof *x);
+	bool *has = emalloc((run.longest + 1) * sizeof *has);
+	size_t i;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&run.lock);
+		i = run.next++;
+		pthread_mutex_unlock(&run.lock);
+		if (i >= run.ntasks)
+			break;
+		analyse(&run.tasks[i], x, has);
+	}
+	free(x);
+	free(has);
+	return NULL;
+}
+
+/*
+ * Analyses every series, on up to PERF_STORE_THREADS threads (default:
+ * the CPUs, up to 4); the results are gathered in series order, so they
+ * do not depend on the threads.
+ */
+static void
+analyse_all(void)
+{
+	const char *env = getenv("PERF_STORE_THREADS");
+	long nt = env != NULL ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t tid[64];
+	int started = 0;
+
+	nt = nt < 1 ? 1 : nt > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : nt;
+	for (size_t i = 0; i < run.n; i++)
+		for (int m = 0; m < METRIC_COUNT; m++)
+			if (opt.metric[m]) {
+				run.tasks = erealloc(run.tasks, (run.ntasks + 1) * sizeof *run.tasks);
+				memset(&run.tasks[run.ntasks], 0, sizeof *run.tasks);
+				run.tasks[run.ntasks].c = run.c[i];
+				run.tasks[run.ntasks++].metric = m;
+			}
+	while (started < nt - 1 && (size_t)started + 1 < run.ntasks &&
+	    pthread_create(&tid[started], NULL, worker, NULL) == 0)
+		started++;
+	worker(NULL);
+	while (started > 0)
+		pthread_join(tid[--started], NULL);
+	for (size_t i = 0; i < run.ntasks; i++) {
+		struct task *t = &run.tasks[i];
+
+		run.found = erealloc(run.found, (run.nfound + t->nfound + 1) * sizeof *run.found);
+		memcpy(run.found + run.nfound, t->found, t->nfound * sizeof *t->found);
+		run.nfound += t->nfound;
+		if (t->state.len > 0)
+			buf_adds(&run.state, t->state.s);
+		free(t->found);
+		buf_free(&t->state);
+	}
+	free(run.tasks);
 }
 
 static int
@@ -625,10 +705,7 @@ int
 main(int argc, char *argv[])
 {
 	bool trouble = false, worse = false;
-	size_t longest = 0, i;
-	double *x;
-	bool *has;
-	int m;
+	size_t i;
 
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
@@ -643,22 +720,15 @@ main(int argc, char *argv[])
 		qsort(run.c, run.n, sizeof *run.c, cmp_cohort);
 	for (i = 0; i < run.n; i++) {
 		history_sort(&run.c[i]->h);
-		longest = run.c[i]->h.n > longest ? run.c[i]->h.n : longest;
+		run.longest = run.c[i]->h.n > run.longest ? run.c[i]->h.n : run.longest;
 	}
-	x = emalloc((longest + 1) * sizeof *x);
-	has = emalloc((longest + 1) * sizeof *has);
 	if (opt.state != NULL) {
 		cJSON *head = state_header();
 		json_write(&run.state, head, JSON_COMPACT, NULL);
 		buf_addc(&run.state, '\n');
 		cJSON_Delete(head);
 	}
-	for (i = 0; i < run.n; i++)
-		for (m = 0; m < METRIC_COUNT; m++)
-			if (opt.metric[m])
-				analyse(run.c[i], m, x, has);
-	free(x);
-	free(has);
+	analyse_all();
 	for (i = 0; i < run.nfound; i++)
 		worse |= run.found[i].worse;
 	if (opt.md)

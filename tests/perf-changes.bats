@@ -191,3 +191,10 @@ $N: $BATS_TEST_TMPDIR/in.jsonl:5: unexpected text after the record"
 @test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }
+
+@test "the answer does not depend on the number of threads" {
+	run -1 env PERF_STORE_THREADS=1 $N "$H"
+	one=$output
+	run -1 env PERF_STORE_THREADS=8 $N "$H"
+	assert_equal "$output" "$one"
+}

@@ -143,8 +143,10 @@ changes_first_pass(double p)
  */
 struct calc {
 	const double *w;
-	size_t m;
+	size_t m, window;
 	double *D, *V, *H, *R, *cv, *col;
+	/* The coefficients of A, B and C, which depend on the positions only. */
+	double *ca, *cb, *cc;
 };
 
 static void
@@ -156,6 +158,19 @@ calc_alloc(struct calc *k, size_t window)
 	k->R = emalloc(window * window * sizeof *k->R);
 	k->cv = emalloc(window * sizeof *k->cv);
 	k->col = emalloc(window * sizeof *k->col);
+	k->window = window;
+	k->ca = emalloc(window * sizeof *k->ca);
+	k->cb = emalloc(window * window * sizeof *k->cb);
+	k->cc = emalloc(window * window * sizeof *k->cc);
+	for (size_t i = 0; i < window; i++) {
+		k->ca[i] = 2.0 / (double)(i + 2);
+		for (size_t j = 0; j < window; j++) {
+			k->cb[i * window + j] = i >= 1 && j >= i ?
+			    (double)(2 * (j - i + 1)) / (double)((j + 2) * i) : 0;
+			k->cc[i * window + j] = j > i ?
+			    (double)(2 * (i + 1)) / (double)((j + 2) * (j - i)) : 0;
+		}
+	}
 }
 
 static void
@@ -167,6 +182,9 @@ calc_free(struct calc *k)
 	free(k->R);
 	free(k->cv);
 	free(k->col);
+	free(k->ca);
+	free(k->cb);
+	free(k->cc);
 }
 
 static void
@@ -243,11 +261,13 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 			bi = i;
 			have = true;
 		}
+		const double *cb = k->cb + i * k->window, *cc = k->cc + i * k->window;
+		double prev = i >= 1 ? cv[i - 1] : 0.0;
+
 		for (j = i; j < n; j++) {
-			a = (2.0 / (double)(j + 2)) * (col[j] - (i >= 1 ? cv[i - 1] : 0.0));
-			b = i >= 1 ? ((double)(2 * (j - i + 1)) / (double)((j + 2) * i)) * cv[i - 1] : 0;
-			c = j > i ? ((double)(2 * (i + 1)) / (double)((j + 2) * (j - i))) *
-			    R[i * n + j] : 0;
+			a = k->ca[j] * (col[j] - prev);
+			b = i >= 1 ? cb[j] * prev : 0;
+			c = j > i ? cc[j] * R[i * n + j] : 0;
 			q = (a - b) - c;
 			if (better(q, best, have)) {
 				best = q;
