@@ -136,8 +136,10 @@ cohort_of(const cJSON *rec)
 	}
 	if (id.complete) {
 		buf_adds(&b, "v2");
-		for (i = 0; i < IDENTITY_KEYS; i++)
-			buf_addf(&b, "\x1f%s", id.value[i]);
+		for (i = 0; i < IDENTITY_KEYS; i++) {
+			buf_addc(&b, '\x1f');
+			buf_adds(&b, id.value[i]);
+		}
 	} else {
 		char *m = json_get(rec, "model_id") ? json_pystr_dup(json_get(rec, "model_id")) :
 		    estrdup("unknown");
