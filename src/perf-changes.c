@@ -357,7 +357,7 @@ load_state(void)
 			continue;
 		}
 		w = json_get(o, "weak");
-		bad = json_str(o, "series") == NULL || json_str(o, "digest") == NULL ||
+		bad = !cJSON_IsString(json_get(o, "series")) ||
 		    strlen(json_str(o, "digest")) != SHA256_HEX - 1 || !cJSON_IsArray(w) ||
 		    !json_is_int(json_get(o, "n")) || !json_is_int(json_get(o, "resume"));
 		if (!bad) {

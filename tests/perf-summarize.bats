@@ -239,3 +239,31 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	assert_success
 	grep -q '</html>' "$BATS_TEST_TMPDIR/d.html"
 }
+
+@test "--changes: a Change points section after the reference's table, which stays as it was" {
+	perf-changes "$FIXTURES/perf-changes/history.jsonl" >cps.jsonl || [ $? -eq 1 ]
+	run --separate-stderr $N "$S/cases/worked-example.in.jsonl"
+	table=$output
+	run --separate-stderr $N --changes cps.jsonl "$S/cases/worked-example.in.jsonl"
+	assert_success
+	[ -z "$stderr" ]
+	assert_equal "$output" "$table
+
+$(cat "$FIXTURES/perf-changes/md.out.md")"
+}
+
+@test "--changes with no change point: the summary is byte for byte as without it" {
+	: >none.jsonl
+	run --separate-stderr $N "$S/cases/worked-example.in.jsonl"
+	table=$output
+	run --separate-stderr $N --changes none.jsonl "$S/cases/worked-example.in.jsonl"
+	assert_success
+	assert_equal "$output" "$table"
+}
+
+@test "--changes: a line that is not a change point is an error with its line" {
+	printf '{"model_id":"m"}\n' >bad.jsonl
+	run --separate-stderr $N --changes bad.jsonl "$S/cases/worked-example.in.jsonl"
+	assert_failure 2
+	assert_equal "$stderr" "$N: bad.jsonl:1: not a change point of perf-changes"
+}

@@ -13,9 +13,7 @@
 bool
 cpoints_worse(const cJSON *cp)
 {
-	const char *d = json_str(cp, "direction");
-
-	return d != NULL && strcmp(d, "worse") == 0;
+	return strcmp(json_str(cp, "direction"), "worse") == 0;
 }
 
 /* Worse first, then newest first, then as given (the sort is stable by position). */
@@ -32,16 +30,21 @@ cmp_cp(const void *a, const void *b)
 	return 0;
 }
 
-/* A table cell: the text with '|' escaped and line breaks as spaces. */
+/*
+ * A table cell, as perf-summarize writes its cells: line breaks as spaces,
+ * "|" as "/", "<" as "&lt;" (no value becomes markup in an annotation).
+ */
 static void
 cell(buf *out, const char *s)
 {
 	buf_adds(out, " ");
 	for (; s != NULL && *s; s++)
-		if (*s == '|')
-			buf_adds(out, "\\|");
-		else
-			buf_addc(out, *s == '\n' || *s == '\r' ? ' ' : *s);
+		switch (*s) {
+		case '\n': case '\r': buf_addc(out, ' '); break;
+		case '|': buf_addc(out, '/'); break;
+		case '<': buf_adds(out, "&lt;"); break;
+		default: buf_addc(out, *s);
+		}
 	buf_adds(out, " |");
 }
 
@@ -78,7 +81,7 @@ cpoints_markdown(buf *out, const cJSON **cps, size_t n)
 		const cJSON *cp = cps[i], *fc = json_get(cp, "forward_change_percent"),
 		    *pv = json_get(cp, "pvalue");
 		const char *metric = json_str(cp, "metric");
-		int mi = metric != NULL ? policy_metric_index(metric) : -1;
+		int mi = policy_metric_index(metric);
 		int prec = mi >= 0 ? metric_table[mi].precision : 3;
 
 		buf_addc(out, '|');
@@ -97,8 +100,7 @@ cpoints_markdown(buf *out, const cJSON **cps, size_t n)
 		else
 			snprintf(p, sizeof p, "-");
 		cell(out, p);
-		snprintf(commit, sizeof commit, "%s", json_str(cp, "commit_sha") ?
-		    json_str(cp, "commit_sha") : "");
+		snprintf(commit, sizeof commit, "%s", json_str(cp, "commit_sha"));
 		cell(out, commit);
 		cell(out, json_str(cp, "timestamp"));
 		buf_addc(out, '\n');
