@@ -425,6 +425,8 @@ dashboard(buf *page)
 	memset(&all, 0, sizeof all);
 	for (size_t i = 0; i < opt.n; i++)
 		dash_add(d, opt.recs[i], true);
+	for (size_t i = 0; i < opt.ncps; i++)
+		dash_add_change(d, opt.cps[i]);
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		ok = false;
 	else {
