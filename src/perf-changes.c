@@ -35,7 +35,7 @@
 #include "store.h"
 
 static struct {
-	const char *store, *cache, *state;
+	const char *store, *cache, *state, *batch;
 	char **histories;
 	int nhistories;
 	bool metric[METRIC_COUNT], md, all;
@@ -55,6 +55,12 @@ struct cohort {
 	char *latest_path;
 	struct history h;
 };
+
+/* --batch: the cohort keys of its records, sorted. */
+static struct {
+	char **key;
+	size_t n;
+} batch;
 
 /* A reported change point. */
 struct found {
@@ -99,6 +105,7 @@ static const char usage_text[] =
     "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
     "                    [-w window] [-p pvalue] [--min-magnitude f] [--all]\n"
     "                    [--since ISO | --last n] [--incremental state-file]\n"
+    "                    [--batch records.jsonl]\n"
     "                    [--json | --md] [file ...]\n";
 
 /* The keys perf-changes reads of a record. */
@@ -119,6 +126,37 @@ hash_str(const char *s)
 	return h;
 }
 
+/*
+ * The cohort key of a record into b ("v2" and the identity, or "legacy",
+ * model and GPU, joined by \x1f); false for an incomplete v2 identity,
+ * which is never compared (as the rolling gate).
+ */
+static bool
+cohort_key(const cJSON *rec, struct identity *id, buf *b)
+{
+	size_t i;
+
+	identity_of(rec, id);
+	if (id->uses_v2 && !id->complete)
+		return false;
+	if (id->complete) {
+		buf_adds(b, "v2");
+		for (i = 0; i < IDENTITY_KEYS; i++) {
+			buf_addc(b, '\x1f');
+			buf_adds(b, id->value[i]);
+		}
+	} else {
+		char *m = json_get(rec, "model_id") ? json_pystr_dup(json_get(rec, "model_id")) :
+		    estrdup("unknown");
+		char *g = json_get(rec, "gpu_type") ? json_pystr_dup(json_get(rec, "gpu_type")) :
+		    estrdup("unknown");
+		buf_addf(b, "legacy\x1f%s\x1f%s", m, g);
+		free(m);
+		free(g);
+	}
+	return true;
+}
+
 /* The cohort of a record, created when new; NULL for an invalid v2 identity. */
 static struct cohort *
 cohort_of(const cJSON *rec)
@@ -129,25 +167,10 @@ cohort_of(const cJSON *rec)
 	buf b = BUF_INIT;
 	size_t i;
 
-	identity_of(rec, &id);
-	if (id.uses_v2 && !id.complete) {
+	if (!cohort_key(rec, &id, &b)) {
 		identity_free(&id);
-		return NULL;	/* never compared, as the rolling gate */
-	}
-	if (id.complete) {
-		buf_adds(&b, "v2");
-		for (i = 0; i < IDENTITY_KEYS; i++) {
-			buf_addc(&b, '\x1f');
-			buf_adds(&b, id.value[i]);
-		}
-	} else {
-		char *m = json_get(rec, "model_id") ? json_pystr_dup(json_get(rec, "model_id")) :
-		    estrdup("unknown");
-		char *g = json_get(rec, "gpu_type") ? json_pystr_dup(json_get(rec, "gpu_type")) :
-		    estrdup("unknown");
-		buf_addf(&b, "legacy\x1f%s\x1f%s", m, g);
-		free(m);
-		free(g);
+		buf_free(&b);
+		return NULL;
 	}
 	if (2 * (run.n + 1) > slots) {
 		size_t ns = slots ? slots * 2 : 256;
@@ -283,6 +306,47 @@ read_records(char *const *paths, int n)
 	ok = jsonl_errors(r) == 0;
 	jsonl_close(r);
 	return ok;
+}
+
+static int
+cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads the cohorts of --batch; false when a record was bad. */
+static bool
+read_batch(void)
+{
+	jsonl_reader *r = jsonl_open((char *const *)&opt.batch, 1);
+	struct identity id;
+	jsonl_span s;
+	cJSON *rec;
+	bool ok;
+
+	while ((rec = jsonl_next(r, &s)) != NULL) {
+		buf b = BUF_INIT;
+
+		if (cohort_key(rec, &id, &b)) {
+			batch.key = erealloc(batch.key, (batch.n + 1) * sizeof *batch.key);
+			batch.key[batch.n++] = buf_detach(&b);
+		}
+		buf_free(&b);
+		identity_free(&id);
+		cJSON_Delete(rec);
+	}
+	ok = jsonl_errors(r) == 0;
+	jsonl_close(r);
+	qsort(batch.key, batch.n, sizeof *batch.key, cmp_strp);
+	return ok;
+}
+
+/* Whether a cohort is analysed: every one, or those of --batch. */
+static bool
+in_batch(const struct cohort *c)
+{
+	return opt.batch == NULL ||
+	    bsearch(&c->key, batch.key, batch.n, sizeof *batch.key, cmp_strp) != NULL;
 }
 
 /* SHA-256 of the first n values, as stored in memory. */
@@ -583,7 +647,7 @@ analyse_all(void)
 	nt = nt < 1 ? 1 : nt > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : nt;
 	for (size_t i = 0; i < run.n; i++)
 		for (int m = 0; m < METRIC_COUNT; m++)
-			if (opt.metric[m]) {
+			if (opt.metric[m] && in_batch(run.c[i])) {
 				run.tasks = erealloc(run.tasks, (run.ntasks + 1) * sizeof *run.tasks);
 				memset(&run.tasks[run.ntasks], 0, sizeof *run.tasks);
 				run.tasks[run.ntasks].c = run.c[i];
@@ -629,6 +693,7 @@ parse_options(int argc, char *argv[])
 		{ "since", required_argument, NULL, 'S' },
 		{ "last", required_argument, NULL, 'l' },
 		{ "incremental", required_argument, NULL, 'i' },
+		{ "batch", required_argument, NULL, 'B' },
 		{ "all", no_argument, NULL, 'A' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "md", no_argument, NULL, 'D' },
@@ -687,6 +752,7 @@ parse_options(int argc, char *argv[])
 			}
 			break;
 		case 'i': opt.state = optarg; break;
+		case 'B': opt.batch = optarg; break;
 		case 'A': opt.all = true; break;
 		case 'J': opt.md = false; break;
 		case 'D': opt.md = true; break;
@@ -716,6 +782,8 @@ main(int argc, char *argv[])
 		return EXIT_TROUBLE;
 	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
 		trouble = !read_records(argv + optind, argc - optind);
+	if (opt.batch != NULL)
+		trouble |= !read_batch();
 	if (opt.state != NULL)
 		load_state();
 	if (run.n > 1)

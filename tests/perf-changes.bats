@@ -198,3 +198,14 @@ $N: $BATS_TEST_TMPDIR/in.jsonl:5: unexpected text after the record"
 	run -1 env PERF_STORE_THREADS=8 $N "$H"
 	assert_equal "$output" "$one"
 }
+
+@test "--batch analyses only the cohorts of the records given" {
+	head -n 1 "$H" >"$BATS_TEST_TMPDIR/v2.jsonl"
+	tail -n 1 "$H" >"$BATS_TEST_TMPDIR/legacy.jsonl"
+	run --separate-stderr $N --batch "$BATS_TEST_TMPDIR/v2.jsonl" "$H"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+	run --separate-stderr $N --batch "$BATS_TEST_TMPDIR/legacy.jsonl" "$H"
+	assert_success
+	assert_output ""
+}
