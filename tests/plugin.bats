@@ -29,15 +29,16 @@ setup() {
 		v = jsonschema.Draft7Validator(s)
 		good = {"configs": ["a", "b"], "store": "git+https://huggingface.co/datasets/o/n",
 		        "upload-policy": "pass", "annotate": False, "artifacts": "r/**/*",
-		        "dashboard-days": 30, "token-env": "PERF_HF_TOKEN", "timeout": 60}
+		        "dashboard-days": 30, "token-env": "PERF_HF_TOKEN", "timeout": 60,
+		        "changes": "gate"}
 		assert not list(v.iter_errors(good)), list(v.iter_errors(good))
 		for bad in ({"confgs": "a"}, {"upload-policy": "sometimes"}, {"dashboard-days": 0},
-		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}):
+		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"changes": "sometimes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 15"
+	assert_output "perfkite 16"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -237,4 +238,25 @@ reports() {
 	[ "$(git -C ../remote.git rev-parse main)" != "$(git rev-parse HEAD)" ]
 	PERF_SKIP_PRE_PUSH=1 run git push -q origin main
 	assert_success
+}
+
+@test "pre-exit: a passing lane that reported worse change points is a warning; better ones are not" {
+	reports PASS
+	printf '\n## Change points\n\n| Model | GPU | Metric | Change |\n|---|---|---|---|\n| m | g | latency | better -3.0%% |\n' \
+		>>perf-reports/annotation.md
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	printf '| m | g | latency | worse +5.5%% |\n' >>perf-reports/annotation.md
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	BUILDKITE_COMMAND_EXIT_STATUS=1 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_output "$(printf '%s\n' 'annotate --context perf-summary --style success' \
+		'annotate --context perf-summary --style warning' \
+		'annotate --context perf-summary --style error')"
+}
+
+@test "command hook: the changes option reaches perf-lane" {
+	export ${P}CONFIGS=$LANE/configs ${P}STORE=store ${P}CPU=true ${P}CHANGES=sometimes
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	grep -q "perf-lane: --changes: expected gate, report or off, not 'sometimes'" <<<"$stderr"
 }
