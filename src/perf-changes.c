@@ -662,9 +662,11 @@ analyse_all(void)
 	for (size_t i = 0; i < run.ntasks; i++) {
 		struct task *t = &run.tasks[i];
 
-		run.found = erealloc(run.found, (run.nfound + t->nfound + 1) * sizeof *run.found);
-		memcpy(run.found + run.nfound, t->found, t->nfound * sizeof *t->found);
-		run.nfound += t->nfound;
+		if (t->nfound > 0) {
+			run.found = erealloc(run.found, (run.nfound + t->nfound) * sizeof *run.found);
+			memcpy(run.found + run.nfound, t->found, t->nfound * sizeof *t->found);
+			run.nfound += t->nfound;
+		}
 		if (t->state.len > 0)
 			buf_adds(&run.state, t->state.s);
 		free(t->found);
