@@ -56,12 +56,6 @@ struct cohort {
 	struct history h;
 };
 
-/* --batch: the cohort keys of its records, sorted. */
-static struct {
-	char **key;
-	size_t n;
-} batch;
-
 /* A reported change point. */
 struct found {
 	const struct cohort *c;
@@ -99,6 +93,9 @@ static struct {
 	struct task *tasks;
 	size_t ntasks, next, longest;
 	pthread_mutex_t lock;
+	size_t *slot, slots;	/* cohort index by key (open addressing) */
+	char **batch;		/* --batch: the cohort keys of its records, sorted */
+	size_t nbatch;
 } run = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static const char usage_text[] =
@@ -161,7 +158,6 @@ cohort_key(const cJSON *rec, struct identity *id, buf *b)
 static struct cohort *
 cohort_of(const cJSON *rec)
 {
-	static size_t *slot, slots;
 	struct identity id;
 	struct cohort *c;
 	buf b = BUF_INIT;
@@ -172,24 +168,25 @@ cohort_of(const cJSON *rec)
 		buf_free(&b);
 		return NULL;
 	}
-	if (2 * (run.n + 1) > slots) {
-		size_t ns = slots ? slots * 2 : 256;
-		free(slot);
-		slot = emalloc(ns * sizeof *slot);
-		memset(slot, 0xff, ns * sizeof *slot);
-		slots = ns;
+	if (2 * (run.n + 1) > run.slots) {
+		size_t ns = run.slots ? run.slots * 2 : 256;
+		free(run.slot);
+		run.slot = emalloc(ns * sizeof *run.slot);
+		memset(run.slot, 0xff, ns * sizeof *run.slot);
+		run.slots = ns;
 		for (size_t k = 0; k < run.n; k++) {
-			for (i = hash_str(run.c[k]->key) & (slots - 1); slot[i] != (size_t)-1;
-			    i = (i + 1) & (slots - 1))
+			for (i = hash_str(run.c[k]->key) & (run.slots - 1); run.slot[i] != (size_t)-1;
+			    i = (i + 1) & (run.slots - 1))
 				;
-			slot[i] = k;
+			run.slot[i] = k;
 		}
 	}
-	for (i = hash_str(b.s) & (slots - 1); slot[i] != (size_t)-1; i = (i + 1) & (slots - 1))
-		if (strcmp(run.c[slot[i]]->key, b.s) == 0) {
+	for (i = hash_str(b.s) & (run.slots - 1); run.slot[i] != (size_t)-1;
+	    i = (i + 1) & (run.slots - 1))
+		if (strcmp(run.c[run.slot[i]]->key, b.s) == 0) {
 			buf_free(&b);
 			identity_free(&id);
-			return run.c[slot[i]];
+			return run.c[run.slot[i]];
 		}
 	c = ecalloc(1, sizeof *c);
 	c->key = buf_detach(&b);
@@ -201,7 +198,7 @@ cohort_of(const cJSON *rec)
 		run.cap = run.cap ? run.cap * 2 : 64;
 		run.c = erealloc(run.c, run.cap * sizeof *run.c);
 	}
-	slot[i] = run.n;
+	run.slot[i] = run.n;
 	run.c[run.n++] = c;
 	identity_free(&id);
 	return c;
@@ -328,8 +325,8 @@ read_batch(void)
 		buf b = BUF_INIT;
 
 		if (cohort_key(rec, &id, &b)) {
-			batch.key = erealloc(batch.key, (batch.n + 1) * sizeof *batch.key);
-			batch.key[batch.n++] = buf_detach(&b);
+			run.batch = erealloc(run.batch, (run.nbatch + 1) * sizeof *run.batch);
+			run.batch[run.nbatch++] = buf_detach(&b);
 		}
 		buf_free(&b);
 		identity_free(&id);
@@ -337,7 +334,7 @@ read_batch(void)
 	}
 	ok = jsonl_errors(r) == 0;
 	jsonl_close(r);
-	qsort(batch.key, batch.n, sizeof *batch.key, cmp_strp);
+	qsort(run.batch, run.nbatch, sizeof *run.batch, cmp_strp);
 	return ok;
 }
 
@@ -346,7 +343,7 @@ static bool
 in_batch(const struct cohort *c)
 {
 	return opt.batch == NULL ||
-	    bsearch(&c->key, batch.key, batch.n, sizeof *batch.key, cmp_strp) != NULL;
+	    bsearch(&c->key, run.batch, run.nbatch, sizeof *run.batch, cmp_strp) != NULL;
 }
 
 /* SHA-256 of the first n values, as stored in memory. */

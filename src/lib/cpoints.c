@@ -75,7 +75,8 @@ cpoints_markdown(buf *out, const cJSON **cps, size_t n)
 			cps[k] = cps[k - 1];
 			cps[k - 1] = t;
 		}
-	buf_adds(out, "| Model | GPU | Metric | Change | Before | After | p-value | Commit | Timestamp |\n");
+	buf_adds(out, "| Model | GPU | Metric | Change | Before | After | p-value | Commit | "
+	    "Timestamp |\n");
 	buf_adds(out, "|---|---|---|---|---|---|---|---|---|\n");
 	for (i = 0; i < n; i++) {
 		const cJSON *cp = cps[i], *fc = json_get(cp, "forward_change_percent"),
