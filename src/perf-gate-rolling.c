@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "err.h"
 #include "git.h"
+#include "history.h"
 #include "identity.h"
 #include "isotime.h"
 #include "json.h"
@@ -47,15 +48,6 @@ static struct {
 	double power;		/* of the minimum detectable regression */
 } opt;
 
-/* A history record of a cohort: when, where, and its metric values. */
-struct past {
-	int64_t instant;
-	char *path;
-	char *key;	/* the store path its content gives, for duplicates */
-	double v[METRIC_COUNT];
-	bool has[METRIC_COUNT];
-};
-
 /* A record of the batch and what the history says about it. */
 struct current {
 	cJSON *rec;
@@ -67,8 +59,7 @@ struct current {
 	bool has_cur[METRIC_COUNT];
 	struct identity id;
 	cJSON *static_failures;		/* borrowed from rec, or NULL */
-	struct past *past;
-	size_t npast;
+	struct history past;	/* its cohort's trusted records */
 	char **fps;			/* recipe fingerprints of trusted mismatches */
 	size_t nfps;
 };
@@ -147,33 +138,6 @@ struct lookup {
 };
 
 static void
-add_past(struct current *c, const struct store_hit *h)
-{
-	struct past *p;
-	double d;
-
-	char *key = store_record_path(h->record);
-
-	/* A stream (a store's export) may repeat what the store holds. */
-	for (size_t i = 0; h->stream && key != NULL && i < c->npast; i++)
-		if (c->past[i].key != NULL && strcmp(c->past[i].key, key) == 0) {
-			free(key);
-			return;
-		}
-	c->past = erealloc(c->past, (c->npast + 1) * sizeof *c->past);
-	p = &c->past[c->npast++];
-	p->instant = h->instant;
-	p->path = estrdup(h->path);
-	p->key = key;
-	for (int m = 0; m < METRIC_COUNT; m++) {
-		/* History is read leniently: what is not a finite number is missing. */
-		p->has[m] = policy_coerce(json_get(h->record, metric_table[m].key), &d) ==
-		    COERCE_OK && isfinite(d);
-		p->v[m] = p->has[m] ? d : 0;
-	}
-}
-
-static void
 on_hit(const struct store_hit *h, void *ctx)
 {
 	struct lookup *lk = ctx;
@@ -186,7 +150,7 @@ on_hit(const struct store_hit *h, void *ctx)
 		if (lk->is_cohort[q])
 			identity_add_other_recipe(h->record, c->id.value[3], &c->fps, &c->nfps);
 		else
-			add_past(c, h);
+			history_add(&c->past, h);
 	}
 }
 
@@ -229,16 +193,6 @@ lookup_history(struct current *cur, size_t n, char **raised)
 	free(lk.owner);
 	free(lk.is_cohort);
 	return rc;
-}
-
-static int
-cmp_past(const void *a, const void *b)
-{
-	const struct past *x = a, *y = b;
-
-	if (x->instant != y->instant)
-		return x->instant < y->instant ? -1 : 1;
-	return strcmp(x->path, y->path);
 }
 
 static int
@@ -310,9 +264,9 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 
 	for (int i = 0; i < METRIC_COUNT; i++) {
 		m = &metric_table[i];
-		for (k = first, nv = 0; k < c->npast; k++)
-			if (c->past[k].has[i])
-				vals[nv++] = c->past[k].v[i];
+		for (k = first, nv = 0; k < c->past.n; k++)
+			if (c->past.p[k].has[i])
+				vals[nv++] = c->past.p[k].v[i];
 		has_base = nv > 0;
 		base = has_base ? stats_median(vals, nv) : 0;
 		has_delta = has_base && base > 0 && c->has_cur[i];
@@ -354,11 +308,11 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 static void
 no_window(struct current *c, cJSON *metrics)
 {
-	size_t save = c->npast;
+	size_t save = c->past.n;
 
-	c->npast = 0;
+	c->past.n = 0;
 	compare_window(c, 0, metrics, NULL);
-	c->npast = save;
+	c->past.n = save;
 }
 
 static char *
@@ -398,10 +352,9 @@ classify(struct current *c, bool unattributed, const char *raised,
 			    c->gpu_type, c->id.error);
 	}
 	if (c->id.complete && raised == NULL) {
-		if (c->npast > 0)
-			qsort(c->past, c->npast, sizeof *c->past, cmp_past);
-		n = c->npast < BASELINE_WINDOW ? c->npast : BASELINE_WINDOW;
-		first = c->npast - n;
+		history_sort(&c->past);
+		n = c->past.n < BASELINE_WINDOW ? c->past.n : BASELINE_WINDOW;
+		first = c->past.n - n;
 	}
 	if (n > 0)
 		compare_window(c, first, metrics, rolling);
@@ -544,13 +497,9 @@ collect_status(const char *text, bool strict)
 static void
 free_current(struct current *c)
 {
-	for (size_t i = 0; i < c->npast; i++) {
-		free(c->past[i].path);
-		free(c->past[i].key);
-	}
 	for (size_t i = 0; i < c->nfps; i++)
 		free(c->fps[i]);
-	free(c->past);
+	history_free(&c->past);
 	free(c->fps);
 	free(c->file);
 	free(c->model_id);

@@ -16,6 +16,7 @@
 #include "atomic.h"
 #include "buf.h"
 #include "cli.h"
+#include "cpoints.h"
 #include "csv.h"
 #include "dashboard.h"
 #include "err.h"
@@ -43,12 +44,16 @@ static struct {
 	bool dashboard, stability, json;
 	cJSON **recs;
 	size_t n;
+	const char *changes;	/* perf-changes output */
+	const cJSON **cps;
+	size_t ncps;
 } opt;
 
 static const char usage_text[] =
     "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
     "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
-    "                      [-H history] [--days n] [--now time] [file ...]\n"
+    "                      [-H history] [--days n] [--now time] [--changes file]\n"
+    "                      [file ...]\n"
     "       perf-summarize --stability [--json] [file ...]\n";
 
 static const char md_head[] =
@@ -489,6 +494,8 @@ dashboard(buf *page)
 	memset(&all, 0, sizeof all);
 	for (size_t i = 0; i < opt.n; i++)
 		dash_add(d, opt.recs[i], true);
+	for (size_t i = 0; i < opt.ncps; i++)
+		dash_add_change(d, opt.cps[i]);
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		ok = false;
 	else {
@@ -508,6 +515,40 @@ dashboard(buf *page)
 	dash_render(d, page);
 	dash_free(d);
 	return ok;
+}
+
+/* Reads the change points of --changes; false when one was bad. */
+static bool
+read_changes(void)
+{
+	jsonl_reader *r = jsonl_open((char *const *)&opt.changes, 1);
+	jsonl_span sp;
+	cJSON *cp;
+	bool ok;
+
+	while ((cp = jsonl_next(r, &sp)) != NULL) {
+		if (!cJSON_IsString(json_get(cp, "metric")) ||
+		    !cJSON_IsString(json_get(cp, "direction"))) {
+			jsonl_error(r, &sp, "not a change point of perf-changes");
+			cJSON_Delete(cp);
+			continue;
+		}
+		opt.cps = erealloc(opt.cps, (opt.ncps + 1) * sizeof *opt.cps);
+		opt.cps[opt.ncps++] = cp;
+	}
+	ok = jsonl_errors(r) == 0;
+	jsonl_close(r);
+	return ok;
+}
+
+/* The "Change points" section, after the reference's table, when there are any. */
+static void
+change_points(buf *b)
+{
+	if (opt.ncps == 0)
+		return;
+	buf_adds(b, b->len > 0 ? "\n## Change points\n\n" : "## Change points\n\n");
+	cpoints_markdown(b, opt.cps, opt.ncps);
 }
 
 static long
@@ -538,6 +579,7 @@ main(int argc, char *argv[])
 		{ "now", required_argument, NULL, 'N' },
 		{ "stability", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "changes", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -581,6 +623,7 @@ main(int argc, char *argv[])
 			break;
 		case 'S': opt.stability = true; break;
 		case 'J': opt.json = true; break;
+		case 'P': opt.changes = optarg; break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
 		default: cli_usage(usage_text, EXIT_TROUBLE);
@@ -599,15 +642,19 @@ main(int argc, char *argv[])
 	}
 	trouble = jsonl_errors(r) > 0;
 	jsonl_close(r);
+	if (opt.changes != NULL)
+		trouble |= !read_changes();
 
 	if (opt.stability) {
 		stability(&text);
 		fwrite(text.s != NULL ? text.s : "", 1, text.len, stdout);
-	} else if (opt.n > 0) {
-		buf_adds(&md, md_head);
+	} else if (opt.n > 0 || opt.ncps > 0) {
+		if (opt.n > 0)
+			buf_adds(&md, md_head);
 		for (size_t i = 0; i < opt.n; i++)
 			md_row(&md, opt.recs[i]);
 		md_sensitivity(&md);
+		change_points(&md);
 		/* The report file keeps the whole summary, as the reference writes it. */
 		if (opt.reports != NULL && *opt.reports != '\0') {
 			buf_addf(&path, "%s/perf_", opt.reports);
@@ -634,10 +681,15 @@ main(int argc, char *argv[])
 			}
 		}
 		buf_reset(&text);
-		if (md.len > (size_t)opt.annotate_max)
+		if (md.len > (size_t)opt.annotate_max && opt.n > 0) {
 			shorten(&text, &md, summary_file != NULL ? summary_file :
 			    "not kept (give --reports-dir)");
-		else
+			/* The change points follow when they fit. */
+			buf_reset(&path);
+			change_points(&path);
+			if (text.len + path.len <= (size_t)opt.annotate_max)
+				buf_add(&text, path.s, path.len);
+		} else
 			buf_add(&text, md.s, md.len);
 		fwrite(text.s, 1, text.len, stdout);
 	}
@@ -664,6 +716,9 @@ main(int argc, char *argv[])
 	}
 	for (size_t i = 0; i < opt.n; i++)
 		cJSON_Delete(opt.recs[i]);
+	for (size_t i = 0; i < opt.ncps; i++)
+		cJSON_Delete((cJSON *)opt.cps[i]);
+	free(opt.cps);
 	free(opt.recs);
 	free(opt.histories);
 	buf_free(&md);

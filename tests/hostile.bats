@@ -61,7 +61,7 @@ filter() {
 	esac
 }
 
-FILTERS=(perf-gate-static perf-normalize perf-gate-rolling perf-upload perf-summarize)
+FILTERS=(perf-gate-static perf-normalize perf-gate-rolling perf-upload perf-summarize perf-changes)
 
 @test "the JSON-lines filters: every broken file is exit 2 with a diagnostic naming it" {
 	mkdir store

@@ -313,4 +313,55 @@ stored() {
 	cp "$ROOT_DIR/bin/perf-lane" other/
 	run other/perf-lane --version
 	assert_output "perf-lane (perfkite) unknown"
+
+# history_with_step: 30 trusted lane-bench records in store/ before the
+# lane's own, latency 20% lower before the last five (a worse step up).
+history_with_step() {
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs"
+	assert_success
+	py - <<-'PY'
+		import glob, json, os, random
+		rec = json.load(open(glob.glob("store/lane-bench/*.json")[0]))
+		r = random.Random(5)
+		for i in range(30):
+		    x = dict(rec, comparison_status="PASS", success=True, baseline_eligible=True)
+		    x["timestamp"] = "2026-06-%02dT%02d:00:00+00:00" % (1 + i // 24, i % 24)
+		    x["commit_sha"] = "%040x" % (0xabc000 + i)
+		    x["latency"] = round((0.04 if i < 25 else 0.05) * (1 + r.gauss(0, 0.005)), 5)
+		    name = "%s_%s.json" % (x["timestamp"].replace(":", "_").replace("+", "_"), x["commit_sha"])
+		    with open(os.path.join("store/lane-bench", name), "w") as f:
+		        json.dump(x, f, indent=2)
+	PY
+	rm -rf reports
+}
+
+@test "scheduled main: a worse change point of the batch's cohorts is listed, the lane passes (report)" {
+	history_with_step
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs"
+	assert_success
+	assert_line "--- perf-changes"
+	sed -n '/^## Change points$/,$p' reports/annotation.md | grep -q '^| lane-bench | .* | latency | worse +'
+	grep -q 'perf-lane: worse change points among the last 10 records (see the annotation)' <<<"$stderr"
+}
+
+@test "--changes-gate (plugin changes: gate) fails the lane on a worse change point; off skips the step" {
+	history_with_step
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes-gate "$LANE/configs"
+	assert_failure 1
+	grep -q '^## Change points$' reports/annotation.md
+	rm -rf reports
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes off "$LANE/configs"
+	assert_success
+	refute_line "--- perf-changes"
+	not grep -q '^## Change points$' reports/annotation.md
+	lane --changes sometimes empty
+	assert_failure 2
+	grep -q "perf-lane: --changes: expected gate, report or off, not 'sometimes'" <<<"$stderr"
+}
+
+@test "change points are looked for on scheduled main runs only" {
+	history_with_step
+	BUILDKITE_PULL_REQUEST=7 lane "$LANE/configs"
+	refute_line "--- perf-changes"
+	not grep -q '^## Change points$' reports/annotation.md
 }

@@ -376,4 +376,47 @@ sys.stdout.write(R.summary_markdown([json.loads(l) for l in open(sys.argv[2])]))
 	run --separate-stderr perf-summarize "$BATS_TEST_TMPDIR/ok.jsonl"
 	assert_success
 	refute_output --partial Sensitivity
+
+@test "--changes: a Change points section after the reference's table, which stays as it was" {
+	perf-changes "$FIXTURES/perf-changes/history.jsonl" >cps.jsonl || [ $? -eq 1 ]
+	run --separate-stderr $N "$S/cases/worked-example.in.jsonl"
+	table=$output
+	run --separate-stderr $N --changes cps.jsonl "$S/cases/worked-example.in.jsonl"
+	assert_success
+	[ -z "$stderr" ]
+	assert_equal "$output" "$table
+
+$(cat "$FIXTURES/perf-changes/md.out.md")"
+}
+
+@test "--changes with no change point: the summary is byte for byte as without it" {
+	: >none.jsonl
+	run --separate-stderr $N "$S/cases/worked-example.in.jsonl"
+	table=$output
+	run --separate-stderr $N --changes none.jsonl "$S/cases/worked-example.in.jsonl"
+	assert_success
+	assert_equal "$output" "$table"
+}
+
+@test "--changes: a line that is not a change point is an error with its line" {
+	printf '{"model_id":"m"}\n' >bad.jsonl
+	run --separate-stderr $N --changes bad.jsonl "$S/cases/worked-example.in.jsonl"
+	assert_failure 2
+	assert_equal "$stderr" "$N: bad.jsonl:1: not a change point of perf-changes"
+}
+
+@test "--changes: the dashboard draws each change point on its chart, commit and change in its hover text" {
+	H=$FIXTURES/perf-changes/history.jsonl
+	perf-changes "$H" >cps.jsonl || [ $? -eq 1 ]
+	run --separate-stderr $N --html with.html -s "$BATS_TEST_TMPDIR/none" -H "$H" --now 2026-01-03T12:00:00Z --changes cps.jsonl </dev/null
+	assert_success
+	run --separate-stderr $N --html without.html -s "$BATS_TEST_TMPDIR/none" -H "$H" --now 2026-01-03T12:00:00Z </dev/null
+	assert_success
+	[ "$(grep -c 'stroke-dasharray="3 2"' with.html)" -eq 3 ]
+	[ "$(grep -c 'stroke-dasharray="3 2"' without.html)" -eq 0 ]
+	grep -q '<title>change point: worse +5.5%' with.html
+	grep -q '^commit 8fd6cad$' with.html
+	# Apart from the lines, the page is the same.
+	diff <(tr -d '\n' <with.html | sed 's|<g><line x1="[^"]*" x2="[^"]*" y1="[^"]*" y2="[^"]*" stroke="[^"]*" stroke-width="1.4" stroke-dasharray="3 2"/><title>change point:[^<]*</title></g>||g') \
+		<(tr -d '\n' <without.html)
 }

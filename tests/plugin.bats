@@ -31,10 +31,12 @@ setup() {
 		v = jsonschema.Draft7Validator(s)
 		good = {"configs": ["a", "b"], "store": "git+https://huggingface.co/datasets/o/n",
 		        "upload-policy": "pass", "annotate": False, "artifacts": "r/**/*",
-		        "dashboard-days": 30, "token-env": "PERF_HF_TOKEN", "timeout": 60}
+		        "dashboard-days": 30, "token-env": "PERF_HF_TOKEN", "timeout": 60,
+		        "changes": "gate"}
 		assert not list(v.iter_errors(good)), list(v.iter_errors(good))
 		for bad in ({"confgs": "a"}, {"upload-policy": "sometimes"}, {"dashboard-days": 0},
-		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"}):
+		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"},
+		            {"changes": "sometimes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
@@ -310,7 +312,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 18
+	assert_equal "${#lines[@]}" 19
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {
@@ -466,4 +468,24 @@ annotate --context perf-summary-perf-3 --style warning"
 	EOF
 	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
 	assert_output "annotate --context perf-summary --style success"
+
+@test "pre-exit: a passing lane that reported worse change points is a warning; better ones are not" {
+	reports PASS
+	printf '\n## Change points\n\n| Model | GPU | Metric | Change |\n|---|---|---|---|\n| m | g | latency | better -3.0%% |\n' \
+		>>perf-reports/annotation.md
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	printf '| m | g | latency | worse +5.5%% |\n' >>perf-reports/annotation.md
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	BUILDKITE_COMMAND_EXIT_STATUS=1 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_output "$(printf '%s\n' 'annotate --context perf-summary --style success' \
+		'annotate --context perf-summary --style warning' \
+		'annotate --context perf-summary --style error')"
+}
+
+@test "command hook: the changes option reaches perf-lane" {
+	export ${P}CONFIGS=$LANE/configs ${P}STORE=store ${P}CPU=true ${P}CHANGES=sometimes
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	grep -q "perf-lane: --changes: expected gate, report or off, not 'sometimes'" <<<"$stderr"
 }

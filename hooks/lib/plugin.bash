@@ -7,13 +7,14 @@ plugin_prefix=BUILDKITE_PLUGIN_PERFKITE_
 # The options plugin.yml declares, in variable form.
 plugin_options=(CONFIGS RESULTS_DIR REPORTS_DIR STORE CACHE_DIR UPLOAD_POLICY RUN_SOURCE
 	DASHBOARD_DAYS ANNOTATE ANNOTATE_STYLE ARTIFACTS TELEMETRY_INTERVAL TOKEN_ENV TIMEOUT CPU
-	ALLOW_EMPTY)
+	ALLOW_EMPTY CHANGES)
 # The boolean ones, and the values each enumerated one accepts.
 plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY)
 declare -A plugin_enums=(
 	[UPLOAD_POLICY]="never pass always"
 	[RUN_SOURCE]="pr local scheduled_main unknown"
 	[ANNOTATE_STYLE]="auto success info warning error"
+	[CHANGES]="gate report off"
 )
 
 # plugin_name NAME: the option as pipeline.yml spells it (UPLOAD_POLICY: upload-policy).
@@ -46,7 +47,10 @@ plugin_enum() {
 	v=$(plugin_option "$1" "${2-}")
 	v=${v#"${v%%[![:space:]]*}"}
 	v=${v%"${v##*[![:space:]]}"}
-	printf '%s' "${v,,}"
+	v=${v,,}
+	# YAML 1.1 reads an unquoted off as false: changes: off means off.
+	[ "$1" != CHANGES ] || [ "$v" != false ] || v=off
+	printf '%s' "$v"
 }
 
 # plugin_list NAME: the items of a list option (or its single value), one per line.
@@ -122,9 +126,9 @@ plugin_lane_args() {
 	printf '%s\n' --reports "$(plugin_reports)"
 	for pair in --results:RESULTS_DIR --store:STORE --cache:CACHE_DIR \
 		--policy:UPLOAD_POLICY --run-source:RUN_SOURCE --days:DASHBOARD_DAYS \
-		--telemetry-interval:TELEMETRY_INTERVAL --timeout:TIMEOUT; do
+		--telemetry-interval:TELEMETRY_INTERVAL --timeout:TIMEOUT --changes:CHANGES; do
 		case ${pair#*:} in
-		UPLOAD_POLICY | RUN_SOURCE) v=$(plugin_enum "${pair#*:}") ;;
+		UPLOAD_POLICY | RUN_SOURCE | CHANGES) v=$(plugin_enum "${pair#*:}") ;;
 		*) v=$(plugin_option "${pair#*:}") ;;
 		esac
 		[ -z "$v" ] || printf '%s\n' "${pair%%:*}" "$v"
@@ -210,7 +214,10 @@ plugin_annotation() {
 	if [ "$style" = auto ]; then
 		case $status in
 		0) style=success
-			grep -q '| CALIBRATION_NEEDED |' "$summary" 2>/dev/null && style=info ;;
+			grep -q '| CALIBRATION_NEEDED |' "$summary" 2>/dev/null && style=info
+			# perf-lane's worse change points, reported (not gated): a warning.
+			sed -n '/^## Change points$/,$p' "$summary" 2>/dev/null | grep -q '^| .* | worse ' &&
+				style=warning ;;
 		1) style=error ;;
 		*) style=warning ;;
 		esac

@@ -41,6 +41,14 @@ struct group {
 	size_t n;
 };
 
+/* A change point of perf-changes, drawn on its cohort's chart of its metric. */
+struct dchange {
+	const char *kind, *model, *gpu, *ident[IDENTITY_KEYS], *tip;
+	int metric;
+	int64_t instant;
+	bool worse;
+};
+
 struct skip {
 	const struct group *g;
 	int metric;
@@ -66,6 +74,8 @@ struct dash {
 	size_t nskips;
 	size_t plots;
 	bool grouped;
+	struct dchange *changes;
+	size_t nchanges;
 };
 
 static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
@@ -769,6 +779,66 @@ index_ticks(buf *b, const struct xaxis *xa)
 	}
 }
 
+/*
+ * The change points of the chart of metric m of group g: vertical lines
+ * with the commit and the change as hover text. (Styled in place, so that
+ * a page without change points stays as it was.)
+ */
+static void
+change_lines(const struct dash *d, const struct group *g, int m, double t0, double t1, buf *b)
+{
+	for (size_t i = 0; i < d->nchanges; i++) {
+		const struct dchange *c = &d->changes[i];
+		bool same = c->metric == m && strcmp(c->kind, g->key[0]) == 0 &&
+		    (c->ident[0] != NULL || (strcmp(c->model, g->key[1]) == 0 &&
+		    strcmp(c->gpu, g->key[2]) == 0));
+		double x;
+
+		for (int k = 0; same && c->ident[0] != NULL && k < IDENTITY_KEYS; k++)
+			same = strcmp(c->ident[k], g->key[3 + k]) == 0;
+		if (!same || (double)c->instant < t0 || (double)c->instant > t1)
+			continue;
+		x = PL + ((double)c->instant - t0) / (t1 - t0) * (CW - PL - PR);
+		buf_addf(b, "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+		    "stroke=\"%s\" stroke-width=\"1.4\" stroke-dasharray=\"3 2\"/><title>", x, x,
+		    PT, CH - PB, c->worse ? "#c62828" : "#2e7d32");
+		text_xml_escape(b, c->tip);
+		buf_adds(b, "</title></g>");
+	}
+}
+
+void
+dash_add_change(struct dash *d, const cJSON *cp)
+{
+	struct dchange *c;
+	const cJSON *fc = json_get(cp, "forward_change_percent");
+	char pct[NUM_BUFSZ];
+	buf tip = BUF_INIT;
+	int m = policy_metric_index(json_str(cp, "metric"));
+	int64_t t;
+
+	if (m < 0 || !isotime_parse(json_str(cp, "timestamp"), &t))
+		return;
+	d->changes = erealloc(d->changes, (d->nchanges + 1) * sizeof *d->changes);
+	c = &d->changes[d->nchanges++];
+	memset(c, 0, sizeof *c);
+	c->metric = m;
+	c->instant = t;
+	c->worse = strcmp(json_str(cp, "direction"), "worse") == 0;
+	c->kind = json_get(cp, identity_keys[0]) != NULL ? "v2" : "legacy_v1";
+	c->model = str_of(d, json_get(cp, "model_id"), "None");
+	c->gpu = str_of(d, json_get(cp, "gpu_type"), "None");
+	for (int k = 0; json_get(cp, identity_keys[0]) != NULL && k < IDENTITY_KEYS; k++)
+		c->ident[k] = str_of(d, json_get(cp, identity_keys[k]), "");
+	buf_addf(&tip, "change point: %s %s%s%%\ncommit %.7s\n", c->worse ? "worse" : "better",
+	    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
+	    num_fixed(pct, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1),
+	    json_str(cp, "commit_sha"));
+	buf_adds(&tip, json_str(cp, "timestamp"));
+	c->tip = intern(d, tip.s);
+	buf_free(&tip);
+}
+
 static void
 chart(const struct dash *d, const struct group *g, int m, const char *title_text,
     size_t markers, size_t line_points, bool links, buf *b)
@@ -860,6 +930,7 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		}
 	}
 	buf_adds(b, "\"/>");
+	change_lines(d, g, m, t0, t1, b);
 	/* Markers with hover text, for the newest records (and the batch). */
 	first_marker = g->n > markers ? g->n - markers : 0;
 	for (i = 0, k = 0; i < g->n; i++) {
@@ -1253,5 +1324,6 @@ dash_free(struct dash *d)
 	free(d->skips);
 	free(d->keyed);
 	free(d->r);
+	free(d->changes);
 	free(d);
 }

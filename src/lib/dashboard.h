@@ -42,6 +42,13 @@ void dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant
 
 size_t dash_count(const struct dash *d);
 
+/*
+ * A change point as perf-changes writes it: drawn as a vertical line on
+ * its cohort's chart of its metric, with the commit and the change in its
+ * hover text.
+ */
+void dash_add_change(struct dash *d, const cJSON *cp);
+
 /* The page. */
 void dash_render(struct dash *d, buf *out);
 

@@ -69,6 +69,87 @@ beta_inc(double a, double b, double x)
 	return 1 - front * beta_cf(b, a, 1 - x) / b;
 }
 
+/*
+ * beta_cf() in extended precision: for large a and x near 1 the terms of
+ * the continued fraction cancel, and double precision would keep only 11
+ * or 12 digits of the t distribution's tail.
+ */
+static long double
+beta_cf_ext(long double a, long double b, long double x)
+{
+	const long double tiny = 1e-300L, eps = 2e-19L;
+	long double c = 1, d = 1 - (a + b) * x / (a + 1), h, num, del;
+
+	if (fabsl(d) < tiny)
+		d = tiny;
+	d = 1 / d;
+	h = d;
+	for (int m = 1; m <= 100000; m++) {
+		num = m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m));
+		d = 1 + num * d;
+		c = 1 + num / c;
+		d = fabsl(d) < tiny ? 1 / tiny : 1 / d;
+		c = fabsl(c) < tiny ? tiny : c;
+		h *= d * c;
+		num = -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1));
+		d = 1 + num * d;
+		c = 1 + num / c;
+		d = fabsl(d) < tiny ? 1 / tiny : 1 / d;
+		c = fabsl(c) < tiny ? tiny : c;
+		del = d * c;
+		h *= del;
+		if (fabsl(del - 1) < eps)
+			break;
+	}
+	return h;
+}
+
+/* The tail of Stirling's series for log Gamma(z), z >= 10. */
+static long double
+stirling_tail(long double z)
+{
+	long double r = 1 / (z * z);
+
+	return (1.0L / 12 - r * (1.0L / 360 - r * (1.0L / 1260 - r * (1.0L / 1680 -
+	    r * (1.0L / 1188 - r * (691.0L / 360360 - r * (1.0L / 156 -
+	    r * (3617.0L / 122400)))))))) / z;
+}
+
+/*
+ * log Gamma(a + 1/2) - log Gamma(a), without the cancellation of two
+ * large lgamma() values when a is large.
+ */
+static long double
+lgamma_half_ratio(long double a)
+{
+	if (a < 10)
+		return lgammal(a + 0.5L) - lgammal(a);
+	return a * log1pl(0.5L / a) - 0.5L + 0.5L * logl(a) + stirling_tail(a + 0.5L) -
+	    stirling_tail(a);
+}
+
+double
+stats_t_two_sided(double t, double df)
+{
+	long double a = (long double)df / 2, t2 = (long double)t * t, x, y, lx, lf;
+
+	if (isnan(t) || isnan(df))
+		return NAN;
+	if (t == 0)
+		return 1;
+	if (isinf(t))
+		return 0;
+	/* p = I_x(df/2, 1/2), x = df / (df + t^2), with y = 1 - x computed apart. */
+	x = df / (df + t2);
+	y = t2 / (df + t2);
+	lx = isinf(t2) ? logl(df) - logl(t2) : -log1pl(t2 / df);
+	lf = lgamma_half_ratio(a) - 0.5L * logl(3.141592653589793238462643383279503L) +
+	    a * lx + 0.5L * logl(y);
+	if (x < (a + 1) / (a + 2.5L))
+		return (double)(expl(lf) * beta_cf_ext(a, 0.5L, x) / a);
+	return (double)(1 - expl(lf) * beta_cf_ext(0.5L, a, y) / 0.5L);
+}
+
 double
 stats_t_cdf(double t, double df)
 {

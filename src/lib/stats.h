@@ -46,4 +46,11 @@ double stats_norm_quantile(double p);
  */
 double stats_median_var(size_t n);
 
+/*
+ * P(|T| >= |t|), the two-sided p-value of a t statistic with df degrees of
+ * freedom, to about 1e-12 relative down to the smallest doubles: 0 for an
+ * infinite t, 1 for t = 0, NaN for a NaN t.
+ */
+double stats_t_two_sided(double t, double df);
+
 #endif

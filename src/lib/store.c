@@ -336,8 +336,8 @@ key_matches(const cJSON *rec, const char *key, const char *value)
 	return eq;
 }
 
-static bool
-query_matches(const struct store_query *q, const cJSON *rec)
+bool
+store_query_matches(const struct store_query *q, const cJSON *rec)
 {
 	const cJSON *succ, *elig;
 
@@ -464,7 +464,7 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 	}
 	any = false;
 	for (j = 0; j < sc->nq; j++)
-		any |= w->match[j] = query_matches(&sc->q[j], rec);
+		any |= w->match[j] = store_query_matches(&sc->q[j], rec);
 	if (any) {
 		if (path == NULL)
 			path = own = store_record_path(rec);

@@ -58,6 +58,9 @@ typedef struct store store;
 void store_identity_queries(char *const *values, struct store_query *exact,
     struct store_query *cohort);
 
+/* Whether a record satisfies a query (its keys and its filters). */
+bool store_query_matches(const struct store_query *q, const cJSON *rec);
+
 /*
  * The store every program uses, decided in one place: the --store value
  * opt when given, else $PERFORMANCE_TRACKING_ROOT when set, else

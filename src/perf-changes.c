@@ -1,0 +1,817 @@
+/*
+ * perf-changes: change points in the history. Each metric of each
+ * comparison cohort (the exact identity of v2 records, model and GPU for
+ * legacy ones), ordered as the rolling gate orders history, is analysed
+ * with Apache Otava's change-point detection (changes.h); every change
+ * point found is written as one JSON line (or a Markdown table with
+ * --md). Exit 1 when a reported change point is worse by the metric's
+ * direction: a slow drift or a step the rolling gate let through.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomic.h"
+#include "buf.h"
+#include "canon.h"
+#include "changes.h"
+#include "cli.h"
+#include "cpoints.h"
+#include "err.h"
+#include "git.h"
+#include "history.h"
+#include "identity.h"
+#include "isotime.h"
+#include "json.h"
+#include "jsonl.h"
+#include "num.h"
+#include "policy.h"
+#include "store.h"
+
+static struct {
+	const char *store, *cache, *state, *batch;
+	char **histories;
+	int nhistories;
+	bool metric[METRIC_COUNT], md, all;
+	long window, last;
+	double pvalue, min_magnitude;
+	int64_t since;
+	bool has_since;
+} opt = { .window = 50, .pvalue = 0.001, .since = 0 };
+
+/* A comparison cohort and its records. */
+struct cohort {
+	char *key;		/* kind and identity, joined by \x1f */
+	bool v2;
+	char *ident[IDENTITY_KEYS];	/* v2: str() of the identity keys */
+	char *model, *gpu;	/* of its latest record */
+	int64_t latest_instant;
+	char *latest_path;
+	struct history h;
+};
+
+/* A reported change point. */
+struct found {
+	const struct cohort *c;
+	int metric;
+	bool worse;
+	struct change_point cp;
+};
+
+/* The split state of one series kept by --incremental. */
+struct saved {
+	char *series;		/* cohort key \x1e metric key */
+	size_t n;
+	char digest[SHA256_HEX];
+	size_t resume, *early, nearly;
+	bool used;
+};
+
+/* One series to analyse, and what it gave. */
+struct task {
+	const struct cohort *c;
+	int metric;
+	struct found *found;
+	size_t nfound;
+	buf state;		/* its line of the new state file */
+};
+
+static struct {
+	struct cohort **c;
+	size_t n, cap;
+	struct found *found;
+	size_t nfound;
+	struct saved *saved;
+	size_t nsaved;
+	buf state;		/* the new state file */
+	struct task *tasks;
+	size_t ntasks, next, longest;
+	pthread_mutex_t lock;
+	size_t *slot, slots;	/* cohort index by key (open addressing) */
+	char **batch;		/* --batch: the cohort keys of its records, sorted */
+	size_t nbatch;
+} run = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static const char usage_text[] =
+    "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
+    "                    [-w window] [-p pvalue] [--min-magnitude f] [--all]\n"
+    "                    [--since ISO | --last n] [--incremental state-file]\n"
+    "                    [--batch records.jsonl]\n"
+    "                    [--json | --md] [file ...]\n";
+
+/* The keys perf-changes reads of a record. */
+static const char *const wanted_keys[] = { "model_id", "gpu_type", "timestamp",
+    "commit_sha", "result_schema_version", "workload_id", "variant_id",
+    "benchmark_version", "recipe_fingerprint", "hardware_profile_id",
+    "software_profile_id", "latency", "throughput", "memory",
+    "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "success",
+    "baseline_eligible", "run_source" };
+
+static uint64_t
+hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/*
+ * The cohort key of a record into b ("v2" and the identity, or "legacy",
+ * model and GPU, joined by \x1f); false for an incomplete v2 identity,
+ * which is never compared (as the rolling gate).
+ */
+static bool
+cohort_key(const cJSON *rec, struct identity *id, buf *b)
+{
+	size_t i;
+
+	identity_of(rec, id);
+	if (id->uses_v2 && !id->complete)
+		return false;
+	if (id->complete) {
+		buf_adds(b, "v2");
+		for (i = 0; i < IDENTITY_KEYS; i++) {
+			buf_addc(b, '\x1f');
+			buf_adds(b, id->value[i]);
+		}
+	} else {
+		char *m = json_get(rec, "model_id") ? json_pystr_dup(json_get(rec, "model_id")) :
+		    estrdup("unknown");
+		char *g = json_get(rec, "gpu_type") ? json_pystr_dup(json_get(rec, "gpu_type")) :
+		    estrdup("unknown");
+		buf_addf(b, "legacy\x1f%s\x1f%s", m, g);
+		free(m);
+		free(g);
+	}
+	return true;
+}
+
+/* The cohort of a record, created when new; NULL for an invalid v2 identity. */
+static struct cohort *
+cohort_of(const cJSON *rec)
+{
+	struct identity id;
+	struct cohort *c;
+	buf b = BUF_INIT;
+	size_t i;
+
+	if (!cohort_key(rec, &id, &b)) {
+		identity_free(&id);
+		buf_free(&b);
+		return NULL;
+	}
+	if (2 * (run.n + 1) > run.slots) {
+		size_t ns = run.slots ? run.slots * 2 : 256;
+		free(run.slot);
+		run.slot = emalloc(ns * sizeof *run.slot);
+		memset(run.slot, 0xff, ns * sizeof *run.slot);
+		run.slots = ns;
+		for (size_t k = 0; k < run.n; k++) {
+			for (i = hash_str(run.c[k]->key) & (run.slots - 1); run.slot[i] != (size_t)-1;
+			    i = (i + 1) & (run.slots - 1))
+				;
+			run.slot[i] = k;
+		}
+	}
+	for (i = hash_str(b.s) & (run.slots - 1); run.slot[i] != (size_t)-1;
+	    i = (i + 1) & (run.slots - 1))
+		if (strcmp(run.c[run.slot[i]]->key, b.s) == 0) {
+			buf_free(&b);
+			identity_free(&id);
+			return run.c[run.slot[i]];
+		}
+	c = ecalloc(1, sizeof *c);
+	c->key = buf_detach(&b);
+	c->v2 = id.complete;
+	for (int k = 0; c->v2 && k < IDENTITY_KEYS; k++)
+		c->ident[k] = estrdup(id.value[k]);
+	c->h.meta = true;
+	if (run.n == run.cap) {
+		run.cap = run.cap ? run.cap * 2 : 64;
+		run.c = erealloc(run.c, run.cap * sizeof *run.c);
+	}
+	run.slot[i] = run.n;
+	run.c[run.n++] = c;
+	identity_free(&id);
+	return c;
+}
+
+/* A record of the history (store, stream or operand): into its cohort. */
+static void
+on_hit(const struct store_hit *h, void *ctx)
+{
+	struct cohort *c = cohort_of(h->record);
+	const cJSON *m, *g;
+
+	(void)ctx;
+	if (c == NULL || history_add(&c->h, h) == NULL)
+		return;
+	/* The model and GPU shown are the latest record's. */
+	if (c->latest_path == NULL || h->instant > c->latest_instant ||
+	    (h->instant == c->latest_instant && strcmp(h->path, c->latest_path) > 0)) {
+		free(c->model);
+		free(c->gpu);
+		free(c->latest_path);
+		m = json_get(h->record, "model_id");
+		g = json_get(h->record, "gpu_type");
+		c->model = m != NULL ? json_pystr_dup(m) : estrdup("unknown");
+		c->gpu = g != NULL ? json_pystr_dup(g) : estrdup("unknown");
+		c->latest_instant = h->instant;
+		c->latest_path = estrdup(h->path);
+	}
+}
+
+/* The query of every record (trusted ones unless --all). */
+static void
+trusted_query(struct store_query *q)
+{
+	memset(q, 0, sizeof *q);
+	q->successful_only = q->eligible_only = !opt.all;
+}
+
+/* Reads the store and the history streams; -1 when they cannot be read. */
+static int
+read_store(void)
+{
+	struct store_query q;
+	store *st;
+	char *raised = NULL;
+	int rc;
+
+	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+		return -1;
+	store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
+	for (int h = 0; h < opt.nhistories; h++)
+		store_add_stream(st, opt.histories[h]);
+	trusted_query(&q);
+	rc = store_scan(st, &q, 1, on_hit, NULL, &raised);
+	store_close(st);
+	if (rc == 0 && raised != NULL) {
+		warnx_("cannot read the store: %s", raised);
+		rc = -1;
+	}
+	free(raised);
+	return rc;
+}
+
+/* Reads JSON-lines records from the operands; false when one was bad. */
+static bool
+read_records(char *const *paths, int n)
+{
+	jsonl_reader *r = jsonl_open(paths, n);
+	struct store_query q;
+	struct store_hit h;
+	jsonl_span s;
+	cJSON *rec;
+	bool good, ok;
+	double d;
+	char *path, *where;
+
+	trusted_query(&q);
+	while ((rec = jsonl_next(r, &s)) != NULL) {
+		good = true;
+		for (int i = 0; i < METRIC_COUNT && good; i++) {
+			enum coerce k = policy_coerce(json_get(rec, metric_table[i].key), &d);
+			if (k == COERCE_BAD || (k == COERCE_OK && !isfinite(d))) {
+				jsonl_error(r, &s, k == COERCE_BAD ? "%s must be a number" :
+				    "%s is not a finite number", metric_table[i].key);
+				good = false;
+			}
+		}
+		if (good && store_query_matches(&q, rec)) {
+			path = store_record_path(rec);
+			where = easprintf("%s:%ld", s.file, s.line);
+			memset(&h, 0, sizeof h);
+			h.record = rec;
+			h.path = path != NULL ? path : where;
+			h.stream = true;
+			h.instant = store_record_instant(rec);
+			on_hit(&h, NULL);
+			free(path);
+			free(where);
+		}
+		cJSON_Delete(rec);
+	}
+	ok = jsonl_errors(r) == 0;
+	jsonl_close(r);
+	return ok;
+}
+
+static int
+cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Reads the cohorts of --batch; false when a record was bad. */
+static bool
+read_batch(void)
+{
+	jsonl_reader *r = jsonl_open((char *const *)&opt.batch, 1);
+	struct identity id;
+	jsonl_span s;
+	cJSON *rec;
+	bool ok;
+
+	while ((rec = jsonl_next(r, &s)) != NULL) {
+		buf b = BUF_INIT;
+
+		if (cohort_key(rec, &id, &b)) {
+			run.batch = erealloc(run.batch, (run.nbatch + 1) * sizeof *run.batch);
+			run.batch[run.nbatch++] = buf_detach(&b);
+		}
+		buf_free(&b);
+		identity_free(&id);
+		cJSON_Delete(rec);
+	}
+	ok = jsonl_errors(r) == 0;
+	jsonl_close(r);
+	qsort(run.batch, run.nbatch, sizeof *run.batch, cmp_strp);
+	return ok;
+}
+
+/* Whether a cohort is analysed: every one, or those of --batch. */
+static bool
+in_batch(const struct cohort *c)
+{
+	return opt.batch == NULL ||
+	    bsearch(&c->key, run.batch, run.nbatch, sizeof *run.batch, cmp_strp) != NULL;
+}
+
+/* SHA-256 of the first n values, as stored in memory. */
+static void
+digest(const double *x, size_t n, char hex[SHA256_HEX])
+{
+	struct canon_sha *h = canon_sha_new();
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned char b[8];
+		uint64_t u;
+
+		memcpy(&u, &x[i], sizeof u);
+		for (int k = 0; k < 8; k++)
+			b[k] = (unsigned char)(u >> (8 * k));
+		canon_sha_update(h, b, sizeof b);
+	}
+	canon_sha_final(h, hex);
+}
+
+static struct saved *
+find_saved(const char *series)
+{
+	for (size_t i = 0; i < run.nsaved; i++)
+		if (!run.saved[i].used && strcmp(run.saved[i].series, series) == 0)
+			return &run.saved[i];
+	return NULL;
+}
+
+/* The header line of a state file for the options in force. */
+static cJSON *
+state_header(void)
+{
+	cJSON *o = json_new_object();
+
+	json_set(o, "perf_changes_state", json_new_int(1));
+	json_set(o, "window", json_new_int(opt.window));
+	json_set(o, "pvalue", json_new_float(opt.pvalue));
+	json_set(o, "all", json_new_bool(opt.all));
+	return o;
+}
+
+/* Loads --incremental's state; a state that cannot be used is ignored (a cache). */
+static void
+load_state(void)
+{
+	FILE *fp = fopen(opt.state, "r");
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t len;
+	long no = 0;
+	cJSON *o, *head;
+	json_error e;
+	bool bad = false;
+
+	if (fp == NULL)
+		return;
+	head = state_header();
+	while (!bad && (len = getline(&line, &cap, fp)) > 0) {
+		const cJSON *w, *v;
+		struct saved sv = { 0 };
+		double d;
+
+		no++;
+		if ((o = json_parse(line, (size_t)len, &e)) == NULL) {
+			bad = true;
+			break;
+		}
+		if (no == 1) {
+			bad = !json_equal(o, head);
+			cJSON_Delete(o);
+			continue;
+		}
+		w = json_get(o, "weak");
+		bad = !cJSON_IsString(json_get(o, "series")) ||
+		    strlen(json_str(o, "digest")) != SHA256_HEX - 1 || !cJSON_IsArray(w) ||
+		    !json_is_int(json_get(o, "n")) || !json_is_int(json_get(o, "resume"));
+		if (!bad) {
+			sv.series = estrdup(json_str(o, "series"));
+			memcpy(sv.digest, json_str(o, "digest"), SHA256_HEX);
+			sv.n = (size_t)json_num(o, "n");
+			sv.resume = (size_t)json_num(o, "resume");
+			sv.early = emalloc(((size_t)cJSON_GetArraySize(w) + 1) * sizeof *sv.early);
+			cJSON_ArrayForEach(v, w) {
+				d = v->valuedouble;
+				if (!json_is_int(v) || d < 0 || d >= (double)sv.n) {
+					bad = true;
+					break;
+				}
+				sv.early[sv.nearly++] = (size_t)d;
+			}
+			bad |= sv.resume >= sv.n;
+			run.saved = erealloc(run.saved, (run.nsaved + 1) * sizeof *run.saved);
+			run.saved[run.nsaved++] = sv;
+		}
+		cJSON_Delete(o);
+	}
+	if (bad) {
+		diag(opt.state, no, "ignoring the incremental state: not this "
+		    "program's state for these options");
+		for (size_t i = 0; i < run.nsaved; i++) {
+			free(run.saved[i].series);
+			free(run.saved[i].early);
+		}
+		run.nsaved = 0;
+	}
+	free(line);
+	fclose(fp);
+	cJSON_Delete(head);
+}
+
+/* The state line of a series. */
+static void
+keep_state(buf *out, const char *series, const double *x, const struct changes_split *sp)
+{
+	cJSON *o = json_new_object(), *w = json_new_array();
+	char hex[SHA256_HEX];
+	buf line = BUF_INIT;
+
+	digest(x, sp->n, hex);
+	json_set(o, "series", json_new_string(series));
+	json_set(o, "n", json_new_int((long long)sp->n));
+	json_set(o, "digest", json_new_string(hex));
+	json_set(o, "resume", json_new_int((long long)sp->resume));
+	for (size_t i = 0; i < sp->nearly; i++)
+		json_append(w, json_new_int((long long)sp->early[i]));
+	json_set(o, "weak", w);
+	json_write(&line, o, JSON_COMPACT, NULL);
+	buf_adds(out, line.s);
+	buf_addc(out, '\n');
+	buf_free(&line);
+	cJSON_Delete(o);
+}
+
+/* Whether the change at index of a series of n points is to be reported. */
+static bool
+reported(const struct cohort *c, size_t index)
+{
+	if (opt.last > 0 && index + (size_t)opt.last < c->h.n)
+		return false;
+	if (opt.has_since && c->h.p[index].instant < opt.since)
+		return false;
+	return true;
+}
+
+/* Analyses one metric of one cohort. */
+static void
+analyse(struct task *t, double *x, bool *has)
+{
+	const struct cohort *c = t->c;
+	int m = t->metric;
+	struct changes_split sp = { 0 };
+	struct change_point *cp;
+	struct saved *sv;
+	char hex[SHA256_HEX], *series;
+	size_t n = c->h.n, k;
+
+	for (size_t i = 0; i < n; i++) {
+		x[i] = c->h.p[i].v[m];
+		has[i] = c->h.p[i].has[m];
+	}
+	if (!changes_fill(x, has, n))
+		return;
+	series = easprintf("%s\x1e%s", c->key, metric_table[m].key);
+	if (opt.state != NULL && (sv = find_saved(series)) != NULL && sv->n <= n) {
+		sv->used = true;
+		digest(x, sv->n, hex);
+		if (strcmp(hex, sv->digest) == 0) {
+			/* The same history and more: resume the split. */
+			sp.n = sv->n;
+			sp.resume = sv->resume;
+			sp.early = sv->early;
+			sp.nearly = sv->nearly;
+			sv->early = NULL;
+		}
+	}
+	changes_split(x, n, (size_t)opt.window, changes_first_pass(opt.pvalue), &sp);
+	if (opt.state != NULL)
+		keep_state(&t->state, series, x, &sp);
+	cp = emalloc((sp.nweak + 1) * sizeof *cp);
+	k = changes_merge(x, n, sp.weak, sp.nweak, opt.pvalue, opt.min_magnitude, cp);
+	for (size_t i = 0; i < k; i++) {
+		struct found *f;
+		bool up = cp[i].mean_after > cp[i].mean_before;
+
+		if (!reported(c, cp[i].index))
+			continue;
+		t->found = erealloc(t->found, (t->nfound + 1) * sizeof *t->found);
+		f = &t->found[t->nfound++];
+		f->c = c;
+		f->metric = m;
+		f->cp = cp[i];
+		f->worse = metric_table[m].higher_is_better ? cp[i].mean_after <
+		    cp[i].mean_before : up;
+	}
+	free(cp);
+	free(series);
+	changes_split_free(&sp);
+}
+
+static cJSON *
+num_or_null(double v)
+{
+	return isfinite(v) ? json_new_float(v) : json_new_null();
+}
+
+/* One change point as a JSON line. */
+static cJSON *
+found_json(const struct found *f)
+{
+	const struct cohort *c = f->c;
+	const struct hist_point *at = &c->h.p[f->cp.index], *before = &c->h.p[f->cp.index - 1];
+	cJSON *o = json_new_object(), *prev = json_new_object();
+
+	if (c->v2)
+		for (int k = 0; k < IDENTITY_KEYS; k++)
+			json_set(o, identity_keys[k], json_new_string(c->ident[k]));
+	json_set(o, "model_id", json_new_string(c->model));
+	json_set(o, "gpu_type", json_new_string(c->gpu));
+	json_set(o, "metric", json_new_string(metric_table[f->metric].key));
+	json_set(o, "direction", json_new_string(f->worse ? "worse" : "better"));
+	json_set(o, "index", json_new_int((long long)f->cp.index));
+	json_set(o, "timestamp", json_new_string(at->timestamp));
+	json_set(o, "commit_sha", json_new_string(at->commit));
+	json_set(o, "path", json_new_string(at->path));
+	json_set(prev, "timestamp", json_new_string(before->timestamp));
+	json_set(prev, "commit_sha", json_new_string(before->commit));
+	json_set(prev, "path", json_new_string(before->path));
+	json_set(o, "previous", prev);
+	json_set(o, "mean_before", num_or_null(f->cp.mean_before));
+	json_set(o, "stddev_before", num_or_null(f->cp.std_before));
+	json_set(o, "mean_after", num_or_null(f->cp.mean_after));
+	json_set(o, "stddev_after", num_or_null(f->cp.std_after));
+	json_set(o, "forward_change_percent", num_or_null(changes_forward(&f->cp) * 100.0));
+	json_set(o, "magnitude", num_or_null(changes_magnitude(&f->cp)));
+	json_set(o, "pvalue", num_or_null(f->cp.pvalue));
+	json_set(o, "n_before", json_new_int((long long)f->cp.n_before));
+	json_set(o, "n_after", json_new_int((long long)f->cp.n_after));
+	return o;
+}
+
+/* The Markdown table of --md. */
+static void
+write_md(void)
+{
+	const cJSON **cps = emalloc((run.nfound + 1) * sizeof *cps);
+	buf out = BUF_INIT;
+
+	for (size_t i = 0; i < run.nfound; i++)
+		cps[i] = found_json(&run.found[i]);
+	buf_adds(&out, "## Change points\n\n");
+	if (run.nfound == 0)
+		buf_adds(&out, "No change points.\n");
+	else
+		cpoints_markdown(&out, cps, run.nfound);
+	fwrite(out.s, 1, out.len, stdout);
+	for (size_t i = 0; i < run.nfound; i++)
+		cJSON_Delete((cJSON *)cps[i]);
+	free(cps);
+	buf_free(&out);
+}
+
+/* A thread of the analysis: takes the next series until none is left. */
+static void *
+worker(void *arg)
+{
+	double *x = emalloc((run.longest + 1) * sizeof *x);
+	bool *has = emalloc((run.longest + 1) * sizeof *has);
+	size_t i;
+
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&run.lock);
+		i = run.next++;
+		pthread_mutex_unlock(&run.lock);
+		if (i >= run.ntasks)
+			break;
+		analyse(&run.tasks[i], x, has);
+	}
+	free(x);
+	free(has);
+	return NULL;
+}
+
+/*
+ * Analyses every series, on up to PERF_STORE_THREADS threads (default:
+ * the CPUs, up to 4); the results are gathered in series order, so they
+ * do not depend on the threads.
+ */
+static void
+analyse_all(void)
+{
+	const char *env = getenv("PERF_STORE_THREADS");
+	long nt = env != NULL ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
+	pthread_t tid[64];
+	int started = 0;
+
+	nt = nt < 1 ? 1 : nt > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : nt;
+	for (size_t i = 0; i < run.n; i++)
+		for (int m = 0; m < METRIC_COUNT; m++)
+			if (opt.metric[m] && in_batch(run.c[i])) {
+				run.tasks = erealloc(run.tasks, (run.ntasks + 1) * sizeof *run.tasks);
+				memset(&run.tasks[run.ntasks], 0, sizeof *run.tasks);
+				run.tasks[run.ntasks].c = run.c[i];
+				run.tasks[run.ntasks++].metric = m;
+			}
+	while (started < nt - 1 && (size_t)started + 1 < run.ntasks &&
+	    pthread_create(&tid[started], NULL, worker, NULL) == 0)
+		started++;
+	worker(NULL);
+	while (started > 0)
+		pthread_join(tid[--started], NULL);
+	for (size_t i = 0; i < run.ntasks; i++) {
+		struct task *t = &run.tasks[i];
+
+		if (t->nfound > 0) {
+			run.found = erealloc(run.found, (run.nfound + t->nfound) * sizeof *run.found);
+			memcpy(run.found + run.nfound, t->found, t->nfound * sizeof *t->found);
+			run.nfound += t->nfound;
+		}
+		if (t->state.len > 0)
+			buf_adds(&run.state, t->state.s);
+		free(t->found);
+		buf_free(&t->state);
+	}
+	free(run.tasks);
+}
+
+static int
+cmp_cohort(const void *a, const void *b)
+{
+	return strcmp((*(struct cohort *const *)a)->key, (*(struct cohort *const *)b)->key);
+}
+
+static void
+parse_options(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "store", required_argument, NULL, 's' },
+		{ "cache", required_argument, NULL, 'C' },
+		{ "history", required_argument, NULL, 'H' },
+		{ "metric", required_argument, NULL, 'm' },
+		{ "window", required_argument, NULL, 'w' },
+		{ "pvalue", required_argument, NULL, 'p' },
+		{ "min-magnitude", required_argument, NULL, 'M' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "last", required_argument, NULL, 'l' },
+		{ "incremental", required_argument, NULL, 'i' },
+		{ "batch", required_argument, NULL, 'B' },
+		{ "all", no_argument, NULL, 'A' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "md", no_argument, NULL, 'D' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool any_metric = false;
+	int c, k;
+
+	while ((c = getopt_long(argc, argv, "hH:m:p:s:w:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': opt.store = optarg; break;
+		case 'C': opt.cache = optarg; break;
+		case 'H':
+			opt.histories = erealloc(opt.histories,
+			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
+			opt.histories[opt.nhistories++] = optarg;
+			break;
+		case 'm':
+			if ((k = policy_metric_index(optarg)) < 0) {
+				warnx_("--metric: unknown metric '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.metric[k] = any_metric = true;
+			break;
+		case 'w':
+			if (!num_opt_long(optarg, 2, 100000, &opt.window)) {
+				warnx_("--window: not an integer from 2 to 100000: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'p':
+			if (!num_opt_double(optarg, 0, 1, &opt.pvalue) || opt.pvalue == 0) {
+				warnx_("--pvalue: not a number above 0 and at most 1: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'M':
+			if (!num_opt_double(optarg, 0, 1e300, &opt.min_magnitude)) {
+				warnx_("--min-magnitude: not a number of 0 or more: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'S':
+			if (!isotime_parse(optarg, &opt.since)) {
+				warnx_("--since: not an ISO time: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.has_since = true;
+			break;
+		case 'l':
+			if (!num_opt_long(optarg, 1, 1000000000, &opt.last)) {
+				warnx_("--last: not a positive integer: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'i': opt.state = optarg; break;
+		case 'B': opt.batch = optarg; break;
+		case 'A': opt.all = true; break;
+		case 'J': opt.md = false; break;
+		case 'D': opt.md = true; break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (opt.has_since && opt.last > 0) {
+		warnx_("--since and --last cannot be used together");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	for (k = 0; k < METRIC_COUNT; k++)
+		opt.metric[k] |= !any_metric;
+}
+
+int
+main(int argc, char *argv[])
+{
+	bool trouble = false, worse = false;
+	size_t i;
+
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	parse_options(argc, argv);
+	if ((opt.store != NULL || opt.nhistories > 0) && read_store() != 0)
+		return EXIT_TROUBLE;
+	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
+		trouble = !read_records(argv + optind, argc - optind);
+	if (opt.batch != NULL)
+		trouble |= !read_batch();
+	if (opt.state != NULL)
+		load_state();
+	if (run.n > 1)
+		qsort(run.c, run.n, sizeof *run.c, cmp_cohort);
+	for (i = 0; i < run.n; i++) {
+		history_sort(&run.c[i]->h);
+		run.longest = run.c[i]->h.n > run.longest ? run.c[i]->h.n : run.longest;
+	}
+	if (opt.state != NULL) {
+		cJSON *head = state_header();
+		json_write(&run.state, head, JSON_COMPACT, NULL);
+		buf_addc(&run.state, '\n');
+		cJSON_Delete(head);
+	}
+	analyse_all();
+	for (i = 0; i < run.nfound; i++)
+		worse |= run.found[i].worse;
+	if (opt.md)
+		write_md();
+	else
+		for (i = 0; i < run.nfound; i++) {
+			cJSON *o = found_json(&run.found[i]);
+			jsonl_emit(stdout, o, NULL);
+			cJSON_Delete(o);
+		}
+	if (opt.state != NULL &&
+	    atomic_save("incremental state", opt.state, run.state.s, run.state.len) != 0)
+		trouble = true;
+	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
+		return EXIT_TROUBLE;
+	return worse ? EXIT_GATE : EXIT_PASS;
+}

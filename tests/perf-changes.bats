@@ -1,0 +1,211 @@
+#!/usr/bin/env bats
+# perf-changes: Otava's change points per cohort and metric. The fixture
+# history is written by tests/fixtures/perf-changes/gen-history.py, which
+# also checks (given Otava) that these outputs are Otava's change points.
+
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+load lib/common
+
+N=perf-changes
+F=$FIXTURES/perf-changes
+H=$F/history.jsonl
+
+# same_as FILE: stdout (as bats captured it) is FILE byte for byte.
+same_as() {
+	diff -u "$1" <(printf '%s' "$output"; [ -n "$output" ] && echo)
+}
+
+# store_of JSONL DIR: a store directory holding the records of JSONL.
+store_of() {
+	py -c '
+import json, os, re, sys
+def s(v):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(v))
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    d = os.path.join(sys.argv[2], s(r["model_id"]))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "%s_%s.json" % (s(r["timestamp"]), s(r["commit_sha"]))), "w") as f:
+        f.write(line)
+' "$1" "$2"
+}
+
+@test "finds the worse latency step and the better memory step; exit 1 for a worse one" {
+	run --separate-stderr $N "$H"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+	[ -z "$stderr" ]
+}
+
+@test "--md: a Markdown table, worse changes first, newest first" {
+	run --separate-stderr $N --md "$H"
+	assert_failure 1
+	same_as "$F/md.out.md"
+	[ -z "$stderr" ]
+}
+
+@test "--last n reports only change points among the newest n records" {
+	run --separate-stderr $N --last 25 "$H"
+	assert_failure 1
+	same_as "$F/last.out.jsonl"
+	run --separate-stderr $N --last 5 "$H"
+	assert_success
+	assert_output ""
+}
+
+@test "--since reports only change points at or after the time" {
+	run --separate-stderr $N --since 2026-01-02T00:00:00Z "$H"
+	assert_failure 1
+	same_as "$F/last.out.jsonl"
+	run --separate-stderr $N --since 2026-01-01T20:00:00+00:00 --metric memory "$H"
+	assert_success
+	[ "$(jq -r .commit_sha <<<"$output")" = "$(sed -n 21p "$H" | jq -r .commit_sha)" ]
+}
+
+@test "only better changes: exit 0" {
+	run --separate-stderr $N --metric memory "$H"
+	assert_success
+	[ "$(jq -r '[.metric, .direction, .index, .n_before, .n_after] | join(" ")' <<<"$output")" = "memory better 20 20 40" ]
+}
+
+@test "untrusted records are left out unless --all" {
+	run --separate-stderr $N --all "$H"
+	assert_failure 1
+	same_as "$F/all.out.jsonl"
+	not diff -q "$F/all.out.jsonl" "$F/default.out.jsonl"
+}
+
+@test "reads the same history from a store directory and from -H" {
+	store_of "$H" "$BATS_TEST_TMPDIR/store"
+	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/store"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+	run --separate-stderr $N -H "$H"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+	# A stream repeating the store's records adds nothing.
+	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/store" -H "$H"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+}
+
+@test "a store with no change points: no output, exit 0" {
+	run --separate-stderr $N -s "$ROOT_DIR/fixtures/store"
+	assert_success
+	assert_output ""
+	[ -z "$stderr" ]
+}
+
+@test "--incremental gives what a full run gives, append after append" {
+	st=$BATS_TEST_TMPDIR/state.jsonl
+	for n in 3 10 25 41 42 43 60 61 62 80 100 105; do
+		head -n "$n" "$H" >"$BATS_TEST_TMPDIR/h.jsonl"
+		full=$($N "$BATS_TEST_TMPDIR/h.jsonl") || true
+		inc=$($N --incremental "$st" "$BATS_TEST_TMPDIR/h.jsonl") || true
+		[ "$full" = "$inc" ] || { echo "differs after $n records" >&2; return 1; }
+	done
+	[ "$(head -n 1 "$st")" = '{"perf_changes_state":1,"window":50,"pvalue":0.001,"all":false}' ]
+	# A rewritten history (a record gone from the middle) is analysed afresh.
+	sed 5d "$H" >"$BATS_TEST_TMPDIR/h.jsonl"
+	run $N --incremental "$st" "$BATS_TEST_TMPDIR/h.jsonl"
+	assert_failure 1
+	[ "$output" = "$($N "$BATS_TEST_TMPDIR/h.jsonl")" ]
+}
+
+@test "--incremental ignores a state written for other options, with a warning" {
+	st=$BATS_TEST_TMPDIR/state.jsonl
+	$N --incremental "$st" --window 20 "$H" >/dev/null || true
+	run --separate-stderr $N --incremental "$st" "$H"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+	assert_equal "$stderr" "$N: $st:1: ignoring the incremental state: not this program's state for these options"
+	grep -q '"window":50' "$st"
+}
+
+@test "the window, p-value and magnitude change the answer" {
+	run $N --window 10 --metric latency "$H"
+	assert_failure 1
+	run $N --min-magnitude 0.06 --metric latency "$H"
+	assert_success
+	assert_output ""
+	run $N --pvalue 1e-30 --metric latency "$H"
+	assert_success
+	assert_output ""
+}
+
+@test "rejects bad option values with usage, exit 2" {
+	for a in "--window 1" "--window x" "--pvalue 0" "--pvalue 2" "--min-magnitude -1" \
+		"--metric bogus" "--since yesterday" "--last 0" "--since 2026-01-01 --last 3"; do
+		# shellcheck disable=SC2086 # the words of $a are the arguments
+		run --separate-stderr $N $a "$H"
+		assert_failure 2
+		assert_output ""
+		[[ $stderr == *"usage: $N"* ]]
+	done
+}
+
+@test "a missing metric is filled from the neighbours; a record without any is skipped" {
+	run --separate-stderr $N --metric dit_time_s "$H"
+	assert_success
+	assert_output ""
+	printf '{"model_id":"m","gpu_type":"g","timestamp":"2026-01-01T00:00:00+00:00"}\n' | $N
+}
+
+@test "a metric that is not a number is an error with its line, the rest still read" {
+	printf '%s\n{"model_id":"m","latency":"fast"}\n{"model_id":"m","latency":NaN}\n' \
+		"$(head -n 1 "$H")" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "$N: $BATS_TEST_TMPDIR/in.jsonl:2: latency must be a number
+$N: $BATS_TEST_TMPDIR/in.jsonl:3: latency is not a finite number"
+}
+
+@test "a blank line is skipped" {
+	{ head -n 50 "$H"; echo; tail -n +51 "$H"; } >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+}
+
+@test "reads a line over 64 KiB whole" {
+	pad=$(head -c 100000 /dev/zero | tr '\0' y)
+	run --separate-stderr $N <<<"{\"model_id\":\"m\",\"latency\":1.0,\"pad\":\"$pad\"}"
+	assert_success
+	[ -z "$stderr" ]
+}
+
+REC='{"model_id":"m","latency":1.0}'
+
+@test "empty input gives empty output" { check_empty_input $N; }
+@test "reports malformed JSON, non-objects and trailing garbage by line, keeps valid lines" {
+	printf '%s\n{"benchmark_id": nope}\n%s\n[1,2]\n%s junk\n' "$REC" "$REC" "$REC" >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "$N: $BATS_TEST_TMPDIR/in.jsonl:2: invalid JSON at column 18: unexpected 'n'
+$N: $BATS_TEST_TMPDIR/in.jsonl:4: not a JSON object (found an array)
+$N: $BATS_TEST_TMPDIR/in.jsonl:5: unexpected text after the record"
+}
+@test "a full disk on stdout is exit 2, never success" { check_full_disk $N "$H"; }
+@test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
+@test "-h prints usage on stdout, exit 0" { check_help $N; }
+@test "--version prints the version" { check_version $N; }
+
+@test "the answer does not depend on the number of threads" {
+	run -1 env PERF_STORE_THREADS=1 $N "$H"
+	one=$output
+	run -1 env PERF_STORE_THREADS=8 $N "$H"
+	assert_equal "$output" "$one"
+}
+
+@test "--batch analyses only the cohorts of the records given" {
+	head -n 1 "$H" >"$BATS_TEST_TMPDIR/v2.jsonl"
+	tail -n 1 "$H" >"$BATS_TEST_TMPDIR/legacy.jsonl"
+	run --separate-stderr $N --batch "$BATS_TEST_TMPDIR/v2.jsonl" "$H"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+	run --separate-stderr $N --batch "$BATS_TEST_TMPDIR/legacy.jsonl" "$H"
+	assert_success
+	assert_output ""
+}
