@@ -217,9 +217,9 @@ num_or_null(bool has, double v)
 static void
 add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
 {
-	size_t first = c->npast > (size_t)opt.noise_window ?
-	    c->npast - (size_t)opt.noise_window : 0, n = 0;
-	double *v = emalloc((c->npast + 1) * sizeof *v);
+	size_t first = c->past.n > (size_t)opt.noise_window ?
+	    c->past.n - (size_t)opt.noise_window : 0, n = 0;
+	double *v = emalloc((c->past.n + 1) * sizeof *v);
 	struct sens_gate g = { c->pol[i].threshold_percent, c->pol[i].threshold_absolute,
 	    metric_table[i].higher_is_better, nb };
 	struct sens_noise ns;
@@ -227,9 +227,9 @@ add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
 	bool known, advised;
 	cJSON *no = json_new_object(), *so = json_new_object();
 
-	for (size_t k = first; k < c->npast; k++)
-		if (c->past[k].has[i])
-			v[n++] = c->past[k].v[i];
+	for (size_t k = first; k < c->past.n; k++)
+		if (c->past.p[k].has[i])
+			v[n++] = c->past.p[k].v[i];
 	sens_noise_of(v, n, &ns);
 	free(v);
 	sens_assess(&ns, &g, opt.power, &rp);

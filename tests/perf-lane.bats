@@ -313,6 +313,7 @@ stored() {
 	cp "$ROOT_DIR/bin/perf-lane" other/
 	run other/perf-lane --version
 	assert_output "perf-lane (perfkite) unknown"
+}
 
 # history_with_step: 30 trusted lane-bench records in store/ before the
 # lane's own, latency 20% lower before the last five (a worse step up).

@@ -376,6 +376,7 @@ sys.stdout.write(R.summary_markdown([json.loads(l) for l in open(sys.argv[2])]))
 	run --separate-stderr perf-summarize "$BATS_TEST_TMPDIR/ok.jsonl"
 	assert_success
 	refute_output --partial Sensitivity
+}
 
 @test "--changes: a Change points section after the reference's table, which stays as it was" {
 	perf-changes "$FIXTURES/perf-changes/history.jsonl" >cps.jsonl || [ $? -eq 1 ]

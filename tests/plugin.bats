@@ -41,7 +41,7 @@ setup() {
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 16"
+	assert_output "perfkite 17"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -468,6 +468,7 @@ annotate --context perf-summary-perf-3 --style warning"
 	EOF
 	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
 	assert_output "annotate --context perf-summary --style success"
+}
 
 @test "pre-exit: a passing lane that reported worse change points is a warning; better ones are not" {
 	reports PASS
@@ -483,9 +484,16 @@ annotate --context perf-summary-perf-3 --style warning"
 		'annotate --context perf-summary --style error')"
 }
 
-@test "command hook: the changes option reaches perf-lane" {
+@test "command hook: the changes option reaches perf-lane; an unquoted off (YAML's false) is off" {
+	export ${P}CONFIGS=c ${P}CHANGES=' Gate'
+	lane_args
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --changes gate c)"
+	export ${P}CHANGES=false
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --changes off c)"
 	export ${P}CONFIGS=$LANE/configs ${P}STORE=store ${P}CPU=true ${P}CHANGES=sometimes
 	run --separate-stderr "$ROOT_DIR/hooks/command"
 	assert_failure 2
-	grep -q "perf-lane: --changes: expected gate, report or off, not 'sometimes'" <<<"$stderr"
+	assert_equal "$stderr" "perfkite: plugin option 'changes': expected gate, report, off, not 'sometimes'"
 }

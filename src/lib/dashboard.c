@@ -780,12 +780,39 @@ index_ticks(buf *b, const struct xaxis *xa)
 }
 
 /*
+ * The x of a change point at instant t on the chart of metric m of group g:
+ * on a time axis, where t falls (false outside the axis); on an index axis,
+ * that of the first record at or after t, the record the change point names.
+ */
+static bool
+change_x(const struct dash *d, const struct group *g, int m, const struct xaxis *xa,
+    int64_t t, double *x)
+{
+	if (!xa->index) {
+		*x = PL + ((double)t - xa->t0) / (xa->t1 - xa->t0) * PW;
+		return (double)t >= xa->t0 && (double)t <= xa->t1;
+	}
+	for (size_t i = 0, k = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		if (r->instant != ISOTIME_MIN && r->instant >= t) {
+			*x = x_at(xa, r, k);
+			return true;
+		}
+		k++;
+	}
+	return false;
+}
+
+/*
  * The change points of the chart of metric m of group g: vertical lines
  * with the commit and the change as hover text. (Styled in place, so that
  * a page without change points stays as it was.)
  */
 static void
-change_lines(const struct dash *d, const struct group *g, int m, double t0, double t1, buf *b)
+change_lines(const struct dash *d, const struct group *g, int m, const struct xaxis *xa,
+    buf *b)
 {
 	for (size_t i = 0; i < d->nchanges; i++) {
 		const struct dchange *c = &d->changes[i];
@@ -796,9 +823,8 @@ change_lines(const struct dash *d, const struct group *g, int m, double t0, doub
 
 		for (int k = 0; same && c->ident[0] != NULL && k < IDENTITY_KEYS; k++)
 			same = strcmp(c->ident[k], g->key[3 + k]) == 0;
-		if (!same || (double)c->instant < t0 || (double)c->instant > t1)
+		if (!same || !change_x(d, g, m, xa, c->instant, &x))
 			continue;
-		x = PL + ((double)c->instant - t0) / (t1 - t0) * (CW - PL - PR);
 		buf_addf(b, "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
 		    "stroke=\"%s\" stroke-width=\"1.4\" stroke-dasharray=\"3 2\"/><title>", x, x,
 		    PT, CH - PB, c->worse ? "#c62828" : "#2e7d32");
@@ -930,7 +956,7 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		}
 	}
 	buf_adds(b, "\"/>");
-	change_lines(d, g, m, t0, t1, b);
+	change_lines(d, g, m, &xa, b);
 	/* Markers with hover text, for the newest records (and the batch). */
 	first_marker = g->n > markers ? g->n - markers : 0;
 	for (i = 0, k = 0; i < g->n; i++) {
