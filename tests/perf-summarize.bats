@@ -361,18 +361,18 @@ REC='{"model_id":"a","gpu_type":"g"}'
 }
 
 @test "a Sensitivity section after the reference's table lists only noisy and blind gates" {
-	S=$FIXTURES/perf-summarize/sensitivity
-	run --separate-stderr perf-summarize "$S.in.jsonl"
+	local sens=$FIXTURES/perf-summarize/sensitivity
+	run --separate-stderr perf-summarize "$sens.in.jsonl"
 	assert_success
 	# The reference's table, byte for byte (Python's transcription), then the section.
 	want=$(python3 -c 'import json, sys; sys.path.insert(0, sys.argv[1]); import reference as R
-sys.stdout.write(R.summary_markdown([json.loads(l) for l in open(sys.argv[2])]))' "$FIXTURES" "$S.in.jsonl"; cat "$S.section.md")
+sys.stdout.write(R.summary_markdown([json.loads(l) for l in open(sys.argv[2])]))' "$FIXTURES" "$sens.in.jsonl"; cat "$sens.section.md")
 	assert_equal "$output" "$want"
 	[ "$(grep -c '^| wan-t2v-1.3b-2gpu | NVIDIA L40S | ' <<<"$output")" -eq 3 ]
 	assert_line '| wan-t2v-1.3b-2gpu | NVIDIA L40S | latency | noisy | 5.4% | 11.3% | 13.9% | >8.0% and >0.500 | >16.0% and >0.500 | 22.4% |'
 	assert_line '| wan-t2v-1.3b-2gpu | NVIDIA L40S | dit_time_s | blind | 1.1% | 0.0% | 43.0% | >5.0% and >0.250 | >3.1% and >0.019 | 4.2% |'
 	# Gates that fit their noise (or records without the keys) add nothing.
-	jq -c '.comparison.metrics |= map_values(.sensitivity.advice = "ok")' "$S.in.jsonl" >"$BATS_TEST_TMPDIR/ok.jsonl"
+	jq -c '.comparison.metrics |= map_values(.sensitivity.advice = "ok")' "$sens.in.jsonl" >"$BATS_TEST_TMPDIR/ok.jsonl"
 	run --separate-stderr perf-summarize "$BATS_TEST_TMPDIR/ok.jsonl"
 	assert_success
 	refute_output --partial Sensitivity
