@@ -389,31 +389,42 @@ major_minor_of(const cJSON *runtime, const char *key)
 	return out;
 }
 
-static int
-cmp_child(const void *a, const void *b)
-{
-	return strcmp((*(cJSON *const *)a)->string, (*(cJSON *const *)b)->string);
-}
+/*
+ * FastVideo's attention and kernel packages: each logical name, then the
+ * distribution names it is found under, first found wins. No other package
+ * is part of a profile.
+ */
+static const char *const package_names[][3] = {
+	{ "fastvideo_kernel", "fastvideo-kernel", NULL },
+	{ "flash_attention_fp4", "flash-attention-fp4", NULL },
+	{ "flash_attn", "flash-attn", NULL },
+	{ "flash_attn_4", "flash-attn-4", NULL },
+	{ "flashinfer", "flashinfer-python", NULL },
+	{ "nvidia_cutlass_dsl", "cutlass-dsl", NULL },
+	{ "sageattention", NULL, NULL },
+	{ "sageattn3", NULL, NULL },
+	{ "triton", NULL, NULL },
+	{ "xformers", NULL, NULL },
+};
 
-/* The runner's packages: truthy versions only, keys sorted. */
+/*
+ * The runner's packages as FastVideo records them: the logical names above
+ * (a runner may report a distribution name instead; a name without a truthy
+ * version is not installed) with a truthy version, keys sorted (the table
+ * is in order).
+ */
 static cJSON *
 packages_of(const cJSON *runtime)
 {
 	const cJSON *p = json_get(runtime, "packages"), *c;
-	cJSON **kids, *out = json_new_object();
-	size_t n = 0, i;
+	cJSON *out = json_new_object();
 
-	cJSON_ArrayForEach(c, p)
-		n++;
-	kids = emalloc((n + 1) * sizeof *kids);
-	n = 0;
-	cJSON_ArrayForEach(c, p)
-		if (json_truthy(c))
-			kids[n++] = (cJSON *)c;
-	qsort(kids, n, sizeof *kids, cmp_child);
-	for (i = 0; i < n; i++)
-		json_set(out, kids[i]->string, cJSON_Duplicate(kids[i], true));
-	free(kids);
+	for (size_t i = 0; i < sizeof package_names / sizeof package_names[0]; i++)
+		for (int k = 0; k < 3 && package_names[i][k] != NULL; k++)
+			if ((c = json_get(p, package_names[i][k])) != NULL && json_truthy(c)) {
+				json_set(out, package_names[i][0], cJSON_Duplicate(c, true));
+				break;
+			}
 	return out;
 }
 

@@ -290,6 +290,25 @@ main(void)
 	is_str(b.s, "{\"python\":\"3.12\",\"pytorch\":\"2.12\",\"cuda\":\"13.0\",\"packages\":"
 	    "{\"fastvideo_kernel\":\"0.3.2\",\"triton\":\"3.4.1\"},\"attention_backend\":\"auto\","
 	    "\"flash_attention_4_enabled\":false}", "X.Y versions, sorted truthy packages");
+	/* Only FastVideo's ten packages count, found by logical or distribution name. */
+	cJSON_Delete(sw);
+	cJSON_Delete(rt);
+	rt = parse("{\"python\":\"3.12.4\",\"pytorch\":\"2.12.0+cu130\",\"cuda\":\"13.0\","
+	    "\"packages\":{\"triton\":\"3.4.1\",\"fastvideo-kernel\":\"0.3.2\",\"numpy\":\"2.1\","
+	    "\"flash_attn\":\"\",\"flash-attn\":\"2.8.0\",\"flashinfer\":null,\"torch\":\"2.12\"}}");
+	sw = recipe_software_profile(rt);
+	buf_reset(&b);
+	json_write(&b, json_get(sw, "packages"), JSON_COMPACT, NULL);
+	is_str(b.s, "{\"fastvideo_kernel\":\"0.3.2\",\"flash_attn\":\"2.8.0\",\"triton\":\"3.4.1\"}",
+	    "packages: FastVideo's names only, a distribution name for its logical one");
+	cJSON_Delete(sw);
+	cJSON_Delete(rt);
+	rt = parse("{\"python\":\"3.12.4\",\"pytorch\":\"2.12.0+cu130\",\"cuda\":\"13.0\","
+	    "\"packages\":{\"triton\":\"3.4.1\",\"fastvideo_kernel\":\"0.3.2\",\"numpy\":\"2.1\"}}");
+	sw = recipe_software_profile(rt);
+	s = id_of(sw, "sw-");
+	is_str(s, "sw-51a21bb706c36ab3", "a package FastVideo does not record leaves the id as FastVideo's");
+	free(s);
 	hw = recipe_hardware_profile(true, 2, l40s, 2, "none_or_partial");
 	env = recipe_environment_metadata(rt, hw, sw);
 	s = id_of(env, "env-");
