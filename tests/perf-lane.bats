@@ -366,3 +366,200 @@ history_with_step() {
 	refute_line "--- perf-changes"
 	not grep -q '^## Change points$' reports/annotation.md
 }
+
+# --- the A/B (perf-ab) on pull requests, and the rolling gate's rule --------
+
+AB_CONF=$ROOT_DIR/fixtures/ab/bench.json
+
+# ab_repo FACTOR: ./repo, a git repository whose base commit (HEAD~1) runs
+# the fake A/B runner at factor 1 and whose head commit at FACTOR; the
+# current directory is then the repository, as the lane runs in a checkout.
+ab_repo() {
+	git init -q repo
+	git -C repo config user.email t@example.com
+	git -C repo config user.name t
+	echo 1 >repo/ab-factor
+	git -C repo add ab-factor
+	git -C repo commit -qm base
+	echo "$1" >repo/ab-factor
+	echo head >repo/head.txt
+	git -C repo add ab-factor head.txt
+	git -C repo commit -qm head
+	mkdir -p tmp
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	cd repo || return 1
+}
+
+# ab_lane ARGS...: perf-lane on a pull request, from the repository, into
+# ../reports, ../results and ../store, measuring the A/B fixture on the CPU.
+ab_lane() {
+	BUILDKITE_PULL_REQUEST=7 run --separate-stderr perf-lane -r ../reports -o ../results -s ../store \
+		--cpu "$@"
+}
+
+# record PROG: PROG first on PATH, a wrapper writing its arguments (one a
+# line) to ../PROG.args before running the real one; a --rule the real one
+# does not take yet is dropped (only that the lane passes it is checked).
+record() {
+	local real
+	real=$(command -v "$1")
+	mkdir -p "$BATS_TEST_TMPDIR/rec"
+	cat >"$BATS_TEST_TMPDIR/rec/$1" <<-EOF
+		#!/usr/bin/env bash
+		printf '%s\n' "\$@" >>"$BATS_TEST_TMPDIR/$1.args"
+		args=()
+		while [ \$# -gt 0 ]; do
+			if [ "\$1" = --rule ] && ! "$real" --help 2>&1 | grep -q -- --rule; then
+				shift 2
+				continue
+			fi
+			args+=("\$1")
+			shift
+		done
+		exec "$real" "\${args[@]}"
+	EOF
+	chmod +x "$BATS_TEST_TMPDIR/rec/$1"
+	PATH=$BATS_TEST_TMPDIR/rec:$PATH
+}
+
+@test "--ab-base on a PR: a head commit that makes the runner slower fails the lane, its A/B table above the rolling one" {
+	ab_repo 1.10
+	ab_lane --ab-base HEAD~1 --ab-setup 'echo built >built' --ab-band 2 "$AB_CONF"
+	assert_failure 1
+	assert_line -- "--- perf-ab against HEAD~1"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, ab 1: exit 1"
+	# the annotation: the A/B's table, then the rolling comparison's
+	assert_equal "$(head -n 1 ../reports/annotation.md)" "### A/B: head against base, $(jq -r .pairs ../reports/ab_report.json) pairs interleaved on this agent"
+	grep -q '^| ab-bench | Latency | .* | slower :x: |' ../reports/annotation.md
+	local ab rolling
+	ab=$(grep -n '^### A/B: head against base' ../reports/annotation.md | cut -d: -f1)
+	rolling=$(grep -n '^## Performance Baseline Comparison$' ../reports/annotation.md | cut -d: -f1)
+	[ "$ab" -eq 1 ] && [ "$rolling" -gt "$ab" ]
+	grep -q '^| ab-bench | .* | PASS |' ../reports/annotation.md
+	# the report, among the reports; the base worktree and perf-ab's scratch are gone
+	assert_equal "$(jq -r '[.status, .inputs.base_ref, .inputs.setup, .inputs.cpu] | @tsv' ../reports/ab_report.json)" \
+		"$(printf 'slower\tHEAD~1\techo built >built\ttrue')"
+	assert_equal "$(git worktree list | wc -l)" 1
+	[ -z "$(ls ../tmp)" ]
+}
+
+@test "--ab-base on a PR: no slowdown, the lane passes with both tables" {
+	ab_repo 1
+	ab_lane --ab-base HEAD~1 --ab-band 5 "$AB_CONF"
+	assert_success
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, ab 0: exit 0"
+	assert_equal "$(jq -r '.results[] | select(.metric == "latency") | .verdict' ../reports/ab_report.json)" equivalent
+	sed -n 1p ../reports/annotation.md | grep -q '^### A/B: head against base'
+	grep -q '^## Performance Baseline Comparison$' ../reports/annotation.md
+}
+
+@test "--ab-only: the A/B alone decides the comparison's status" {
+	# a store that cannot be written: the rolling comparison's 2 ...
+	ab_repo 1
+	: >../afile
+	BUILDKITE_PULL_REQUEST=7 run --separate-stderr perf-lane -r ../reports -o ../results -s ../afile \
+		--cpu --ab-base HEAD~1 --ab-band 5 "$AB_CONF"
+	assert_failure 2
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 2, summarize 0, ab 0: exit 2"
+	# ... does not count with --ab-only, where the A/B passes
+	BUILDKITE_PULL_REQUEST=7 run --separate-stderr perf-lane -r ../reports -o ../results -s ../afile \
+		--cpu --ab-base HEAD~1 --ab-band 5 --ab-only "$AB_CONF"
+	assert_success
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 2, summarize 0, ab 0: exit 0"
+	sed -n 1p ../reports/annotation.md | grep -q '^### A/B: head against base'
+	# and a slower head still fails it
+	echo 1.10 >ab-factor
+	git commit -qam slower
+	ab_lane --ab-base HEAD~2 --ab-band 2 --ab-only "$AB_CONF"
+	assert_failure 1
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, ab 1: exit 1"
+}
+
+@test "--ab-base: only on pull requests; a base perf-ab cannot make is status 2, said in the annotation" {
+	ab_repo 1.10
+	run --separate-stderr perf-lane -r ../reports -o ../results -s ../store --cpu --ab-base HEAD~1 "$AB_CONF"
+	assert_success
+	assert_line -- "--- the A/B does not run: the run source is unknown, not pr"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, ab -: exit 0"
+	[ ! -e ../reports/ab_report.json ]
+	ab_lane --ab-base no-such-ref "$AB_CONF"
+	assert_failure 2
+	grep -q '^perf-ab: --base-ref no-such-ref: ' <<<"$stderr"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, ab 2: exit 2"
+	diff - <(sed -n 1,4p ../reports/annotation.md) <<-'EOF'
+		### A/B: head against base
+
+		perf-ab could not compare head with no-such-ref (status 2); see the job log.
+
+	EOF
+	# a PR whose benchmarks fail runs no A/B
+	ab_lane --ab-base HEAD~1 --runner false "$AB_CONF"
+	assert_failure 1
+	assert_line -- "--- the A/B does not run: the collection failed (status 1) or measured nothing"
+	refute_line -- "--- perf-ab against HEAD~1"
+}
+
+@test "--ab-base: the run options pass through to perf-ab, over the configs measured here" {
+	ab_repo 1
+	record perf-ab
+	ab_lane --ab-base HEAD~1 --ab-setup 'true' --ab-pairs 4:6 --ab-band 5 --timeout 60 \
+		--runner "$ROOT_DIR/fixtures/runners/ab-runner.sh" "$AB_CONF" "$LANE/elsewhere"
+	assert_success
+	diff - "$BATS_TEST_TMPDIR/perf-ab.args" <<-EOF
+		--base-ref
+		HEAD~1
+		--head
+		.
+		-o
+		../reports/ab_report.json
+		--md
+		--setup
+		true
+		--pairs
+		4:6
+		--band
+		5
+		--cpu
+		--timeout
+		60
+		--runner
+		$ROOT_DIR/fixtures/runners/ab-runner.sh
+		--
+		$AB_CONF
+	EOF
+}
+
+@test "--rule reaches perf-gate-rolling; without it none is passed" {
+	record perf-gate-rolling
+	lane --rule zscore "$LANE/configs"
+	assert_success
+	assert_equal "$(grep -A1 -x -- --rule "$BATS_TEST_TMPDIR/perf-gate-rolling.args")" "$(printf -- '--rule\nzscore')"
+	rm "$BATS_TEST_TMPDIR/perf-gate-rolling.args"
+	lane "$LANE/configs"
+	assert_success
+	not grep -qx -- --rule "$BATS_TEST_TMPDIR/perf-gate-rolling.args"
+}
+
+@test "the A/B and rule options are checked before anything runs" {
+	local -a bad=("--ab-only" "--ab-setup make" "--ab-base x --ab-pairs 1:5" "--ab-base x --ab-pairs 6:5"
+		"--ab-base x --ab-pairs 5:x" "--ab-base x --ab-pairs 5:1001" "--ab-base x --ab-band -1"
+		"--ab-base x --ab-band 5%" "--rule median")
+	local -a why=("--ab-only needs --ab-base" "--ab-setup needs --ab-base"
+		"--ab-pairs: expected min:max with 2 <= min <= max <= 1000 (or one number), not '1:5'"
+		"--ab-pairs: expected min:max with 2 <= min <= max <= 1000 (or one number), not '6:5'"
+		"--ab-pairs: expected min:max with 2 <= min <= max <= 1000 (or one number), not '5:x'"
+		"--ab-pairs: expected min:max with 2 <= min <= max <= 1000 (or one number), not '5:1001'"
+		"--ab-band: expected a percent of 0 or more, not '-1'"
+		"--ab-band: expected a percent of 0 or more, not '5%'"
+		"--rule: expected reference, prediction or zscore, not 'median'")
+	local k
+	for k in "${!bad[@]}"; do
+		lane ${bad[k]} "$LANE/configs"
+		assert_failure 2
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "perf-lane: ${why[k]}"
+	done
+	[ ! -e reports ]
+	lane --ab-base x --ab-pairs 8 --ab-band 2.5 "$LANE/configs"
+	assert_success
+}

@@ -32,16 +32,18 @@ setup() {
 		good = {"configs": ["a", "b"], "store": "git+https://huggingface.co/datasets/o/n",
 		        "upload-policy": "pass", "annotate": False, "artifacts": "r/**/*",
 		        "dashboard-days": 30, "token-env": "PERF_HF_TOKEN", "timeout": 60,
-		        "changes": "gate"}
+		        "changes": "gate", "rule": "zscore", "ab-base": "origin/main",
+		        "ab-setup": "make -j8", "ab-pairs": "5:30", "ab-band": 2.5, "ab-only": True}
 		assert not list(v.iter_errors(good)), list(v.iter_errors(good))
 		for bad in ({"confgs": "a"}, {"upload-policy": "sometimes"}, {"dashboard-days": 0},
 		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"},
-		            {"changes": "sometimes"}):
+		            {"changes": "sometimes"}, {"rule": "median"}, {"ab-base": ""},
+		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 17"
+	assert_output "perfkite 23"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -69,7 +71,7 @@ setup() {
 		print(n)
 	EOF
 	assert_success
-	assert_output 3
+	assert_output 4
 }
 
 @test "command hook: options and arrays reach perf-lane; an unknown option is refused" {
@@ -312,7 +314,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 19
+	assert_equal "${#lines[@]}" 25
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {
@@ -322,7 +324,7 @@ error: failed to push some refs to '../remote.git'"
 		assert_equal "$ref" "perfkite#v$v"
 		n=$((n + 1))
 	done < <(grep -oh 'perfkite#[^:]*' "$ROOT_DIR/README.md" "$ROOT_DIR"/pipeline-templates/*.yml)
-	assert_equal "$n" 3
+	assert_equal "$n" 4
 	grep -q "#v$v\`, the version in \`VERSION\`" "$ROOT_DIR/README.md"
 }
 
@@ -496,4 +498,110 @@ annotate --context perf-summary-perf-3 --style warning"
 	run --separate-stderr "$ROOT_DIR/hooks/command"
 	assert_failure 2
 	assert_equal "$stderr" "perfkite: plugin option 'changes': expected gate, report, off, not 'sometimes'"
+}
+
+@test "the rule and A/B options reach perf-lane; rule is passed only when given" {
+	export ${P}CONFIGS=c ${P}RULE=' ZScore' ${P}AB_BASE=origin/main ${P}AB_SETUP='make -j8' \
+		${P}AB_PAIRS=5:30 ${P}AB_BAND=2.5 ${P}AB_ONLY=True
+	lane_args
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --rule zscore --ab-base origin/main \
+		--ab-setup 'make -j8' --ab-pairs 5:30 --ab-band 2.5 --ab-only c)"
+	unset ${P}RULE ${P}AB_SETUP ${P}AB_PAIRS ${P}AB_BAND
+	export ${P}AB_ONLY=false
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --ab-base origin/main c)"
+	unset ${P}AB_BASE ${P}AB_ONLY
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	# a false ab-only needs no ab-base
+	export ${P}AB_ONLY=false
+	lane_args
+	assert_success
+}
+
+@test "rule and A/B option values are refused by the option's name; the A/B's need ab-base" {
+	export ${P}CONFIGS=c ${P}RULE=median ${P}AB_PAIRS=1:5 ${P}AB_BAND=5% ${P}AB_ONLY=yes ${P}AB_SETUP=make
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perfkite: plugin option 'ab-only': expected true or false, not 'yes'
+perfkite: plugin option 'rule': expected reference, prediction, zscore, not 'median'
+perfkite: plugin option 'ab-pairs': expected min:max with 2 <= min <= max <= 1000 (or one number), not '1:5'
+perfkite: plugin option 'ab-band': expected a percent of 0 or more, not '5%'
+perfkite: plugin option 'ab-setup' needs ab-base
+perfkite: plugin option 'ab-pairs' needs ab-base
+perfkite: plugin option 'ab-band' needs ab-base
+perfkite: plugin option 'ab-only' needs ab-base"
+	local v
+	for v in 6:5 5:1001 x 5:; do
+		export ${P}AB_BASE=origin/main ${P}RULE=prediction ${P}AB_PAIRS=$v ${P}AB_BAND=0 ${P}AB_ONLY=true
+		lane_args
+		assert_failure 1
+		assert_equal "$stderr" "perfkite: plugin option 'ab-pairs': expected min:max with 2 <= min <= max <= 1000 (or one number), not '$v'"
+	done
+	export ${P}AB_PAIRS=12
+	lane_args
+	assert_success
+}
+
+# ab_repo FACTOR: ./repo, a git repository whose base commit (HEAD~1) runs
+# the fake A/B runner at factor 1 and whose head commit at FACTOR; the
+# current directory is then the repository, as the step runs in a checkout.
+ab_repo() {
+	git init -q repo
+	git -C repo config user.email t@example.com
+	git -C repo config user.name t
+	echo 1 >repo/ab-factor
+	git -C repo add ab-factor
+	git -C repo commit -qm base
+	echo "$1" >repo/ab-factor
+	echo head >repo/head.txt
+	git -C repo add ab-factor head.txt
+	git -C repo commit -qm head
+	cd repo || return 1
+}
+
+@test "a pull request with ab-base whose head is slower: the step fails, the annotation has the A/B's table above the rolling one" {
+	ab_repo 1.10
+	export ${P}CONFIGS=$ROOT_DIR/fixtures/ab/bench.json ${P}STORE=../store ${P}REPORTS_DIR=../reports \
+		${P}RESULTS_DIR=../results ${P}CPU=true ${P}AB_BASE=HEAD~1 ${P}AB_SETUP='echo built >built' \
+		${P}AB_BAND=2 BUILDKITE_PULL_REQUEST=9
+	run bash -c '. "$1/hooks/lib/plugin.bash"; plugin_start_job; printf "%s\n" "$PERFKITE_JOB_START"' _ "$ROOT_DIR"
+	export PERFKITE_JOB_START=$output
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 1
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, ab 1: exit 1"
+	BUILDKITE_COMMAND_EXIT_STATUS=1 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_output "annotate --context perf-summary --style error"
+	local body=$STUB_DIR/annotation.1.md ab rolling
+	sed -n 1p "$body" | grep -q '^### A/B: head against base, [0-9]* pairs interleaved on this agent$'
+	grep -q '^| ab-bench | Latency | .* | slower :x: |' "$body"
+	ab=$(grep -n '^### A/B: head against base' "$body" | cut -d: -f1)
+	rolling=$(grep -n '^## Performance Baseline Comparison$' "$body" | cut -d: -f1)
+	[ "$rolling" -gt "$ab" ]
+	grep -q '^\[Dashboard\](artifact://../reports/dashboard_' "$body"
+	grep -q '^artifact upload .*\.\./reports/ab_report.json' "$STUB_DIR/buildkite-agent.calls"
+	assert_equal "$(git worktree list | wc -l)" 1
+	# the same step on a head that is no slower passes, both tables shown
+	echo 1 >ab-factor
+	git commit -qam "no slower"
+	export ${P}AB_BASE=HEAD~2 ${P}AB_BAND=5
+	touch "$PERFKITE_JOB_START"
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, ab 0: exit 0"
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	sed -n 1p "$STUB_DIR/annotation.2.md" | grep -q '^### A/B: head against base'
+	grep -q '^## Performance Baseline Comparison$' "$STUB_DIR/annotation.2.md"
+}
+
+@test "pre-exit: a passing lane whose rolling comparison regressed (ab-only let it pass) is a warning" {
+	reports REGRESSION
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	BUILDKITE_COMMAND_EXIT_STATUS=1 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
+	assert_output "$(printf '%s\n' 'annotate --context perf-summary --style warning' \
+		'annotate --context perf-summary --style error')"
 }

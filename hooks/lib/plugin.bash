@@ -7,14 +7,15 @@ plugin_prefix=BUILDKITE_PLUGIN_PERFKITE_
 # The options plugin.yml declares, in variable form.
 plugin_options=(CONFIGS RESULTS_DIR REPORTS_DIR STORE CACHE_DIR UPLOAD_POLICY RUN_SOURCE
 	DASHBOARD_DAYS ANNOTATE ANNOTATE_STYLE ARTIFACTS TELEMETRY_INTERVAL TOKEN_ENV TIMEOUT CPU
-	ALLOW_EMPTY CHANGES)
+	ALLOW_EMPTY CHANGES RULE AB_BASE AB_SETUP AB_PAIRS AB_BAND AB_ONLY)
 # The boolean ones, and the values each enumerated one accepts.
-plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY)
+plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY AB_ONLY)
 declare -A plugin_enums=(
 	[UPLOAD_POLICY]="never pass always"
 	[RUN_SOURCE]="pr local scheduled_main unknown"
 	[ANNOTATE_STYLE]="auto success info warning error"
 	[CHANGES]="gate report off"
+	[RULE]="reference prediction zscore"
 )
 
 # plugin_name NAME: the option as pipeline.yml spells it (UPLOAD_POLICY: upload-policy).
@@ -112,6 +113,26 @@ plugin_check() {
 			bad=1
 		fi
 	done
+	v=$(plugin_option AB_PAIRS)
+	if [ -n "$v" ] && { ! [[ $v =~ ^([0-9]{1,4})(:([0-9]{1,4}))?$ ]] ||
+		((10#${BASH_REMATCH[1]} < 2 || 10#${BASH_REMATCH[1]} > 10#${BASH_REMATCH[3]:-${BASH_REMATCH[1]}} ||
+			10#${BASH_REMATCH[3]:-${BASH_REMATCH[1]}} > 1000)); }; then
+		echo "perfkite: plugin option 'ab-pairs': expected min:max with 2 <= min <= max <= 1000 (or one number), not '$v'" >&2
+		bad=1
+	fi
+	v=$(plugin_option AB_BAND)
+	if [ -n "$v" ] && ! [[ $v =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
+		echo "perfkite: plugin option 'ab-band': expected a percent of 0 or more, not '$v'" >&2
+		bad=1
+	fi
+	if [ -z "$(plugin_option AB_BASE)" ]; then
+		for o in AB_SETUP AB_PAIRS AB_BAND AB_ONLY; do
+			v=$(plugin_option "$o")
+			[ -z "$v" ] || { [ "$o" = AB_ONLY ] && [ "${v,,}" = false ]; } && continue
+			echo "perfkite: plugin option '$(plugin_name "$o")' needs ab-base" >&2
+			bad=1
+		done
+	fi
 	return "$bad"
 }
 
@@ -126,15 +147,17 @@ plugin_lane_args() {
 	printf '%s\n' --reports "$(plugin_reports)"
 	for pair in --results:RESULTS_DIR --store:STORE --cache:CACHE_DIR \
 		--policy:UPLOAD_POLICY --run-source:RUN_SOURCE --days:DASHBOARD_DAYS \
-		--telemetry-interval:TELEMETRY_INTERVAL --timeout:TIMEOUT --changes:CHANGES; do
+		--telemetry-interval:TELEMETRY_INTERVAL --timeout:TIMEOUT --changes:CHANGES \
+		--rule:RULE --ab-base:AB_BASE --ab-setup:AB_SETUP --ab-pairs:AB_PAIRS --ab-band:AB_BAND; do
 		case ${pair#*:} in
-		UPLOAD_POLICY | RUN_SOURCE | CHANGES) v=$(plugin_enum "${pair#*:}") ;;
+		UPLOAD_POLICY | RUN_SOURCE | CHANGES | RULE) v=$(plugin_enum "${pair#*:}") ;;
 		*) v=$(plugin_option "${pair#*:}") ;;
 		esac
 		[ -z "$v" ] || printf '%s\n' "${pair%%:*}" "$v"
 	done
 	[ "$(plugin_bool CPU false)" = false ] || echo --cpu
 	[ "$(plugin_bool ALLOW_EMPTY false)" = false ] || echo --allow-empty
+	[ "$(plugin_bool AB_ONLY false)" = false ] || echo --ab-only
 	plugin_list CONFIGS | grep -v '^$' || true
 }
 
@@ -217,7 +240,9 @@ plugin_annotation() {
 			grep -q '| CALIBRATION_NEEDED |' "$summary" 2>/dev/null && style=info
 			# perf-lane's worse change points, reported (not gated): a warning.
 			sed -n '/^## Change points$/,$p' "$summary" 2>/dev/null | grep -q '^| .* | worse ' &&
-				style=warning ;;
+				style=warning
+			# a rolling regression that ab-only let pass: a warning too.
+			grep -q '| REGRESSION |' "$summary" 2>/dev/null && style=warning ;;
 		1) style=error ;;
 		*) style=warning ;;
 		esac

@@ -14,8 +14,10 @@ def kind(spec):
     if "enum" in spec:
         return " \\| ".join(f"`{v}`" for v in spec["enum"])
     if "oneOf" in spec:
-        return "string or list of strings"
+        return " or ".join(kind(s) for s in spec["oneOf"])
     t = spec["type"]
+    if t == "array":
+        return f"list of {spec['items']['type']}s"
     if "minimum" in spec:
         return f"{t} ≥ {spec['minimum']}"
     if "exclusiveMinimum" in spec:
