@@ -267,6 +267,7 @@ add_point(struct cohort *c, const struct store_hit *h)
 {
 	const cJSON *m, *g;
 
+	c->h.no_streams = run.by_unit;
 	if (history_add(&c->h, h) == NULL)
 		return;
 	/* The model and GPU shown are the latest record's. */
