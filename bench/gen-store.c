@@ -2,7 +2,8 @@
  * gen-store: writes a history store of N tracking records over 200 cohorts
  * (50 workloads x 4 variants; or COHORTS) into DIR, laid out as the reference's dataset
  * (<model_id>/<timestamp>_<commit>.json, pretty-printed), the same records
- * as JSON lines on stdout (a history stream), and with -b a batch of 10
+ * as JSON lines on stdout (a history stream: the same history, value for
+ * value), and with -b a batch of 10
  * current records, one per cohort 0, 20, 40, ... on stdout instead.
  * usage: gen-store N DIR [COHORTS] | gen-store -b
  */
@@ -22,22 +23,39 @@ rnd(void)
 	return (double)(state >> 11) / 9007199254740992.0;
 }
 
+/* The random values of one record, drawn once for both of its copies. */
+struct draw {
+	double lat, mem, te;
+};
+
+static struct draw
+draw(int cohort)
+{
+	struct draw d;
+
+	d.lat = 20 + cohort * 0.1 + rnd() * 0.4;
+	d.mem = 9000 + cohort * 10 + rnd() * 50;
+	d.te = 1 + rnd() * 0.1;
+	return d;
+}
+
 /* One record; sep is ",\n  " for the store file or "," for a line. */
 static void
-record(FILE *fp, int cohort, long i, int day, int sec, int current, int pretty)
+record(FILE *fp, int cohort, long i, int day, int sec, int current, int pretty,
+    const struct draw *d)
 {
 	const char *sep = pretty ? ",\n  " : ",", *open = pretty ? "{\n  " : "{",
 	    *close = pretty ? "\n}" : "}\n", *colon = pretty ? ": " : ":";
-	double lat = 20 + cohort * 0.1 + rnd() * 0.4;
+	double lat = d->lat;
 
 	fprintf(fp, "%s\"model_id\"%s\"model-%03d\"%s\"timestamp\"%s\"2026-06-%02dT%02d:%02d:%02d+00:00\"",
 	    open, colon, cohort, sep, colon, day, sec / 3600, sec / 60 % 60, sec % 60);
 	fprintf(fp, "%s\"commit_sha\"%s\"%040lx\"%s\"gpu_type\"%s\"NVIDIA L40S\"", sep,
 	    colon, (unsigned long)i * 2654435761UL, sep, colon);
 	fprintf(fp, "%s\"latency\"%s%.3f%s\"throughput\"%s%.3f%s\"memory\"%s%.1f",
-	    sep, colon, lat, sep, colon, 45 / lat, sep, colon, 9000 + cohort * 10 + rnd() * 50);
+	    sep, colon, lat, sep, colon, 45 / lat, sep, colon, d->mem);
 	fprintf(fp, "%s\"text_encoder_time_s\"%s%.3f%s\"dit_time_s\"%s%.3f%s\"vae_decode_time_s\"%snull",
-	    sep, colon, 1 + rnd() * 0.1, sep, colon, lat * 0.8, sep, colon);
+	    sep, colon, d->te, sep, colon, lat * 0.8, sep, colon);
 	fprintf(fp, "%s\"regression_thresholds\"%s{\"latency\": {\"threshold_percent\": 0.08, "
 	    "\"threshold_absolute\": 0.5, \"gated\": true}, \"throughput\": {\"threshold_percent\": 0.08, "
 	    "\"threshold_absolute\": 0.05, \"gated\": true}, \"memory\": {\"threshold_percent\": 0.05, "
@@ -71,11 +89,14 @@ main(int argc, char *argv[])
 	char path[4096];
 	long n, i, cohorts = 200;
 	int cohort, day, sec;
+	struct draw d;
 	FILE *fp;
 
 	if (argc == 2 && strcmp(argv[1], "-b") == 0) {
-		for (i = 0; i < 10; i++)
-			record(stdout, (int)i * 20, 999999 - i, 30, 0, 1, 0);
+		for (i = 0; i < 10; i++) {
+			d = draw((int)i * 20);
+			record(stdout, (int)i * 20, 999999 - i, 30, 0, 1, 0, &d);
+		}
 		return 0;
 	}
 	if (argc != 3 && argc != 4)
@@ -95,10 +116,11 @@ main(int argc, char *argv[])
 		    (unsigned long)i * 2654435761UL);
 		if ((fp = fopen(path, "w")) == NULL)
 			return 1;
-		record(fp, cohort, i, day, sec, 0, 1);
+		d = draw(cohort);
+		record(fp, cohort, i, day, sec, 0, 1, &d);
 		if (fclose(fp) != 0)
 			return 1;
-		record(stdout, cohort, i, day, sec, 0, 0);
+		record(stdout, cohort, i, day, sec, 0, 0, &d);
 	}
 	return fflush(stdout) == 0 ? 0 : 1;
 }

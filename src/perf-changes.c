@@ -45,7 +45,15 @@ static struct {
 	bool has_since;
 } opt = { .window = 50, .pvalue = 0.001, .since = 0 };
 
-/* A comparison cohort and its records. */
+/*
+ * Where a cohort stands while a store is read directory by directory: its
+ * records are analysed and released once every directory they came from
+ * has been read whole; one that turns up in another directory after that
+ * spans directories and is read again at the end.
+ */
+enum phase { COLLECTING, ANALYSING, ANALYSED, SPANNING };
+
+/* A comparison cohort, its records and its change points. */
 struct cohort {
 	char *key;		/* kind and identity, joined by \x1f */
 	bool v2;
@@ -54,7 +62,17 @@ struct cohort {
 	int64_t latest_instant;
 	char *latest_path;
 	struct history h;
+	enum phase phase;
+	bool again;		/* read again in the second pass */
+	size_t *units, nunits;	/* the store directories it was read from */
+	size_t open;		/* of those, the ones not read whole yet */
+	struct found *found;
+	size_t nfound;
+	buf state;		/* its lines of the new state file */
 };
+
+/* The timestamp, commit and path of a record at a change point. */
+enum { AT_TIMESTAMP, AT_COMMIT, AT_PATH, AT_FIELDS };
 
 /* A reported change point. */
 struct found {
@@ -62,6 +80,7 @@ struct found {
 	int metric;
 	bool worse;
 	struct change_point cp;
+	char *at[AT_FIELDS], *before[AT_FIELDS];
 };
 
 /* The split state of one series kept by --incremental. */
@@ -73,13 +92,10 @@ struct saved {
 	bool used;
 };
 
-/* One series to analyse, and what it gave. */
-struct task {
-	const struct cohort *c;
-	int metric;
-	struct found *found;
-	size_t nfound;
-	buf state;		/* its line of the new state file */
+/* The cohorts with records in one directory of the store. */
+struct touched {
+	struct cohort **c;
+	size_t n;
 };
 
 static struct {
@@ -90,9 +106,14 @@ static struct {
 	struct saved *saved;
 	size_t nsaved;
 	buf state;		/* the new state file */
-	struct task *tasks;
-	size_t ntasks, next, longest;
-	pthread_mutex_t lock;
+	struct cohort **todo;	/* analysed when every record is read */
+	size_t ntodo, next;
+	bool by_unit;		/* analysing directory by directory */
+	bool again;		/* the second pass, over cohorts that span them */
+	struct touched *touched;	/* by store unit */
+	char **unit_name;
+	size_t nunits;
+	pthread_mutex_t lock;	/* the cohorts, while the store is read */
 	size_t *slot, slots;	/* cohort index by key (open addressing) */
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
@@ -204,15 +225,50 @@ cohort_of(const cJSON *rec)
 	return c;
 }
 
-/* A record of the history (store, stream or operand): into its cohort. */
+/* Makes room for store unit u. */
 static void
-on_hit(const struct store_hit *h, void *ctx)
+grow_units(size_t u)
 {
-	struct cohort *c = cohort_of(h->record);
+	if (u < run.nunits)
+		return;
+	run.touched = erealloc(run.touched, (u + 1) * sizeof *run.touched);
+	run.unit_name = erealloc(run.unit_name, (u + 1) * sizeof *run.unit_name);
+	memset(run.touched + run.nunits, 0, (u + 1 - run.nunits) * sizeof *run.touched);
+	memset(run.unit_name + run.nunits, 0, (u + 1 - run.nunits) * sizeof *run.unit_name);
+	run.nunits = u + 1;
+}
+
+/*
+ * Notes that c has a record in store unit u; one that turns up in a new
+ * unit after its analysis began spans units.
+ */
+static void
+note_unit(struct cohort *c, size_t u)
+{
+	struct touched *t;
+
+	for (size_t i = 0; i < c->nunits; i++)
+		if (c->units[i] == u)
+			return;
+	if (c->phase != COLLECTING)
+		c->phase = SPANNING;
+	c->units = erealloc(c->units, (c->nunits + 1) * sizeof *c->units);
+	c->units[c->nunits++] = u;
+	c->open++;
+	grow_units(u);
+	t = &run.touched[u];
+	t->c = erealloc(t->c, (t->n + 1) * sizeof *t->c);
+	t->c[t->n++] = c;
+}
+
+/* Adds a record to its cohort. */
+static void
+add_point(struct cohort *c, const struct store_hit *h)
+{
 	const cJSON *m, *g;
 
-	(void)ctx;
-	if (c == NULL || history_add(&c->h, h) == NULL)
+	c->h.no_streams = run.by_unit;
+	if (history_add(&c->h, h) == NULL)
 		return;
 	/* The model and GPU shown are the latest record's. */
 	if (c->latest_path == NULL || h->instant > c->latest_instant ||
@@ -229,37 +285,27 @@ on_hit(const struct store_hit *h, void *ctx)
 	}
 }
 
+/* A record of the history (store, stream or operand): into its cohort. */
+static void
+on_hit(const struct store_hit *h, void *ctx)
+{
+	struct cohort *c;
+
+	(void)ctx;
+	pthread_mutex_lock(&run.lock);
+	if ((c = cohort_of(h->record)) != NULL && run.by_unit)
+		note_unit(c, h->unit);
+	if (c != NULL && c->phase == COLLECTING && (!run.again || c->again))
+		add_point(c, h);
+	pthread_mutex_unlock(&run.lock);
+}
+
 /* The query of every record (trusted ones unless --all). */
 static void
 trusted_query(struct store_query *q)
 {
 	memset(q, 0, sizeof *q);
 	q->successful_only = q->eligible_only = !opt.all;
-}
-
-/* Reads the store and the history streams; -1 when they cannot be read. */
-static int
-read_store(void)
-{
-	struct store_query q;
-	store *st;
-	char *raised = NULL;
-	int rc;
-
-	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
-		return -1;
-	store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
-	for (int h = 0; h < opt.nhistories; h++)
-		store_add_stream(st, opt.histories[h]);
-	trusted_query(&q);
-	rc = store_scan(st, &q, 1, on_hit, NULL, &raised);
-	store_close(st);
-	if (rc == 0 && raised != NULL) {
-		warnx_("cannot read the store: %s", raised);
-		rc = -1;
-	}
-	free(raised);
-	return rc;
 }
 
 /* Reads JSON-lines records from the operands; false when one was bad. */
@@ -489,12 +535,19 @@ reported(const struct cohort *c, size_t index)
 	return true;
 }
 
+/* The timestamp, commit and path of point i of a cohort. */
+static void
+point_fields(const struct cohort *c, size_t i, char *f[AT_FIELDS])
+{
+	f[AT_TIMESTAMP] = estrdup(c->h.p[i].timestamp);
+	f[AT_COMMIT] = estrdup(c->h.p[i].commit);
+	f[AT_PATH] = estrdup(c->h.p[i].path);
+}
+
 /* Analyses one metric of one cohort. */
 static void
-analyse(struct task *t, double *x, bool *has)
+analyse(struct cohort *c, int m, double *x, bool *has)
 {
-	const struct cohort *c = t->c;
-	int m = t->metric;
 	struct changes_split sp = { 0 };
 	struct change_point *cp;
 	struct saved *sv;
@@ -522,7 +575,7 @@ analyse(struct task *t, double *x, bool *has)
 	}
 	changes_split(x, n, (size_t)opt.window, changes_first_pass(opt.pvalue), &sp);
 	if (opt.state != NULL)
-		keep_state(&t->state, series, x, &sp);
+		keep_state(&c->state, series, x, &sp);
 	cp = emalloc((sp.nweak + 1) * sizeof *cp);
 	k = changes_merge(x, n, sp.weak, sp.nweak, opt.pvalue, opt.min_magnitude, cp);
 	for (size_t i = 0; i < k; i++) {
@@ -531,9 +584,11 @@ analyse(struct task *t, double *x, bool *has)
 
 		if (!reported(c, cp[i].index))
 			continue;
-		t->found = erealloc(t->found, (t->nfound + 1) * sizeof *t->found);
-		f = &t->found[t->nfound++];
+		c->found = erealloc(c->found, (c->nfound + 1) * sizeof *c->found);
+		f = &c->found[c->nfound++];
 		f->c = c;
+		point_fields(c, cp[i].index, f->at);
+		point_fields(c, cp[i].index - 1, f->before);
 		f->metric = m;
 		f->cp = cp[i];
 		f->worse = metric_table[m].higher_is_better ? cp[i].mean_after <
@@ -542,6 +597,45 @@ analyse(struct task *t, double *x, bool *has)
 	free(cp);
 	free(series);
 	changes_split_free(&sp);
+}
+
+/* Forgets the change points and state lines of a cohort. */
+static void
+forget(struct cohort *c)
+{
+	for (size_t i = 0; i < c->nfound; i++)
+		for (int k = 0; k < AT_FIELDS; k++) {
+			free(c->found[i].at[k]);
+			free(c->found[i].before[k]);
+		}
+	free(c->found);
+	c->found = NULL;
+	c->nfound = 0;
+	buf_free(&c->state);
+}
+
+/* Analyses every metric of a cohort read whole, then releases its records. */
+static void
+finish(struct cohort *c)
+{
+	double *x = emalloc((c->h.n + 1) * sizeof *x);
+	bool *has = emalloc((c->h.n + 1) * sizeof *has);
+
+	history_sort(&c->h);
+	for (int m = 0; m < METRIC_COUNT && in_batch(c); m++)
+		if (opt.metric[m])
+			analyse(c, m, x, has);
+	free(x);
+	free(has);
+	pthread_mutex_lock(&run.lock);
+	/* Records of it came from another directory meanwhile: read it again. */
+	if (c->phase == SPANNING)
+		forget(c);
+	else
+		c->phase = ANALYSED;
+	history_free(&c->h);
+	c->h.meta = true;
+	pthread_mutex_unlock(&run.lock);
 }
 
 static cJSON *
@@ -555,7 +649,6 @@ static cJSON *
 found_json(const struct found *f)
 {
 	const struct cohort *c = f->c;
-	const struct hist_point *at = &c->h.p[f->cp.index], *before = &c->h.p[f->cp.index - 1];
 	cJSON *o = json_new_object(), *prev = json_new_object();
 
 	if (c->v2)
@@ -566,12 +659,12 @@ found_json(const struct found *f)
 	json_set(o, "metric", json_new_string(metric_table[f->metric].key));
 	json_set(o, "direction", json_new_string(f->worse ? "worse" : "better"));
 	json_set(o, "index", json_new_int((long long)f->cp.index));
-	json_set(o, "timestamp", json_new_string(at->timestamp));
-	json_set(o, "commit_sha", json_new_string(at->commit));
-	json_set(o, "path", json_new_string(at->path));
-	json_set(prev, "timestamp", json_new_string(before->timestamp));
-	json_set(prev, "commit_sha", json_new_string(before->commit));
-	json_set(prev, "path", json_new_string(before->path));
+	json_set(o, "timestamp", json_new_string(f->at[AT_TIMESTAMP]));
+	json_set(o, "commit_sha", json_new_string(f->at[AT_COMMIT]));
+	json_set(o, "path", json_new_string(f->at[AT_PATH]));
+	json_set(prev, "timestamp", json_new_string(f->before[AT_TIMESTAMP]));
+	json_set(prev, "commit_sha", json_new_string(f->before[AT_COMMIT]));
+	json_set(prev, "path", json_new_string(f->before[AT_PATH]));
 	json_set(o, "previous", prev);
 	json_set(o, "mean_before", num_or_null(f->cp.mean_before));
 	json_set(o, "stddev_before", num_or_null(f->cp.std_before));
@@ -606,12 +699,10 @@ write_md(void)
 	buf_free(&out);
 }
 
-/* A thread of the analysis: takes the next series until none is left. */
+/* A thread of the analysis: takes the next cohort until none is left. */
 static void *
 worker(void *arg)
 {
-	double *x = emalloc((run.longest + 1) * sizeof *x);
-	bool *has = emalloc((run.longest + 1) * sizeof *has);
 	size_t i;
 
 	(void)arg;
@@ -619,19 +710,17 @@ worker(void *arg)
 		pthread_mutex_lock(&run.lock);
 		i = run.next++;
 		pthread_mutex_unlock(&run.lock);
-		if (i >= run.ntasks)
+		if (i >= run.ntodo)
 			break;
-		analyse(&run.tasks[i], x, has);
+		finish(run.todo[i]);
 	}
-	free(x);
-	free(has);
 	return NULL;
 }
 
 /*
- * Analyses every series, on up to PERF_STORE_THREADS threads (default:
- * the CPUs, up to 4); the results are gathered in series order, so they
- * do not depend on the threads.
+ * Analyses the cohorts not analysed yet, on up to PERF_STORE_THREADS
+ * threads (default: the CPUs, up to 4); each cohort keeps its results,
+ * gathered in cohort order, so they do not depend on the threads.
  */
 static void
 analyse_all(void)
@@ -642,34 +731,143 @@ analyse_all(void)
 	int started = 0;
 
 	nt = nt < 1 ? 1 : nt > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : nt;
+	run.todo = emalloc((run.n + 1) * sizeof *run.todo);
 	for (size_t i = 0; i < run.n; i++)
-		for (int m = 0; m < METRIC_COUNT; m++)
-			if (opt.metric[m] && in_batch(run.c[i])) {
-				run.tasks = erealloc(run.tasks, (run.ntasks + 1) * sizeof *run.tasks);
-				memset(&run.tasks[run.ntasks], 0, sizeof *run.tasks);
-				run.tasks[run.ntasks].c = run.c[i];
-				run.tasks[run.ntasks++].metric = m;
-			}
-	while (started < nt - 1 && (size_t)started + 1 < run.ntasks &&
+		if (run.c[i]->phase == COLLECTING) {
+			run.c[i]->phase = ANALYSING;
+			run.todo[run.ntodo++] = run.c[i];
+		}
+	while (started < nt - 1 && (size_t)started + 1 < run.ntodo &&
 	    pthread_create(&tid[started], NULL, worker, NULL) == 0)
 		started++;
 	worker(NULL);
 	while (started > 0)
 		pthread_join(tid[--started], NULL);
-	for (size_t i = 0; i < run.ntasks; i++) {
-		struct task *t = &run.tasks[i];
+	free(run.todo);
+}
 
-		if (t->nfound > 0) {
-			run.found = erealloc(run.found, (run.nfound + t->nfound) * sizeof *run.found);
-			memcpy(run.found + run.nfound, t->found, t->nfound * sizeof *t->found);
-			run.nfound += t->nfound;
+/* Gathers the change points and state lines of every cohort, in cohort order. */
+static void
+gather(void)
+{
+	for (size_t i = 0; i < run.n; i++) {
+		struct cohort *c = run.c[i];
+
+		if (c->nfound > 0) {
+			run.found = erealloc(run.found, (run.nfound + c->nfound) * sizeof *run.found);
+			memcpy(run.found + run.nfound, c->found, c->nfound * sizeof *c->found);
+			run.nfound += c->nfound;
 		}
-		if (t->state.len > 0)
-			buf_adds(&run.state, t->state.s);
-		free(t->found);
-		buf_free(&t->state);
+		if (c->state.len > 0)
+			buf_adds(&run.state, c->state.s);
 	}
-	free(run.tasks);
+}
+
+/* A directory of the store read whole: its cohorts found nowhere else are analysed. */
+static void
+unit_done(size_t u, const char *name, void *ctx)
+{
+	struct cohort **ready;
+	struct touched *t;
+	size_t n = 0;
+
+	(void)ctx;
+	pthread_mutex_lock(&run.lock);
+	grow_units(u);
+	run.unit_name[u] = estrdup(name);
+	t = &run.touched[u];
+	ready = emalloc((t->n + 1) * sizeof *ready);
+	for (size_t i = 0; i < t->n; i++)
+		if (--t->c[i]->open == 0 && t->c[i]->phase == COLLECTING) {
+			t->c[i]->phase = ANALYSING;
+			ready[n++] = t->c[i];
+		}
+	free(t->c);
+	t->c = NULL;
+	t->n = 0;
+	pthread_mutex_unlock(&run.lock);
+	for (size_t i = 0; i < n; i++)
+		finish(ready[i]);
+	free(ready);
+}
+
+/* Whether a directory of the store holds records of a cohort read again. */
+static bool
+want_unit(const char *name, void *ctx)
+{
+	(void)ctx;
+	for (size_t i = 0; i < run.n; i++)
+		for (size_t k = 0; run.c[i]->again && k < run.c[i]->nunits; k++)
+			if (run.unit_name[run.c[i]->units[k]] != NULL &&
+			    strcmp(run.unit_name[run.c[i]->units[k]], name) == 0)
+				return true;
+	return false;
+}
+
+/*
+ * The second pass of a store read directory by directory: the cohorts
+ * whose records span directories, read again from those directories.
+ */
+static int
+read_again(store *st, const struct store_query *q)
+{
+	struct store_units u = { .want = want_unit, .quiet = true };
+	bool any = false;
+
+	for (size_t i = 0; i < run.n; i++) {
+		struct cohort *c = run.c[i];
+
+		if (c->phase != SPANNING)
+			continue;
+		forget(c);
+		history_free(&c->h);
+		c->h.meta = true;
+		free(c->latest_path);
+		c->latest_path = NULL;
+		c->phase = COLLECTING;
+		c->again = any = true;
+	}
+	if (!any)
+		return 0;
+	run.by_unit = false;
+	run.again = true;
+	return store_scan_units(st, q, 1, on_hit, &u, NULL, NULL);
+}
+
+/*
+ * Reads the store and the history streams; -1 when they cannot be read.
+ * A store alone is read directory by directory (the reference's layout
+ * keeps a model's records in one), so that memory holds the cohorts being
+ * read, not the store.
+ */
+static int
+read_store(void)
+{
+	struct store_query q;
+	store *st;
+	char *raised = NULL;
+	int rc;
+
+	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+		return -1;
+	store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
+	for (int h = 0; h < opt.nhistories; h++)
+		store_add_stream(st, opt.histories[h]);
+	trusted_query(&q);
+	if (run.by_unit) {
+		struct store_units u = { .done = unit_done };
+		rc = store_scan_units(st, &q, 1, on_hit, &u, NULL, &raised);
+		if (rc == 0 && raised == NULL)
+			rc = read_again(st, &q);
+	} else
+		rc = store_scan(st, &q, 1, on_hit, NULL, &raised);
+	store_close(st);
+	if (rc == 0 && raised != NULL) {
+		warnx_("cannot read the store: %s", raised);
+		rc = -1;
+	}
+	free(raised);
+	return rc;
 }
 
 static int
@@ -777,27 +975,26 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	parse_options(argc, argv);
-	if ((opt.store != NULL || opt.nhistories > 0) && read_store() != 0)
-		return EXIT_TROUBLE;
-	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
-		trouble = !read_records(argv + optind, argc - optind);
+	/* The cohorts of --batch and the saved state are needed while reading. */
 	if (opt.batch != NULL)
 		trouble |= !read_batch();
 	if (opt.state != NULL)
 		load_state();
+	run.by_unit = opt.store != NULL && opt.nhistories == 0 && optind == argc;
+	if ((opt.store != NULL || opt.nhistories > 0) && read_store() != 0)
+		return EXIT_TROUBLE;
+	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
+		trouble |= !read_records(argv + optind, argc - optind);
+	analyse_all();
 	if (run.n > 1)
 		qsort(run.c, run.n, sizeof *run.c, cmp_cohort);
-	for (i = 0; i < run.n; i++) {
-		history_sort(&run.c[i]->h);
-		run.longest = run.c[i]->h.n > run.longest ? run.c[i]->h.n : run.longest;
-	}
 	if (opt.state != NULL) {
 		cJSON *head = state_header();
 		json_write(&run.state, head, JSON_COMPACT, NULL);
 		buf_addc(&run.state, '\n');
 		cJSON_Delete(head);
 	}
-	analyse_all();
+	gather();
 	for (i = 0; i < run.nfound; i++)
 		worse |= run.found[i].worse;
 	if (opt.md)

@@ -209,3 +209,33 @@ $N: $BATS_TEST_TMPDIR/in.jsonl:5: unexpected text after the record"
 	assert_success
 	assert_output ""
 }
+
+@test "a store read directory by directory gives what the whole store gives, cohorts spanning directories included" {
+	: >"$BATS_TEST_TMPDIR/empty.jsonl"
+	# top: some records at the top of the store; own: the legacy cohort
+	# in a directory of its own, the v2 one over three (read again).
+	for layout in top own; do
+		st=$BATS_TEST_TMPDIR/store-$layout
+		py -c '
+import json, os, sys
+for i, line in enumerate(open(sys.argv[1])):
+    legacy = "workload_id" not in json.loads(line)
+    if sys.argv[3] == "top":
+        d = sys.argv[2] if i % 7 == 0 else os.path.join(sys.argv[2], "d%d" % (i % 3), "sub" * (i % 2))
+    else:
+        d = os.path.join(sys.argv[2], "legacy" if legacy else "d%d" % (i % 3))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "r%04d.json" % i), "w") as f:
+        f.write(line)
+' "$H" "$st" $layout
+		# With a stream too, the store is read whole before the analysis.
+		run -1 --separate-stderr $N -s "$st" -H "$BATS_TEST_TMPDIR/empty.jsonl"
+		whole=$output
+		[ "$(printf '%s\n' "$whole" | wc -l)" -eq 2 ] && [ -z "$stderr" ]
+		for t in 1 2 4; do
+			run -1 --separate-stderr env PERF_STORE_THREADS=$t $N -s "$st"
+			assert_equal "$output" "$whole"
+			[ -z "$stderr" ]
+		done
+	done
+}

@@ -61,7 +61,7 @@ struct hist_point *
 history_add(struct history *h, const struct store_hit *hit)
 {
 	struct hist_point *p;
-	char *key = store_record_path(hit->record);
+	char *key = h->no_streams ? NULL : store_record_path(hit->record);
 	double d;
 
 	/* A stream (a store's export) may repeat what the store holds. */

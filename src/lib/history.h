@@ -28,6 +28,7 @@ struct history {
 	struct hist_point *p;
 	size_t n, cap;
 	bool meta;		/* keep timestamp and commit */
+	bool no_streams;	/* no stream line comes: nothing to drop */
 	/* store paths read, against a stream's repeats */
 	char **keys;
 	size_t nkeys, keys_cap;

@@ -73,6 +73,7 @@ struct scan {
 	size_t nunits, next;
 	const char *root;
 	int threads;
+	const struct store_units *u;	/* store_scan_units(), or NULL */
 };
 
 /* One reader's own state. */
@@ -81,6 +82,7 @@ struct worker {
 	bool *match;
 	buf text;
 	struct json_arena *arena;	/* each record's tree, released whole */
+	size_t unit;			/* the unit being read */
 };
 
 /* The length of the scheme of "scheme://...", or 0 (RFC 3986 letters). */
@@ -382,6 +384,8 @@ warn_later(struct scan *sc, const char *where, long line, const char *fmt, ...)
 	char msg[512], clean[600];
 	va_list ap;
 
+	if (sc->u != NULL && sc->u->quiet)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
@@ -475,6 +479,7 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 		h.text = text;
 		h.len = len;
 		h.match = w->match;
+		h.unit = w->unit;
 		pthread_mutex_lock(&sc->lock);
 		sc->hit(&h, sc->ctx);
 		pthread_mutex_unlock(&sc->lock);
@@ -643,8 +648,11 @@ work(void *arg)
 		buf_reset(&rel);
 		buf_addf(&full, "%s/%s", sc->root, sc->units[u]);
 		buf_adds(&rel, sc->units[u]);
+		w.unit = u + 1;
 		if (walk(&w, &full, &rel) != 0)
 			break;
+		if (sc->u != NULL && sc->u->done != NULL)
+			sc->u->done(u + 1, sc->units[u], sc->ctx);
 	}
 	buf_free(&full);
 	buf_free(&rel);
@@ -694,7 +702,8 @@ scan_root(struct scan *sc, struct worker *main_w)
 			isreg = S_ISREG(st.st_mode);
 			isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
 		}
-		if (isdir) {
+		if (isdir && (sc->u == NULL || sc->u->want == NULL ||
+		    sc->u->want(de->d_name, sc->ctx))) {
 			sc->units = erealloc(sc->units, (sc->nunits + 1) * sizeof *sc->units);
 			sc->units[sc->nunits++] = estrdup(de->d_name);
 		} else if (isreg && json_name(de->d_name))
@@ -724,11 +733,20 @@ int
 store_scan(store *s, const struct store_query *q, int nq,
     void (*hit)(const struct store_hit *, void *), void *ctx, char **raised)
 {
+	return store_scan_units(s, q, nq, hit, NULL, ctx, raised);
+}
+
+int
+store_scan_units(store *s, const struct store_query *q, int nq,
+    void (*hit)(const struct store_hit *, void *), const struct store_units *u,
+    void *ctx, char **raised)
+{
 	struct scan sc;
 	struct worker w;
 	int rc = 0, i, j, k;
 
 	memset(&sc, 0, sizeof sc);
+	sc.u = u;
 	sc.q = q;
 	sc.nq = nq;
 	sc.hit = hit;

@@ -45,6 +45,22 @@ struct store_hit {
 	const char *text;	/* the record as stored */
 	size_t len;
 	const bool *match;	/* match[i] for each query */
+	size_t unit;		/* 0 for a file at the top of the store or a
+				 * stream line, i for the i-th top-level
+				 * directory (store_scan_units) */
+};
+
+/* How store_scan_units() reads the store's top-level directories. */
+struct store_units {
+	/* Whether the top-level directory name is read (NULL: all are). */
+	bool (*want)(const char *name, void *ctx);
+	/*
+	 * Called, without the scan's lock, once directory unit (named name)
+	 * has been read whole: no hit of that unit comes after. Unit 0 (the
+	 * files at the top, read first, and the streams, read last) has none.
+	 */
+	void (*done)(size_t unit, const char *name, void *ctx);
+	bool quiet;		/* no warnings: a second reading of the store */
 };
 
 typedef struct store store;
@@ -113,6 +129,15 @@ void store_add_stream(store *s, const char *file);
  */
 int store_scan(store *s, const struct store_query *q, int nq,
     void (*hit)(const struct store_hit *, void *), void *ctx, char **raised);
+
+/*
+ * store_scan, directory by directory: a record held in one top-level
+ * directory of the store is complete when its done() comes, so that a
+ * caller can analyse and release what it read there.
+ */
+int store_scan_units(store *s, const struct store_query *q, int nq,
+    void (*hit)(const struct store_hit *, void *), const struct store_units *u,
+    void *ctx, char **raised);
 
 void store_close(store *s);
 
