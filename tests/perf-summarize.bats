@@ -167,6 +167,26 @@ for model in ("n", "s"):
 	[[ $stderr == *"Generated 15 metric plot(s)"* ]]
 }
 
+@test "the dashboard's band shows the detectable-regression line only when the comparison carries mde_percent" {
+	local sens=$FIXTURES/perf-summarize/sensitivity
+	mkdir empty
+	run --separate-stderr $N --html d.html --store empty --now $NOW "$sens.in.jsonl"
+	assert_success
+	[ "$(grep -o '<line class="mde"' d.html | wc -l)" -eq 4 ]
+	# latency: baseline 10.403 x (1 + 13.9%), lower is better; throughput below its baseline.
+	grep -q '<title>detectable regression: 13.9% or more is caught 80% of the time; past 11.854 s</title></line>' d.html
+	grep -q '<title>detectable regression: 8.4% or more is caught 80% of the time; past 4.117 fps</title></line>' d.html
+	# Without mde_percent: no line, the page of records that never had the keys.
+	jq -c '.comparison.metrics |= map_values(del(.mde_percent))' "$sens.in.jsonl" >no-mde.jsonl
+	jq -c '.comparison.metrics |= map_values(del(.noise, .false_alarm_rate, .mde_percent, .sensitivity))' "$sens.in.jsonl" >no-keys.jsonl
+	run --separate-stderr $N --html a.html --store empty --now $NOW no-mde.jsonl
+	assert_success
+	run --separate-stderr $N --html b.html --store empty --now $NOW no-keys.jsonl
+	assert_success
+	not grep -q 'class="mde"' a.html
+	cmp a.html b.html
+}
+
 @test "dashboard cohorts: v2 merges renames; legacy and invalid v2 stay apart (10.8 rows 2-5)" {
 	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
 	assert_success
