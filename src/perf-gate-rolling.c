@@ -35,6 +35,8 @@
 
 #define BASELINE_WINDOW 5
 #define NOISE_WINDOW 20	/* default of --noise-window */
+#define CONFIDENCE 0.99	/* default of --confidence */
+#define Z_THRESHOLD 5.0	/* default of --z: Conbench's lookback z-score boundary */
 
 static struct {
 	const char *store;
@@ -46,6 +48,9 @@ static struct {
 	int nhistories;
 	long noise_window;	/* trusted records the noise is measured on */
 	double power;		/* of the minimum detectable regression */
+	enum sens_rule rule;	/* what decides a regression */
+	double confidence;	/* of the prediction rule */
+	double z;		/* threshold of the z-score rule */
 } opt;
 
 /* A record of the batch and what the history says about it. */
@@ -67,7 +72,9 @@ struct current {
 static const char usage_text[] =
     "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
     "                         [--collect-rc n] [-a artifacts-dir]\n"
-    "                         [--noise-window n] [--power p] [file ...]\n";
+    "                         [--noise-window n] [--power p]\n"
+    "                         [--rule reference|prediction|zscore]\n"
+    "                         [--confidence c] [--z z] [file ...]\n";
 
 /* Reads a record of the batch; false after reporting it. */
 static bool
@@ -214,12 +221,29 @@ num_or_null(bool has, double v)
  * rule's false-alarm rate and minimum detectable regression there, and
  * the advice (sens.h). Never stored: only in the comparison object.
  */
+/*
+ * The values of metric i in the last opt.noise_window trusted records of
+ * the cohort, oldest first, into a new array; *n gets their count.
+ */
+static double *
+noise_values(const struct current *c, int i, size_t *n)
+{
+	size_t first = c->past.n > (size_t)opt.noise_window ?
+	    c->past.n - (size_t)opt.noise_window : 0;
+	double *v = emalloc((c->past.n + 1) * sizeof *v);
+
+	*n = 0;
+	for (size_t k = first; k < c->past.n; k++)
+		if (c->past.p[k].has[i])
+			v[(*n)++] = c->past.p[k].v[i];
+	return v;
+}
+
 static void
 add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
 {
-	size_t first = c->past.n > (size_t)opt.noise_window ?
-	    c->past.n - (size_t)opt.noise_window : 0, n = 0;
-	double *v = emalloc((c->past.n + 1) * sizeof *v);
+	size_t n;
+	double *v = noise_values(c, i, &n);
 	struct sens_gate g = { c->pol[i].threshold_percent, c->pol[i].threshold_absolute,
 	    metric_table[i].higher_is_better, nb };
 	struct sens_noise ns;
@@ -227,9 +251,6 @@ add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
 	bool known, advised;
 	cJSON *no = json_new_object(), *so = json_new_object();
 
-	for (size_t k = first; k < c->past.n; k++)
-		if (c->past.p[k].has[i])
-			v[n++] = c->past.p[k].v[i];
 	sens_noise_of(v, n, &ns);
 	free(v);
 	sens_assess(&ns, &g, opt.power, &rp);
@@ -249,6 +270,36 @@ add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
 }
 
 /*
+ * The noise-aware rule's verdict on metric i (opt.rule other than the
+ * reference): false when it cannot judge, and the reference rule decides.
+ */
+static bool
+rule_verdict(const struct current *c, int i, struct sens_verdict *vd)
+{
+	size_t n;
+	double *v = noise_values(c, i, &n);
+	bool ok = sens_rule_check(opt.rule, v, n, c->cur[i], metric_table[i].higher_is_better,
+	    opt.rule == SENS_RULE_ZSCORE ? opt.z : opt.confidence, vd);
+
+	free(v);
+	return ok;
+}
+
+/* The rule's words after the reference's in a failure string. */
+static char *
+rule_words(const struct sens_verdict *vd, int precision)
+{
+	char a[NUM_BUFSZ], b[NUM_BUFSZ];
+
+	if (opt.rule == SENS_RULE_ZSCORE)
+		return easprintf("rule=zscore, z=%s over %s against the last %zu runs",
+		    num_fixed(a, vd->z, 2), num_fixed(b, opt.z, 2), vd->n);
+	return easprintf("rule=prediction, past the %s%% prediction bound %s of the "
+	    "last %zu runs", num_fixed(a, opt.confidence * 100, 1),
+	    num_fixed(b, vd->limit, precision), vd->n);
+}
+
+/*
  * Compares with the baseline window: fills the per-metric part of the
  * comparison object and appends the rolling failure strings.
  */
@@ -259,7 +310,8 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 	char g[NUM_BUFSZ];
 	double vals[BASELINE_WINDOW], base, abs_d, pct;
 	const struct metric *m;
-	bool has_base, has_delta, exceeded, regressed;
+	bool has_base, has_delta, exceeded, regressed, by_rule;
+	struct sens_verdict vd;
 	size_t k, nv;
 
 	for (int i = 0; i < METRIC_COUNT; i++) {
@@ -271,12 +323,16 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 		base = has_base ? stats_median(vals, nv) : 0;
 		has_delta = has_base && base > 0 && c->has_cur[i];
 		abs_d = pct = 0;
-		exceeded = regressed = false;
+		exceeded = regressed = by_rule = false;
 		if (has_delta) {
 			abs_d = m->higher_is_better ? base - c->cur[i] : c->cur[i] - base;
 			pct = abs_d / base;
 			exceeded = pct > c->pol[i].threshold_percent &&
 			    abs_d > c->pol[i].threshold_absolute;
+			if (opt.rule != SENS_RULE_REFERENCE && rule_verdict(c, i, &vd)) {
+				by_rule = true;
+				exceeded = vd.exceeded;
+			}
 			regressed = c->pol[i].gated && exceeded;
 		}
 		cJSON *o = json_new_object();
@@ -289,17 +345,23 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 		json_set(o, "gated", json_new_bool(c->pol[i].gated));
 		json_set(o, "threshold_exceeded", json_new_bool(exceeded));
 		json_set(o, "regressed", json_new_bool(regressed));
+		if (opt.rule != SENS_RULE_REFERENCE)
+			json_set(o, "rule", json_new_string(sens_rule_name(by_rule ? opt.rule :
+			    SENS_RULE_REFERENCE)));
 		add_sensitivity(o, c, i, nv);
 		json_set(metrics, m->key, o);
 		if (!regressed)
 			continue;
-		char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
-		    "baseline_median=%s, threshold=gated, >%s%% and >%s)", c->model_id,
-		    m->key, num_fixed(a, pct * 100, 1), num_fixed(b, abs_d, m->precision),
-		    num_fixed(d, c->cur[i], m->precision), num_fixed(e, base, m->precision),
+		char *words = by_rule ? rule_words(&vd, m->precision) : easprintf(">%s%% and >%s",
 		    num_fixed(f, c->pol[i].threshold_percent * 100, 1),
 		    num_fixed(g, c->pol[i].threshold_absolute, m->precision));
+		char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
+		    "baseline_median=%s, threshold=gated, %s)", c->model_id,
+		    m->key, num_fixed(a, pct * 100, 1), num_fixed(b, abs_d, m->precision),
+		    num_fixed(d, c->cur[i], m->precision), num_fixed(e, base, m->precision),
+		    words);
 		json_append(rolling, json_new_string(msg));
+		free(words);
 		free(msg);
 	}
 }
@@ -527,6 +589,9 @@ main(int argc, char *argv[])
 		{ "artifacts", required_argument, NULL, 'a' },
 		{ "noise-window", required_argument, NULL, 'W' },
 		{ "power", required_argument, NULL, 'P' },
+		{ "rule", required_argument, NULL, 'U' },
+		{ "confidence", required_argument, NULL, 'F' },
+		{ "z", required_argument, NULL, 'Z' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -546,6 +611,8 @@ main(int argc, char *argv[])
 	atexit(free_artifacts_default);
 	opt.noise_window = NOISE_WINDOW;
 	opt.power = 0.8;
+	opt.confidence = CONFIDENCE;
+	opt.z = Z_THRESHOLD;
 	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
@@ -567,6 +634,31 @@ main(int argc, char *argv[])
 		case 'P':
 			if (!num_opt_double(optarg, 0.5, 0.999, &opt.power)) {
 				warnx_("--power: not a number from 0.5 to 0.999: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'U':
+			if (strcmp(optarg, "reference") == 0)
+				opt.rule = SENS_RULE_REFERENCE;
+			else if (strcmp(optarg, "prediction") == 0)
+				opt.rule = SENS_RULE_PREDICTION;
+			else if (strcmp(optarg, "zscore") == 0)
+				opt.rule = SENS_RULE_ZSCORE;
+			else {
+				warnx_("--rule: not reference, prediction or zscore: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'F':
+			if (!num_opt_double(optarg, 0.5, 0.999999, &opt.confidence)) {
+				warnx_("--confidence: not a number from 0.5 to 0.999999: '%s'",
+				    optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'Z':
+			if (!num_opt_double(optarg, 0.1, 100, &opt.z)) {
+				warnx_("--z: not a number from 0.1 to 100: '%s'", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			break;

@@ -27,6 +27,7 @@
 #include "jsonl.h"
 #include "num.h"
 #include "policy.h"
+#include "sens.h"
 #include "stats.h"
 #include "store.h"
 
@@ -360,7 +361,14 @@ csv(buf *b)
 	}
 }
 
-/* Run-to-run stability: per cohort and metric, runs, median, min, max, spread. */
+/*
+ * Run-to-run stability: per cohort and metric, runs, median, min, max,
+ * spread, and the sensitivity of the rolling gate at that noise (sens.h):
+ * the noise of all the cohort's runs given, the false-alarm rate and the
+ * regression detected four times in five by the floors of the cohort's
+ * last record (the defaults without any) against a median of
+ * min(runs, 5), and the advice.
+ */
 struct cohort {
 	char *key, *label;
 	const cJSON *first;
@@ -369,8 +377,48 @@ struct cohort {
 };
 
 static void
+stability_sens(const struct cohort *c, int m, const double *v, size_t n,
+    struct sens_noise *ns, struct sens_report *rp)
+{
+	struct metric_policy pol[METRIC_COUNT];
+	char bad[64];
+	struct sens_gate g;
+
+	if (policy_merge(json_get(opt.recs[c->idx[c->n - 1]], "regression_thresholds"), pol,
+	    bad, sizeof bad) != 0)
+		policy_merge(NULL, pol, bad, sizeof bad);
+	g.tp = pol[m].threshold_percent;
+	g.ta = pol[m].threshold_absolute;
+	g.higher = metric_table[m].higher_is_better;
+	g.nb = n < 5 ? n : 5;
+	sens_noise_of(v, n, ns);
+	sens_assess(ns, &g, 0.8, rp);
+}
+
+/* A fraction as "<x*100:.1f>%", or "n/a". */
+static void
+pct_or_na(buf *b, bool known, double d)
+{
+	char t[NUM_BUFSZ];
+
+	if (known && isfinite(d))
+		buf_addf(b, "%s%%", num_fixed(t, d * 100, 1));
+	else
+		buf_adds(b, "n/a");
+}
+
+static cJSON *
+float_or_null(bool known, double d)
+{
+	return known && isfinite(d) ? json_new_float(d) : json_new_null();
+}
+
+static void
 stability(buf *b)
 {
+	struct sens_noise ns;
+	struct sens_report rp;
+	bool known;
 	struct cohort *c = NULL;
 	size_t nc = 0, i, j;
 	char t1[NUM_BUFSZ], t2[NUM_BUFSZ], t3[NUM_BUFSZ], t4[NUM_BUFSZ];
@@ -414,7 +462,8 @@ stability(buf *b)
 	}
 	if (!opt.json)
 		buf_adds(b, "## Run-to-run stability\n\n| Cohort | Metric | Runs | Median | Min | "
-		    "Max | Spread |\n|---|---|---:|---:|---:|---:|---:|\n");
+		    "Max | Spread | Noise | False Alarms | Detects | Advice |\n"
+		    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 	for (i = 0; i < nc; i++)
 		for (int m = 0; m < METRIC_COUNT; m++) {
 			size_t n = 0;
@@ -426,6 +475,8 @@ stability(buf *b)
 					v[n++] = d;
 			if (n == 0)
 				continue;
+			stability_sens(&c[i], m, v, n, &ns, &rp);
+			known = rp.advice != SENS_UNKNOWN;
 			med = stats_median(v, n);	/* sorts v */
 			lo = v[0];
 			hi = v[n - 1];
@@ -448,6 +499,10 @@ stability(buf *b)
 				json_set(o, "max", json_new_float(hi));
 				json_set(o, "spread_percent", med != 0 ?
 				    json_new_float((hi - lo) / med * 100) : json_new_null());
+				json_set(o, "noise", float_or_null(ns.known, ns.spread));
+				json_set(o, "false_alarm_rate", float_or_null(known, rp.far));
+				json_set(o, "mde_percent", float_or_null(known, rp.mde));
+				json_set(o, "advice", json_new_string(sens_advice_name(rp.advice)));
 				json_write(b, o, JSON_COMPACT, NULL);
 				buf_addc(b, '\n');
 				cJSON_Delete(o);
@@ -460,9 +515,15 @@ stability(buf *b)
 			    num_fixed(t2, lo, metric_table[m].precision),
 			    num_fixed(t3, hi, metric_table[m].precision));
 			if (med != 0)
-				buf_addf(b, "%s%% |\n", num_fixed(t4, (hi - lo) / med * 100, 1));
+				buf_addf(b, "%s%% | ", num_fixed(t4, (hi - lo) / med * 100, 1));
 			else
-				buf_adds(b, "n/a |\n");
+				buf_adds(b, "n/a | ");
+			pct_or_na(b, ns.known, ns.spread);
+			buf_adds(b, " | ");
+			pct_or_na(b, known, rp.far);
+			buf_adds(b, " | ");
+			pct_or_na(b, known, rp.mde);
+			buf_addf(b, " | %s |\n", sens_advice_name(rp.advice));
 		}
 	for (i = 0; i < nc; i++) {
 		free(c[i].key);

@@ -338,6 +338,57 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	done
 }
 
+@test "--rule prediction: the one-sided Student t bound of the noise window decides, in log space (Python's bytes)" {
+	run_case $N $N/rule-prediction
+	[[ $stderr == *"latency regressed by 7.7% and 0.776 (current=10.900, baseline_median=10.124, threshold=gated, rule=prediction, past the 99.0% prediction bound 10.392 of the last 20 runs)"* ]]
+	[[ $stderr == *"memory regressed by 10.0% and 1000.0 (current=11000.0, baseline_median=10000.0, threshold=gated, >5.0% and >256.0)"* ]]
+	run jq -c '[.comparison_status, ([.comparison.metrics[] | .rule] | join(",")),
+		.comparison.metrics.latency.threshold_exceeded, .comparison.metrics.memory.threshold_exceeded]' <<<"$output"
+	# A +0.5% latency passes; +7.7% fails past the bound (the floors say 8%);
+	# memory (no spread) is the floors'.
+	r=prediction,prediction,reference,reference,prediction,reference
+	assert_output "[\"PASS\",\"$r\",false,false]"$'\n'"[\"REGRESSION\",\"$r\",true,true]"$'\n'"[\"REGRESSION\",\"$r\",false,true]"
+}
+
+@test "--rule zscore: the z against the window's mean and deviation, over --z (Python's bytes)" {
+	run_case $N $N/rule-zscore
+	[[ $stderr == *"throughput regressed by 5.5% and 0.244 (current=4.200, baseline_median=4.444, threshold=gated, rule=zscore, z=4.54 over 3.00 against the last 20 runs)"* ]]
+}
+
+@test "each rule's bound: 1e-9 inside passes, 1e-9 past fails, in both directions" {
+	run_case $N $N/rule-boundaries
+	run jq -c '[.comparison.metrics.latency.threshold_exceeded, .comparison.metrics.throughput.threshold_exceeded]' <<<"$output"
+	assert_output $'[false,false]\n[true,true]'
+	run_case $N $N/rule-zscore-boundaries
+	run jq -c '[.comparison.metrics.latency.threshold_exceeded, .comparison.metrics.throughput.threshold_exceeded]' <<<"$output"
+	assert_output $'[false,false]\n[true,true]'
+}
+
+@test "fewer than five values in the noise window: the reference's floors decide, and say so" {
+	run_case $N $N/rule-fallback
+	run jq -r '.comparison.metrics.latency.rule' <<<"$output"
+	assert_output reference
+}
+
+@test "--rule reference is the default, byte for byte; --confidence and --z alone change nothing" {
+	run --separate-stderr $N --store "$G/sensitivity.store" "$G/sensitivity.in.jsonl"
+	base=$output
+	run --separate-stderr $N --store "$G/sensitivity.store" --rule reference --confidence 0.9 --z 2 "$G/sensitivity.in.jsonl"
+	assert_success
+	[ "$output" = "$base" ]
+}
+
+@test "bad --rule, --confidence and --z values are exit 2 with usage" {
+	for bad in "--rule median" "--rule ''" "--confidence 0.4" "--confidence 1" "--confidence x" "--z 0" "--z -3" "--z inf" "--z 101"; do
+		eval "set -- $bad"
+		run --separate-stderr $N "$@" </dev/null
+		assert_failure 2
+		[[ $stderr == "perf-gate-rolling: $1: not "* ]]
+		[[ $stderr == *"usage: perf-gate-rolling"* ]]
+		[ -z "$output" ]
+	done
+}
+
 @test "the reported false-alarm rate and detectable regression agree with simulation (bench/sensitivity.py, fast subset)" {
 	run --separate-stderr python3 "$BATS_TEST_DIRNAME/../bench/sensitivity.py" --quick --histories 200 --bin "$(command -v $N)"
 	echo "$output"

@@ -110,13 +110,43 @@ EOF
 	assert_success
 	assert_output "## Run-to-run stability
 
-| Cohort | Metric | Runs | Median | Min | Max | Spread |
-|---|---|---:|---:|---:|---:|---:|
-| m / g | latency | 5 | 31.000 | 30.800 | 31.200 | 1.3% |
-| m / g | memory | 5 | 100.0 | 100.0 | 100.0 | 0.0% |"
+| Cohort | Metric | Runs | Median | Min | Max | Spread | Noise | False Alarms | Detects | Advice |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|
+| m / g | latency | 5 | 31.000 | 30.800 | 31.200 | 1.3% | 0.5% | 0.0% | 8.6% | ok |
+| m / g | memory | 5 | 100.0 | 100.0 | 100.0 | 0.0% | 0.0% | 0.0% | 256.0% | blind |"
 	run --separate-stderr $N --stability --json runs.jsonl
 	assert_success
-	[ "$(jq -c '[.metric, .runs, .median, .min, .max]' <<<"${lines[0]}")" = '["latency",5,31,30.8,31.2]' ]
+	[ "$(jq -c '[.metric, .runs, .median, .min, .max, .advice]' <<<"${lines[0]}")" = '["latency",5,31,30.8,31.2,"ok"]' ]
+}
+
+@test "--stability: every cohort's noise, false-alarm rate, detectable regression and advice (Python's numbers)" {
+	# A noisy cohort with its own floors (the last record's), a short one.
+	for l in 10.0 11.3 9.1 10.6 8.8 10.9 9.5; do
+		printf '{"model_id":"n","gpu_type":"g","latency":%s,"throughput":%s,"regression_thresholds":{"throughput":{"threshold_percent":0.02}}}\n' "$l" "$(awk -v l="$l" 'BEGIN { printf "%.3f", 45 / l }')"
+	done >runs.jsonl
+	printf '{"model_id":"s","gpu_type":"g","latency":%s}\n' 5.0 5.1 5.2 >>runs.jsonl
+	run --separate-stderr $N --stability --json runs.jsonl
+	assert_success
+	got=$output
+	want=$(python3 -c 'import json, sys; sys.path.insert(0, sys.argv[1]); import reference as R, sensitivity as S
+recs = [json.loads(l) for l in open(sys.argv[2])]
+for model in ("n", "s"):
+    rs = [r for r in recs if r["model_id"] == model]
+    pol = R.policy(rs[-1].get("regression_thresholds"))
+    for k, _, higher, _, _ in R.METRICS:
+        v = [r[k] for r in rs if r.get(k) is not None]
+        if not v:
+            continue
+        n, m, spread = S.noise(v)
+        adv, far, d, _, _, _ = S.assess(n, m, spread, pol[k]["threshold_percent"],
+                                        pol[k]["threshold_absolute"], higher, min(n, 5), 0.8)
+        print(json.dumps([k, spread, far, d, adv], separators=(",", ":")))' "$FIXTURES" runs.jsonl)
+	assert_equal "$(jq -c '[.metric, .noise, .false_alarm_rate, .mde_percent, .advice]' <<<"$got")" "$want"
+	grep -q '"advice":"noisy"' <<<"$got"
+	run --separate-stderr $N --stability runs.jsonl
+	assert_success
+	assert_line --regexp '^\| n / g \| latency \| 7 \| 10\.000 \| 8\.800 \| 11\.300 \| 25\.0% \| [0-9.]+% \| [0-9.]+% \| [0-9.]+% \| noisy \|$'
+	assert_line '| s / g | latency | 3 | 5.100 | 5.000 | 5.200 | 3.9% | n/a | n/a | n/a | unknown |'
 }
 
 @test "the dashboard is one self-contained page: no script, nothing fetched" {
@@ -135,6 +165,26 @@ EOF
 	[ "$(grep -o '<g><[a-z]* class="s[0-3]' dash.html | wc -l)" -eq 216 ]
 	[[ $stderr == *"Loaded 42 records across 5 model(s), 2 GPU type(s), date range: 2026-06-01 03:00:00 → 2026-06-30 01:00:00"* ]]
 	[[ $stderr == *"Generated 15 metric plot(s)"* ]]
+}
+
+@test "the dashboard's band shows the detectable-regression line only when the comparison carries mde_percent" {
+	local sens=$FIXTURES/perf-summarize/sensitivity
+	mkdir empty
+	run --separate-stderr $N --html d.html --store empty --now $NOW "$sens.in.jsonl"
+	assert_success
+	[ "$(grep -o '<line class="mde"' d.html | wc -l)" -eq 4 ]
+	# latency: baseline 10.403 x (1 + 13.9%), lower is better; throughput below its baseline.
+	grep -q '<title>detectable regression: 13.9% or more is caught 80% of the time; past 11.854 s</title></line>' d.html
+	grep -q '<title>detectable regression: 8.4% or more is caught 80% of the time; past 4.117 fps</title></line>' d.html
+	# Without mde_percent: no line, the page of records that never had the keys.
+	jq -c '.comparison.metrics |= map_values(del(.mde_percent))' "$sens.in.jsonl" >no-mde.jsonl
+	jq -c '.comparison.metrics |= map_values(del(.noise, .false_alarm_rate, .mde_percent, .sensitivity))' "$sens.in.jsonl" >no-keys.jsonl
+	run --separate-stderr $N --html a.html --store empty --now $NOW no-mde.jsonl
+	assert_success
+	run --separate-stderr $N --html b.html --store empty --now $NOW no-keys.jsonl
+	assert_success
+	not grep -q 'class="mde"' a.html
+	cmp a.html b.html
 }
 
 @test "dashboard cohorts: v2 merges renames; legacy and invalid v2 stay apart (10.8 rows 2-5)" {

@@ -28,7 +28,8 @@ struct drec {
 	const char *build_url;			/* an http(s) URL, or NULL */
 	int64_t instant;
 	double v[METRIC_COUNT], base[METRIC_COUNT];
-	bool has[METRIC_COUNT], has_base[METRIC_COUNT], has_cmp;
+	double mde[METRIC_COUNT], power[METRIC_COUNT];	/* the comparison's, if any */
+	bool has[METRIC_COUNT], has_base[METRIC_COUNT], has_mde[METRIC_COUNT], has_cmp;
 	struct metric_policy pol[METRIC_COUNT];
 	bool success, eligible, current, dropped;
 	int kind;
@@ -293,6 +294,12 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 		v = json_get(m, "baseline");
 		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
 		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
+		v = json_get(m, "mde_percent");
+		r->has_mde[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+		    v->valuedouble >= 0;
+		r->mde[i] = r->has_mde[i] ? v->valuedouble : 0;
+		v = json_get(json_get(m, "sensitivity"), "power");
+		r->power[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
 	}
 	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
 	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
@@ -494,6 +501,25 @@ fmt_time(buf *b, int64_t us, const char *form)
 	buf_adds(b, s);
 }
 #pragma GCC diagnostic pop
+
+/*
+ * The detectable-regression line of the latest record's metric: its
+ * baseline median moved by the comparison's mde_percent in the
+ * regressing direction. False when the comparison carries none.
+ */
+static bool
+detect_of(const struct dash *d, const struct group *g, int m, double median, double *line,
+    double *mde, double *power)
+{
+	const struct drec *last = latest(d, g);
+
+	if (!last->has_cmp || !last->has_mde[m])
+		return false;
+	*mde = last->mde[m];
+	*power = last->power[m];
+	*line = metric_table[m].higher_is_better ? median * (1 - *mde) : median * (1 + *mde);
+	return isfinite(*line);
+}
 
 /* The boundary past which the latest record's metric would regress. */
 static bool
@@ -870,9 +896,10 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
     size_t markers, size_t line_points, bool links, buf *b)
 {
 	const struct metric *mt = &metric_table[m];
-	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0;
+	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0, dline = 0, mde = 0, power = 0;
 	size_t i, k, first_marker;
 	bool band = band_of(d, g, m, &median, &edge);
+	bool detect = band && detect_of(d, g, m, median, &dline, &mde, &power);
 	const struct drec *r;
 	struct xaxis xa = x_axis(d, g, m);
 	struct svgaxis ya;
@@ -888,6 +915,10 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 	if (band) {
 		lo = fmin(lo, fmin(median, edge));
 		hi = fmax(hi, fmax(median, edge));
+	}
+	if (detect) {
+		lo = fmin(lo, dline);
+		hi = fmax(hi, dline);
 	}
 	/* Labels carry the decimals the step needs: they never repeat. */
 	svgaxis_linear(&ya, lo, hi, 4);
@@ -927,6 +958,19 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		label_num(&lab, edge, mt->precision);
 		buf_addf(b, "%s %s</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
 		    "y1=\"%.1f\" y2=\"%.1f\"/>", lab.s, units[m], PL, CW - PR, y1, y1);
+	}
+	if (detect) {
+		/* Styled in place: pages without the line keep their bytes. */
+		char t1[NUM_BUFSZ], t2[NUM_BUFSZ];
+		double yd = Y(dline);
+
+		buf_addf(b, "<line class=\"mde\" stroke=\"#c62828\" stroke-width=\"1.2\" "
+		    "stroke-dasharray=\"2 3\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\">"
+		    "<title>detectable regression: %s%% or more is caught %s%% of the time; ",
+		    PL, CW - PR, yd, yd, num_fixed(t1, mde * 100, 1), num_fixed(t2, power * 100, 0));
+		buf_reset(&lab);
+		label_num(&lab, dline, mt->precision);
+		buf_addf(b, "past %s %s</title></line>", lab.s, units[m]);
 	}
 	/* The line: every point, or bucket means when there are many. */
 	buf_adds(b, "<polyline class=\"ln\" points=\"");

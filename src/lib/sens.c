@@ -2,6 +2,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "err.h"
 #include "sens.h"
@@ -147,4 +148,58 @@ sens_advice_name(enum sens_advice a)
 	static const char *const names[] = { "unknown", "ok", "noisy", "blind" };
 
 	return names[a];
+}
+
+const char *
+sens_rule_name(enum sens_rule r)
+{
+	static const char *const names[] = { "reference", "prediction", "zscore" };
+
+	return names[r];
+}
+
+bool
+sens_rule_check(enum sens_rule rule, const double *v, size_t n, double cur,
+    bool higher, double param, struct sens_verdict *out)
+{
+	bool logs = rule == SENS_RULE_PREDICTION && cur > 0, spread = false;
+	double sum = 0, ss = 0, mean, sd, x, k;
+
+	memset(out, 0, sizeof *out);
+	out->n = n;
+	if (n < SENS_MIN_RUNS || !isfinite(cur))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(v[i]))
+			return false;
+		logs = logs && v[i] > 0;
+		spread = spread || v[i] != v[0];
+	}
+	/* Equal values: no spread (their logs' sum may leave a rounding one). */
+	if (!spread)
+		return false;
+	/* Sums in window order, so a transcription adds the same way. */
+	for (size_t i = 0; i < n; i++)
+		sum += logs ? log(v[i]) : v[i];
+	mean = sum / (double)n;
+	for (size_t i = 0; i < n; i++) {
+		x = (logs ? log(v[i]) : v[i]) - mean;
+		ss += x * x;
+	}
+	sd = sqrt(ss / (double)(n - 1));
+	if (!(sd > 0) || !isfinite(sd))
+		return false;
+	x = logs ? log(cur) : cur;
+	if (rule == SENS_RULE_ZSCORE) {
+		out->z = (higher ? mean - x : x - mean) / sd;
+		out->exceeded = out->z > param;
+		out->limit = higher ? mean - param * sd : mean + param * sd;
+		return true;
+	}
+	k = stats_t_quantile(param, (double)(n - 1)) * sd * sqrt(1 + 1 / (double)n);
+	out->limit = higher ? mean - k : mean + k;
+	out->exceeded = higher ? x < out->limit : x > out->limit;
+	if (logs)
+		out->limit = exp(out->limit);
+	return true;
 }

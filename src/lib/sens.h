@@ -85,4 +85,37 @@ void sens_assess(const struct sens_noise *ns, const struct sens_gate *g, double 
 /* "unknown", "ok", "noisy", "blind". */
 const char *sens_advice_name(enum sens_advice a);
 
+/*
+ * The noise-aware rules of perf-gate-rolling --rule (never the default).
+ * SENS_RULE_PREDICTION: the current value is past the one-sided Student t
+ * prediction bound of the window, mean + t(confidence, n-1) s sqrt(1 + 1/n)
+ * with s the sample standard deviation (n - 1), in log space when every
+ * value is positive (in linear space otherwise); higher-is-better metrics
+ * mirror it (mean - ...). SENS_RULE_ZSCORE: the z of the current value
+ * against the mean and sample standard deviation of the window (linear
+ * space, as Conbench's lookback z-score) is over the threshold in the
+ * regressing direction.
+ */
+enum sens_rule { SENS_RULE_REFERENCE, SENS_RULE_PREDICTION, SENS_RULE_ZSCORE };
+
+/* "reference", "prediction", "zscore". */
+const char *sens_rule_name(enum sens_rule r);
+
+struct sens_verdict {
+	bool exceeded;	/* past the bound in the regressing direction */
+	double limit;	/* the bound, in the metric's unit */
+	double z;	/* SENS_RULE_ZSCORE: the z, positive when worse */
+	size_t n;	/* values of the window */
+};
+
+/*
+ * Applies rule (SENS_RULE_PREDICTION or SENS_RULE_ZSCORE) to the current
+ * value cur against the window v[0..n) (oldest first); param is the
+ * confidence or the z threshold. False, without a verdict, when the rule
+ * cannot judge: fewer than SENS_MIN_RUNS values, a window without spread,
+ * or a value that is not finite.
+ */
+bool sens_rule_check(enum sens_rule rule, const double *v, size_t n, double cur,
+    bool higher, double param, struct sens_verdict *out);
+
 #endif
