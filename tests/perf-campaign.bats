@@ -227,7 +227,7 @@ setup() {
 	jq --arg j "$ROOT_DIR/fixtures/campaign/demo/job.sh" '.variants.tuned.command = [$j, "tuned", "hang"] | .wall_time_seconds = 0.4' binding.json >slow.json
 	perf-campaign run plan.json slow.json rd >/dev/null 2>&1 &
 	# the runner holds the lock once its first job has started
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		[ -n "$(find rd/jobs -name job.json 2>/dev/null)" ] && break
 		sleep 0.05
 	done
