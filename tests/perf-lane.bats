@@ -180,7 +180,7 @@ stored() {
 	# the repeating query is stopped (not left to whoever adopts it)
 	[ -s "$STUB_DIR/nvidia-smi.pids" ]
 	local pid
-	for pid in $(cat "$STUB_DIR/nvidia-smi.pids"); do gone "$pid"; done
+	while read -r pid; do gone "$pid"; done <"$STUB_DIR/nvidia-smi.pids"
 	# without nvidia-smi, perf-collect samples NVML (here there is none: an empty file)
 	rm "$STUB_DIR/nvidia-smi"
 	lane empty
