@@ -2,6 +2,7 @@
 #
 #   make                 build libperf.a and bin/perf-*
 #   make test            build with -Werror, run every test, print "N passed, N failed"
+#                        (TEST_JOBS files at once, default: the number of cores)
 #   make SANITIZE=address,undefined test
 #                        the same, built with sanitizers into build/sanitize/
 #   make install         install programs, man pages and doc/ (PREFIX, DESTDIR)

@@ -9,7 +9,10 @@ mk() {
 }
 
 @test "make install honours PREFIX and DESTDIR" {
-	run mk install PREFIX=/opt/pk DESTDIR="$BATS_TEST_TMPDIR/root"
+	# built in a directory of its own: the checkout's build and bin/ are
+	# in use by the test files that run beside this one
+	run mk -j"$(nproc)" install PREFIX=/opt/pk DESTDIR="$BATS_TEST_TMPDIR/root" \
+		BUILD="$BATS_TEST_TMPDIR/build" OUTBIN="$BATS_TEST_TMPDIR/build/bin"
 	assert_success
 	for src in "$ROOT_DIR"/src/perf-*.c; do
 		prog=$(basename "$src" .c)

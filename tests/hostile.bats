@@ -75,12 +75,16 @@ FILTERS=(perf-gate-static perf-normalize perf-gate-rolling perf-upload perf-summ
 	done
 	# the line, where the file has lines
 	run --separate-stderr perf-normalize "$D/truncated.jsonl"
+	assert_failure 2
 	assert_equal "$stderr" "perf-normalize: $D/truncated.jsonl:1: invalid JSON at column 33: expected ',' or '}' in object, found end of input"
 	run --separate-stderr perf-gate-static "$D/gzip-bomb.jsonl.gz"
+	assert_failure 2
 	assert_equal "$stderr" "perf-gate-static: $D/gzip-bomb.jsonl.gz:1: record longer than 256 MiB"
 	run --separate-stderr perf-gate-static "$D/deep-nesting.jsonl"
+	assert_failure 2
 	[[ $stderr == *":1: invalid JSON at column 513: nesting deeper than 512 levels" ]]
 	run --separate-stderr perf-gate-static "$D/directory.jsonl"
+	assert_failure 2
 	assert_equal "$stderr" "perf-gate-static: $D/directory.jsonl: is a directory"
 }
 

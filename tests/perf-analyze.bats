@@ -6,6 +6,7 @@
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
+load lib/golden
 
 A=$FIXTURES/perf-analyze
 
@@ -46,13 +47,31 @@ same_report() {
 	assert_output 144
 }
 
+@test "perf-plan and perf-analyze: every output of every case, byte for byte" {
+	local c
+	golden perf-analyze/golden/plan-table perf-plan "$A/faster.plan.json"
+	golden perf-analyze/golden/plan-json perf-plan --json "$A/faster.plan.json"
+	golden perf-analyze/golden/plan-aggregate perf-plan "$A/aggregate.plan.json"
+	for c in aggregate break-even-no-bound break-even-no-saving crosses-band equivalent exclusions \
+		faster incomparable missing slower; do
+		golden "perf-analyze/golden/$c.table" perf-analyze "$A/$c.plan.json" "$A/$c.results.json"
+		golden "perf-analyze/golden/$c.json" perf-analyze --json "$A/$c.plan.json" "$A/$c.results.json"
+		rm -f "$c.csv"
+		golden "perf-analyze/golden/$c.csv" then_cat "$c.csv" \
+			perf-analyze --csv "$c.csv" "$A/$c.plan.json" "$A/$c.results.json"
+	done
+	golden perf-analyze/golden/err-plan perf-analyze "$A/err-plan.plan.json" "$A/err-plan.results.json"
+}
+
 @test "perf-plan: the digest ignores formatting and key order; the table" {
 	jq -S . "$A/faster.plan.json" >sorted.json
 	jq -c . "$A/faster.plan.json" >compact.json
 	a=$(perf-plan --json "$A/faster.plan.json" | jq -r .plan_sha256)
 	b=$(perf-plan --json sorted.json | jq -r .plan_sha256)
 	c=$(perf-plan --json compact.json | jq -r .plan_sha256)
-	[ "$a" = "$b" ] && [ "$b" = "$c" ]
+	[[ $a =~ ^[0-9a-f]{64}$ ]]
+	assert_equal "$b" "$a"
+	assert_equal "$c" "$a"
 	cmp <(perf-plan --json sorted.json | jq -c .order) <(perf-plan --json compact.json | jq -c .order)
 	run perf-plan "$A/faster.plan.json"
 	assert_success
@@ -97,8 +116,10 @@ same_report() {
 		ents.sort(key=lambda e: e["path"])
 		print(hashlib.sha256(json.dumps(ents, sort_keys=True, separators=(",", ":")).encode()).hexdigest())
 	EOF
+	assert_success
 	local want=$output
 	run perf-plan digest in
+	assert_success
 	assert_output "$want"
 	ln -s x.txt in/link
 	run --separate-stderr perf-plan digest in
@@ -172,9 +193,11 @@ same_report() {
 	assert_success
 	assert_line --regexp '^class-a +h2o-ccsd +tuned +5/5 +0 +0 +1\.0[0-9]{2} +1\.[0-9]{3}-1\.[0-9]{3} +faster +783 \(835\)$'
 	run perf-analyze "$A/break-even-no-bound.plan.json" "$A/break-even-no-bound.results.json"
+	assert_success
 	assert_line --regexp ' faster +717 \(-\)$'
 	assert_line "  class-a h2o-ccsd tuned: break-even conservative count unavailable: saving_lower_bound_not_positive"
 	run perf-analyze "$A/break-even-no-saving.plan.json" "$A/break-even-no-saving.results.json"
+	assert_success
 	assert_line --regexp ' faster +-$'
 	assert_line "  class-a h2o-ccsd tuned: break-even unavailable: mean_saving_not_positive"
 }

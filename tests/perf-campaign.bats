@@ -181,7 +181,10 @@ setup() {
 	campaign '["class-a"]'
 	local mode
 	for mode in fail hang grow signal unconverged noreport; do
-		jq --arg m "$mode" --arg j "$ROOT_DIR/fixtures/campaign/demo/job.sh" '.variants.tuned.command = [$j, "tuned", $m] | .wall_time_seconds = (if $m == "hang" then 0.4 else 5 end)' \
+		# the wall time ends only the hanging job: a job under a loaded
+		# machine's scheduler may take seconds, never 60 (the growing job
+		# holds its memory until the watchdog stops it)
+		jq --arg m "$mode" --arg j "$ROOT_DIR/fixtures/campaign/demo/job.sh" '.variants.tuned.command = [$j, "tuned", $m] | .wall_time_seconds = (if $m == "hang" then 0.4 else 60 end)' \
 			binding.json >"b-$mode.json"
 		run --separate-stderr perf-campaign run plan.json "b-$mode.json" "rd-$mode"
 		# recorded with their status: exit 0; a report left missing: 1
@@ -224,7 +227,7 @@ setup() {
 	jq --arg j "$ROOT_DIR/fixtures/campaign/demo/job.sh" '.variants.tuned.command = [$j, "tuned", "hang"] | .wall_time_seconds = 0.4' binding.json >slow.json
 	perf-campaign run plan.json slow.json rd >/dev/null 2>&1 &
 	# the runner holds the lock once its first job has started
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		[ -n "$(find rd/jobs -name job.json 2>/dev/null)" ] && break
 		sleep 0.05
 	done

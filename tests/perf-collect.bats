@@ -98,6 +98,7 @@ $N: $F/typos/string-threshold.json:11: regression_thresholds.latency.threshold_a
 	assert_success
 	assert_output ".buildkite/performance-benchmarks/tests/v1.json	legacy	v1"
 	run --separate-stderr $N --check --configs other
+	assert_success
 	assert_output "other/v2.json	wan-t2v-1.3b-2gpu	v2"
 }
 
@@ -114,8 +115,10 @@ $N: $F/typos/string-threshold.json:11: regression_thresholds.latency.threshold_a
 @test "--plan: the requested attention backend changes the fingerprint; PERF_ wins over FASTVIDEO_" {
 	two_l40s
 	run --separate-stderr env FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	assert_success
 	[ "$(jq -r .recipe_fingerprint <<<"$output")" = 941e1db3f5bdac1289379fcc0a04eedbb61f6a08abdf24ae2b1583c4aed91c14 ]
 	run --separate-stderr env FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN PERF_ATTENTION_BACKEND=auto $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	assert_success
 	[ "$(jq -r .recipe_fingerprint <<<"$output")" = ec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c ]
 }
 
@@ -126,6 +129,7 @@ $N: $F/typos/string-threshold.json:11: regression_thresholds.latency.threshold_a
 	[ "$(jq -c .hardware_profile <<<"$output")" = '{"device_type":"cpu","gpu_count":0,"gpus":[],"interconnect":"none"}' ]
 	two_l40s
 	run --separate-stderr env FAKE_NVLINK=1 $N --plan "$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json"
+	assert_success
 	[ "$(jq -r .hardware_profile.interconnect <<<"$output")" = full_nvlink ]
 }
 
@@ -151,6 +155,7 @@ hw_of() {
 	[ "$(hw_of FAKE_NVLINK=0 FAKE_NVML_NO_HANDLE=0)" = "$(want unknown)" ]
 	# One GPU is single_gpu whatever NVML says.
 	run --separate-stderr env FAKE_NVML_FAIL=1 FAKE_GPUS="NVIDIA L40S:48:8.9" $N --plan "$F/v1.json"
+	assert_success
 	[ "$(jq -r '[.hardware_profile.interconnect, .hardware_profile_id] | join(" ")' <<<"$output")" = \
 		"single_gpu $(awk '$1 == 1 { print $3 }' "$F/hw-ids.txt")" ]
 }
@@ -360,9 +365,7 @@ EOF
 	assert_failure 1
 	[ $((SECONDS - start)) -lt 10 ]
 	[[ $stderr == *"legacy: the runner timed out after"* ]]
-	sleep 0.2
-	pid=$(cat pid)
-	[ ! -e "/proc/$pid" ] || grep -q '^[0-9]* ([^)]*) Z' "/proc/$pid/stat"
+	gone "$(cat pid)"
 }
 
 @test "an invalid event line fails the benchmark, with its id and the line's number, never self-timed" {
@@ -429,7 +432,8 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	two_l40s
 	$N --telemetry tele.csv --interval 0.05 &
 	pid=$!
-	sleep 0.4
+	# four samples or more (the heading aside), however loaded the machine
+	for _ in $(seq 600); do [ "$(grep -c '^[01], ' tele.csv 2>/dev/null)" -ge 4 ] && break; sleep 0.05; done
 	kill -TERM $pid
 	wait $pid
 	head -1 tele.csv | grep -qx 'index, timestamp, clocks.current.sm \[MHz\], clocks.max.sm \[MHz\], power.draw \[W\], power.limit \[W\], temperature.gpu'
@@ -458,7 +462,8 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 		grep -o 'Fl [-a-z]*' | sed 's/^Fl /-/' | sort -u)
 	assert_equal "$usage" "$synopsis"
 	for o in $usage; do
-		run --separate-stderr $N "$o" 2>&1
+		run --separate-stderr $N "$o"
+		[ "$status" -le 2 ] || { echo "$o: status $status: $stderr" >&2; false; }
 		[[ $stderr != *"unrecognized option"* && $stderr != *"invalid option"* ]]
 	done
 }

@@ -7,6 +7,7 @@
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 # shellcheck disable=SC2016 # awk and jq programs are single-quoted on purpose
 load lib/common
+load lib/golden
 
 F=$FIXTURES/perf-frames
 
@@ -80,6 +81,15 @@ mutate() {
 	assert_equal "$(jq -r .manifest_sha256 got.json)" "$(sha256sum d/comparison.json | cut -d' ' -f1)"
 	# the successor's frames are 10% shorter: positive reductions
 	jq -e '.delta_summary.median_frame_time_reduction_percent > 5 and .delta_summary.throughput_increase_percent > 5' got.json
+}
+
+@test "the example comparison: the report, --jsonl and an invalid manifest, byte for byte" {
+	local d=$ROOT_DIR/fixtures/frames
+	golden perf-frames/golden/report perf-frames "$d/comparison.json"
+	golden perf-frames/golden/jsonl perf-frames --jsonl "$d/comparison.json"
+	cp "$d"/*.csv .
+	jq '.runs[0].workload.warmup_seconds = "30"' "$d/comparison.json" >comparison.json
+	golden perf-frames/golden/invalid-manifest perf-frames comparison.json
 }
 
 @test "key order and integers: the layout of doc/frames-report.md" {

@@ -177,7 +177,10 @@ stored() {
 	assert_line "--- GPU telemetry (clocks.sm vs clocks.max.sm reveals capped hosts) ---"
 	assert_line "0, 2026/06/16 00:00:00.000, 1980 MHz, 1980 MHz, 210.50 W, 350.00 W, 54"
 	[ -f reports/gpu_telemetry.csv ]
-	not pgrep -f "sleep 600" -P "$$"
+	# the repeating query is stopped (not left to whoever adopts it)
+	[ -s "$STUB_DIR/nvidia-smi.pids" ]
+	local pid
+	while read -r pid; do gone "$pid"; done <"$STUB_DIR/nvidia-smi.pids"
 	# without nvidia-smi, perf-collect samples NVML (here there is none: an empty file)
 	rm "$STUB_DIR/nvidia-smi"
 	lane empty

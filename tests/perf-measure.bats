@@ -86,14 +86,19 @@ report() {
 @test "evidence is tracked over the whole stream, not a tail" {
 	{ cat "$M/vibeqc-converged.out"; seq 200000 | sed 's/^/post-processing line /'; } >long.out
 	run --separate-stderr perf-measure --runtime-digest d -- "$M/replay.sh" "$PWD/long.out"
+	assert_success
 	assert_equal "$(report .converged)" true
 	{ head -3 "$M/vibeqc-converged.out"; echo "FATAL: lost a rank"; seq 200000 | sed 's/^/noise /'; \
 		tail -n +4 "$M/vibeqc-converged.out"; } >fatal.out
+	rm vq-benchmark-run.json
 	run --separate-stderr perf-measure --runtime-digest d -- "$M/replay.sh" "$PWD/fatal.out"
+	assert_success
 	assert_equal "$(report .converged)" false
 	# a new SCF header after the completion clears it
 	{ cat "$M/vibeqc-converged.out"; echo "SCF (UHF, DIIS)"; echo "  iter    1  -75.9  -7.5e+01  1.0e-01"; } >again.out
+	rm vq-benchmark-run.json
 	run --separate-stderr perf-measure --runtime-digest d -- "$M/replay.sh" "$PWD/again.out"
+	assert_success
 	assert_equal "$(report '[.converged, .scf_iterations]')" '[false,1]'
 }
 

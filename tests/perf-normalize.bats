@@ -140,6 +140,7 @@ N=perf-normalize
 	assert_success
 	assert_equal "$(jq -r .run_source <<<"$output")" pr
 	run --separate-stderr env PERF_RUN_SOURCE=scheduled_main $N <<<'{"benchmark_id":"b","timestamp":"t","run_source":"bogus"}'
+	assert_success
 	assert_equal "$(jq -r .run_source <<<"$output")" scheduled_main
 }
 

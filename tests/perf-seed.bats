@@ -5,6 +5,7 @@
 
 # shellcheck disable=SC2154,SC2030,SC2031 # bats sets status, output, lines, stderr; each test is a subshell
 load lib/common
+load lib/golden
 load lib/store
 
 SEED=$FIXTURES/perf-seed
@@ -80,6 +81,36 @@ fails_with() {
 	[ "$(basename "$res")" = "$(jq -cj --sort-keys '{identity, repository}' "$res/manifest" | sha256sum | cut -c1-64)" ]
 	# nothing was written to the store
 	[ ! -e store ]
+}
+
+@test "prepare and upload of two sources: messages, manifest and stored seeds, byte for byte" {
+	variant a.json
+	variant b.json 's/"job-41"/"job-2"/' 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "2026-06-17T00:00:00+00:00"/' \
+		's/"latency": 10.0,/"latency": 10.2,/'
+	# the reservation's name depends on the store's absolute path: a
+	# rehearsal in another staging root names it
+	perf-seed prepare -s store --staging-root probe --intent-rationale r \
+		--source-result a.json --source-result b.json >/dev/null
+	local m res
+	res=$(basename "$(find probe/.seed-reservations -mindepth 1 -maxdepth 1)")
+	[[ $res =~ ^[0-9a-f]{64}$ ]]
+	GOLDEN_SED="s|$res|@RESERVATION@|g"
+	golden perf-seed/golden/prepare perf-seed prepare -s store --staging-root staging \
+		--intent-rationale "first baseline" --now 2026-07-01T00:00:00Z --operator alice \
+		--source-result a.json --source-result b.json
+	m=$(manifest)
+	# and the seeds' digests, as they hold their source's absolute path
+	local i sha
+	for i in 0 1; do
+		sha=$(jq -r ".prepared_records[$i].sha256" "$m")
+		assert_equal "$(sha256sum "$(jq -r ".prepared_records[$i].path" "$m")" | cut -c1-64)" "$sha"
+		GOLDEN_SED="$GOLDEN_SED; s|$sha|@SEED_${i}_SHA256@|g"
+	done
+	golden perf-seed/golden/manifest cat "$m"
+	golden perf-seed/golden/upload-dry-run perf-seed upload "$m" -s store
+	golden perf-seed/golden/upload perf-seed upload "$m" -s store --confirm
+	golden perf-seed/golden/stored bash -c 'cd store && find . -type f ! -name .perfkite-lock | LC_ALL=C sort | xargs tail -n +1'
+	golden perf-seed/golden/upload-again perf-seed upload "$m" -s store --confirm
 }
 
 @test "row 33: seed then compare: the seed is the baseline of a later run" {
@@ -298,7 +329,8 @@ fails_with() {
 	assert_failure 2
 	assert_output ""
 	assert_equal "$stderr" "perf-seed: hf://datasets/org/perf: a git remote needs the git+ prefix to be a store; did you mean git+https://huggingface.co/datasets/org/perf?"
-	[ ! -e hf: ] && [ ! -e staging ]
+	[ ! -e hf: ]
+	[ ! -e staging ]
 }
 
 @test "row 52: a source that changes while the manifest is written releases the reservation" {
@@ -510,18 +542,22 @@ prepared() {
 	cp "$m" orig
 	sed -i 's/"manifest_schema_version": 1/"manifest_schema_version": 2/' "$m"
 	run --separate-stderr perf-seed upload "$m" -s store
+	assert_failure 2
 	grep -qF "unsupported or missing prepared-seed manifest schema" <<<"$stderr"
 	cp orig "$m"
 	sed -i 's|"staging_root": "[^"]*"|"staging_root": ""|' "$m"
 	run --separate-stderr perf-seed upload "$m" -s store
+	assert_failure 2
 	grep -qF "prepared-seed manifest is missing its staging root" <<<"$stderr"
 	cp orig "$m"
 	sed -i "s|\"staging_root\": \"[^\"]*\"|\"staging_root\": \"$PWD/elsewhere\"|" "$m"
 	run --separate-stderr perf-seed upload "$m" -s store
+	assert_failure 2
 	grep -qF "prepared-seed manifest is outside its identity reservation" <<<"$stderr"
 	cp orig "$m"
 	sed -i 's/"benchmark_version": "3"/"benchmark_version": "4"/' "$m"
 	run --separate-stderr perf-seed upload "$m" -s store
+	assert_failure 2
 	grep -qF "prepared records no longer match the manifest identity" <<<"$stderr"
 	# a seed edited consistently (digest updated) no longer matches its source
 	cp orig "$m"

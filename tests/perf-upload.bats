@@ -7,6 +7,7 @@
 # shellcheck disable=SC2154,SC2030,SC2031 # bats sets status, output, lines, stderr; each test is a subshell
 
 load lib/common
+load lib/golden
 load lib/store
 
 UP=$FIXTURES/perf-upload
@@ -32,6 +33,19 @@ teardown() {
 	assert_equal "${stderr_lines[1]}" \
 		"Tracking upload skipped for wan-t2v-1.3b-2gpu (pr, success=False)"
 	assert_equal "${stderr_lines[2]}" "Tracking upload skipped for wan/t2v é (local, success=True)"
+}
+
+@test "every policy, a second upload, a bad line and a git store: messages and records, byte for byte" {
+	golden perf-upload/golden/never perf-upload -s store "$UP/batch.in.jsonl"
+	golden perf-upload/golden/pass perf-upload -s store --policy pass "$UP/batch.in.jsonl"
+	golden perf-upload/golden/always perf-upload -s store --policy always "$UP/batch.in.jsonl"
+	golden perf-upload/golden/again perf-upload -s store --policy always "$UP/batch.in.jsonl"
+	golden perf-upload/golden/invalid-policy env PERF_UPLOAD_POLICY=sometimes perf-upload -s store "$UP/batch.in.jsonl"
+	{ head -1 "$UP/batch.in.jsonl"; echo '{"model_id": '; } >bad.jsonl
+	golden perf-upload/golden/bad-line perf-upload -s other -p always bad.jsonl
+	bare_remote remote.git
+	golden perf-upload/golden/git perf-upload -s "git+file://$PWD/remote.git" --cache cache -p always "$UP/batch.in.jsonl"
+	golden perf-upload/golden/git-again perf-upload -s "git+file://$PWD/remote.git" --cache cache -p always "$UP/batch.in.jsonl"
 }
 
 @test "policy pass stores successful records (a missing success counts), in the reference's bytes" {
@@ -120,8 +134,10 @@ EOF
 	assert_success
 	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=\"bogus's\"; using 'never'"
 	PERF_UPLOAD_POLICY=$'\tSome\\Times\n' run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_success
 	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY='some\\\\times'; using 'never'"
 	PERF_UPLOAD_POLICY='' run --separate-stderr perf-upload -s bogus "$UP/batch.in.jsonl"
+	assert_success
 	assert_equal "${stderr_lines[0]}" "Invalid PERF_UPLOAD_POLICY=''; using 'never'"
 	[ ! -e bogus ]
 }
@@ -244,7 +260,8 @@ EOF
 	[ "$s" -eq 2 ]
 	# every record stored got its line, and only those
 	printf '%s\n' "$stderr" | sed -n 's|^uploaded → full/store/||p' | LC_ALL=C sort >acked
-	[ -s stored ] && [ "$(wc -l <stored)" -lt 40 ]
+	[ -s stored ]
+	[ "$(wc -l <stored)" -lt 40 ]
 	diff stored acked
 	# the first record not stored, by its line, and how many after it
 	local n first
@@ -269,7 +286,8 @@ EOF
 	# a writer that still holds its temporary file
 	flock "$d/.held.json.tmp.Zx9Cv8" sleep 30 &
 	holder=$!
-	sleep 0.3
+	for _ in $(seq 600); do not flock -n "$d/.held.json.tmp.Zx9Cv8" true && break; sleep 0.05; done
+	not flock -n "$d/.held.json.tmp.Zx9Cv8" true
 	gen_records 1 second sweep-model >two.jsonl
 	run --separate-stderr perf-upload -s store -p always two.jsonl
 	kill "$holder"
@@ -290,9 +308,12 @@ EOF
 	[ "$(head -c2 hist.gz | od -An -tx1 | tr -d ' ')" = 1f8b ]
 	assert_equal "$(gzip -dc hist.gz | wc -l)" "$(find "$ROOT_DIR/fixtures/store" -name '*.json' | wc -l)"
 	local in=$ROOT_DIR/fixtures/records
-	perf-gate-static "$in"/*.json 2>/dev/null | perf-normalize >norm.jsonl || true
-	perf-gate-rolling -s "$ROOT_DIR/fixtures/store" norm.jsonl >from-store.jsonl 2>/dev/null || true
-	perf-gate-rolling -s "$BATS_TEST_TMPDIR/none" -H hist.gz norm.jsonl >from-export.jsonl 2>/dev/null || true
+	# a gate may find a regression (exit 1), never fail its job (2)
+	perf-gate-static "$in"/*.json >static.jsonl 2>/dev/null || [ "$?" -eq 1 ]
+	perf-normalize static.jsonl >norm.jsonl
+	perf-gate-rolling -s "$ROOT_DIR/fixtures/store" norm.jsonl >from-store.jsonl 2>/dev/null || [ "$?" -eq 1 ]
+	perf-gate-rolling -s "$BATS_TEST_TMPDIR/none" -H hist.gz norm.jsonl >from-export.jsonl 2>/dev/null || [ "$?" -eq 1 ]
+	assert_equal "$(wc -l <from-store.jsonl)" 3
 	diff from-store.jsonl from-export.jsonl
 	grep -q '"baseline_n":5' from-export.jsonl
 	# on standard output too
@@ -339,9 +360,12 @@ EOF
 	git -C work -c user.name=t -c user.email=t@t commit -qm history
 	git -C work push -q origin HEAD:main
 	local in=$ROOT_DIR/fixtures/records
-	perf-gate-static "$in"/*.json 2>/dev/null | perf-normalize >norm.jsonl || true
-	perf-gate-rolling -s "$ROOT_DIR/fixtures/store" norm.jsonl >dir.jsonl 2>/dev/null || true
-	perf-gate-rolling -s "git+file://$PWD/remote.git" --cache cache norm.jsonl >git.jsonl 2>/dev/null || true
+	perf-gate-static "$in"/*.json >static.jsonl 2>/dev/null || [ "$?" -eq 1 ]
+	perf-normalize static.jsonl >norm.jsonl
+	perf-gate-rolling -s "$ROOT_DIR/fixtures/store" norm.jsonl >dir.jsonl 2>/dev/null || [ "$?" -eq 1 ]
+	perf-gate-rolling -s "git+file://$PWD/remote.git" --cache cache norm.jsonl >git.jsonl 2>/dev/null || [ "$?" -eq 1 ]
+	assert_equal "$(wc -l <dir.jsonl)" 3
+	grep -q '"baseline_n":5' git.jsonl
 	diff dir.jsonl git.jsonl
 	perf-summarize -s "git+file://$PWD/remote.git" --cache cache --now 2026-06-20T00:00:00Z \
 		--html git.html git.jsonl >/dev/null
@@ -349,7 +373,7 @@ EOF
 		--html dir.html dir.jsonl >/dev/null
 	cmp dir.html git.html
 	# the default cache is under XDG_CACHE_HOME
-	perf-gate-rolling -s "git+file://$PWD/remote.git" norm.jsonl >/dev/null 2>&1 || true
+	perf-gate-rolling -s "git+file://$PWD/remote.git" norm.jsonl >/dev/null 2>&1 || [ "$?" -eq 1 ]
 	[ -d "$XDG_CACHE_HOME/perfkite" ]
 	# a reader needs the remote: an unreachable one is exit 2
 	mv remote.git gone.git
@@ -402,7 +426,9 @@ EOF
 	perf-upload -s "git+file://$PWD/remote.git" --cache a -p always base.jsonl >/dev/null 2>&1
 	gen_records 1 x >x.jsonl
 	mv remote.git away.git
-	perf-upload -s "git+file://$PWD/remote.git" --cache a -p always x.jsonl >/dev/null 2>&1 || true
+	# the remote gone: exit 2, the commit kept in the cache for the next run
+	run --separate-stderr perf-upload -s "git+file://$PWD/remote.git" --cache a -p always x.jsonl
+	assert_failure 2
 	mv away.git remote.git
 	sed 's/"latency":31.0/"latency":32.0/' x.jsonl >x2.jsonl
 	perf-upload -s "git+file://$PWD/remote.git" --cache b -p always x2.jsonl >/dev/null 2>&1

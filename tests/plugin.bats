@@ -48,6 +48,8 @@ setup() {
 
 @test "the hooks know exactly the options plugin.yml declares" {
 	run py -c 'import sys, yaml; print(" ".join(sorted(k.upper().replace("-", "_") for k in yaml.safe_load(open(sys.argv[1]))["configuration"]["properties"])))' "$ROOT_DIR/plugin.yml"
+	assert_success
+	[ -n "$output" ]
 	local declared=$output
 	run bash -c '. "$1/hooks/lib/plugin.bash"; printf "%s\n" "${plugin_options[@]}" | sort | tr "\n" " "' _ "$ROOT_DIR"
 	assert_equal "${output% }" "$declared"

@@ -52,6 +52,7 @@ sample_cmdlines() {
 	# nowhere: what it printed, what it wrote, what any process was started with
 	run grep -rl "$TOKEN" lane1.out lane1.err lane2.out lane2.err reports results cache \
 		argv.samples "$STUB_DIR"
+	assert_failure 1
 	assert_output ''
 	# and not in the remote it pushed to
 	git -C srv/perf.git log -p --all >history.txt
@@ -68,8 +69,11 @@ sample_cmdlines() {
 	not grep -q "$TOKEN" <<<"$stderr"
 	grep -q 'user:\*\*\*@' <<<"$stderr"
 	run grep -rl "$TOKEN" cache
+	assert_failure 1
 	assert_output ''
 	run --separate-stderr perf-gate-rolling -s "git+http://user:$TOKEN@127.0.0.1:9/perf.git" \
 		--cache cache2 one.jsonl
+	assert_failure 2
+	[ -n "$stderr" ]
 	not grep -q "$TOKEN" <<<"$stderr$output"
 }

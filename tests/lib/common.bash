@@ -43,6 +43,19 @@ not() {
 	fi
 }
 
+# gone PID: PID has ended (or is a zombie), within 30 seconds: on a loaded
+# machine a killed process may take a while to be scheduled and reaped.
+gone() {
+	local _
+	for _ in $(seq 600); do
+		[ -e "/proc/$1" ] || return 0
+		grep -q '^[0-9]* ([^)]*) Z' "/proc/$1/stat" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "process $1 is still running" >&2
+	return 1
+}
+
 # run_case PROG DIR/NAME: runs PROG on NAME.in.jsonl with the arguments of
 # NAME.args and the variables of NAME.env (one VAR=value per line), and
 # compares stdout with NAME.out.jsonl, stderr with NAME.err (empty when

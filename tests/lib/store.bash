@@ -84,20 +84,36 @@ lighttpd_or_skip() {
 		skip "lighttpd is not installed (make deps installs it on Debian)"
 }
 
+# answers PORT TAG: the HTTP server on 127.0.0.1:PORT names itself TAG (it
+# is ours, not another program's that took the port first).
+answers() {
+	local line
+	exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
+	printf 'HEAD / HTTP/1.0\r\n\r\n' >&3
+	while IFS= read -r -t 5 line <&3; do
+		line=${line%$'\r'}
+		[ "$line" = "Server: $2" ] && return 0
+		[ -n "$line" ] || break
+	done
+	return 1
+}
+
 # git_http_start ROOT PASSWORD: serves the bare repositories under ROOT at
 # http://127.0.0.1:PORT/git/NAME, user hf_user with PASSWORD (basic auth),
 # through git http-backend. Sets GIT_HTTP_URL and GIT_HTTP_PID.
 git_http_start() {
-	local root=$1 password=$2 conf port backend
+	local root=$1 password=$2 conf port backend tag
 	backend=$(git --exec-path)/git-http-backend
 	conf=$BATS_TEST_TMPDIR/lighttpd.conf
 	printf 'hf_user:%s\n' "$password" >"$BATS_TEST_TMPDIR/users"
 	for _ in 1 2 3 4 5 6 7 8; do
 		port=$((20000 + RANDOM % 20000))
+		tag=perfkite-test-$BASHPID-$RANDOM
 		cat >"$conf" <<-EOF
 			server.document-root = "$root"
 			server.port = $port
 			server.bind = "127.0.0.1"
+			server.tag = "$tag"
 			server.modules = ("mod_auth", "mod_authn_file", "mod_alias", "mod_setenv", "mod_cgi")
 			server.errorlog = "$BATS_TEST_TMPDIR/lighttpd.log"
 			alias.url = ("/git/" => "$backend/")
@@ -111,8 +127,8 @@ git_http_start() {
 		EOF
 		PATH="$PATH:/usr/sbin" lighttpd -D -f "$conf" 3>&- &
 		GIT_HTTP_PID=$!
-		for _ in $(seq 50); do
-			if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+		for _ in $(seq 300); do
+			if (answers "$port" "$tag") 2>/dev/null; then
 				GIT_HTTP_URL=http://127.0.0.1:$port/git
 				return 0
 			fi

@@ -27,7 +27,8 @@ stub_start() {
 		printf '%s\n' "$*" >>"$STUB_DIR/nvidia-smi.calls"
 		echo "index, timestamp, clocks.current.sm [MHz], clocks.max.sm [MHz], power.draw [W], power.limit [W], temperature.gpu"
 		echo "0, 2026/06/16 00:00:00.000, 1980 MHz, 1980 MHz, 210.50 W, 350.00 W, 54"
-		for a in "$@"; do [ "$a" = -l ] && exec sleep 600; done
+		# repeated: its pid noted, for a test to see it stopped
+		for a in "$@"; do [ "$a" = -l ] && echo $$ >>"$STUB_DIR/nvidia-smi.pids" && exec sleep 600; done
 		exit 0
 	EOF
 	chmod +x "$STUB_DIR/buildkite-agent" "$STUB_DIR/nvidia-smi"
