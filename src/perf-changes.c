@@ -33,6 +33,7 @@
 #include "num.h"
 #include "policy.h"
 #include "store.h"
+#include "text.h"
 
 static struct {
 	const char *store, *cache, *state, *batch;
@@ -134,16 +135,6 @@ static const char *const wanted_keys[] = { "model_id", "gpu_type", "timestamp",
     "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "success",
     "baseline_eligible", "run_source" };
 
-static uint64_t
-hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 /*
  * The cohort key of a record into b ("v2" and the identity, or "legacy",
  * model and GPU, joined by \x1f); false for an incomplete v2 identity,
@@ -196,13 +187,13 @@ cohort_of(const cJSON *rec)
 		memset(run.slot, 0xff, ns * sizeof *run.slot);
 		run.slots = ns;
 		for (size_t k = 0; k < run.n; k++) {
-			for (i = hash_str(run.c[k]->key) & (run.slots - 1); run.slot[i] != (size_t)-1;
+			for (i = text_hash(run.c[k]->key) & (run.slots - 1); run.slot[i] != (size_t)-1;
 			    i = (i + 1) & (run.slots - 1))
 				;
 			run.slot[i] = k;
 		}
 	}
-	for (i = hash_str(b.s) & (run.slots - 1); run.slot[i] != (size_t)-1;
+	for (i = text_hash(b.s) & (run.slots - 1); run.slot[i] != (size_t)-1;
 	    i = (i + 1) & (run.slots - 1))
 		if (strcmp(run.c[run.slot[i]]->key, b.s) == 0) {
 			buf_free(&b);

@@ -89,16 +89,6 @@ const char *const dash_keys[] = { "model_id", "gpu_type", "timestamp", "commit_s
     "vae_decode_time_s", "regression_thresholds", "comparison", "build_url" };
 const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 
-static uint64_t
-hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
 /* One copy of each distinct string. */
 static const char *
 intern(struct dash *d, const char *s)
@@ -113,14 +103,14 @@ intern(struct dash *d, const char *s)
 		d->pool = ecalloc(d->pool_cap, sizeof *d->pool);
 		for (i = 0; i < oc; i++)
 			if (old[i] != NULL) {
-				size_t j = hash(old[i]) & (d->pool_cap - 1);
+				size_t j = text_hash(old[i]) & (d->pool_cap - 1);
 				while (d->pool[j] != NULL)
 					j = (j + 1) & (d->pool_cap - 1);
 				d->pool[j] = old[i];
 			}
 		free(old);
 	}
-	i = hash(s) & (d->pool_cap - 1);
+	i = text_hash(s) & (d->pool_cap - 1);
 	while (d->pool[i] != NULL) {
 		if (strcmp(d->pool[i], s) == 0)
 			return d->pool[i];
@@ -188,14 +178,14 @@ batch_key(struct dash *d, const char *key, bool add, size_t idx)
 		memset(d->keyed, 0xff, d->keyed_cap * sizeof *d->keyed);
 		for (i = 0; i < oc; i++)
 			if (old[i] != (size_t)-1) {
-				size_t j = hash(d->r[old[i]].key) & (d->keyed_cap - 1);
+				size_t j = text_hash(d->r[old[i]].key) & (d->keyed_cap - 1);
 				while (d->keyed[j] != (size_t)-1)
 					j = (j + 1) & (d->keyed_cap - 1);
 				d->keyed[j] = old[i];
 			}
 		free(old);
 	}
-	i = hash(key) & (d->keyed_cap - 1);
+	i = text_hash(key) & (d->keyed_cap - 1);
 	while (d->keyed[i] != (size_t)-1) {
 		if (strcmp(d->r[d->keyed[i]].key, key) == 0)
 			return true;
@@ -379,7 +369,7 @@ group_records(struct dash *d)
 			buf_addc(&b, '\x1f');
 		}
 		joined = buf_detach(&b);
-		nj = hash(joined) & (cap - 1);
+		nj = text_hash(joined) & (cap - 1);
 		while (slot[nj] != (size_t)-1 && strcmp(keys[nj], joined) != 0)
 			nj = (nj + 1) & (cap - 1);
 		if (slot[nj] == (size_t)-1) {

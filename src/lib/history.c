@@ -5,16 +5,7 @@
 #include "err.h"
 #include "history.h"
 #include "json.h"
-
-static uint64_t
-hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
+#include "text.h"
 
 /* Adds key to the set; false when it was there. */
 static bool
@@ -27,7 +18,7 @@ key_insert(struct history *h, char *key)
 		char **keys = ecalloc(cap, sizeof *keys);
 		for (size_t k = 0; k < h->keys_cap; k++)
 			if (h->keys[k] != NULL) {
-				for (i = hash_str(h->keys[k]) & (cap - 1); keys[i] != NULL;
+				for (i = text_hash(h->keys[k]) & (cap - 1); keys[i] != NULL;
 				    i = (i + 1) & (cap - 1))
 					;
 				keys[i] = h->keys[k];
@@ -36,7 +27,7 @@ key_insert(struct history *h, char *key)
 		h->keys = keys;
 		h->keys_cap = cap;
 	}
-	for (i = hash_str(key) & (h->keys_cap - 1); h->keys[i] != NULL;
+	for (i = text_hash(key) & (h->keys_cap - 1); h->keys[i] != NULL;
 	    i = (i + 1) & (h->keys_cap - 1))
 		if (strcmp(h->keys[i], key) == 0)
 			return false;
@@ -50,7 +41,7 @@ key_known(const struct history *h, const char *key)
 {
 	if (h->keys_cap == 0)
 		return false;
-	for (size_t i = hash_str(key) & (h->keys_cap - 1); h->keys[i] != NULL;
+	for (size_t i = text_hash(key) & (h->keys_cap - 1); h->keys[i] != NULL;
 	    i = (i + 1) & (h->keys_cap - 1))
 		if (strcmp(h->keys[i], key) == 0)
 			return true;

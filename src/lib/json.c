@@ -505,16 +505,6 @@ take_content(cJSON *dst, cJSON *src, bool arena)
 	cJSON_Delete(src);
 }
 
-static uint64_t
-strhash(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
-	return h;
-}
-
 struct keytab {
 	cJSON **slot;
 	size_t cap, n;
@@ -544,7 +534,7 @@ keytab_put(struct keytab *t, cJSON *item)
 
 	if ((t->n + 1) * 2 > t->cap)
 		keytab_grow(t);
-	i = (size_t)(strhash(item->string) & (t->cap - 1));
+	i = (size_t)(text_hash(item->string) & (t->cap - 1));
 	while (t->slot[i] != NULL)
 		i = (i + 1) & (t->cap - 1);
 	t->slot[i] = item;
@@ -554,7 +544,7 @@ keytab_put(struct keytab *t, cJSON *item)
 static cJSON *
 keytab_find(const struct keytab *t, const char *key)
 {
-	size_t i = (size_t)(strhash(key) & (t->cap - 1));
+	size_t i = (size_t)(text_hash(key) & (t->cap - 1));
 
 	while (t->slot[i] != NULL) {
 		if (strcmp(t->slot[i]->string, key) == 0)

@@ -333,3 +333,13 @@ text_xml_escape(buf *b, const char *s)
 				buf_addc(b, *s);
 		}
 }
+
+uint64_t
+text_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
+	return h;
+}

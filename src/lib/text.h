@@ -58,4 +58,7 @@ void text_py_repr(buf *b, const char *s, size_t n);
  */
 void text_xml_escape(buf *b, const char *s);
 
+/* The 64-bit FNV-1a hash of a string, for the hash tables of the library. */
+uint64_t text_hash(const char *s);
+
 #endif
