@@ -955,13 +955,15 @@ campaign_run(struct runner *rn, bool once)
 					continue;
 				jb = &rn->jobs[next[c]];
 				busy = true;
-				if (jb->state == J_ACCEPTED && (s = job_state(rn, jb)) >= 0) {
-					/* The job the queue already accepted: waited for, not resent. */
-					current[c] = (long)next[c];
-					continue;
+				if (jb->state == J_ACCEPTED) {
+					if ((s = job_state(rn, jb)) >= 0) {
+						/* The job the queue already accepted: waited for, not resent. */
+						current[c] = (long)next[c];
+						continue;
+					}
+					if (s == -1 && lost_again(rn, jb))
+						continue;
 				}
-				if (jb->state == J_ACCEPTED && s == -1 && lost_again(rn, jb))
-					continue;
 				jb->state = J_ACCEPTED;
 				if (save_journal(rn) != 0 || start_job(rn, jb) != 0) {
 					rn->blocked[c] = true;
