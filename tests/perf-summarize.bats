@@ -381,6 +381,10 @@ label_boxes() {
 	$N --html close.html --now $NOW "$S/dash-close.jsonl" 2>/dev/null
 	assert_equal "$(grep -o '<text class="xl"[^>]*>[^<]*' close.html | sed 's/.*>//' | tr '\n' ' ')" '#1 #2 #3 #4 #5 #6 #7 '
 	grep -q '<figcaption>Latency (s) <span class="xn">by record: 06-30 10:00 to 10:02 UTC</span></figcaption>' close.html
+	# two records: whole record numbers, not the step's decimals
+	head -n 2 "$S/dash-close.jsonl" >two.jsonl
+	$N --html two.html --now $NOW two.jsonl 2>/dev/null
+	assert_equal "$(grep -o '<text class="xl"[^>]*>[^<]*' two.html | sed 's/.*>//' | sort -u | tr '\n' ' ')" '#1 #2 '
 	grep -q '<title>2026-06-30 10:00:20 UTC, record #2 (this build)$' close.html
 	xs=$(grep -o '<circle class="s0 c" cx="[0-9.]*"' close.html | grep -o '[0-9.]*"$' | tr -d '"')
 	awk 'NR > 1 && $1 - p < 40 { bad = 1 } { p = $1 } END { exit bad }' <<<"$xs"

@@ -790,7 +790,8 @@ index_ticks(buf *b, const struct xaxis *xa)
 		double v = a.v[i];
 		if (v < 1 || v > (double)xa->npts || v != floor(v))
 			continue;
-		snprintf(t, sizeof t, "#%s", a.label[i]);
+		/* whole records only: "#2", never the step's "#2.0" */
+		snprintf(t, sizeof t, "#%.0f", v);
 		x_label(b, PL + (v - 1) / (double)(xa->npts - 1) * PW, t);
 	}
 }
