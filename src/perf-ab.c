@@ -460,6 +460,23 @@ cleanup(struct job *j)
 	}
 	if (j->work != NULL)
 		atomic_remove_tree(j->work);
+	for (int c = 0; c < j->nconf; c++) {
+		free(j->conf[c].path);
+		free(j->conf[c].id);
+	}
+	free(j->conf);
+	free(j->work);
+	free(j->worktree);
+	free(j->base);
+	free(j->head);
+	free(j->collect);
+	free(j->head_first);
+	free(j->val);
+	free(j->res);
+	free(j->decided_at);
+	free(j->measured);
+	cJSON_Delete(j->runs);
+	ab_design_free(&j->d);
 }
 
 /* --base-ref: the base checkout as a worktree of the head's repository, set up. */
@@ -736,8 +753,10 @@ main(int argc, char *argv[])
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if ((j.head = abs_dir("--head", opt.head != NULL ? opt.head : ".")) == NULL ||
-	    (opt.base != NULL && (j.base = abs_dir("--base", opt.base)) == NULL))
+	    (opt.base != NULL && (j.base = abs_dir("--base", opt.base)) == NULL)) {
+		free(j.head);
 		return EXIT_TROUBLE;
+	}
 	proc_handle_signals();
 	rc = run_job(&j, argv + optind, argc - optind);
 	cleanup(&j);
