@@ -66,7 +66,8 @@ def gate(gate_bin, store, history, batch):
                        input="".join(json.dumps(r) + "\n" for r in batch),
                        capture_output=True, text=True)
     if p.returncode not in (0, 1):
-        sys.exit("perf-gate-rolling failed: " + p.stderr[-2000:])
+        sys.exit("%s exited with status %d on %d records (history %s): %s" % (
+            gate_bin, p.returncode, len(batch), history, p.stderr[-2000:]))
     return [json.loads(l)["comparison"]["metrics"] for l in p.stdout.splitlines()]
 
 

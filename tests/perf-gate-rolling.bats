@@ -392,6 +392,7 @@ REC='{"model_id":"a","gpu_type":"g"}'
 @test "the reported false-alarm rate and detectable regression agree with simulation (bench/sensitivity.py, fast subset)" {
 	run --separate-stderr python3 "$BATS_TEST_DIRNAME/../bench/sensitivity.py" --quick --histories 200 --bin "$(command -v $N)"
 	echo "$output"
+	echo "stderr: $stderr"
 	assert_success
 	assert_line --partial "all within 2 points and 20%"
 	[ "$(grep -c ' ok$' <<<"$output")" -eq 3 ]
