@@ -6,8 +6,10 @@
 #   make SANITIZE=address,undefined test
 #                        the same, built with sanitizers into build/sanitize/
 #   make install         install programs, man pages and doc/ (PREFIX, DESTDIR)
-#   make lint            shellcheck every shell script; the pages render without
-#                        warnings under mandoc -Tlint, groff and man -l
+#   make check-layout    core includes no system, no system includes another,
+#                        every include names its directory and is used
+#   make lint            check-layout; shellcheck every shell script; the pages
+#                        render without warnings under mandoc -Tlint, groff and man -l
 #   make bench           benchmarks of perfkite itself (bench/)
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
@@ -47,7 +49,9 @@ endif
 ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
-LIB_SRC = $(sort $(wildcard src/lib/*.c))
+LIB_DIRS = core lane lane/store campaign frames
+LIB_SRC = $(sort $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c)))
+LIB_HDR = $(sort $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.h)))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
 LIB = $(BUILD)/libperf.a
 PROG_SRC = $(sort $(wildcard src/perf-*.c))
@@ -80,7 +84,7 @@ $(BUILD)/cflags: FORCE
 	@mkdir -p $(@D)
 	@echo '$(CC) $(ALL_CFLAGS)' | cmp -s - $@ || echo '$(CC) $(ALL_CFLAGS)' > $@
 
-$(BUILD)/lib/%.o: src/lib/%.c src/lib/*.h $(BUILD)/cflags
+$(BUILD)/lib/%.o: src/lib/%.c $(LIB_HDR) $(BUILD)/cflags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -88,7 +92,7 @@ $(LIB): $(LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(LIB_OBJ)
 
-$(OUTBIN)/perf-%: src/perf-%.c $(LIB) src/lib/*.h $(BUILD)/cflags
+$(OUTBIN)/perf-%: src/perf-%.c $(LIB) $(LIB_HDR) $(BUILD)/cflags
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(LIB) $(ALL_LDFLAGS) $(LIBS)
 
@@ -100,7 +104,7 @@ $(BUILD)/stubs/lib%.so: tests/stubs/%.c
 	@mkdir -p $(@D)
 	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $<
 
-$(FUZZ_BUILD)/lib/%.o: src/lib/%.c src/lib/*.h
+$(FUZZ_BUILD)/lib/%.o: src/lib/%.c $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c -o $@ $<
 
@@ -108,7 +112,7 @@ $(FUZZ_BUILD)/libperf.a: $(FUZZ_LIB_OBJ)
 	rm -f $@
 	$(AR) rcs $@ $(FUZZ_LIB_OBJ)
 
-$(FUZZ_BUILD)/normalize_main.o: src/perf-normalize.c src/lib/*.h
+$(FUZZ_BUILD)/normalize_main.o: src/perf-normalize.c $(LIB_HDR)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -Dmain=normalize_main -c -o $@ $<
 
@@ -147,7 +151,11 @@ install: all
 	mkdir -p $(DESTDIR)$(DOCDIR)
 	cp -f doc/*.md $(DESTDIR)$(DOCDIR)/
 
-lint:
+# The layering of src/lib (core, lane, campaign, frames): DESIGN.md "Layout".
+check-layout:
+	@python3 tests/lib/check_layout.py
+
+lint: check-layout
 	@sh tests/deps.sh lint
 	shellcheck -x $(SCRIPTS)
 	mandoc -Tlint -W warning $(MAN1) $(MAN7)
@@ -168,4 +176,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install lint bench demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench demo fuzz fuzz-build clean FORCE

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ab.h"
-#include "mt.h"
-#include "seqbound.h"
+#include "campaign/ab.h"
+#include "campaign/py_random.h"
+#include "campaign/sequential_bound.h"
 
 #define MAXP 30
 #define MINP 5
@@ -29,16 +29,16 @@ struct scenario {
 };
 
 static double
-uniform(struct mt *m)
+uniform(struct pyrandom *m)
 {
 	/* Python's random(): 53 bits. */
-	uint32_t a = mt_next(m) >> 5, b = mt_next(m) >> 6;
+	uint32_t a = pyrandom_next(m) >> 5, b = pyrandom_next(m) >> 6;
 
 	return (a * 67108864.0 + b) / 9007199254740992.0;
 }
 
 static double
-gauss(struct mt *m)
+gauss(struct pyrandom *m)
 {
 	double u = uniform(m), v = uniform(m);
 
@@ -47,7 +47,7 @@ gauss(struct mt *m)
 
 /* One job; returns the pairs run and sets *verdict. */
 static int
-job(const struct scenario *s, const double *level, struct mt *m, uint64_t seed,
+job(const struct scenario *s, const double *level, struct pyrandom *m, uint64_t seed,
     const char **verdict)
 {
 	bool first[MAXP];
@@ -104,9 +104,9 @@ main(int argc, char *argv[])
 		{ "rho 3 (OBF-type): 3% slower, band 1%", 0.03, 0.02, 0, 0.01, true, true, 3 },
 	};
 	double level[MAXP];
-	struct mt m;
+	struct pyrandom m;
 
-	mt_seed(&m, seed);
+	pyrandom_seed(&m, seed);
 	printf("%-44s %7s %7s %7s %7s %6s\n", "scenario", "slower", "faster", "equiv",
 	    "inconcl", "pairs");
 	for (size_t i = 0; i < sizeof sc / sizeof *sc; i++) {

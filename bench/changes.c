@@ -17,7 +17,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "changes.h"
+#include "lane/change_points.h"
 
 static unsigned long long state = 0x9e3779b97f4a7c15ULL;
 

@@ -13,7 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "core/err.h"
 
 /* The data as the file /proc/self/fd/N (a memfd), its path in path. */
 static int

@@ -3,9 +3,9 @@
  * first byte '\x01') results for the plan of fixtures/campaign, analysed
  * when they load.
  */
-#include "campaign.h"
+#include "campaign/campaign.h"
 #include "fuzz.h"
-#include "json.h"
+#include "core/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

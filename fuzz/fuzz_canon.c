@@ -3,9 +3,9 @@
  * canonical(x), and the digest does not change when object keys are
  * reordered or whitespace is added.
  */
-#include "canon.h"
+#include "core/canon.h"
 #include "fuzz.h"
-#include "json.h"
+#include "core/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,7 +1,7 @@
 /* The benchmark config validator over any JSON value. */
-#include "config.h"
+#include "lane/config.h"
 #include "fuzz.h"
-#include "json.h"
+#include "core/json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  * that the end, the coverage and the metrics are reached), checked line by
  * line and finished.
  */
-#include "frames.h"
+#include "frames/frames.h"
 #include "fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

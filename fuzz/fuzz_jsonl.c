@@ -1,6 +1,6 @@
 /* The JSON-lines reader, gzip included: any bytes, never a crash or a leak. */
 #include "fuzz.h"
-#include "jsonl.h"
+#include "core/jsonl.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

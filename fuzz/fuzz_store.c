@@ -7,8 +7,8 @@
 
 #include <sys/stat.h>
 
-#include "atomic.h"
-#include "store.h"
+#include "core/atomic.h"
+#include "lane/store/read.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -12,16 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "campaign.h"
-#include "campaign_svg.h"
-#include "cli.h"
-#include "csv.h"
-#include "err.h"
-#include "json.h"
-#include "num.h"
-#include "path.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "campaign/campaign.h"
+#include "campaign/campaign_figure.h"
+#include "core/cli.h"
+#include "core/csv.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/num.h"
+#include "core/path.h"
 
 static const char usage_text[] =
     "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n";

@@ -39,14 +39,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "campaign.h"
-#include "canon.h"
-#include "cli.h"
-#include "err.h"
-#include "json.h"
-#include "tree.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "campaign/campaign.h"
+#include "core/canon.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "campaign/tree_digest.h"
 
 #define REPORT "vq-benchmark-run.json"
 

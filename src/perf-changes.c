@@ -2,7 +2,7 @@
  * perf-changes: change points in the history. Each metric of each
  * comparison cohort (the exact identity of v2 records, model and GPU for
  * legacy ones), ordered as the rolling gate orders history, is analysed
- * with Apache Otava's change-point detection (changes.h); every change
+ * with Apache Otava's change-point detection (lane/change_points.h); every change
  * point found is written as one JSON line (or a Markdown table with
  * --md). Exit 1 when a reported change point is worse by the metric's
  * direction: a slow drift or a step the rolling gate let through.
@@ -17,23 +17,23 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "canon.h"
-#include "changes.h"
-#include "cli.h"
-#include "cpoints.h"
-#include "err.h"
-#include "git.h"
-#include "history.h"
-#include "identity.h"
-#include "isotime.h"
-#include "json.h"
-#include "jsonl.h"
-#include "num.h"
-#include "policy.h"
-#include "store.h"
-#include "text.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/canon.h"
+#include "lane/change_points.h"
+#include "core/cli.h"
+#include "lane/change_report.h"
+#include "core/err.h"
+#include "lane/store/git_command.h"
+#include "lane/history.h"
+#include "lane/identity.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "core/num.h"
+#include "lane/policy.h"
+#include "lane/store/read.h"
+#include "core/text.h"
 
 static struct {
 	const char *store, *cache, *state, *batch;

@@ -17,23 +17,23 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "canon.h"
-#include "cli.h"
-#include "config.h"
-#include "err.h"
-#include "events.h"
-#include "gpu.h"
-#include "isotime.h"
-#include "json.h"
-#include "jsonl.h"
-#include "logtail.h"
-#include "num.h"
-#include "proc.h"
-#include "prov.h"
-#include "recipe.h"
-#include "text.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/canon.h"
+#include "core/cli.h"
+#include "lane/config.h"
+#include "core/err.h"
+#include "lane/runner_events.h"
+#include "lane/gpu.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "lane/logtail.h"
+#include "core/num.h"
+#include "core/proc.h"
+#include "lane/provenance.h"
+#include "lane/recipe.h"
+#include "core/text.h"
 
 #define DEFAULT_CONFIGS ".buildkite/performance-benchmarks/tests"
 #define LOG_ROTATE (10LL * 1024 * 1024)
@@ -47,7 +47,7 @@ static struct {
 	double interval;
 	double sample;
 	bool check, plan, cpu, strict;
-	struct prov_env env;
+	struct provenance_env env;
 	struct gpu gpu;
 } opt;
 
@@ -645,9 +645,9 @@ build_record(const struct bench *b, const struct plan *p, const char *log,
 	json_set(rec, "regression_thresholds", v != NULL ? cJSON_Duplicate(v, true) :
 	    json_new_object());
 	json_set(rec, "commit", str_or_empty(opt.env.commit));
-	json_set(rec, "run_source", json_new_string(prov_infer_run_source(&opt.env, false)));
+	json_set(rec, "run_source", json_new_string(provenance_infer_run_source(&opt.env, false)));
 	json_set(rec, "branch", str_or_empty(opt.env.branch));
-	json_set(rec, "pr_number", str_or_empty(prov_pr_truthy(opt.env.pull_request) ?
+	json_set(rec, "pr_number", str_or_empty(provenance_pr_truthy(opt.env.pull_request) ?
 	    opt.env.pull_request : NULL));
 	json_set(rec, "test_scope", str_or_empty(opt.env.test_scope));
 	json_set(rec, "build_url", str_or_empty(opt.env.build_url));
@@ -902,7 +902,7 @@ main(int argc, char *argv[])
 	const char *env;
 
 	err_init(argv[0]);
-	prov_env_load(&opt.env);
+	provenance_env_load(&opt.env);
 	opt.configs = DEFAULT_CONFIGS;
 	opt.results = "results";
 	opt.interval = 10;

@@ -17,17 +17,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "canon.h"
-#include "cli.h"
-#include "err.h"
-#include "frames.h"
-#include "frames_svg.h"
-#include "json.h"
-#include "num.h"
-#include "path.h"
-#include "text.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/canon.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "frames/frames.h"
+#include "frames/frames_figure.h"
+#include "core/json.h"
+#include "core/num.h"
+#include "core/path.h"
+#include "core/text.h"
 
 static const char usage_text[] =
     "usage: perf-frames [-o report] [--jsonl] [--svg file] manifest.json\n";

@@ -16,22 +16,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "cli.h"
-#include "err.h"
-#include "git.h"
-#include "history.h"
-#include "identity.h"
-#include "isotime.h"
-#include "json.h"
-#include "jsonl.h"
-#include "num.h"
-#include "policy.h"
-#include "sens.h"
-#include "stats.h"
-#include "store.h"
-#include "text.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "lane/store/git_command.h"
+#include "lane/history.h"
+#include "lane/identity.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "core/num.h"
+#include "lane/policy.h"
+#include "lane/sensitivity.h"
+#include "core/stats.h"
+#include "lane/store/read.h"
 
 #define BASELINE_WINDOW 5
 #define NOISE_WINDOW 20	/* default of --noise-window */
@@ -219,7 +217,7 @@ num_or_null(bool has, double v)
  * The sensitivity of metric i (nb values in its baseline median): the
  * noise of the last opt.noise_window trusted records of the cohort, the
  * rule's false-alarm rate and minimum detectable regression there, and
- * the advice (sens.h). Never stored: only in the comparison object.
+ * the advice (lane/sensitivity.h). Never stored: only in the comparison object.
  */
 /*
  * The values of metric i in the last opt.noise_window trusted records of

@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cli.h"
-#include "err.h"
-#include "json.h"
-#include "jsonl.h"
-#include "logtail.h"
-#include "num.h"
-#include "policy.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "lane/logtail.h"
+#include "core/num.h"
+#include "lane/policy.h"
 
 static struct {
 	bool tail;

@@ -23,13 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "cli.h"
-#include "err.h"
-#include "json.h"
-#include "num.h"
-#include "tree.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/num.h"
+#include "campaign/tree_digest.h"
 
 #define REPORT "vq-benchmark-run.json"
 

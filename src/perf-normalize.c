@@ -12,17 +12,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "cli.h"
-#include "err.h"
-#include "isotime.h"
-#include "json.h"
-#include "jsonl.h"
-#include "policy.h"
-#include "prov.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "lane/policy.h"
+#include "lane/provenance.h"
 
 static struct {
-	struct prov_env env;
+	struct provenance_env env;
 	bool run_source_given;	/* --run-source: replaces the record's own */
 } opt;
 
@@ -102,7 +102,7 @@ pr_number(const cJSON *raw)
 {
 	cJSON *v = provenance(raw, "pr_number", opt.env.pull_request);
 	char *str = json_pystr_dup(v);
-	bool keep = prov_pr_truthy(str);
+	bool keep = provenance_pr_truthy(str);
 
 	free(str);
 	if (keep)
@@ -115,7 +115,7 @@ static const char *
 run_source(const cJSON *raw)
 {
 	/* The inference runs (and may warn) for every record, as the reference. */
-	const char *inferred = prov_infer_run_source(&opt.env, true);
+	const char *inferred = provenance_infer_run_source(&opt.env, true);
 	const cJSON *v = json_get(raw, "run_source");
 	static char kept[32];
 	char *norm;
@@ -127,8 +127,8 @@ run_source(const cJSON *raw)
 	 */
 	if (opt.run_source_given || !cJSON_IsString(v))
 		return inferred;
-	norm = prov_strip_lower(v->valuestring);
-	if (prov_run_source_valid(norm)) {
+	norm = provenance_strip_lower(v->valuestring);
+	if (provenance_run_source_valid(norm)) {
 		snprintf(kept, sizeof kept, "%s", norm);
 		free(norm);
 		return kept;
@@ -261,12 +261,12 @@ main(int argc, char *argv[])
 	int c;
 
 	err_init(argv[0]);
-	prov_env_load(&opt.env);
+	provenance_env_load(&opt.env);
 	while ((c = getopt_long(argc, argv, "hr:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			norm = prov_strip_lower(optarg);
-			if (!prov_run_source_valid(norm)) {
+			norm = provenance_strip_lower(optarg);
+			if (!provenance_run_source_valid(norm)) {
 				warnx_("invalid run source '%s': expected pr, local, "
 				    "scheduled_main or unknown", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);

@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "campaign.h"
-#include "cli.h"
-#include "err.h"
-#include "json.h"
-#include "tree.h"
+#include "core/buf.h"
+#include "campaign/campaign.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "campaign/tree_digest.h"
 
 static const char usage_text[] =
     "usage: perf-plan [--json] plan.json\n"

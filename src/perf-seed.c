@@ -25,24 +25,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "canon.h"
-#include "cli.h"
-#include "err.h"
-#include "git.h"
-#include "gitstore.h"
-#include "identity.h"
-#include "isotime.h"
-#include "json.h"
-#include "num.h"
-#include "path.h"
-#include "policy.h"
-#include "seed.h"
-#include "stats.h"
-#include "store.h"
-#include "storew.h"
-#include "text.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/canon.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "lane/store/git_command.h"
+#include "lane/store/git_store.h"
+#include "lane/identity.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/num.h"
+#include "core/path.h"
+#include "lane/policy.h"
+#include "lane/seed.h"
+#include "core/stats.h"
+#include "lane/store/read.h"
+#include "lane/store/write.h"
+#include "core/text.h"
 
 #define RESERVATIONS ".seed-reservations"
 
@@ -614,7 +614,7 @@ prepare(void)
 	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
 	int n = opt.nsources, rc = 0, i;
 	struct stat st;
-	storew *w = NULL;
+	store_writer *w = NULL;
 	size_t len;
 
 	if (path_within(staging, tracking) || path_within(tracking, staging)) {
@@ -627,15 +627,15 @@ prepare(void)
 	if (rc != 0 || (rc = check_sources(s, n)) != 0)
 		goto done;
 	/* A fresh read of the store, then of the staging root. */
-	if ((w = storew_open_readonly(opt.store, opt.cache)) == NULL ||
-	    (gitstore_is_spec(opt.store) && storew_remote_error(w) != NULL)) {
-		rc = w != NULL ? fail("%s: cannot fetch the store: %s", storew_shown(w),
-		    storew_remote_error(w)) : EXIT_TROUBLE;
+	if ((w = store_writer_open_readonly(opt.store, opt.cache)) == NULL ||
+	    (gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL)) {
+		rc = w != NULL ? fail("%s: cannot fetch the store: %s", store_writer_shown(w),
+		    store_writer_remote_error(w)) : EXIT_TROUBLE;
 		goto done;
 	}
-	if ((rc = check_no_seed(storew_dir(w), &s[0].id, "remote tracking history")) != 0)
+	if ((rc = check_no_seed(store_writer_dir(w), &s[0].id, "remote tracking history")) != 0)
 		goto done;
-	storew_close(w);
+	store_writer_close(w);
 	w = NULL;
 	if (stat(staging, &st) == 0 &&
 	    (rc = check_no_seed(staging, &s[0].id, "local staging")) != 0)
@@ -663,7 +663,7 @@ prepare(void)
 	rc = stage(s, n, seeds, staging);
 done:
 	fflush(stdout);
-	storew_close(w);
+	store_writer_close(w);
 	for (i = 0; i < n; i++) {
 		free_doc(&s[i]);
 		cJSON_Delete(seeds[i]);
@@ -831,7 +831,7 @@ upload(const char *manifest_path)
 	size_t *len = NULL;
 	char commit[64], parent[64];
 	int ns = 0, np = 0, rc = 0, i, j;
-	storew *w = NULL;
+	store_writer *w = NULL;
 	buf text = BUF_INIT;
 	json_error je;
 
@@ -945,21 +945,21 @@ upload(const char *manifest_path)
 		rc = fail("a Hugging Face write token is required to upload baseline seeds");
 		goto done;
 	}
-	w = opt.confirm ? storew_open(opt.store, opt.cache) :
-	    storew_open_readonly(opt.store, opt.cache);
+	w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
+	    store_writer_open_readonly(opt.store, opt.cache);
 	if (w == NULL) {
 		rc = EXIT_TROUBLE;
 		goto done;
 	}
-	if (storew_remote_error(w) != NULL) {
+	if (store_writer_remote_error(w) != NULL) {
 		rc = fail("could not resolve the current performance-tracking repository "
-		    "revision: %s", storew_remote_error(w));
+		    "revision: %s", store_writer_remote_error(w));
 		goto done;
 	}
-	snprintf(parent, sizeof parent, "%s", storew_revision(w) != NULL ?
-	    storew_revision(w) : "");
+	snprintf(parent, sizeof parent, "%s", store_writer_revision(w) != NULL ?
+	    store_writer_revision(w) : "");
 	/* 9 */
-	if ((rc = check_no_seed(storew_dir(w), &p[0].id, "remote tracking history")) != 0)
+	if ((rc = check_no_seed(store_writer_dir(w), &p[0].id, "remote tracking history")) != 0)
 		goto done;
 	rel = ecalloc((size_t)np + 1, sizeof *rel);
 	data = ecalloc((size_t)np + 1, sizeof *data);
@@ -978,14 +978,14 @@ upload(const char *manifest_path)
 				rc = fail("prepared records collide at Hub path %s", rel[i]);
 				goto done;
 			}
-		if (storew_check(w, rel[i], "", 0) != STOREW_ABSENT) {
+		if (store_writer_check(w, rel[i], "", 0) != STOREW_ABSENT) {
 			rc = fail("Hub path already exists: %s", rel[i]);
 			goto done;
 		}
 	}
 	if (!opt.confirm) {
 		for (i = 0; i < np; i++)
-			printf("Would upload baseline seed: %s/%s\n", storew_shown(w), rel[i]);
+			printf("Would upload baseline seed: %s/%s\n", store_writer_shown(w), rel[i]);
 		printf("Would commit \"Perf: seed %s baseline\" on revision %s\n",
 		    json_get(p[0].rec, "model_id")->valuestring, parent[0] != '\0' ? parent :
 		    "(empty store)");
@@ -994,12 +994,12 @@ upload(const char *manifest_path)
 	}
 	/* 10 */
 	msg = easprintf("Perf: seed %s baseline", json_get(p[0].rec, "model_id")->valuestring);
-	rc = storew_swap(w, rel, data, len, (size_t)np, msg, commit) == 0 ? 0 : EXIT_TROUBLE;
+	rc = store_writer_swap(w, rel, data, len, (size_t)np, msg, commit) == 0 ? 0 : EXIT_TROUBLE;
 	free(msg);
 	if (rc != 0)
 		goto done;
 	for (i = 0; i < np; i++)
-		printf("Uploaded baseline seed: %s/%s\n", storew_shown(w), rel[i]);
+		printf("Uploaded baseline seed: %s/%s\n", store_writer_shown(w), rel[i]);
 	printf("Seed commit: %s (parent %s)\n", commit, parent[0] != '\0' ? parent : "none");
 	/* 11 */
 	marker = json_new_object();
@@ -1015,7 +1015,7 @@ upload(const char *manifest_path)
 	free(msg);
 done:
 	fflush(stdout);
-	storew_close(w);
+	store_writer_close(w);
 	for (i = 0; i < ns; i++)
 		free_doc(&src[i]);
 	for (i = 0; i < np; i++) {

@@ -13,23 +13,23 @@
 #include <string.h>
 #include <time.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "cli.h"
-#include "cpoints.h"
-#include "csv.h"
-#include "dashboard.h"
-#include "err.h"
-#include "git.h"
-#include "identity.h"
-#include "isotime.h"
-#include "json.h"
-#include "jsonl.h"
-#include "num.h"
-#include "policy.h"
-#include "sens.h"
-#include "stats.h"
-#include "store.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "lane/change_report.h"
+#include "core/csv.h"
+#include "lane/dashboard.h"
+#include "core/err.h"
+#include "lane/store/git_command.h"
+#include "lane/identity.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "core/num.h"
+#include "lane/policy.h"
+#include "lane/sensitivity.h"
+#include "core/stats.h"
+#include "lane/store/read.h"
 
 static struct {
 	const char *reports;
@@ -363,7 +363,7 @@ csv(buf *b)
 
 /*
  * Run-to-run stability: per cohort and metric, runs, median, min, max,
- * spread, and the sensitivity of the rolling gate at that noise (sens.h):
+ * spread, and the sensitivity of the rolling gate at that noise (lane/sensitivity.h):
  * the noise of all the cohort's runs given, the false-alarm rate and the
  * regression detected four times in five by the floors of the cohort's
  * last record (the defaults without any) against a median of

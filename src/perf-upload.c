@@ -14,17 +14,17 @@
 
 #include <zlib.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "cli.h"
-#include "err.h"
-#include "git.h"
-#include "json.h"
-#include "jsonl.h"
-#include "policy.h"
-#include "store.h"
-#include "storew.h"
-#include "text.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "lane/store/git_command.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "lane/policy.h"
+#include "lane/store/read.h"
+#include "lane/store/write.h"
+#include "core/text.h"
 
 
 static struct {
@@ -138,16 +138,16 @@ dedupe(void)
 
 /* A file that is already there: the same record is fine, another is not replaced. */
 static void
-already_there(storew *w, struct item *it)
+already_there(store_writer *w, struct item *it)
 {
-	switch (storew_check(w, it->path, it->text.s, it->text.len)) {
+	switch (store_writer_check(w, it->path, it->text.s, it->text.len)) {
 	case STOREW_SAME:
-		fprintf(stderr, "already stored → %s/%s\n", storew_shown(w), it->path);
+		fprintf(stderr, "already stored → %s/%s\n", store_writer_shown(w), it->path);
 		it->state = ITEM_STORED;
 		break;
 	case STOREW_OTHER:
 		diag(it->file, it->line, "%s/%s already holds a different record; "
-		    "not overwritten", storew_shown(w), it->path);
+		    "not overwritten", store_writer_shown(w), it->path);
 		it->state = ITEM_FAILED;
 		trouble = true;
 		break;
@@ -163,7 +163,7 @@ already_there(storew *w, struct item *it)
  * message says which was the first.
  */
 static void
-stop_batch(storew *w, size_t first)
+stop_batch(store_writer *w, size_t first)
 {
 	size_t i, later = 0;
 
@@ -173,7 +173,7 @@ stop_batch(storew *w, size_t first)
 			later += i > first;
 		}
 	diag(items[first].file, items[first].line, "not stored: %s/%s%s%zu record%s after "
-	    "it not tried", storew_shown(w), items[first].path, later > 0 ? "; the " : "; ",
+	    "it not tried", store_writer_shown(w), items[first].path, later > 0 ? "; the " : "; ",
 	    later, later == 1 ? "" : "s");
 	trouble = true;
 }
@@ -183,12 +183,12 @@ upload(void)
 {
 	size_t i, nnew = 0;
 	struct item *one = NULL;
-	storew *w;
+	store_writer *w;
 	buf msg = BUF_INIT;
 	int rc;
 
 	dedupe();
-	if ((w = storew_open(opt.store, opt.cache)) == NULL) {
+	if ((w = store_writer_open(opt.store, opt.cache)) == NULL) {
 		trouble = true;
 		return;
 	}
@@ -197,11 +197,11 @@ upload(void)
 
 		if (it->state != ITEM_NEW)
 			continue;
-		if (storew_check(w, it->path, it->text.s, it->text.len) != STOREW_ABSENT) {
+		if (store_writer_check(w, it->path, it->text.s, it->text.len) != STOREW_ABSENT) {
 			already_there(w, it);
 			continue;
 		}
-		rc = storew_put(w, it->path, it->text.s, it->text.len);
+		rc = store_writer_put(w, it->path, it->text.s, it->text.len);
 		if (rc == 1)	/* another writer got there first */
 			already_there(w, it);
 		else if (rc < 0) {
@@ -220,18 +220,18 @@ upload(void)
 			if (items[i].state == ITEM_NEW)
 				buf_addf(&msg, "%s\n", items[i].path);
 	}
-	rc = storew_commit(w, msg.s);
+	rc = store_writer_commit(w, msg.s);
 	if (rc == 0)
 		for (i = 0; i < nitems; i++)
 			if (items[i].state == ITEM_NEW)
-				fprintf(stderr, "uploaded → %s/%s\n", storew_shown(w), items[i].path);
+				fprintf(stderr, "uploaded → %s/%s\n", store_writer_shown(w), items[i].path);
 	if (rc == 1)
 		warnx_("%s: not pushed; the records wait in the cache %s for the next "
-		    "upload", storew_shown(w), storew_dir(w));
+		    "upload", store_writer_shown(w), store_writer_dir(w));
 	if (rc != 0)
 		trouble = true;
 	buf_free(&msg);
-	storew_close(w);
+	store_writer_close(w);
 }
 
 /* Export: the store's records, one compact line each, in path order. */

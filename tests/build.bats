@@ -64,3 +64,28 @@ deps() {
 		assert_line "sh tests/deps.sh ${t#*:}"
 	done
 }
+
+@test "check-layout: the tree passes; a system including another, core including a system, a bare or unused include fail by line" {
+	run python3 "$ROOT_DIR/tests/lib/check_layout.py" "$ROOT_DIR"
+	assert_success
+	assert_output ""
+	t=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$t/src/lib/core" "$t/src/lib/lane" "$t/src/lib/campaign" "$t/src/lib/frames" "$t/src/lib/misc"
+	printf 'int core_f(void);\n' >"$t/src/lib/core/c.h"
+	printf 'int lane_f(void);\nstruct lane_s { int x; };\n' >"$t/src/lib/lane/l.h"
+	printf 'int camp_f(void);\n' >"$t/src/lib/campaign/k.h"
+	printf '#include "lane/l.h"\nint core_f(void) { return lane_f(); }\n' >"$t/src/lib/core/c.c"
+	printf '#include "core/c.h"\n#include "lane/l.h"\nint camp_f(void) { struct lane_s s = {core_f()}; return s.x; }\n' >"$t/src/lib/campaign/k.c"
+	printf '#include "c.h"\n#include "core/c.h"\n#include "core/nope.h"\nint lane_f(void) { return 0; }\n' >"$t/src/lib/lane/l.c"
+	printf '#include "core/c.h"\n#include "campaign/k.h"\n#include "lane/l.h"\nint main(void) { return core_f() + lane_f(); }\n' >"$t/src/perf-x.c"
+	printf 'int stray;\n' >"$t/src/lib/misc/m.c"
+	run python3 "$ROOT_DIR/tests/lib/check_layout.py" "$t"
+	assert_failure 1
+	assert_output 'src/lib/campaign/k.c:2: #include "lane/l.h": src/lib/campaign/ may include only from campaign/ and core/
+src/lib/core/c.c:1: #include "lane/l.h": src/lib/core/ may include only from core/
+src/lib/lane/l.c:1: #include "c.h": name the header by its directory (core/, lane/, campaign/, frames/)
+src/lib/lane/l.c:2: #include "core/c.h": nothing it declares is used here
+src/lib/lane/l.c:3: #include "core/nope.h": no such header
+src/lib/misc/m.c: a library file outside core/, lane/, campaign/ and frames/
+src/perf-x.c:2: #include "campaign/k.h": nothing it declares is used here'
+}

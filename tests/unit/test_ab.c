@@ -10,26 +10,26 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ab.h"
-#include "mt.h"
-#include "seqbound.h"
+#include "campaign/ab.h"
+#include "campaign/py_random.h"
+#include "campaign/sequential_bound.h"
 #include "tap.h"
 
 #define MINP 5
 #define MAXP 30
 
 static double
-gauss(struct mt *m)
+gauss(struct pyrandom *m)
 {
-	double u = ((mt_next(m) >> 5) * 67108864.0 + (mt_next(m) >> 6)) / 9007199254740992.0;
-	double v = ((mt_next(m) >> 5) * 67108864.0 + (mt_next(m) >> 6)) / 9007199254740992.0;
+	double u = ((pyrandom_next(m) >> 5) * 67108864.0 + (pyrandom_next(m) >> 6)) / 9007199254740992.0;
+	double v = ((pyrandom_next(m) >> 5) * 67108864.0 + (pyrandom_next(m) >> 6)) / 9007199254740992.0;
 
 	return sqrt(-2 * log(1 - u)) * cos(2 * M_PI * v);
 }
 
 /* One interleaved sequential job; returns the pairs run, sets *slower. */
 static int
-job(const struct ab_design *d, struct mt *m, uint64_t seed, double effect, double drift,
+job(const struct ab_design *d, struct pyrandom *m, uint64_t seed, double effect, double drift,
     double band, bool *slower)
 {
 	bool first[MAXP];
@@ -68,7 +68,7 @@ main(void)
 	double level[MAXP - MINP + 1], rho1[MAXP - MINP + 1];
 	bool order[2 * 3 * 10], s;
 	int fp = 0, hit = 0, pairs = 0, driftfp = 0, balanced = 1;
-	struct mt m;
+	struct pyrandom m;
 
 	seqbound_levels(0.05, 1.0, MINP, MAXP, rho1);
 	seqbound_levels(0.05, SEQBOUND_RHO, MINP, MAXP, level);
@@ -92,7 +92,7 @@ main(void)
 
 	ab_design_init(&d, 0.05, MINP, MAXP);
 	ok(fabs(ab_confidence(&d, MINP) - (1 - level[0])) < 1e-15, "the design's confidence");
-	mt_seed(&m, 99);
+	pyrandom_seed(&m, 99);
 	for (int j = 0; j < 300; j++) {
 		job(&d, &m, (uint64_t)j, 0, 0, 0, &s);
 		fp += s;

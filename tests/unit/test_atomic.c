@@ -11,7 +11,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "atomic.h"
+#include "core/atomic.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/perf-atomic-XXXXXX";

@@ -1,8 +1,8 @@
 /* Unit tests for canon: the reference's canonical JSON and fingerprints. */
 #include <string.h>
 
-#include "canon.h"
-#include "json.h"
+#include "core/canon.h"
+#include "core/json.h"
 #include "tap.h"
 
 static const char recipe_canon[] =

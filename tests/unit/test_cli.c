@@ -5,8 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "err.h"
+#include "core/cli.h"
+#include "core/err.h"
 #include "tap.h"
 
 /* Runs fn in a child; returns its exit status, stdout and stderr text. */

@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "config.h"
-#include "json.h"
+#include "core/buf.h"
+#include "lane/config.h"
+#include "core/json.h"
 #include "tap.h"
 
 static cJSON *

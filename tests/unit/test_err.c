@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "err.h"
+#include "core/err.h"
 #include "tap.h"
 
 /* Runs fn with stderr captured into out. */

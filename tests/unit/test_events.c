@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "events.h"
-#include "json.h"
+#include "lane/runner_events.h"
+#include "core/json.h"
 #include "tap.h"
 
 static void

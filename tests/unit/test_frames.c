@@ -5,7 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "frames.h"
+#include "frames/frames.h"
 #include "tap.h"
 
 static const long long pops[4] = { 12, 36, 4, 1000 };

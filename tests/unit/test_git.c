@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "git.h"
+#include "core/buf.h"
+#include "lane/store/git_command.h"
 #include "tap.h"
 
 static void

@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "gpu.h"
+#include "core/buf.h"
+#include "lane/gpu.h"
 #include "tap.h"
 
 int

@@ -2,8 +2,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "identity.h"
-#include "json.h"
+#include "lane/identity.h"
+#include "core/json.h"
 #include "tap.h"
 
 static void

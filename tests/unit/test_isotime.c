@@ -1,5 +1,5 @@
 /* Unit tests for isotime: fromisoformat() and isoformat(). */
-#include "isotime.h"
+#include "core/isotime.h"
 #include "tap.h"
 
 #include "isotime_vectors.h"

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "json.h"
+#include "core/buf.h"
+#include "core/json.h"
 #include "tap.h"
 
 #include "json_vectors.h"

@@ -5,9 +5,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "buf.h"
-#include "json.h"
-#include "jsonl.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "core/jsonl.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/perf-jsonl-XXXXXX";

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "buf.h"
-#include "logtail.h"
+#include "core/buf.h"
+#include "lane/logtail.h"
 #include "tap.h"
 
 #define D "=============================================================================="

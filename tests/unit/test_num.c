@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "num.h"
+#include "core/num.h"
 #include "tap.h"
 
 #include "pyfloat_vectors.h"

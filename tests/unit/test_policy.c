@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "json.h"
-#include "policy.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "lane/policy.h"
 #include "tap.h"
 
 static cJSON *

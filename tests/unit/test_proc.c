@@ -8,7 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "proc.h"
+#include "core/proc.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/perf-proc-XXXXXX";

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "json.h"
-#include "recipe.h"
+#include "core/buf.h"
+#include "core/json.h"
+#include "lane/recipe.h"
 #include "tap.h"
 
 #include "modelpath_vectors.h"

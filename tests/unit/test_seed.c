@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json.h"
-#include "seed.h"
+#include "core/json.h"
+#include "lane/seed.h"
 #include "tap.h"
 
 static cJSON *

@@ -1,7 +1,7 @@
 /* Unit tests for stats. */
 #include <math.h>
 
-#include "stats.h"
+#include "core/stats.h"
 #include "tap.h"
 
 #include "sens_vectors.h"

@@ -5,11 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "atomic.h"
-#include "buf.h"
-#include "isotime.h"
-#include "json.h"
-#include "store.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "lane/store/read.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/perf-store-XXXXXX";

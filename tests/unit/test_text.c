@@ -2,9 +2,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "core/buf.h"
 #include "tap.h"
-#include "text.h"
+#include "core/text.h"
 
 #include "sanitize_vectors.h"
 #include "strip_vectors.h"

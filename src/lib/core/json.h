@@ -1,0 +1,132 @@
+/*
+ * json: JSON text to cJSON trees and back, the way the reference's Python
+ * json module reads and writes it.
+ *
+ * cJSON is the tree (lookups are always case-sensitive); parsing and
+ * writing are done here because cJSON cannot keep what the reference's
+ * byte-identical output needs:
+ *   - integer versus float from the source text: a number node written
+ *     without fraction or exponent carries JSON_INT in its type and its
+ *     exact decimal text in valuestring (integers of any size survive);
+ *     every other number node is a float, written as Python's repr;
+ *   - a duplicated key keeps its first position and takes the last value;
+ *   - the tokens NaN, Infinity and -Infinity are read as floats;
+ *   - output is ASCII with \uXXXX escapes (surrogate pairs), as
+ *     json.dumps(ensure_ascii=True) writes it.
+ * Non-finite numbers are never written: the writers fail instead.
+ */
+#ifndef PERF_CORE_JSON_H
+#define PERF_CORE_JSON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <cjson/cJSON.h>
+
+#include "core/buf.h"
+
+/* Type bit of a number node that is an integer (see above). */
+#define JSON_INT (1 << 12)
+/* Deepest nesting the parser accepts (Python's own limit is near 1000). */
+#define JSON_MAX_DEPTH 512
+
+typedef struct {
+	long line;	/* line of the error, counted from the first line (1) */
+	long col;	/* byte column, 1-based */
+	char msg[160];
+} json_error;
+
+/*
+ * Parses exactly one JSON value from text[0..len) (surrounding whitespace
+ * allowed). Returns the tree, or NULL with *err filled in.
+ */
+cJSON *json_parse(const char *text, size_t len, json_error *err);
+
+/*
+ * json_parse() as RFC 8259 reads JSON, for inputs that must be exact: a
+ * duplicate key, NaN or Infinity, a number that overflows a double and an
+ * integer outside signed 64 bits are errors.
+ */
+cJSON *json_parse_strict(const char *text, size_t len, json_error *err);
+
+/* New nodes (exit on allocation failure). */
+cJSON *json_new_object(void);
+cJSON *json_new_array(void);
+cJSON *json_new_string(const char *s);
+cJSON *json_new_bool(bool b);
+cJSON *json_new_null(void);
+/* Appends v to an array. */
+void json_append(cJSON *arr, cJSON *v);
+
+/*
+ * json_parse(), building of a top-level object only the members named in
+ * keys[0..nkeys): the others are checked (invalid JSON is still an error)
+ * but not built. keys == NULL builds everything.
+ */
+cJSON *json_parse_keys(const char *text, size_t len, const char *const *keys,
+    size_t nkeys, json_error *err);
+
+/*
+ * Trees of many small records without malloc and free per node: nodes and
+ * strings come from an arena, and json_arena_reset() releases a tree whole.
+ * Such a tree must never be given to cJSON_Delete() or changed.
+ */
+struct json_arena;
+struct json_arena *json_arena_new(void);
+cJSON *json_parse_arena(const char *text, size_t len, const char *const *keys,
+    size_t nkeys, struct json_arena *arena, json_error *err);
+void json_arena_reset(struct json_arena *a);
+void json_arena_free(struct json_arena *a);
+
+/* Number nodes. json_new_int keeps the exact text; json_new_float is a float. */
+cJSON *json_new_int(long long v);
+cJSON *json_new_float(double v);
+bool json_is_int(const cJSON *v);
+bool json_is_float(const cJSON *v);
+
+/* Case-sensitive member lookup (NULL when absent or obj is not an object). */
+cJSON *json_get(const cJSON *obj, const char *key);
+/* Sets obj[key] = v: in place when the key exists, appended otherwise. */
+void json_set(cJSON *obj, const char *key, cJSON *v);
+/* Removes obj[key] if present. */
+void json_remove(cJSON *obj, const char *key);
+/* Detaches obj[key] and hands it (key included) to the caller; NULL if absent. */
+cJSON *json_take(cJSON *obj, const char *key);
+/* Python truthiness: null, false, 0, 0.0, "", [] and {} are false. */
+bool json_truthy(const cJSON *v);
+/* The string at key, or "" when it is absent or not a string. */
+const char *json_str(const cJSON *obj, const char *key);
+/* The number at key, or NaN when it is absent or not a number. */
+double json_num(const cJSON *obj, const char *key);
+/*
+ * Python's == on two parsed values: objects as dicts (key order ignored),
+ * numbers by value (1 == 1.0), except that a boolean only equals a boolean.
+ */
+bool json_equal(const cJSON *a, const cJSON *b);
+
+enum json_style {
+	JSON_COMPACT,	/* insertion order, "," and ":" */
+	JSON_INDENT2,	/* json.dumps(indent=2): the reference's files */
+	JSON_CANONICAL	/* sort_keys=True, separators=(",", ":") */
+};
+
+/*
+ * Appends the text of v to out. Returns 0, or -1 when v holds a
+ * non-finite number; then *where (if not NULL) names its path, like
+ * "regression_thresholds.latency.threshold_percent".
+ */
+int json_write(buf *out, const cJSON *v, enum json_style style, buf *where);
+
+/* Appends the JSON string literal of s (ASCII, escaped). */
+void json_write_string(buf *out, const char *s);
+
+/*
+ * Python's repr() and str() of a parsed value: None, True, False, 2, 2.0,
+ * 'text', [1, 'a'], {'a': 1}; str() of a string is the string itself.
+ */
+void json_pyrepr(buf *out, const cJSON *v);
+void json_pystr(buf *out, const cJSON *v);
+/* json_pystr into a new string. */
+char *json_pystr_dup(const cJSON *v);
+
+#endif

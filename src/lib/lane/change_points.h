@@ -1,0 +1,85 @@
+/*
+ * change_points: change points in a series, as Apache Otava (Hunter) finds them
+ * (Fleming et al., ICPE 2023), reproduced exactly: a split step of
+ * E-Divisive means (Matteson and James) with pairwise L1 distances over
+ * sliding windows, each candidate kept while a two-sided Student t-test
+ * finds it significant, then Otava's merge step.
+ *
+ * Sums, means and standard deviations are computed as numpy computes them
+ * (pairwise summation in blocks of 8192), so every mean, standard
+ * deviation and candidate is the one Otava finds; p-values come from the
+ * incomplete beta function (stats_t_two_sided()), within 1e-12 of SciPy's.
+ * Nothing depends on randomness or on the number of threads.
+ */
+#ifndef PERF_LANE_CHANGE_POINTS_H
+#define PERF_LANE_CHANGE_POINTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* A change point: index is the position of the first point after the change. */
+struct change_point {
+	size_t index;
+	size_t n_before, n_after;	/* points in the segments compared */
+	double mean_before, mean_after;
+	double std_before, std_after;	/* population (ddof 0) */
+	double pvalue;			/* NaN when both sides are constant and equal */
+};
+
+/* Otava's forward relative change, mean_after / mean_before - 1 (0 for a zero mean). */
+double changes_forward(const struct change_point *cp);
+/* max(|after/before - 1|, |before/after - 1|), each 0 for a zero denominator. */
+double changes_magnitude(const struct change_point *cp);
+
+/*
+ * Fills the missing values of x[0..n) (has[i] false) as Otava does:
+ * forward from the previous value, leading ones back from the first
+ * value. Returns false when no value is present.
+ */
+bool changes_fill(double *x, const bool *has, size_t n);
+
+/* Otava's first-pass p-value: 10p below 0.05, 2p below 0.5, else p. */
+double changes_first_pass(double pvalue);
+
+/*
+ * The split step, resumable. After changes_split() over n points, weak
+ * holds the weak change points (sorted, distinct) and resume the start of
+ * the first window that the end of the series cut short; early[0..nearly)
+ * are the weak points the windows before it found. Appending points
+ * changes nothing before resume, so a later changes_split() over the
+ * longer series continues from there (resume and early as left, n the
+ * old length) and gives what a split of the whole series gives.
+ */
+struct changes_split {
+	size_t n;
+	size_t resume;
+	size_t *early, nearly;
+	size_t *weak, nweak;
+};
+
+/*
+ * Runs (or continues, when s->n > 0) the split step over x[0..n) with
+ * windows of window >= 2 points at significance alpha.
+ */
+void changes_split(const double *x, size_t n, size_t window, double alpha,
+    struct changes_split *s);
+void changes_split_free(struct changes_split *s);
+
+/*
+ * The merge step over the weak points weak[0..nweak) (sorted) of
+ * x[0..n): Otava's merge, including its recomputation of only the next
+ * two points after a removal (the previous one keeps its statistics).
+ * Writes the change points to out (room for nweak) and returns how many.
+ */
+size_t changes_merge(const double *x, size_t n, const size_t *weak, size_t nweak,
+    double pvalue, double min_magnitude, struct change_point *out);
+
+/*
+ * Both steps over x[0..n) (window >= 2, Otava's defaults 50, 0.001, 0):
+ * *out (malloc'd, NULL when none) gets the change points; returns how
+ * many.
+ */
+size_t changes_find(const double *x, size_t n, size_t window, double pvalue,
+    double min_magnitude, struct change_point **out);
+
+#endif

@@ -1,0 +1,1390 @@
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "lane/dashboard.h"
+#include "core/err.h"
+#include "lane/identity.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/num.h"
+#include "lane/policy.h"
+#include "core/stats.h"
+#include "lane/store/read.h"
+#include "core/svg_axis.h"
+#include "core/text.h"
+
+enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
+
+/* What a chart needs of one record. Strings are interned. */
+struct drec {
+	const char *model, *gpu, *run_source, *status, *bstatus, *reason;
+	char commit[8];				/* the first seven characters */
+	const char *ident[IDENTITY_KEYS];	/* str() of each, "" when missing */
+	const char *key;			/* a batch record's store path, or NULL */
+	const char *build_url;			/* an http(s) URL, or NULL */
+	int64_t instant;
+	double v[METRIC_COUNT], base[METRIC_COUNT];
+	double mde[METRIC_COUNT], power[METRIC_COUNT];	/* the comparison's, if any */
+	bool has[METRIC_COUNT], has_base[METRIC_COUNT], has_mde[METRIC_COUNT], has_cmp;
+	struct metric_policy pol[METRIC_COUNT];
+	bool success, eligible, current, dropped;
+	int kind;
+	size_t order;
+};
+
+struct group {
+	const char *key[9];
+	size_t *rows;
+	size_t n;
+};
+
+/* A change point of perf-changes, drawn on its cohort's chart of its metric. */
+struct dchange {
+	const char *kind, *model, *gpu, *ident[IDENTITY_KEYS], *tip;
+	int metric;
+	int64_t instant;
+	bool worse;
+};
+
+struct skip {
+	const struct group *g;
+	int metric;
+	const char *reason;
+	size_t non_null;
+};
+
+struct dash {
+	int64_t now, since;
+	long days;
+	struct drec *r;
+	size_t n, cap;
+	bool column[METRIC_COUNT];	/* some record has the key */
+	/* string pool */
+	char **pool;
+	size_t pool_cap, pool_n;
+	/* store path -> record, to prefer the batch's copy */
+	size_t *keyed;
+	size_t keyed_cap, nkeyed;
+	struct group *groups;
+	size_t ngroups;
+	struct skip *skips;
+	size_t nskips;
+	size_t plots;
+	bool grouped;
+	struct dchange *changes;
+	size_t nchanges;
+};
+
+static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
+
+const char *const dash_keys[] = { "model_id", "gpu_type", "timestamp", "commit_sha",
+    "run_source", "comparison_status", "baseline_status", "comparison_status_reason",
+    "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
+    "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
+    "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
+    "vae_decode_time_s", "regression_thresholds", "comparison", "build_url" };
+const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
+
+/* One copy of each distinct string. */
+static const char *
+intern(struct dash *d, const char *s)
+{
+	size_t i;
+
+	if (d->pool_n * 2 >= d->pool_cap) {
+		char **old = d->pool;
+		size_t oc = d->pool_cap;
+
+		d->pool_cap = oc ? oc * 2 : 1024;
+		d->pool = ecalloc(d->pool_cap, sizeof *d->pool);
+		for (i = 0; i < oc; i++)
+			if (old[i] != NULL) {
+				size_t j = text_hash(old[i]) & (d->pool_cap - 1);
+				while (d->pool[j] != NULL)
+					j = (j + 1) & (d->pool_cap - 1);
+				d->pool[j] = old[i];
+			}
+		free(old);
+	}
+	i = text_hash(s) & (d->pool_cap - 1);
+	while (d->pool[i] != NULL) {
+		if (strcmp(d->pool[i], s) == 0)
+			return d->pool[i];
+		i = (i + 1) & (d->pool_cap - 1);
+	}
+	d->pool_n++;
+	return d->pool[i] = estrdup(s);
+}
+
+/* Python str() of a value, interned; "" for missing, def for null. */
+static const char *
+str_of(struct dash *d, const cJSON *v, const char *missing)
+{
+	char *s;
+	const char *out;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return intern(d, missing);
+	if (cJSON_IsString(v))
+		return intern(d, v->valuestring);
+	s = json_pystr_dup(v);
+	out = intern(d, s);
+	free(s);
+	return out;
+}
+
+struct dash *
+dash_new(int64_t now, long days)
+{
+	struct dash *d = ecalloc(1, sizeof *d);
+
+	d->now = now;
+	d->days = days;
+	d->since = now - (int64_t)days * 86400 * 1000000;
+	return d;
+}
+
+size_t
+dash_count(const struct dash *d)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->n; i++)
+		n += !d->r[i].dropped;
+	return n;
+}
+
+/*
+ * The batch's store paths: a record of the store with one of them is the
+ * batch's own record, already uploaded, and is not added twice. With add,
+ * records the batch record idx; returns whether the path was there.
+ */
+static bool
+batch_key(struct dash *d, const char *key, bool add, size_t idx)
+{
+	size_t i;
+
+	if (d->keyed_cap == 0 && !add)
+		return false;
+	if (add && (d->nkeyed + 1) * 2 >= d->keyed_cap) {
+		size_t *old = d->keyed, oc = d->keyed_cap;
+
+		d->keyed_cap = oc ? oc * 2 : 64;
+		d->keyed = emalloc(d->keyed_cap * sizeof *d->keyed);
+		memset(d->keyed, 0xff, d->keyed_cap * sizeof *d->keyed);
+		for (i = 0; i < oc; i++)
+			if (old[i] != (size_t)-1) {
+				size_t j = text_hash(d->r[old[i]].key) & (d->keyed_cap - 1);
+				while (d->keyed[j] != (size_t)-1)
+					j = (j + 1) & (d->keyed_cap - 1);
+				d->keyed[j] = old[i];
+			}
+		free(old);
+	}
+	i = text_hash(key) & (d->keyed_cap - 1);
+	while (d->keyed[i] != (size_t)-1) {
+		if (strcmp(d->r[d->keyed[i]].key, key) == 0)
+			return true;
+		i = (i + 1) & (d->keyed_cap - 1);
+	}
+	if (add) {
+		d->keyed[i] = idx;
+		d->nkeyed++;
+	}
+	return false;
+}
+
+/* dash_keys' positions. */
+enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_RUN_SOURCE, F_STATUS, F_BSTATUS, F_REASON,
+	F_SUCCESS, F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
+	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_BUILD_URL, F_COUNT };
+
+void
+dash_add(struct dash *d, const cJSON *rec, bool current)
+{
+	char *key = store_record_path(rec);
+
+	dash_add_at(d, rec, current, store_record_instant(rec), key);
+	free(key);
+}
+
+void
+dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
+    const char *key)
+{
+	const cJSON *f[F_COUNT] = { NULL }, *c, *m, *v;
+	struct drec *r;
+	char bad[64];
+	bool complete = true, present = false;
+	double x;
+	int i;
+
+	if (instant != ISOTIME_MIN && instant < d->since)
+		return;
+	if (!current && key != NULL && batch_key(d, key, false, 0))
+		return;		/* the batch's record, read back from the store */
+	/* One pass over the record's members. */
+	cJSON_ArrayForEach(c, rec)
+		for (i = 0; i < F_COUNT; i++)
+			if (c->string[0] == dash_keys[i][0] && strcmp(c->string, dash_keys[i]) == 0) {
+				f[i] = c;
+				break;
+			}
+	if (d->n == d->cap) {
+		d->cap = d->cap ? d->cap * 2 : 256;
+		d->r = erealloc(d->r, d->cap * sizeof *d->r);
+	}
+	r = &d->r[d->n];
+	memset(r, 0, sizeof *r);
+	r->instant = instant;
+	/* On equal times the batch comes last: it is the latest. */
+	r->order = current ? ((size_t)-1 >> 1) + d->n : d->n;
+	r->current = current;
+	r->model = str_of(d, f[F_MODEL], "None");
+	r->gpu = str_of(d, f[F_GPU], "None");
+	if (cJSON_IsString(f[F_COMMIT]))
+		snprintf(r->commit, sizeof r->commit, "%s", f[F_COMMIT]->valuestring);
+	r->run_source = str_of(d, f[F_RUN_SOURCE], "");
+	r->status = str_of(d, f[F_STATUS], "");
+	r->bstatus = str_of(d, f[F_BSTATUS], "");
+	r->reason = str_of(d, f[F_REASON], "");
+	/* Only a web address becomes a link: never javascript: or data:. */
+	if (cJSON_IsString(f[F_BUILD_URL]) &&
+	    (strncasecmp(f[F_BUILD_URL]->valuestring, "https://", 8) == 0 ||
+	    strncasecmp(f[F_BUILD_URL]->valuestring, "http://", 7) == 0))
+		r->build_url = intern(d, f[F_BUILD_URL]->valuestring);
+	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
+	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
+	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
+	/* The dashboard's cohort kind (FastVideo PR #1613). */
+	for (i = 0; i < IDENTITY_KEYS; i++) {
+		v = f[F_IDENT + i];
+		r->ident[i] = str_of(d, v, "");
+		complete &= r->ident[i][0] != '\0';
+		present |= v != NULL && !cJSON_IsNull(v);
+	}
+	v = f[F_SCHEMA];
+	if (complete)
+		r->kind = KIND_V2;
+	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
+	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
+		r->kind = KIND_INVALID_V2;
+	else
+		r->kind = KIND_LEGACY_V1;
+	for (i = 0; i < METRIC_COUNT; i++) {
+		v = f[F_METRIC + i];
+		d->column[i] |= v != NULL;
+		r->has[i] = policy_coerce(v, &x) == COERCE_OK && isfinite(x);
+		r->v[i] = r->has[i] ? x : 0;
+		m = json_get(json_get(f[F_COMPARISON], "metrics"), metric_table[i].key);
+		v = json_get(m, "baseline");
+		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
+		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
+		v = json_get(m, "mde_percent");
+		r->has_mde[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+		    v->valuedouble >= 0;
+		r->mde[i] = r->has_mde[i] ? v->valuedouble : 0;
+		v = json_get(json_get(m, "sensitivity"), "power");
+		r->power[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
+	}
+	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
+	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
+		policy_merge(NULL, r->pol, bad, sizeof bad);
+	if (current && key != NULL) {
+		r->key = intern(d, key);
+		if (batch_key(d, r->key, true, d->n))
+			return;		/* twice in the batch */
+	}
+	d->n++;
+}
+
+/* The dashboard's grouping key, element by element. */
+static int
+cmp_key(const char *const *a, const char *const *b)
+{
+	int c;
+
+	for (int i = 0; i < 9; i++)
+		if ((c = strcmp(a[i], b[i])) != 0)
+			return c;
+	return 0;
+}
+
+static int
+cmp_group(const void *a, const void *b)
+{
+	return cmp_key(((const struct group *)a)->key, ((const struct group *)b)->key);
+}
+
+static const struct dash *sort_d;
+
+/* By timestamp, missing timestamps last, then as added. */
+static int
+cmp_row(const void *a, const void *b)
+{
+	const struct drec *x = &sort_d->r[*(const size_t *)a], *y = &sort_d->r[*(const size_t *)b];
+	bool mx = x->instant == ISOTIME_MIN, my = y->instant == ISOTIME_MIN;
+
+	if (mx != my)
+		return mx ? 1 : -1;
+	if (x->instant != y->instant)
+		return x->instant < y->instant ? -1 : 1;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
+
+static void
+group_records(struct dash *d)
+{
+	size_t i, j;
+	struct group *g;
+	const char *key[9];
+	char *joined;
+	size_t *slot, cap = 64, nj;
+	char **keys;
+
+	if (d->grouped)
+		return;
+	d->grouped = true;
+	while (cap < d->n * 2)
+		cap *= 2;
+	slot = emalloc(cap * sizeof *slot);
+	keys = ecalloc(cap, sizeof *keys);
+	memset(slot, 0xff, cap * sizeof *slot);
+	for (i = 0; i < d->n; i++) {
+		struct drec *r = &d->r[i];
+		key[0] = kind_name[r->kind];
+		key[1] = r->kind == KIND_V2 ? "" : r->model;
+		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
+		for (j = 0; j < IDENTITY_KEYS; j++)
+			key[3 + j] = r->ident[j];
+		buf b = BUF_INIT;
+		for (j = 0; j < 9; j++) {
+			buf_adds(&b, key[j]);
+			buf_addc(&b, '\x1f');
+		}
+		joined = buf_detach(&b);
+		nj = text_hash(joined) & (cap - 1);
+		while (slot[nj] != (size_t)-1 && strcmp(keys[nj], joined) != 0)
+			nj = (nj + 1) & (cap - 1);
+		if (slot[nj] == (size_t)-1) {
+			d->groups = erealloc(d->groups, (d->ngroups + 1) * sizeof *d->groups);
+			g = &d->groups[d->ngroups];
+			memset(g, 0, sizeof *g);
+			memcpy(g->key, key, sizeof key);
+			slot[nj] = d->ngroups++;
+			keys[nj] = joined;
+		} else
+			free(joined);
+		g = &d->groups[slot[nj]];
+		g->rows = erealloc(g->rows, (g->n + 1) * sizeof *g->rows);
+		g->rows[g->n++] = i;
+	}
+	for (i = 0; i < cap; i++)
+		free(keys[i]);
+	free(keys);
+	free(slot);
+	if (d->ngroups > 1)
+		qsort(d->groups, d->ngroups, sizeof *d->groups, cmp_group);
+	sort_d = d;
+	for (i = 0; i < d->ngroups; i++)
+		qsort(d->groups[i].rows, d->groups[i].n, sizeof(size_t), cmp_row);
+	/* Skipped plots, per group and metric in canonical order. */
+	for (i = 0; i < d->ngroups; i++)
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			size_t nn = 0;
+			for (j = 0; j < d->groups[i].n; j++)
+				nn += d->r[d->groups[i].rows[j]].has[m];
+			if (d->column[m] && nn > 0) {
+				d->plots++;
+				continue;
+			}
+			d->skips = erealloc(d->skips, (d->nskips + 1) * sizeof *d->skips);
+			d->skips[d->nskips].g = &d->groups[i];
+			d->skips[d->nskips].metric = m;
+			d->skips[d->nskips].non_null = nn;
+			d->skips[d->nskips++].reason = d->column[m] ?
+			    "no non-null values in loaded records" :
+			    "column missing from loaded records";
+		}
+}
+
+static const struct drec *
+latest(const struct dash *d, const struct group *g)
+{
+	return &d->r[g->rows[g->n - 1]];
+}
+
+/* A value in full up to 14 characters, else its first 12; "missing" when empty. */
+static void
+short_value(buf *b, const char *v)
+{
+	if (*v == '\0')
+		buf_adds(b, "missing");
+	else if (strlen(v) <= 14)
+		buf_adds(b, v);
+	else
+		buf_add(b, v, 12);
+}
+
+/* The cohort title and detail of the dashboard (FastVideo PR #1613). */
+static void
+cohort_title(const struct group *g, buf *title, buf *detail)
+{
+	const char *const *k = g->key + 3;
+
+	buf_reset(title);
+	buf_reset(detail);
+	buf_add(detail, "", 0);	/* an empty detail is still a string */
+	if (strcmp(g->key[0], "legacy_v1") == 0) {
+		buf_adds(title, "Legacy v1");
+		return;
+	}
+	if (strcmp(g->key[0], "v2") == 0)
+		buf_addf(title, "%s / %s / v%s", k[0], k[1], k[2]);
+	else
+		buf_addf(title, "Invalid v2: %s / %s / %s%s", *k[0] ? k[0] : "missing",
+		    *k[1] ? k[1] : "missing", *k[2] ? "v" : "", *k[2] ? k[2] : "missing");
+	buf_adds(detail, "recipe ");
+	short_value(detail, k[3]);
+	buf_adds(detail, " | ");
+	short_value(detail, k[4]);
+	buf_adds(detail, " | ");
+	short_value(detail, k[5]);
+}
+
+/* A number for a label: up to the metric's precision, no trailing zeros. */
+static void
+label_num(buf *b, double x, int prec)
+{
+	char t[NUM_BUFSZ];
+	size_t n;
+
+	num_fixed(t, x, prec);
+	if (strchr(t, '.') != NULL) {
+		n = strlen(t);
+		while (n > 0 && t[n - 1] == '0')
+			t[--n] = '\0';
+		if (n > 0 && t[n - 1] == '.')
+			t[--n] = '\0';
+	}
+	buf_adds(b, strcmp(t, "-0") == 0 ? "0" : t);
+}
+
+/* form is always one of this file's literals. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void
+fmt_time(buf *b, int64_t us, const char *form)
+{
+	struct tm tm;
+	time_t t = (time_t)(us / 1000000);
+	char s[64];
+
+	gmtime_r(&t, &tm);
+	strftime(s, sizeof s, form, &tm);
+	buf_adds(b, s);
+}
+#pragma GCC diagnostic pop
+
+/*
+ * The detectable-regression line of the latest record's metric: its
+ * baseline median moved by the comparison's mde_percent in the
+ * regressing direction. False when the comparison carries none.
+ */
+static bool
+detect_of(const struct dash *d, const struct group *g, int m, double median, double *line,
+    double *mde, double *power)
+{
+	const struct drec *last = latest(d, g);
+
+	if (!last->has_cmp || !last->has_mde[m])
+		return false;
+	*mde = last->mde[m];
+	*power = last->power[m];
+	*line = metric_table[m].higher_is_better ? median * (1 - *mde) : median * (1 + *mde);
+	return isfinite(*line);
+}
+
+/* The boundary past which the latest record's metric would regress. */
+static bool
+band_of(const struct dash *d, const struct group *g, int m, double *median, double *edge)
+{
+	const struct drec *last = latest(d, g);
+	double vals[5], tp = last->pol[m].threshold_percent, ta = last->pol[m].threshold_absolute;
+	size_t nv = 0, seen = 0;
+
+	if (last->has_cmp) {
+		if (!last->has_base[m])
+			return false;
+		*median = last->base[m];
+	} else {
+		/* From the group's own history: eligible successes before it. */
+		for (size_t i = g->n - 1; i-- > 0 && seen < 5;) {
+			const struct drec *r = &d->r[g->rows[i]];
+			if (!r->success || !r->eligible)
+				continue;
+			seen++;
+			if (r->has[m])
+				vals[nv++] = r->v[m];
+		}
+		if (nv == 0)
+			return false;
+		*median = stats_median(vals, nv);
+	}
+	if (*median <= 0)
+		return false;
+	double tol = fmax(tp * *median, ta);
+	*edge = metric_table[m].higher_is_better ? *median - tol : *median + tol;
+	return true;
+}
+
+enum { SHAPE_PASS, SHAPE_REGRESSION, SHAPE_CALIBRATION, SHAPE_OTHER };
+
+static int
+shape_of(const char *status)
+{
+	if (strcmp(status, "PASS") == 0)
+		return SHAPE_PASS;
+	if (strcmp(status, "REGRESSION") == 0)
+		return SHAPE_REGRESSION;
+	if (strcmp(status, "CALIBRATION_NEEDED") == 0)
+		return SHAPE_CALIBRATION;
+	return SHAPE_OTHER;
+}
+
+/* A coordinate with one decimal, as "%.1f" writes it, without printf. */
+static void
+num1(buf *b, double v)
+{
+	char t[32];
+	long long tenths;
+	int n = 0;
+
+	if (!(fabs(v) < 1e15)) {
+		buf_addf(b, "%.1f", v);
+		return;
+	}
+	tenths = llround(v * 10);
+	if (tenths < 0) {
+		buf_addc(b, '-');
+		tenths = -tenths;
+	}
+	t[n++] = (char)('0' + tenths % 10);
+	t[n++] = '.';
+	tenths /= 10;
+	do {
+		t[n++] = (char)('0' + tenths % 10);
+		tenths /= 10;
+	} while (tenths > 0);
+	while (n > 0)
+		buf_addc(b, t[--n]);
+}
+
+/* " name=\"v\"" with one decimal. */
+static void
+attr1(buf *b, const char *name, double v)
+{
+	buf_addf(b, " %s=\"", name);
+	num1(b, v);
+	buf_addc(b, '"');
+}
+
+static void
+marker(buf *b, int shape, double x, double y, bool current)
+{
+	double r = current ? 5.5 : 3.6;
+	const char *c = current ? " c" : "";
+
+	switch (shape) {
+	case SHAPE_PASS:
+		buf_addf(b, "<circle class=\"s0%s\"", c);
+		attr1(b, "cx", x);
+		attr1(b, "cy", y);
+		attr1(b, "r", r);
+		buf_adds(b, "/>");
+		break;
+	case SHAPE_REGRESSION:
+		buf_addf(b, "<path class=\"s1%s\" d=\"M", c);
+		num1(b, x);
+		buf_addc(b, ' ');
+		num1(b, y - r * 1.2);
+		buf_addc(b, 'l');
+		num1(b, r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, r * 2);
+		buf_addc(b, 'h');
+		num1(b, -r * 2.2);
+		buf_adds(b, "z\"/>");
+		break;
+	case SHAPE_CALIBRATION:
+		buf_addf(b, "<path class=\"s2%s\" d=\"M", c);
+		num1(b, x);
+		buf_addc(b, ' ');
+		num1(b, y - r * 1.3);
+		buf_addc(b, 'l');
+		num1(b, r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, r * 1.3);
+		buf_addc(b, 'l');
+		num1(b, -r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, r * 1.3);
+		buf_addc(b, 'l');
+		num1(b, -r * 1.1);
+		buf_addc(b, ' ');
+		num1(b, -r * 1.3);
+		buf_adds(b, "z\"/>");
+		break;
+	default:
+		buf_addf(b, "<rect class=\"s3%s\"", c);
+		attr1(b, "x", x - r);
+		attr1(b, "y", y - r);
+		attr1(b, "width", r * 2);
+		attr1(b, "height", r * 2);
+		buf_adds(b, "/>");
+	}
+}
+
+/* Geometry of a chart, in SVG user units. */
+#define CW 360.0
+#define CH 180.0
+#define PL 52.0
+#define PR 10.0
+#define PT 10.0
+#define PB 26.0
+#define PW (CW - PL - PR)
+/* Points drawn as a line at most; older ones are bucketed. */
+#define LINE_POINTS 120
+/* Consecutive markers closer than this (px) on a time axis hide each other. */
+#define MIN_GAP 6.0
+
+/*
+ * The chart's x axis: time, or the records' order (an index axis) when the
+ * time axis would draw two consecutive records on top of each other (records
+ * minutes apart, or without a timestamp) and the order spreads them better.
+ */
+struct xaxis {
+	bool index;
+	size_t npts;		/* records with the metric */
+	double t0, t1;		/* time axis: the domain, µs */
+	int64_t first, last;	/* the records' earliest and latest instants */
+};
+
+static struct xaxis
+x_axis(const struct dash *d, const struct group *g, int m)
+{
+	struct xaxis x = { false, 0, 0, 1, INT64_MAX, INT64_MIN };
+	bool untimed = false;
+	double prev = 0, gap = INFINITY;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		x.npts++;
+		if (r->instant == ISOTIME_MIN) {
+			untimed = true;
+			continue;
+		}
+		x.first = r->instant < x.first ? r->instant : x.first;
+		x.last = r->instant > x.last ? r->instant : x.last;
+	}
+	if (x.first == INT64_MAX) {	/* no parsable timestamp: evenly spaced */
+		x.index = true;
+		return x;
+	}
+	x.t0 = (double)x.first;
+	x.t1 = (double)x.last;
+	if (x.t1 - x.t0 < 3600e6) {	/* at least an hour on the axis */
+		x.t0 -= 1800e6;
+		x.t1 += 1800e6;
+	}
+	if (x.npts < 2)
+		return x;
+	/* Rows are in time order, untimed last. */
+	for (size_t i = 0, k = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
+		double px;
+		if (!r->has[m] || r->instant == ISOTIME_MIN)
+			continue;
+		px = ((double)r->instant - x.t0) / (x.t1 - x.t0) * PW;
+		if (k++ > 0 && px - prev < gap)
+			gap = px - prev;
+		prev = px;
+	}
+	x.index = untimed || (gap < MIN_GAP && PW / (double)(x.npts - 1) >= 2 * gap);
+	return x;
+}
+
+/* The x of the k-th of the chart's records (r the record). */
+static double
+x_at(const struct xaxis *x, const struct drec *r, size_t k)
+{
+	if (x->index)
+		return x->npts < 2 ? PL + PW / 2 : PL + (double)k / (double)(x->npts - 1) * PW;
+	return PL + ((r->instant == ISOTIME_MIN ? (double)x->last : (double)r->instant) -
+	    x->t0) / (x->t1 - x->t0) * PW;
+}
+
+static void
+x_label(buf *b, double x, const char *text)
+{
+	double w = svgaxis_text_width(text, 10);
+
+	const char *anchor = svgaxis_anchor(x, w, 0, CW);
+
+	/* A label that would cross the chart's edge ends (or starts) at its tick. */
+	buf_addf(b, "<text class=\"xl%s\" x=\"%.1f\" y=\"%.0f\">%s</text>",
+	    strcmp(anchor, "end") == 0 ? " e" : strcmp(anchor, "start") == 0 ? " s" : "", x,
+	    CH - 8, text);
+}
+
+/* Time ticks on whole hours or days, as many as their labels have room for. */
+static void
+time_ticks(buf *b, const struct xaxis *xa)
+{
+	static const double steps_h[] = { 1, 2, 3, 6, 12, 24, 48, 72, 168, 336, 720, 2160,
+	    4320, 8760 };
+	double step_us = 0, tick, span = xa->t1 - xa->t0, room;
+	const char *form = "%m-%d %H:%M";
+	buf lab = BUF_INIT;
+	size_t k;
+
+	for (k = 0; k < sizeof steps_h / sizeof *steps_h; k++) {
+		step_us = steps_h[k] * 3600e6;
+		form = step_us >= 2160 * 3600e6 ? "%Y-%m-%d" : step_us >= 86400e6 ? "%b %d" :
+		    "%m-%d %H:%M";
+		buf_reset(&lab);
+		fmt_time(&lab, (int64_t)xa->t0, form);
+		room = svgaxis_text_width(lab.s, 10) + 10;
+		if (floor(span / step_us) + 1 <= fmax(1, floor(PW / room)))
+			break;
+	}
+	for (tick = ceil(xa->t0 / step_us) * step_us; tick <= xa->t1; tick += step_us) {
+		buf_reset(&lab);
+		fmt_time(&lab, (int64_t)tick, form);
+		x_label(b, PL + (tick - xa->t0) / span * PW, lab.s);
+	}
+	buf_free(&lab);
+}
+
+/* Index ticks: whole record numbers, "#1" the oldest. */
+static void
+index_ticks(buf *b, const struct xaxis *xa)
+{
+	struct svgaxis a;
+	char t[SVGAXIS_LABEL + 1];
+
+	if (xa->npts < 2) {
+		x_label(b, PL + PW / 2, "#1");
+		return;
+	}
+	svgaxis_linear(&a, 1, (double)xa->npts, 5);
+	for (int i = 0; i < a.n; i++) {
+		double v = a.v[i];
+		if (v < 1 || v > (double)xa->npts || v != floor(v))
+			continue;
+		/* whole records only: "#2", never the step's "#2.0" */
+		snprintf(t, sizeof t, "#%.0f", v);
+		x_label(b, PL + (v - 1) / (double)(xa->npts - 1) * PW, t);
+	}
+}
+
+/*
+ * The x of a change point at instant t on the chart of metric m of group g:
+ * on a time axis, where t falls (false outside the axis); on an index axis,
+ * that of the first record at or after t, the record the change point names.
+ */
+static bool
+change_x(const struct dash *d, const struct group *g, int m, const struct xaxis *xa,
+    int64_t t, double *x)
+{
+	if (!xa->index) {
+		*x = PL + ((double)t - xa->t0) / (xa->t1 - xa->t0) * PW;
+		return (double)t >= xa->t0 && (double)t <= xa->t1;
+	}
+	for (size_t i = 0, k = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		if (r->instant != ISOTIME_MIN && r->instant >= t) {
+			*x = x_at(xa, r, k);
+			return true;
+		}
+		k++;
+	}
+	return false;
+}
+
+/*
+ * The change points of the chart of metric m of group g: vertical lines
+ * with the commit and the change as hover text. (Styled in place, so that
+ * a page without change points stays as it was.)
+ */
+static void
+change_lines(const struct dash *d, const struct group *g, int m, const struct xaxis *xa,
+    buf *b)
+{
+	for (size_t i = 0; i < d->nchanges; i++) {
+		const struct dchange *c = &d->changes[i];
+		bool same = c->metric == m && strcmp(c->kind, g->key[0]) == 0 &&
+		    (c->ident[0] != NULL || (strcmp(c->model, g->key[1]) == 0 &&
+		    strcmp(c->gpu, g->key[2]) == 0));
+		double x;
+
+		for (int k = 0; same && c->ident[0] != NULL && k < IDENTITY_KEYS; k++)
+			same = strcmp(c->ident[k], g->key[3 + k]) == 0;
+		if (!same || !change_x(d, g, m, xa, c->instant, &x))
+			continue;
+		buf_addf(b, "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
+		    "stroke=\"%s\" stroke-width=\"1.4\" stroke-dasharray=\"3 2\"/><title>", x, x,
+		    PT, CH - PB, c->worse ? "#c62828" : "#2e7d32");
+		text_xml_escape(b, c->tip);
+		buf_adds(b, "</title></g>");
+	}
+}
+
+void
+dash_add_change(struct dash *d, const cJSON *cp)
+{
+	struct dchange *c;
+	const cJSON *fc = json_get(cp, "forward_change_percent");
+	char pct[NUM_BUFSZ];
+	buf tip = BUF_INIT;
+	int m = policy_metric_index(json_str(cp, "metric"));
+	int64_t t;
+
+	if (m < 0 || !isotime_parse(json_str(cp, "timestamp"), &t))
+		return;
+	d->changes = erealloc(d->changes, (d->nchanges + 1) * sizeof *d->changes);
+	c = &d->changes[d->nchanges++];
+	memset(c, 0, sizeof *c);
+	c->metric = m;
+	c->instant = t;
+	c->worse = strcmp(json_str(cp, "direction"), "worse") == 0;
+	c->kind = json_get(cp, identity_keys[0]) != NULL ? "v2" : "legacy_v1";
+	c->model = str_of(d, json_get(cp, "model_id"), "None");
+	c->gpu = str_of(d, json_get(cp, "gpu_type"), "None");
+	for (int k = 0; json_get(cp, identity_keys[0]) != NULL && k < IDENTITY_KEYS; k++)
+		c->ident[k] = str_of(d, json_get(cp, identity_keys[k]), "");
+	buf_addf(&tip, "change point: %s %s%s%%\ncommit %.7s\n", c->worse ? "worse" : "better",
+	    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
+	    num_fixed(pct, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1),
+	    json_str(cp, "commit_sha"));
+	buf_adds(&tip, json_str(cp, "timestamp"));
+	c->tip = intern(d, tip.s);
+	buf_free(&tip);
+}
+
+static void
+chart(const struct dash *d, const struct group *g, int m, const char *title_text,
+    size_t markers, size_t line_points, bool links, buf *b)
+{
+	const struct metric *mt = &metric_table[m];
+	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0, dline = 0, mde = 0, power = 0;
+	size_t i, k, first_marker;
+	bool band = band_of(d, g, m, &median, &edge);
+	bool detect = band && detect_of(d, g, m, median, &dline, &mde, &power);
+	const struct drec *r;
+	struct xaxis xa = x_axis(d, g, m);
+	struct svgaxis ya;
+	buf lab = BUF_INIT;
+
+	for (i = 0; i < g->n; i++) {
+		r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		lo = fmin(lo, r->v[m]);
+		hi = fmax(hi, r->v[m]);
+	}
+	if (band) {
+		lo = fmin(lo, fmin(median, edge));
+		hi = fmax(hi, fmax(median, edge));
+	}
+	if (detect) {
+		lo = fmin(lo, dline);
+		hi = fmax(hi, dline);
+	}
+	/* Labels carry the decimals the step needs: they never repeat. */
+	svgaxis_linear(&ya, lo, hi, 4);
+	lo = ya.lo;
+	hi = ya.hi;
+#define Y(v) (PT + (hi - (v)) / (hi - lo) * (CH - PT - PB))
+	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
+	text_xml_escape(b, title_text);
+	buf_adds(b, "\n");
+	for (i = 0; i < IDENTITY_KEYS; i++) {
+		buf_addf(b, "%s=", identity_keys[i]);
+		text_xml_escape(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
+		buf_adds(b, i + 1 < IDENTITY_KEYS ? "\n" : "");
+	}
+	buf_adds(b, "</title>");
+	/* Grid (one path) and y labels. */
+	buf_adds(b, "<path class=\"g\" d=\"");
+	for (int t = 0; t < ya.n; t++)
+		buf_addf(b, "M%.0f %.1fH%.0f", PL, Y(ya.v[t]), CW - PR);
+	buf_adds(b, "\"/>");
+	for (int t = 0; t < ya.n; t++)
+		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4,
+		    Y(ya.v[t]) + 3.5, ya.label[t]);
+	if (xa.index)
+		index_ticks(b, &xa);
+	else
+		time_ticks(b, &xa);
+	if (band) {
+		double y1 = Y(median), y2 = Y(edge);
+		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
+		    "height=\"%.1f\"><title>baseline median ", PL, fmin(y1, y2), CW - PL - PR,
+		    fabs(y2 - y1));
+		buf_reset(&lab);
+		label_num(&lab, median, mt->precision);
+		buf_addf(b, "%s %s; regression past ", lab.s, units[m]);
+		buf_reset(&lab);
+		label_num(&lab, edge, mt->precision);
+		buf_addf(b, "%s %s</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
+		    "y1=\"%.1f\" y2=\"%.1f\"/>", lab.s, units[m], PL, CW - PR, y1, y1);
+	}
+	if (detect) {
+		/* Styled in place: pages without the line keep their bytes. */
+		char t1[NUM_BUFSZ], t2[NUM_BUFSZ];
+		double yd = Y(dline);
+
+		buf_addf(b, "<line class=\"mde\" stroke=\"#c62828\" stroke-width=\"1.2\" "
+		    "stroke-dasharray=\"2 3\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\">"
+		    "<title>detectable regression: %s%% or more is caught %s%% of the time; ",
+		    PL, CW - PR, yd, yd, num_fixed(t1, mde * 100, 1), num_fixed(t2, power * 100, 0));
+		buf_reset(&lab);
+		label_num(&lab, dline, mt->precision);
+		buf_addf(b, "past %s %s</title></line>", lab.s, units[m]);
+	}
+	/* The line: every point, or bucket means when there are many. */
+	buf_adds(b, "<polyline class=\"ln\" points=\"");
+	{
+		size_t buckets = xa.npts > line_points ? line_points : xa.npts, kb = 0, used = 0;
+		double sx = 0, sy = 0;
+		size_t in = 0;
+
+		for (i = 0, k = 0; i < g->n; i++) {
+			r = &d->r[g->rows[i]];
+			if (!r->has[m])
+				continue;
+			sx += x_at(&xa, r, k++);
+			sy += Y(r->v[m]);
+			in++;
+			used++;
+			if (used * buckets >= (kb + 1) * xa.npts) {
+				if (kb > 0)
+					buf_addc(b, ' ');
+				num1(b, sx / in);
+				buf_addc(b, ',');
+				num1(b, sy / in);
+				kb++;
+				sx = sy = 0;
+				in = 0;
+			}
+		}
+	}
+	buf_adds(b, "\"/>");
+	change_lines(d, g, m, &xa, b);
+	/* Markers with hover text, for the newest records (and the batch). */
+	first_marker = g->n > markers ? g->n - markers : 0;
+	for (i = 0, k = 0; i < g->n; i++) {
+		r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		double x = x_at(&xa, r, k++), y = Y(r->v[m]);
+		if (i < first_marker && !r->current)
+			continue;
+		/* A marker of a record with a build links to it. */
+		const char *url = links ? r->build_url : NULL;
+		if (url != NULL) {
+			buf_adds(b, "<a href=\"");
+			text_xml_escape(b, r->build_url);
+			buf_adds(b, "\" target=\"_blank\">");
+		}
+		buf_adds(b, "<g>");
+		marker(b, shape_of(r->status), x, y, r->current);
+		buf_adds(b, "<title>");
+		if (r->instant != ISOTIME_MIN)
+			fmt_time(b, r->instant, xa.index ? "%Y-%m-%d %H:%M:%S UTC" :
+			    "%Y-%m-%d %H:%M UTC");
+		else
+			buf_adds(b, "no timestamp");
+		if (xa.index)
+			buf_addf(b, ", record #%zu", k);
+		buf_adds(b, r->current ? " (this build)\n" : "\n");
+		/* Model and GPU when they are not the cohort's own (a rename). */
+		if (r->model != latest(d, g)->model || r->gpu != latest(d, g)->gpu) {
+			text_xml_escape(b, r->model);
+			buf_adds(b, " | ");
+			text_xml_escape(b, r->gpu);
+			buf_adds(b, "\n");
+		}
+		/* As precise as the axis, so that neighbours read apart. */
+		buf_reset(&lab);
+		label_num(&lab, r->v[m], ya.decimals > mt->precision ? ya.decimals : mt->precision);
+		buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
+		buf_adds(b, " · ");
+		text_xml_escape(b, *r->run_source ? r->run_source : "unknown");
+		buf_adds(b, "\n");
+		text_xml_escape(b, *r->status ? r->status : "no status");
+		if (*r->bstatus) {
+			buf_adds(b, " (");
+			text_xml_escape(b, r->bstatus);
+			buf_adds(b, ")");
+		}
+		/* A passing record's reason says nothing new; the others' do. */
+		if (*r->reason && strcmp(r->status, "PASS") != 0) {
+			char *cut = strlen(r->reason) > 300 ?
+			    easprintf("%.297s...", r->reason) : NULL;
+			buf_adds(b, "\n");
+			text_xml_escape(b, cut != NULL ? cut : r->reason);
+			free(cut);
+		}
+		if (url != NULL)
+			buf_adds(b, "\nclick to open the build");
+		buf_adds(b, url != NULL ? "</title></g></a>" : "</title></g>");
+	}
+	buf_adds(b, "</svg>");
+#undef Y
+	buf_free(&lab);
+}
+
+static const char style[] =
+    "body{font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",Roboto,\"Helvetica Neue\","
+    "Arial,sans-serif;margin:2rem;color:#1d2327;background:#fff}"
+    "h2{margin:0 0 .25rem}h3{margin:0;font-size:1.05rem}"
+    ".meta{color:#555;margin:0 0 1rem}"
+    "table{border-collapse:collapse;margin:.5rem 0 1.5rem}"
+    "th,td{border:1px solid #d0d4d8;padding:.3rem .55rem;text-align:left;vertical-align:top}"
+    "th{background:#f0f2f4}td.n{text-align:right}"
+    "code{font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;color:#444}"
+    ".legend{display:flex;gap:1.2rem;align-items:center;margin:.5rem 0 1.5rem;color:#333}"
+    ".legend svg{width:16px;height:16px;vertical-align:middle}"
+    "section{border:1px solid #d0d4d8;border-radius:6px;padding:.8rem 1rem;margin:0 0 1.2rem}"
+    ".who{color:#333;margin:.15rem 0}.detail{color:#666;margin:0 0 .5rem}"
+    ".charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(340px,1fr));gap:.6rem 1.2rem}"
+    "figure{margin:0}figcaption{font-weight:600;font-size:13px;margin:.2rem 0}"
+    "figure svg{width:100%;height:auto;display:block}"
+    "svg text{font:10px system-ui,sans-serif;fill:#555}"
+    ".yl,.xl.e{text-anchor:end}.xl{text-anchor:middle}.xl.s{text-anchor:start}.xn{font-weight:400;color:#666}"
+    ".g{stroke:#e4e7ea;stroke-width:1}.ln{fill:none;stroke:#5c6bc0;stroke-width:1.6}"
+    ".band{fill:#9ccc65;fill-opacity:.22}.med{stroke:#558b2f;stroke-width:1.2;"
+    "stroke-dasharray:4 3}.s0{fill:#2e7d32}.s1{fill:#c62828}.s2{fill:#1565c0}.s3{fill:#ef6c00}"
+    ".c{stroke:#111;stroke-width:1.6}"
+    ".st{display:inline-block;border-radius:3px;padding:0 .4rem;font-size:12px;font-weight:600;"
+    "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
+    ".st.CALIBRATION_NEEDED{background:#1565c0}h3.skipped{margin-top:1.5rem}";
+
+/*
+ * What an index axis stands for: the records in order, and the time they
+ * span (which the axis no longer shows).
+ */
+static void
+index_note(buf *b, const struct dash *d, const struct group *g, int m)
+{
+	struct xaxis xa = x_axis(d, g, m);
+
+	if (!xa.index)
+		return;
+	buf_adds(b, " <span class=\"xn\">by record");
+	if (xa.first != INT64_MAX) {
+		buf_adds(b, ": ");
+		fmt_time(b, xa.first, "%m-%d %H:%M");
+		buf_adds(b, " to ");
+		fmt_time(b, xa.last, xa.first / 86400000000LL == xa.last / 86400000000LL ?
+		    "%H:%M UTC" : "%m-%d %H:%M UTC");
+	}
+	buf_adds(b, "</span>");
+}
+
+/* The record's status as a badge. */
+static void
+badge(buf *b, const char *status)
+{
+	buf_adds(b, "<span class=\"st ");
+	text_xml_escape(b, status);
+	buf_adds(b, "\">");
+	text_xml_escape(b, *status ? status : "no status");
+	buf_adds(b, "</span>");
+}
+
+static bool
+failing_status(const char *s)
+{
+	return strcmp(s, "REGRESSION") == 0 || strcmp(s, "RECIPE_MISMATCH") == 0 ||
+	    strcmp(s, "INFRA_ERROR") == 0;
+}
+
+/* The page with at most markers markers and line_points points per chart. */
+static void
+render(struct dash *d, buf *out, size_t markers, size_t line_points, bool links)
+{
+	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
+	size_t i, *order, no = 0;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	/* Cohorts whose latest record fails first, then the rest, in key order. */
+	order = emalloc((d->ngroups + 1) * sizeof *order);
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < d->ngroups; i++)
+			if (failing_status(latest(d, &d->groups[i])->status) == (pass == 0))
+				order[no++] = i;
+	for (i = 0; i < d->n; i++)
+		if (d->r[i].instant != ISOTIME_MIN) {
+			lo = d->r[i].instant < lo ? d->r[i].instant : lo;
+			hi = d->r[i].instant > hi ? d->r[i].instant : hi;
+		}
+	buf_addf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\">"
+	    "<meta name=\"viewport\" content=\"width=device-width\">"
+	    "<title>Performance Dashboard</title>\n<style>%s</style>\n</head>\n<body>\n", style);
+	buf_addf(out, "<h2>Performance Dashboard (last %ld days)</h2>\n", d->days);
+	buf_addf(out, "<p class=\"meta\">%zu record%s in %zu cohort%s", dash_count(d),
+	    dash_count(d) == 1 ? "" : "s", d->ngroups, d->ngroups == 1 ? "" : "s");
+	if (lo != INT64_MAX) {
+		buf_adds(out, ", ");
+		fmt_time(out, lo, "%Y-%m-%d %H:%M");
+		buf_adds(out, " to ");
+		fmt_time(out, hi, "%Y-%m-%d %H:%M UTC");
+	}
+	buf_adds(out, ". Hover a point for its record; the shaded band runs from the latest "
+	    "record's baseline median to where it would regress.</p>\n");
+	buf_adds(out, "<div class=\"legend\">");
+	{
+		static const char *names[] = { "PASS", "REGRESSION", "CALIBRATION_NEEDED", "other" };
+		for (int s = 0; s < 4; s++) {
+			buf_adds(out, "<span><svg viewBox=\"0 0 16 16\">");
+			marker(out, s, 8, 8.5, false);
+			buf_addf(out, "</svg> %s</span>", names[s]);
+		}
+		buf_adds(out, "<span><svg viewBox=\"0 0 16 16\">");
+		marker(out, SHAPE_PASS, 8, 8.5, true);
+		buf_adds(out, "</svg> this build</span></div>\n");
+	}
+	if (d->ngroups > 0) {
+		buf_adds(out, "<table><tr><th>Cohort</th><th>Model</th><th>GPU</th><th>Latest</th>"
+		    "<th>Status</th><th>Records</th></tr>\n");
+		for (i = 0; i < d->ngroups; i++) {
+			const struct group *g = &d->groups[order[i]];
+			const struct drec *r = latest(d, g);
+			cohort_title(g, &title, &detail);
+			buf_addf(out, "<tr><td><a href=\"#c%zu\">", i + 1);
+			text_xml_escape(out, title.s);
+			buf_adds(out, "</a></td><td>");
+			text_xml_escape(out, r->model);
+			buf_adds(out, "</td><td>");
+			text_xml_escape(out, r->gpu);
+			buf_adds(out, "</td><td>");
+			if (r->instant != ISOTIME_MIN)
+				fmt_time(out, r->instant, "%Y-%m-%d %H:%M");
+			buf_adds(out, "</td><td>");
+			badge(out, r->status);
+			buf_addf(out, "</td><td class=\"n\">%zu</td></tr>\n", g->n);
+		}
+		buf_adds(out, "</table>\n");
+	}
+	for (i = 0; i < d->ngroups; i++) {
+		const struct group *g = &d->groups[order[i]];
+		const struct drec *r = latest(d, g);
+		cohort_title(g, &title, &detail);
+		buf_addf(out, "<section id=\"c%zu\">\n<h3>", i + 1);
+		text_xml_escape(out, title.s);
+		buf_adds(out, " ");
+		badge(out, r->status);
+		buf_adds(out, "</h3>\n<p class=\"who\">");
+		text_xml_escape(out, r->model);
+		buf_adds(out, " | ");
+		text_xml_escape(out, r->gpu);
+		buf_addf(out, " &middot; %zu record%s</p>\n", g->n, g->n == 1 ? "" : "s");
+		if (detail.len > 0) {
+			buf_adds(out, "<p class=\"detail\"><code>");
+			text_xml_escape(out, detail.s);
+			buf_adds(out, "</code></p>\n");
+		}
+		buf_adds(out, "<div class=\"charts\">\n");
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			size_t nn = 0;
+			for (size_t j = 0; j < g->n; j++)
+				nn += d->r[g->rows[j]].has[m];
+			if (!d->column[m] || nn == 0)
+				continue;
+			/* The chart title: model | GPU | cohort | detail | metric */
+			buf_reset(&t);
+			buf_addf(&t, "%s | %s | %s | ", r->model, r->gpu, title.s);
+			if (detail.len > 0)
+				buf_addf(&t, "%s | ", detail.s);
+			buf_adds(&t, metric_table[m].key);
+			buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
+			index_note(out, d, g, m);
+			buf_adds(out, "</figcaption>");
+			chart(d, g, m, t.s, markers, line_points, links, out);
+			buf_adds(out, "</figure>\n");
+		}
+		buf_adds(out, "</div>\n</section>\n");
+	}
+	if (d->nskips > 0) {
+		buf_adds(out, "<h3 class=\"skipped\">Skipped Metric Plots</h3>\n<table><tr><th>Model</th><th>GPU</th>"
+		    "<th>Cohort</th><th>Metric</th><th>Records</th><th>Non-null</th><th>Reason</th>"
+		    "</tr>\n");
+		for (i = 0; i < d->nskips; i++) {
+			const struct skip *s = &d->skips[i];
+			const struct drec *r = latest(d, s->g);
+			cohort_title(s->g, &title, &detail);
+			buf_adds(out, "<tr><td>");
+			text_xml_escape(out, r->model);
+			buf_adds(out, "</td><td>");
+			text_xml_escape(out, r->gpu);
+			buf_adds(out, "</td><td>");
+			text_xml_escape(out, title.s);
+			buf_adds(out, "<br><code>");
+			text_xml_escape(out, detail.s);
+			buf_addf(out, "</code></td><td>%s</td><td class=\"n\">%zu</td>"
+			    "<td class=\"n\">%zu</td><td>%s</td></tr>\n", metric_table[s->metric].key,
+			    s->g->n, s->non_null, s->reason);
+		}
+		buf_adds(out, "</table>\n");
+	}
+	if (d->ngroups == 0)
+		buf_adds(out, "<p>No data found.</p>\n");
+	buf_adds(out, "</body>\n</html>\n");
+	free(order);
+	buf_free(&title);
+	buf_free(&detail);
+	buf_free(&t);
+}
+
+/* The page must stay under this many bytes. */
+#define PAGE_LIMIT 1950000
+
+void
+dash_render(struct dash *d, buf *out)
+{
+	size_t markers = 1, points = LINE_POINTS, start = out->len;
+	bool links = true;
+
+	group_records(d);
+	/*
+	 * A marker for every record and the full line when that fits: start
+	 * from what the fixed parts of the charts leave of the budget (about
+	 * 1100 bytes a chart, 700 a cohort, 150 a marker, 9 a point)...
+	 */
+	{
+		size_t most = 1, charts = d->plots ? d->plots : 1;
+		double left = PAGE_LIMIT - (double)charts * 1100 - (double)d->ngroups * 700;
+		double mk = left * 0.65 / (double)charts / 150 * 1.5;
+		double pts = left * 0.35 / (double)charts / 9;
+
+		for (size_t i = 0; i < d->ngroups; i++)
+			most = d->groups[i].n > most ? d->groups[i].n : most;
+		markers = mk < 1 ? 1 : mk > (double)most ? most : (size_t)mk;
+		points = pts < 16 ? 16 : pts > LINE_POINTS ? LINE_POINTS : (size_t)pts;
+	}
+	for (int tries = 0;; tries++) {
+		out->len = start;
+		render(d, out, markers, points, links);
+		if (out->len - start <= PAGE_LIMIT || tries == 20)
+			break;
+		/* At the fewest markers, the build links go before the limit does. */
+		if (markers == 1 && points == 16) {
+			if (!links)
+				break;
+			links = false;
+			continue;
+		}
+		/* ...else fewer older markers and a coarser line, in proportion. */
+		double k = (double)PAGE_LIMIT / (double)(out->len - start) * 0.97;
+		markers = markers * k < 1 ? 1 : (size_t)(markers * k);
+		points = points * k < 16 ? 16 : (size_t)(points * k);
+	}
+	out->s[out->len] = '\0';
+}
+
+void
+dash_report(struct dash *d, FILE *fp)
+{
+	buf title = BUF_INIT, detail = BUF_INIT;
+	size_t models = 0, gpus = 0, i, j;
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	buf range = BUF_INIT;
+
+	group_records(d);
+	if (d->n == 0) {
+		fprintf(fp, "No data found\n");
+		return;
+	}
+	/* Distinct models and GPUs (interned: pointers compare). */
+	{
+		size_t cap = 64;
+		const char **seen[2];
+
+		while (cap < d->n * 2)
+			cap *= 2;
+		seen[0] = ecalloc(cap, sizeof **seen);
+		seen[1] = ecalloc(cap, sizeof **seen);
+		for (i = 0; i < d->n; i++) {
+			const char *two[2] = { d->r[i].model, d->r[i].gpu };
+			for (int k = 0; k < 2; k++) {
+				j = (size_t)(((uintptr_t)two[k] * 0x9E3779B97F4A7C15ULL) >> 7) & (cap - 1);
+				while (seen[k][j] != NULL && seen[k][j] != two[k])
+					j = (j + 1) & (cap - 1);
+				if (seen[k][j] == NULL) {
+					seen[k][j] = two[k];
+					*(k == 0 ? &models : &gpus) += 1;
+				}
+			}
+			if (d->r[i].instant != ISOTIME_MIN) {
+				lo = d->r[i].instant < lo ? d->r[i].instant : lo;
+				hi = d->r[i].instant > hi ? d->r[i].instant : hi;
+			}
+		}
+		free(seen[0]);
+		free(seen[1]);
+	}
+	if (lo != INT64_MAX) {
+		fmt_time(&range, lo, "%Y-%m-%d %H:%M:%S");
+		buf_adds(&range, " \xe2\x86\x92 ");
+		fmt_time(&range, hi, "%Y-%m-%d %H:%M:%S");
+	} else
+		buf_adds(&range, "unknown");
+	fprintf(fp, "Loaded %zu records across %zu model(s), %zu GPU type(s), date range: %s\n",
+	    d->n, models, gpus, range.s);
+	if (d->nskips > 0)
+		fprintf(fp, "Skipped metric plots:\n");
+	for (i = 0; i < d->nskips; i++) {
+		const struct skip *s = &d->skips[i];
+		const struct drec *r = latest(d, s->g);
+		cohort_title(s->g, &title, &detail);
+		fprintf(fp, "  - %s | %s | %s | %s | %s: %s (%zu/%zu non-null)\n", r->model, r->gpu,
+		    title.s, detail.s, metric_table[s->metric].key, s->reason, s->non_null, s->g->n);
+	}
+	fprintf(fp, "Generated %zu metric plot(s)\n", d->plots);
+	buf_free(&title);
+	buf_free(&detail);
+	buf_free(&range);
+}
+
+void
+dash_free(struct dash *d)
+{
+	size_t i;
+
+	if (d == NULL)
+		return;
+	for (i = 0; i < d->pool_cap; i++)
+		free(d->pool[i]);
+	for (i = 0; i < d->ngroups; i++)
+		free(d->groups[i].rows);
+	free(d->pool);
+	free(d->groups);
+	free(d->skips);
+	free(d->keyed);
+	free(d->r);
+	free(d->changes);
+	free(d);
+}

@@ -1,0 +1,48 @@
+/*
+ * history: the records of one comparison cohort as the gates read them
+ * from the store: each record's instant, store path and six metric values
+ * (what is not a finite number is missing), ordered by (timestamp, path),
+ * a stream line that repeats a record already read being dropped.
+ */
+#ifndef PERF_LANE_HISTORY_H
+#define PERF_LANE_HISTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lane/policy.h"
+#include "lane/store/read.h"
+
+struct hist_point {
+	int64_t instant;
+	char *path;
+	char *key;		/* store_record_path() of its content, or NULL */
+	char *timestamp;	/* str() of timestamp and commit_sha, when asked */
+	char *commit;
+	double v[METRIC_COUNT];
+	bool has[METRIC_COUNT];
+};
+
+struct history {
+	struct hist_point *p;
+	size_t n, cap;
+	bool meta;		/* keep timestamp and commit */
+	bool no_streams;	/* no stream line comes: nothing to drop */
+	/* store paths read, against a stream's repeats */
+	char **keys;
+	size_t nkeys, keys_cap;
+};
+
+/*
+ * Adds the record of a store hit (a stream line that repeats a path
+ * already read is dropped). Returns the point, or NULL when dropped.
+ */
+struct hist_point *history_add(struct history *h, const struct store_hit *hit);
+
+/* Orders the points by (instant, path). */
+void history_sort(struct history *h);
+
+void history_free(struct history *h);
+
+#endif

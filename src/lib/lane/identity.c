@@ -1,0 +1,88 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "lane/identity.h"
+#include "core/json.h"
+#include "core/text.h"
+
+const char *const identity_keys[IDENTITY_KEYS] = {
+	"workload_id", "variant_id", "benchmark_version",
+	"recipe_fingerprint", "hardware_profile_id", "software_profile_id",
+};
+
+void
+identity_of(const cJSON *rec, struct identity *id)
+{
+	const cJSON *v, *schema = json_get(rec, "result_schema_version");
+	buf missing = BUF_INIT;
+	char *s;
+	size_t n;
+	int i;
+
+	memset(id, 0, sizeof *id);
+	s = schema != NULL ? json_pystr_dup(schema) : NULL;
+	id->uses_v2 = s != NULL && strcmp(s, "2") == 0;
+	free(s);
+	for (i = 0; i < IDENTITY_KEYS; i++) {
+		v = json_get(rec, identity_keys[i]);
+		if (v != NULL)
+			id->uses_v2 = true;
+		id->value[i] = v != NULL ? json_pystr_dup(v) : estrdup("None");
+		if (v == NULL || cJSON_IsNull(v) || (cJSON_IsString(v) &&
+		    (text_py_strip(v->valuestring, &n), n == 0)))
+			buf_addf(&missing, "%s%s", missing.len ? ", " : "", identity_keys[i]);
+	}
+	id->complete = missing.len == 0;
+	if (!id->complete)
+		id->error = easprintf("Performance record missing required comparison "
+		    "identity fields: %s", missing.s);
+	buf_free(&missing);
+}
+
+void
+identity_free(struct identity *id)
+{
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		free(id->value[i]);
+	free(id->error);
+	memset(id, 0, sizeof *id);
+}
+
+char *
+identity_other_recipe(const cJSON *rec, const char *fp)
+{
+	const cJSON *rs = json_get(rec, "run_source"), *v = json_get(rec, "recipe_fingerprint");
+	char *s;
+	size_t n;
+
+	if (!((cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0) ||
+	    cJSON_IsTrue(json_get(rec, "baseline_eligible"))))
+		return NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return NULL;
+	s = json_pystr_dup(v);
+	text_py_strip(s, &n);
+	if (n == 0 || strcmp(s, fp) == 0) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void
+identity_add_other_recipe(const cJSON *rec, const char *fp, char ***fps, size_t *n)
+{
+	char *s = identity_other_recipe(rec, fp);
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp((*fps)[i], s) == 0) {
+			free(s);
+			return;
+		}
+	*fps = erealloc(*fps, (*n + 1) * sizeof **fps);
+	(*fps)[(*n)++] = s;
+}

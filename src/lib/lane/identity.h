@@ -1,0 +1,41 @@
+/*
+ * identity: the comparison identity of a tracking record
+ * (perf-gate-rolling(1)): six keys whose string forms must all be equal
+ * for two records to be compared.
+ */
+#ifndef PERF_LANE_IDENTITY_H
+#define PERF_LANE_IDENTITY_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+#define IDENTITY_KEYS 6
+
+/* workload_id, variant_id, benchmark_version, recipe_fingerprint,
+ * hardware_profile_id, software_profile_id: the canonical order. */
+extern const char *const identity_keys[IDENTITY_KEYS];
+
+struct identity {
+	bool uses_v2;		/* str(result_schema_version) == "2" or a key present */
+	bool complete;		/* every key present, not null, not blank */
+	char *value[IDENTITY_KEYS];	/* Python str() of each value ("None" when missing) */
+	char *error;		/* the reference's error text when incomplete, else NULL */
+};
+
+/* Fills id from a tracking record; release with identity_free(). */
+void identity_of(const cJSON *rec, struct identity *id);
+void identity_free(struct identity *id);
+
+/*
+ * 5.8: when rec is a trusted record (run_source "scheduled_main", or
+ * baseline_eligible true) of another recipe than fp (its non-blank
+ * recipe_fingerprint differs), str() of its fingerprint as a new string;
+ * else NULL.
+ */
+char *identity_other_recipe(const cJSON *rec, const char *fp);
+
+/* Adds identity_other_recipe(rec, fp), when there is one, to the set fps[0..*n). */
+void identity_add_other_recipe(const cJSON *rec, const char *fp, char ***fps, size_t *n);
+
+#endif

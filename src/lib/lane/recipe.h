@@ -1,0 +1,66 @@
+/*
+ * recipe: the identity block of a v2 raw record (perf-collect(1)
+ * "Record"): the recipe and its fingerprint, the hardware, software and
+ * environment profiles and their ids. Values of FASTVIDEO_<X> variables
+ * are read as PERF_<X> first.
+ */
+#ifndef PERF_LANE_RECIPE_H
+#define PERF_LANE_RECIPE_H
+
+#include <stdbool.h>
+
+#include <cjson/cJSON.h>
+
+/* One visible GPU, as the hardware profile describes it. */
+struct hw_gpu {
+	const char *name;
+	unsigned long long total_bytes;
+	int cc_major, cc_minor;
+};
+
+/* The variable PERF_<name>, else FASTVIDEO_<name>, else NULL. */
+const char *recipe_env(const char *name);
+
+/*
+ * The reference's model path normalization: NULL for none; a local
+ * path as Path(text).expanduser().as_posix() writes it, ".." kept.
+ */
+char *recipe_model_path(const cJSON *value);
+
+/* init_kwargs with num_gpus set to count and text_encoder_precisions last. */
+cJSON *recipe_init_kwargs(const cJSON *cfg, long count);
+
+/*
+ * The recipe of a v2 config for the measured prompt (runtime: the runner's
+ * "runtime" event, or NULL). NULL with *err set when the benchmark block
+ * lacks an identity field; *err may also be set for a bad prompt list.
+ */
+cJSON *recipe_build(const cJSON *cfg, long count, const cJSON *runtime, char **err);
+
+/* The measured prompt: test_prompts[0], "A cinematic video." when absent. */
+const cJSON *recipe_prompt(const cJSON *cfg, char **err);
+
+/* recipe_fingerprint: SHA-256 without the runtime values and benchmark_id. */
+int recipe_fingerprint(const cJSON *recipe, char hex[65]);
+
+/*
+ * The hardware profile of count GPUs of which nvisible are described in
+ * gpus (cuda false: the CPU profile); interconnect as 2.6.5.
+ */
+cJSON *recipe_hardware_profile(bool cuda, long count, const struct hw_gpu *gpus,
+    int nvisible, const char *interconnect);
+
+/* The software profile from the runtime event and the environment. */
+cJSON *recipe_software_profile(const cJSON *runtime);
+
+/* environment_metadata; sysname etc. from uname(). */
+cJSON *recipe_environment_metadata(const cJSON *runtime, const cJSON *hw,
+    const cJSON *sw);
+
+/* "<prefix>" + 16 hex of the canonical SHA-256 of v, as a new string node. */
+cJSON *recipe_profile_id(const cJSON *v, const char *prefix);
+
+/* "X.Y" of a version string as the reference extracts it; NULL for none. */
+char *recipe_major_minor(const char *version);
+
+#endif

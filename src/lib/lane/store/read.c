@@ -1,0 +1,838 @@
+/* memmem() */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "lane/store/git_command.h"
+#include "lane/store/git_store.h"
+#include "lane/identity.h"
+#include "lane/store/read.h"
+#include "core/text.h"
+
+struct store {
+	gitstore *git;		/* the git store whose cache is root, or NULL */
+	char *root;		/* NULL when there is no directory store */
+	char **streams;
+	int nstreams;
+	const char *const *want;	/* store_want(), or NULL for all */
+	size_t nwant;
+	int threads;			/* store_threads(), or 0 */
+};
+
+/* What the store reads of every record itself. */
+static const char *const store_keys[] = { "model_id", "timestamp", "commit_sha",
+    "success", "baseline_eligible", "run_source" };
+
+/* The identity keys whose values are read from raw text before parsing. */
+static const char *const prefilter_keys[] = { "workload_id", "variant_id" };
+#define NPRE 2
+
+/* The values a key takes in a record's raw text, as far as they can be told. */
+struct textvals {
+	bool unknown;		/* some occurrence is not a plain string */
+	int n;
+	const char *v[8];	/* pointers into the text, not terminated */
+	size_t len[8];
+};
+
+/* A warning kept until the scan ends, so that threads print in path order. */
+struct warning {
+	char *path;
+	char *text;
+};
+
+/* What every reader of one scan shares (under lock where it changes). */
+struct scan {
+	const struct store_query *q;
+	int nq;
+	void (*hit)(const struct store_hit *, void *);
+	void *ctx;
+	bool use_pre[NPRE];
+	const char **keys;	/* the members to build, or NULL for all */
+	size_t nkeys;
+	pthread_mutex_t lock;
+	char *raised, *raised_path;
+	struct warning *warn;
+	size_t nwarn;
+	bool failed;		/* a directory could not be read */
+	/* The store's top-level directories, taken one at a time by workers. */
+	char **units;
+	size_t nunits, next;
+	const char *root;
+	int threads;
+	const struct store_units *u;	/* store_scan_units(), or NULL */
+};
+
+/* One reader's own state. */
+struct worker {
+	struct scan *sc;
+	bool *match;
+	buf text;
+	struct json_arena *arena;	/* each record's tree, released whole */
+	size_t unit;			/* the unit being read */
+};
+
+/* The length of the scheme of "scheme://...", or 0 (RFC 3986 letters). */
+static size_t
+url_scheme(const char *s)
+{
+	size_t i = 0;
+
+	if (!((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z')))
+		return 0;
+	while ((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+	    (s[i] >= '0' && s[i] <= '9') || s[i] == '+' || s[i] == '-' || s[i] == '.')
+		i++;
+	return strncmp(s + i, "://", 3) == 0 ? i : 0;
+}
+
+/* git's scp-like "user@host:path": an '@', then a ':' before any '/'. */
+static bool
+scp_like(const char *s)
+{
+	const char *at = strchr(s, '@'), *colon = strchr(s, ':'),
+	    *slash = strchr(s, '/');
+
+	return at != NULL && at != s && colon != NULL && colon > at + 1 &&
+	    (slash == NULL || colon < slash);
+}
+
+const char *
+store_spec(const char *opt)
+{
+	const char *spec = opt;
+	char *shown, *hint;
+	size_t n = 0;
+
+	if (spec == NULL && (spec = getenv("PERFORMANCE_TRACKING_ROOT")) == NULL)
+		spec = "/tmp/perf-tracking";
+	if (*spec == '\0')
+		return ".";
+	if (gitstore_is_spec(spec) || (!scp_like(spec) && (n = url_scheme(spec)) == 0))
+		return spec;
+	shown = git_redact(spec);
+	if (scp_like(spec))
+		hint = easprintf("git+%s", shown);
+	else if (n == 2 && strncmp(shown, "hf", 2) == 0)
+		hint = easprintf("git+https://huggingface.co/%s", shown + 5);
+	else
+		hint = easprintf("git+%s", shown);
+	warnx_("%s: a git remote needs the git+ prefix to be a store; "
+	    "did you mean %s?", shown, hint);
+	free(shown);
+	free(hint);
+	return NULL;
+}
+
+store *
+store_open(const char *spec)
+{
+	return store_open_cache(spec, NULL);
+}
+
+store *
+store_open_cache(const char *spec, const char *cache)
+{
+	store *s = ecalloc(1, sizeof *s);
+	struct stat st;
+
+	if (spec == NULL)
+		return s;
+	if (gitstore_is_spec(spec)) {
+		if ((s->git = gitstore_open(spec, cache, false)) == NULL) {
+			free(s);
+			return NULL;
+		}
+		s->root = estrdup(gitstore_dir(s->git));
+		return s;
+	}
+	if (stat(spec, &st) != 0) {
+		if (errno == ENOENT)
+			return s;	/* a missing store is an empty history */
+		warnx_("%s: cannot read the store: %s", spec, strerror(errno));
+		free(s);
+		return NULL;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		warnx_("%s: the store is not a directory", spec);
+		free(s);
+		return NULL;
+	}
+	s->root = estrdup(spec);
+	return s;
+}
+
+void
+store_threads(store *s, int n)
+{
+	s->threads = n;
+}
+
+void
+store_want(store *s, const char *const *keys, size_t n)
+{
+	s->want = keys;
+	s->nwant = n;
+}
+
+void
+store_add_stream(store *s, const char *file)
+{
+	s->streams = erealloc(s->streams, (size_t)(s->nstreams + 1) * sizeof *s->streams);
+	s->streams[s->nstreams++] = estrdup(file);
+}
+
+void
+store_close(store *s)
+{
+	if (s == NULL)
+		return;
+	gitstore_close(s->git);
+	for (int i = 0; i < s->nstreams; i++)
+		free(s->streams[i]);
+	free(s->streams);
+	free(s->root);
+	free(s);
+}
+
+char *
+store_record_path(const cJSON *rec)
+{
+	const cJSON *m = json_get(rec, "model_id"), *t = json_get(rec, "timestamp");
+	const cJSON *c = json_get(rec, "commit_sha");
+	char *sm, *st, *sc, *path;
+
+	if (!cJSON_IsString(m) || !cJSON_IsString(t))
+		return NULL;
+	if (json_truthy(c) && !cJSON_IsString(c))
+		return NULL;
+	sm = text_sanitize(m->valuestring);
+	st = text_sanitize(t->valuestring);
+	sc = text_sanitize(json_truthy(c) ? c->valuestring : "unknown");
+	path = easprintf("%s/%s_%s.json", sm, st, sc);
+	free(sm);
+	free(st);
+	free(sc);
+	return path;
+}
+
+int64_t
+store_record_instant(const cJSON *rec)
+{
+	const cJSON *t = json_get(rec, "timestamp");
+	int64_t us;
+	char *s;
+	bool ok;
+
+	if (!json_truthy(t))
+		return ISOTIME_MIN;
+	s = json_pystr_dup(t);
+	ok = isotime_parse(s, &us);
+	free(s);
+	return ok ? us : ISOTIME_MIN;
+}
+
+/* The reference's AttributeError for a top-level value that is not an object. */
+static void
+not_object_error(const cJSON *v, char *msg, size_t n)
+{
+	const char *t;
+
+	switch (v->type & 0xff) {
+	case cJSON_Array: t = "list"; break;
+	case cJSON_String: t = "str"; break;
+	case cJSON_True: case cJSON_False: t = "bool"; break;
+	case cJSON_NULL: t = "NoneType"; break;
+	default: t = json_is_int(v) ? "int" : "float"; break;
+	}
+	snprintf(msg, n, "'%s' object has no attribute 'get'", t);
+}
+
+/* Collects the plain string values that follow "key": in the text. */
+static void
+text_values(const char *text, size_t len, const char *key, struct textvals *tv)
+{
+	char needle[40];
+	size_t nl = (size_t)snprintf(needle, sizeof needle, "\"%s\"", key);
+	const char *p = text, *end = text + len, *q, *v;
+
+	tv->unknown = false;
+	tv->n = 0;
+	while (p < end && (q = memmem(p, (size_t)(end - p), needle, nl)) != NULL) {
+		p = q + nl;
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p >= end || *p != ':')
+			continue;	/* a string value, not a key */
+		p++;
+		while (p < end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r'))
+			p++;
+		if (p >= end || *p != '"' || tv->n == 8) {
+			tv->unknown = true;	/* a number, an object, ...: parse to know */
+			return;
+		}
+		v = ++p;
+		while (p < end && *p != '"' && *p != '\\')
+			p++;
+		if (p >= end || *p == '\\') {
+			tv->unknown = true;
+			return;
+		}
+		tv->v[tv->n] = v;
+		tv->len[tv->n++] = (size_t)(p - v);
+	}
+}
+
+/* Whether the raw text can satisfy query q, judging by the prefilter keys. */
+static bool
+text_may_match(const struct store_query *q, const struct textvals tv[NPRE])
+{
+	for (int k = 0; k < q->nkeys; k++) {
+		for (int j = 0; j < NPRE; j++) {
+			const struct textvals *t = &tv[j];
+			size_t vl = strlen(q->values[k]);
+			bool seen = false;
+
+			if (strcmp(q->keys[k], prefilter_keys[j]) != 0 || t->unknown)
+				continue;
+			/* An absent key reads as None. */
+			if (t->n == 0 && strcmp(q->values[k], "None") == 0)
+				seen = true;
+			for (int i = 0; i < t->n && !seen; i++)
+				seen = t->len[i] == vl && memcmp(t->v[i], q->values[k], vl) == 0;
+			if (!seen)
+				return false;
+		}
+	}
+	return true;
+}
+
+/* The reference's str(record.get(key)) == value. */
+static bool
+key_matches(const cJSON *rec, const char *key, const char *value)
+{
+	const cJSON *v = json_get(rec, key);
+	bool eq;
+	char *s;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return strcmp(value, "None") == 0;
+	if (cJSON_IsString(v))
+		return strcmp(v->valuestring, value) == 0;
+	s = json_pystr_dup(v);
+	eq = strcmp(s, value) == 0;
+	free(s);
+	return eq;
+}
+
+bool
+store_query_matches(const struct store_query *q, const cJSON *rec)
+{
+	const cJSON *succ, *elig;
+
+	if (q->successful_only) {
+		succ = json_get(rec, "success");
+		if (succ != NULL && !json_truthy(succ))
+			return false;
+	}
+	if (q->eligible_only) {
+		elig = json_get(rec, "baseline_eligible");
+		if (!cJSON_IsTrue(elig) &&
+		    !(elig == NULL && json_get(rec, "run_source") == NULL))
+			return false;
+	}
+	for (int k = 0; k < q->nkeys; k++)
+		if (!key_matches(rec, q->keys[k], q->values[k]))
+			return false;
+	return true;
+}
+
+static void
+note_raise(struct scan *sc, const char *path, const char *msg)
+{
+	pthread_mutex_lock(&sc->lock);
+	if (sc->raised_path == NULL || strcmp(path, sc->raised_path) < 0) {
+		free(sc->raised);
+		free(sc->raised_path);
+		sc->raised = estrdup(msg);
+		sc->raised_path = estrdup(path);
+	}
+	pthread_mutex_unlock(&sc->lock);
+}
+
+/* "prog: WHERE[:LINE]: text", printed in path order when the scan ends. */
+static void
+warn_later(struct scan *sc, const char *where, long line, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void
+warn_later(struct scan *sc, const char *where, long line, const char *fmt, ...)
+{
+	char msg[512], clean[600];
+	va_list ap;
+
+	if (sc->u != NULL && sc->u->quiet)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	err_clean(msg, clean, sizeof clean);
+	pthread_mutex_lock(&sc->lock);
+	sc->warn = erealloc(sc->warn, (sc->nwarn + 1) * sizeof *sc->warn);
+	sc->warn[sc->nwarn].path = estrdup(where);
+	sc->warn[sc->nwarn++].text = line > 0 ?
+	    easprintf("%s: %s:%ld: %s", err_progname(), where, line, clean) :
+	    easprintf("%s: %s: %s", err_progname(), where, clean);
+	pthread_mutex_unlock(&sc->lock);
+}
+
+/* A directory that cannot be read: the scan fails. */
+static void
+store_failed(struct scan *sc, const char *path, int e)
+{
+	pthread_mutex_lock(&sc->lock);
+	warnx_("%s: cannot read the store: %s", path, strerror(e));
+	sc->failed = true;
+	pthread_mutex_unlock(&sc->lock);
+}
+
+static int
+cmp_warning(const void *a, const void *b)
+{
+	const struct warning *x = a, *y = b;
+
+	return strcmp(x->path, y->path);
+}
+
+/*
+ * One record's text, read as the reference's loader reads a file: path is
+ * its store path (NULL for a stream line, computed after parsing), where
+ * names it in messages.
+ */
+static void
+scan_text(struct worker *w, const char *text, size_t len, const char *path,
+    const char *where, long line)
+{
+	struct scan *sc = w->sc;
+	struct textvals tv[NPRE];
+	struct store_hit h;
+	json_error e;
+	cJSON *rec;
+	char msg[200], *own = NULL;
+	size_t i = 0;
+	bool any = false, object_start;
+	int j;
+
+	if (text_utf8_error(text, len, msg, sizeof msg)) {
+		note_raise(sc, path != NULL ? path : where, msg);
+		return;
+	}
+	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
+	    text[i] == '\r'))
+		i++;
+	object_start = i < len && text[i] == '{';
+	if (object_start) {
+		for (j = 0; j < NPRE; j++)
+			if (sc->use_pre[j])
+				text_values(text, len, prefilter_keys[j], &tv[j]);
+			else
+				tv[j].unknown = true;
+		for (j = 0; j < sc->nq && !any; j++)
+			any = text_may_match(&sc->q[j], tv);
+		if (!any)
+			return;
+	}
+	json_arena_reset(w->arena);
+	if ((rec = json_parse_arena(text, len, sc->keys, sc->nkeys, w->arena, &e)) == NULL) {
+		warn_later(sc, where, line > 0 ? line + e.line - 1 : e.line,
+		    "skipping invalid JSON in the history: %s", e.msg);
+		return;
+	}
+	if (!cJSON_IsObject(rec)) {
+		not_object_error(rec, msg, sizeof msg);
+		note_raise(sc, path != NULL ? path : where, msg);
+		return;
+	}
+	any = false;
+	for (j = 0; j < sc->nq; j++)
+		any |= w->match[j] = store_query_matches(&sc->q[j], rec);
+	if (any) {
+		if (path == NULL)
+			path = own = store_record_path(rec);
+		h.record = rec;
+		h.path = path != NULL ? path : where;
+		h.instant = store_record_instant(rec);
+		h.stream = line > 0;
+		h.text = text;
+		h.len = len;
+		h.match = w->match;
+		h.unit = w->unit;
+		pthread_mutex_lock(&sc->lock);
+		sc->hit(&h, sc->ctx);
+		pthread_mutex_unlock(&sc->lock);
+	}
+	free(own);
+}
+
+/*
+ * Reads one record file (name in the open directory dfd). A regular file
+ * is at its end when a read comes back short, which saves a system call
+ * per file on a store of many small files.
+ */
+static int
+read_file(struct worker *w, int dfd, const char *name, const char *full,
+    const char *rel, bool regular)
+{
+	buf *text = &w->text;
+	size_t want;
+	ssize_t n;
+	int fd;
+
+	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC)) < 0) {
+		warn_later(w->sc, full, 0, "skipping unreadable history file: %s",
+		    strerror(errno));
+		return 0;
+	}
+	buf_reset(text);
+	for (;;) {
+		buf_grow(text, 65536);
+		want = text->cap - text->len - 1;
+		n = read(fd, text->s + text->len, want);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		text->len += (size_t)n;
+		if (regular && (size_t)n < want)
+			break;
+	}
+	if (n < 0) {
+		warn_later(w->sc, full, 0, "skipping unreadable history file: %s",
+		    strerror(errno));
+		close(fd);
+		return 0;
+	}
+	close(fd);
+	text->s[text->len] = '\0';
+	scan_text(w, text->s, text->len, rel, full, 0);
+	return 0;
+}
+
+static bool
+json_name(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n >= 5 && strcmp(name + n - 5, ".json") == 0;
+}
+
+/*
+ * Walks the directory root/rel depth first; full and rel hold those paths
+ * and are restored on return. -1 after reporting.
+ */
+static int
+walk(struct worker *w, buf *full, buf *rel)
+{
+	size_t flen = full->len, rlen = rel->len;
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+	int rc = 0;
+
+	if ((d = opendir(full->s)) == NULL) {
+		store_failed(w->sc, full->s, errno);
+		return -1;
+	}
+	while (rc == 0 && (errno = 0, de = readdir(d)) != NULL) {
+		bool isdir, isreg;
+
+		if (de->d_name[0] == '.')
+			continue;	/* hidden files and directories, . and .. */
+		buf_addc(full, '/');
+		buf_adds(full, de->d_name);
+		if (rel->len > 0)
+			buf_addc(rel, '/');
+		buf_adds(rel, de->d_name);
+		isdir = de->d_type == DT_DIR;
+		isreg = de->d_type == DT_REG;
+		if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) {
+			/* Follow links to files; never descend through a link. */
+			if (stat(full->s, &st) == 0) {
+				isreg = S_ISREG(st.st_mode);
+				isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
+			}
+		}
+		if (isdir)
+			rc = walk(w, full, rel);
+		else if (isreg && json_name(de->d_name))
+			rc = read_file(w, dirfd(d), de->d_name, full->s, rel->s,
+			    de->d_type == DT_REG || de->d_type == DT_UNKNOWN);
+		full->len = flen;
+		full->s[flen] = '\0';
+		rel->len = rlen;
+		if (rel->s != NULL)
+			rel->s[rlen] = '\0';
+	}
+	if (rc == 0 && errno != 0) {
+		store_failed(w->sc, full->s, errno);
+		rc = -1;
+	}
+	closedir(d);
+	return rc;
+}
+
+static int
+read_stream(struct worker *w, const char *file)
+{
+	char *paths[1] = { (char *)file };
+	jsonl_reader *r = jsonl_open(paths, 1);
+	jsonl_span s;
+	int rc;
+
+	/* Lines are judged as files are: invalid ones skipped, others raise. */
+	jsonl_accept_any(r);
+	while (jsonl_next_span(r, &s))
+		scan_text(w, s.text, s.len, NULL, s.file, s.line);
+	rc = jsonl_errors(r) > 0 ? -1 : 0;
+	jsonl_close(r);
+	return rc;
+}
+
+static void
+worker_init(struct worker *w, struct scan *sc)
+{
+	memset(w, 0, sizeof *w);
+	w->sc = sc;
+	w->match = ecalloc((size_t)sc->nq + 1, sizeof *w->match);
+	w->arena = json_arena_new();
+}
+
+static void
+worker_free(struct worker *w)
+{
+	free(w->match);
+	buf_free(&w->text);
+	json_arena_free(w->arena);
+}
+
+/* A reader thread: top-level directories of the store, one at a time. */
+static void *
+work(void *arg)
+{
+	struct scan *sc = arg;
+	struct worker w;
+	buf full = BUF_INIT, rel = BUF_INIT;
+	size_t u;
+
+	worker_init(&w, sc);
+	for (;;) {
+		pthread_mutex_lock(&sc->lock);
+		u = sc->failed ? sc->nunits : sc->next++;
+		pthread_mutex_unlock(&sc->lock);
+		if (u >= sc->nunits)
+			break;
+		buf_reset(&full);
+		buf_reset(&rel);
+		buf_addf(&full, "%s/%s", sc->root, sc->units[u]);
+		buf_adds(&rel, sc->units[u]);
+		w.unit = u + 1;
+		if (walk(&w, &full, &rel) != 0)
+			break;
+		if (sc->u != NULL && sc->u->done != NULL)
+			sc->u->done(u + 1, sc->units[u], sc->ctx);
+	}
+	buf_free(&full);
+	buf_free(&rel);
+	worker_free(&w);
+	return NULL;
+}
+
+/*
+ * How many threads read a store: PERF_STORE_THREADS, else what the caller
+ * asked, else the CPUs (up to 4).
+ */
+static int
+thread_count(int asked)
+{
+	const char *env = getenv("PERF_STORE_THREADS");
+	long n = env != NULL ? atol(env) : asked > 0 ? asked : sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : (int)n;
+}
+
+/*
+ * The directory store: files at the top level are read here, each
+ * top-level directory by whichever thread takes it next.
+ */
+static void
+scan_root(struct scan *sc, struct worker *main_w)
+{
+	struct dirent *de;
+	struct stat st;
+	pthread_t tid[64];
+	int nthreads, started = 0;
+	DIR *d;
+
+	if ((d = opendir(sc->root)) == NULL) {
+		store_failed(sc, sc->root, errno);
+		return;
+	}
+	while ((errno = 0, de = readdir(d)) != NULL) {
+		bool isdir = de->d_type == DT_DIR, isreg = de->d_type == DT_REG;
+		char *full;
+
+		if (de->d_name[0] == '.')
+			continue;
+		full = easprintf("%s/%s", sc->root, de->d_name);
+		if ((de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) &&
+		    stat(full, &st) == 0) {
+			isreg = S_ISREG(st.st_mode);
+			isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
+		}
+		if (isdir && (sc->u == NULL || sc->u->want == NULL ||
+		    sc->u->want(de->d_name, sc->ctx))) {
+			sc->units = erealloc(sc->units, (sc->nunits + 1) * sizeof *sc->units);
+			sc->units[sc->nunits++] = estrdup(de->d_name);
+		} else if (isreg && json_name(de->d_name))
+			read_file(main_w, dirfd(d), de->d_name, full, de->d_name,
+			    de->d_type != DT_LNK);
+		free(full);
+	}
+	if (errno != 0)
+		store_failed(sc, sc->root, errno);
+	closedir(d);
+	nthreads = thread_count(sc->threads);
+	if ((size_t)nthreads > sc->nunits)
+		nthreads = (int)sc->nunits;
+	for (; nthreads > 1 && started < nthreads; started++)
+		if (pthread_create(&tid[started], NULL, work, sc) != 0)
+			break;
+	if (started == 0)
+		work(sc);
+	while (started > 0)
+		pthread_join(tid[--started], NULL);
+	for (size_t u = 0; u < sc->nunits; u++)
+		free(sc->units[u]);
+	free(sc->units);
+}
+
+int
+store_scan(store *s, const struct store_query *q, int nq,
+    void (*hit)(const struct store_hit *, void *), void *ctx, char **raised)
+{
+	return store_scan_units(s, q, nq, hit, NULL, ctx, raised);
+}
+
+int
+store_scan_units(store *s, const struct store_query *q, int nq,
+    void (*hit)(const struct store_hit *, void *), const struct store_units *u,
+    void *ctx, char **raised)
+{
+	struct scan sc;
+	struct worker w;
+	int rc = 0, i, j, k;
+
+	memset(&sc, 0, sizeof sc);
+	sc.u = u;
+	sc.q = q;
+	sc.nq = nq;
+	sc.hit = hit;
+	sc.ctx = ctx;
+	pthread_mutex_init(&sc.lock, NULL);
+	/* A prefilter key helps only when every query constrains it. */
+	for (j = 0; j < NPRE; j++) {
+		sc.use_pre[j] = nq > 0;
+		for (i = 0; i < nq; i++) {
+			bool has = false;
+			for (k = 0; k < q[i].nkeys; k++)
+				has |= strcmp(q[i].keys[k], prefilter_keys[j]) == 0;
+			sc.use_pre[j] &= has;
+		}
+	}
+	if (s->want != NULL) {
+		/* The caller's keys, the store's own, and every query's. */
+		size_t cap = s->nwant + sizeof store_keys / sizeof *store_keys;
+		for (i = 0; i < nq; i++)
+			cap += (size_t)q[i].nkeys;
+		sc.keys = emalloc(cap * sizeof *sc.keys);
+		for (size_t n = 0; n < s->nwant; n++)
+			sc.keys[sc.nkeys++] = s->want[n];
+		for (size_t n = 0; n < sizeof store_keys / sizeof *store_keys; n++)
+			sc.keys[sc.nkeys++] = store_keys[n];
+		for (i = 0; i < nq; i++)
+			for (k = 0; k < q[i].nkeys; k++)
+				sc.keys[sc.nkeys++] = q[i].keys[k];
+	}
+	worker_init(&w, &sc);
+	if (s->root != NULL) {
+		sc.root = s->root;
+		sc.threads = s->threads;
+		scan_root(&sc, &w);
+	}
+	rc = sc.failed ? -1 : 0;
+	for (i = 0; rc == 0 && i < s->nstreams; i++)
+		rc = read_stream(&w, s->streams[i]);
+	worker_free(&w);
+	if (sc.nwarn > 0)
+		qsort(sc.warn, sc.nwarn, sizeof *sc.warn, cmp_warning);
+	for (size_t n = 0; n < sc.nwarn; n++) {
+		err_print(sc.warn[n].text);
+		free(sc.warn[n].path);
+		free(sc.warn[n].text);
+	}
+	free(sc.warn);
+	if (raised != NULL)
+		*raised = sc.raised;
+	else
+		free(sc.raised);
+	free(sc.raised_path);
+	free(sc.keys);
+	pthread_mutex_destroy(&sc.lock);
+	return rc;
+}
+
+int
+store_record_text(const cJSON *rec, buf *out, buf *where)
+{
+	cJSON *copy = cJSON_Duplicate(rec, true);
+	int rc;
+
+	json_remove(copy, "static_failures");
+	json_remove(copy, "comparison");
+	rc = json_write(out, copy, JSON_INDENT2, where);
+	cJSON_Delete(copy);
+	return rc;
+}
+
+void
+store_identity_queries(char *const *values, struct store_query *exact,
+    struct store_query *cohort)
+{
+	memset(exact, 0, sizeof *exact);
+	memset(cohort, 0, sizeof *cohort);
+	for (int k = 0; k < IDENTITY_KEYS; k++) {
+		exact->keys[k] = identity_keys[k];
+		exact->values[k] = values[k];
+	}
+	exact->nkeys = IDENTITY_KEYS;
+	exact->successful_only = exact->eligible_only = true;
+	for (int k = 0; k < 3; k++) {
+		cohort->keys[k] = identity_keys[k];
+		cohort->values[k] = values[k];
+	}
+	cohort->nkeys = 3;
+	cohort->successful_only = true;
+}

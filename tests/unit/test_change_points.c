@@ -1,0 +1,203 @@
+/*
+ * Unit tests for changes: Otava's own results (tests/unit/gen-changes.py
+ * ran Apache Otava on these series) reproduced exactly: the same weak and
+ * final change points, bit-identical means and deviations, p-values within
+ * 1e-12 of SciPy's.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lane/change_points.h"
+#include "core/stats.h"
+#include "tap.h"
+
+struct cv_point {
+	size_t index;
+	double mean_1, mean_2, std_1, std_2, pvalue;
+};
+
+struct cv_case {
+	const char *name;
+	size_t n, window;
+	double pvalue, min_magnitude;
+	const double *x;
+	const unsigned char *has;
+	size_t nweak;
+	const size_t *weak;
+	size_t ncp;
+	const struct cv_point *cp;
+};
+
+#include "changes_vectors.h"
+
+static bool
+close_p(double got, double want)
+{
+	if (isnan(want))
+		return isnan(got);
+	if (want == 0)
+		return got == 0;
+	return fabs(got / want - 1) <= 1e-12;
+}
+
+/* One case: split, merge, and the incremental split equal to the full one. */
+static void
+check_case(const struct cv_case *c)
+{
+	double *x = malloc((c->n + 1) * sizeof *x);
+	bool *has = malloc((c->n + 1) * sizeof *has), same;
+	struct changes_split sp = { 0 }, inc = { 0 };
+	struct change_point *cp = NULL;
+	size_t k, i, bad = 0;
+
+	for (i = 0; i < c->n; i++) {
+		x[i] = c->x[i];
+		has[i] = c->has[i];
+	}
+	changes_fill(x, has, c->n);
+	changes_split(x, c->n, c->window, changes_first_pass(c->pvalue), &sp);
+	same = sp.nweak == c->nweak;
+	for (i = 0; same && i < sp.nweak; i++)
+		same = sp.weak[i] == c->weak[i];
+	ok(same, "%s: the %zu weak change points of the split step", c->name, c->nweak);
+
+	k = changes_find(x, c->n, c->window, c->pvalue, c->min_magnitude, &cp);
+	ok(k == c->ncp, "%s: %zu change points (got %zu)", c->name, c->ncp, k);
+	for (i = 0; i < k && i < c->ncp; i++) {
+		const struct cv_point *w = &c->cp[i];
+		bad += cp[i].index != w->index || cp[i].mean_before != w->mean_1 ||
+		    cp[i].mean_after != w->mean_2 || cp[i].std_before != w->std_1 ||
+		    cp[i].std_after != w->std_2 || !close_p(cp[i].pvalue, w->pvalue);
+		if (bad == 1 && (cp[i].index != w->index || !close_p(cp[i].pvalue, w->pvalue)))
+			printf("# at %zu: index %zu want %zu, p %.17g want %.17g\n", i,
+			    cp[i].index, w->index, cp[i].pvalue, w->pvalue);
+	}
+	ok(bad == 0, "%s: indexes, means and deviations exact, p-values to 1e-12", c->name);
+
+	/* Grown a point at a time, resuming each time: the same weak points. */
+	same = true;
+	for (size_t n = 1; n <= c->n && n <= 400; n++) {
+		changes_split(x, n, c->window, changes_first_pass(c->pvalue), &inc);
+		if (n == c->n || n == 400) {
+			struct changes_split full = { 0 };
+			changes_split(x, n, c->window, changes_first_pass(c->pvalue), &full);
+			same = inc.nweak == full.nweak && inc.resume == full.resume &&
+			    memcmp(inc.weak, full.weak, inc.nweak * sizeof *inc.weak) == 0;
+			changes_split_free(&full);
+		}
+	}
+	ok(same, "%s: resumed split steps equal the full split", c->name);
+	changes_split_free(&inc);
+	changes_split_free(&sp);
+	free(cp);
+	free(x);
+	free(has);
+}
+
+/* A deterministic generator for the append test (splitmix64). */
+static uint64_t rng_state = 16;
+
+static double
+uniform(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return (double)(z >> 11) / 9007199254740992.0;
+}
+
+static double
+gauss(void)
+{
+	return sqrt(-2 * log(1 - uniform())) * cos(2 * M_PI * uniform());
+}
+
+/*
+ * 1,000 random appends (1 to 5 points each, steps and drifts, several
+ * windows): the resumed split and its merge equal a full run every time.
+ */
+static void
+check_appends(void)
+{
+	size_t cap = 4000, n = 0, appends = 0, bad = 0;
+	double *x = malloc(cap * sizeof *x), level = 100;
+	static const size_t windows[] = { 50, 7, 30, 2 };
+
+	for (size_t w = 0; w < 4; w++) {
+		struct changes_split inc = { 0 };
+		n = 0;
+		for (size_t a = 0; a < 250; a++, appends++) {
+			size_t k = 1 + (size_t)(uniform() * 5);
+			for (size_t i = 0; i < k && n < cap; i++) {
+				if (uniform() < 0.03)
+					level *= 1 + 0.1 * gauss();
+				x[n] = level + gauss() + 0.01 * (double)n;
+				n++;
+			}
+			struct changes_split full = { 0 };
+			struct change_point *a1 = malloc((n + 1) * sizeof *a1),
+			    *a2 = malloc((n + 1) * sizeof *a2);
+			changes_split(x, n, windows[w], 0.01, &inc);
+			changes_split(x, n, windows[w], 0.01, &full);
+			size_t k1 = changes_merge(x, n, inc.weak, inc.nweak, 0.001, 0, a1);
+			size_t k2 = changes_merge(x, n, full.weak, full.nweak, 0.001, 0, a2);
+			bad += inc.nweak != full.nweak || inc.resume != full.resume ||
+			    inc.nearly != full.nearly || k1 != k2 ||
+			    memcmp(inc.weak, full.weak, inc.nweak * sizeof *inc.weak) != 0 ||
+			    memcmp(a1, a2, k1 * sizeof *a1) != 0;
+			changes_split_free(&full);
+			free(a1);
+			free(a2);
+		}
+		changes_split_free(&inc);
+	}
+	ok(appends == 1000 && bad == 0, "%zu random appends: the resumed analysis equals "
+	    "a full one every time (%zu differ)", appends, bad);
+	free(x);
+}
+
+int
+main(void)
+{
+	size_t i, worst_i = 0;
+	double worst = 0, r;
+	struct change_point cp;
+
+	for (i = 0; i < sizeof cv_cases / sizeof *cv_cases; i++)
+		check_case(&cv_cases[i]);
+	check_appends();
+
+	for (i = 0; i < sizeof cv_t / sizeof *cv_t; i++) {
+		r = fabs(stats_t_two_sided(cv_t[i].t, cv_t[i].df) / cv_t[i].p - 1);
+		if (r > worst) {
+			worst = r;
+			worst_i = i;
+		}
+	}
+	ok(worst <= 1e-12, "two-sided t p-values within 1e-12 of SciPy on %zu values "
+	    "(worst %.3g at t=%g, df=%g)", sizeof cv_t / sizeof *cv_t, worst,
+	    cv_t[worst_i].t, cv_t[worst_i].df);
+	ok(stats_t_two_sided(0, 5) == 1 && stats_t_two_sided(INFINITY, 5) == 0 &&
+	    stats_t_two_sided(-INFINITY, 5) == 0 && isnan(stats_t_two_sided(NAN, 5)),
+	    "t = 0 gives 1, an infinite t 0, NaN stays NaN");
+
+	{
+		double x[] = { 0, 0, 0, 0, 0 };
+		bool has[] = { false, false, true, false, false };
+		x[2] = 7;
+		ok(changes_fill(x, has, 5) && x[0] == 7 && x[1] == 7 && x[3] == 7 && x[4] == 7,
+		    "missing values: back-filled before the first, forward-filled after");
+		memset(has, 0, sizeof has);
+		ok(!changes_fill(x, has, 5), "a series with no value is not analysed");
+	}
+	ok(changes_first_pass(0.001) == 0.001 * 10 && changes_first_pass(0.1) == 0.2 &&
+	    changes_first_pass(0.7) == 0.7, "first-pass p-value as Otava: 10x, 2x, 1x");
+	cp = (struct change_point){ .mean_before = 0, .mean_after = 2 };
+	ok(changes_forward(&cp) == 0 && changes_magnitude(&cp) == 1,
+	    "a zero mean before: forward change 0, magnitude from the other side");
+	return done_testing();
+}
