@@ -151,7 +151,8 @@ install: all
 	mkdir -p $(DESTDIR)$(DOCDIR)
 	cp -f doc/*.md $(DESTDIR)$(DOCDIR)/
 
-# The layering of src/lib (core, lane, campaign, frames): DESIGN.md "Layout".
+# The layering of src/lib: core includes no system (lane, campaign, frames),
+# no system includes another.
 check-layout:
 	@python3 tests/lib/check_layout.py
 

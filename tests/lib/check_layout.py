@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The layering of src/ (DESIGN.md "Layout"), checked: `make check-layout`.
+"""The layering of src/, checked: `make check-layout`.
 
   src/lib/core/       includes only core/
   src/lib/lane/       core/ and lane/ (lane/store/ is part of the lane)
