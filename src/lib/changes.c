@@ -195,8 +195,9 @@ calc_init(struct calc *k, const double *w, size_t m)
 
 	k->w = w;
 	k->m = m;
+	/* Only the upper triangle is ever read. */
 	for (r = 0; r < m; r++)
-		for (c = 0; c < m; c++)
+		for (c = r + 1; c < m; c++)
 			k->D[r * m + c] = fabs(w[r] - w[c]);
 	/* triu(D, 1)[:-1, 1:]: T[r][c] = D[r][c + 1] for c >= r, else 0. */
 	for (c = 0; c < m1; c++) {
@@ -244,16 +245,23 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 		cv[j] = acc;
 		col[j] = 0;
 	}
-	/* R[i][j]: column j of H summed from the bottom row up to row i + 1. */
+	/*
+	 * R[i][j]: column j of H summed from the bottom row up to row i + 1,
+	 * read for j > i only. Below its diagonal H is +0.0, and adding +0.0
+	 * to a sum of distances (never -0.0) leaves it as it is, so the terms
+	 * below the diagonal are left out: R[i + 1][i + 1] is +0.0, and col[j]
+	 * takes no row below j.
+	 */
 	if (n >= 2) {
-		for (j = 0; j < n; j++)
-			R[(n - 2) * n + j] = HS(n - 1, j);
-		for (i = n - 2; i-- > 0;)
-			for (j = 0; j < n; j++)
+		R[(n - 2) * n + n - 1] = HS(n - 1, n - 1);
+		for (i = n - 2; i-- > 0;) {
+			R[i * n + i + 1] = HS(i + 1, i + 1);
+			for (j = i + 2; j < n; j++)
 				R[i * n + j] = R[(i + 1) * n + j] + HS(i + 1, j);
+		}
 	}
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < n; j++)
+		for (j = i; j < n; j++)
 			col[j] += HS(i, j);
 		/* Below the diagonal Q is 0; the first such entry of the row counts. */
 		if (i >= 1 && better(0.0, best, have)) {

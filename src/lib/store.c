@@ -483,9 +483,13 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 		h.len = len;
 		h.match = w->match;
 		h.unit = w->unit;
-		pthread_mutex_lock(&sc->lock);
-		sc->hit(&h, sc->ctx);
-		pthread_mutex_unlock(&sc->lock);
+		if (sc->u != NULL && sc->u->unlocked)
+			sc->hit(&h, sc->ctx);
+		else {
+			pthread_mutex_lock(&sc->lock);
+			sc->hit(&h, sc->ctx);
+			pthread_mutex_unlock(&sc->lock);
+		}
 	}
 	free(own);
 }
