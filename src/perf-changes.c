@@ -128,11 +128,11 @@ static struct {
 	size_t *slot, slots;	/* cohort index by key (open addressing) */
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
-	size_t pending;		/* bytes of points held, all cohorts together */
+	size_t pending;		/* bytes held for points, all cohorts together */
 	size_t spill_at;	/* spill them all when they pass this */
 	int spill_fd;		/* the spill file (unlinked), or -1 */
 	off_t spill_off;
-} run = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 8 << 20, .spill_fd = -1 };
+} run = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 };
 
 static const char usage_text[] =
     "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
@@ -410,7 +410,7 @@ spill(void)
 		c->chunks[c->nchunks].off = run.spill_off;
 		c->chunks[c->nchunks++].len = c->pending.len;
 		run.spill_off += (off_t)c->pending.len;
-		run.pending -= c->pending.len;
+		run.pending -= c->pending.cap;
 		buf_free(&c->pending);
 	}
 }
@@ -438,7 +438,7 @@ load_points(struct cohort *c, buf *b)
 	}
 	buf_add(b, c->pending.s, c->pending.len);
 	pthread_mutex_lock(&run.lock);
-	run.pending -= c->pending.len;
+	run.pending -= c->pending.cap;
 	buf_free(&c->pending);
 	free(c->chunks);
 	c->chunks = NULL;
@@ -450,7 +450,7 @@ load_points(struct cohort *c, buf *b)
 static void
 drop_points(struct cohort *c)
 {
-	run.pending -= c->pending.len;
+	run.pending -= c->pending.cap;
 	buf_free(&c->pending);
 	free(c->chunks);
 	c->chunks = NULL;
@@ -481,8 +481,10 @@ on_hit(const struct store_hit *h, void *ctx)
 	if (run.by_unit)
 		note_unit(c, h->unit);
 	if (c->phase == COLLECTING && (!run.again || c->again)) {
+		size_t cap = c->pending.cap;
+
 		buf_add(&c->pending, pt.s, pt.len);
-		run.pending += pt.len;
+		run.pending += c->pending.cap - cap;
 		if (run.pending > run.spill_at)
 			spill();
 	}
