@@ -191,7 +191,6 @@ static void
 calc_init(struct calc *k, const double *w, size_t m)
 {
 	size_t r, c, m1 = m - 1;
-	double acc;
 
 	k->w = w;
 	k->m = m;
@@ -199,29 +198,24 @@ calc_init(struct calc *k, const double *w, size_t m)
 	for (r = 0; r < m; r++)
 		for (c = r + 1; c < m; c++)
 			k->D[r * m + c] = fabs(w[r] - w[c]);
-	/* triu(D, 1)[:-1, 1:]: T[r][c] = D[r][c + 1] for c >= r, else 0. */
+	/*
+	 * triu(D, 1)[:-1, 1:]: T[r][c] = D[r][c + 1] for c >= r, else 0. V
+	 * sums its columns and H its rows (prefix sums), each in numpy's
+	 * order; the sums run side by side rather than one after another, and
+	 * H below its diagonal (zeros) is never read, so never written.
+	 */
+	for (c = 0; c < m1; c++)
+		k->V[c] = 0;
+	for (r = 0; r < m1; r++)
+		for (c = r; c < m1; c++)
+			k->V[c] += k->D[r * m + c + 1];
 	for (c = 0; c < m1; c++) {
-		acc = 0;
-		for (r = 0; r <= c; r++)
-			acc += k->D[r * m + c + 1];
-		k->V[c] = acc;
-	}
-	for (r = 0; r < m1; r++) {
-		acc = 0;
-		for (c = 0; c < m1; c++) {
-			if (c >= r)
-				acc += k->D[r * m + c + 1];
-			k->H[r * m1 + c] = acc;
-		}
+		k->H[c * m1 + c] = 0.0 + k->D[c * m + c + 1];
+		for (r = 0; r < c; r++)
+			k->H[r * m1 + c] = k->H[r * m1 + c - 1] + k->D[r * m + c + 1];
 	}
 }
 
-/* np.argmax: the first maximum, or the first NaN. */
-static bool
-better(double q, double best, bool have)
-{
-	return !have || (!isnan(best) && (isnan(q) || q > best));
-}
 
 /*
  * The candidate of the interval [s, e) of the window (e - s >= 2): the
@@ -234,7 +228,6 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 	size_t m = k->m, m1 = m - 1, n = e - 1 - s, i, j, r, bi = 0;
 	const double *H = k->H;
 	double *R = k->R, *cv = k->cv, *col = k->col, acc = 0, sub, q, a, b, c, best = 0;
-	bool have = false;
 
 #define HS(t, u) H[(s + (t)) * m1 + s + (u)]
 	for (j = 0; j < n; j++) {
@@ -260,14 +253,18 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 				R[i * n + j] = R[(i + 1) * n + j] + HS(i + 1, j);
 		}
 	}
+	/*
+	 * np.argmax: the first maximum, or the first NaN, after which nothing
+	 * changes (so the search ends there). The first entry, Q[0][0], is
+	 * where it starts.
+	 */
 	for (i = 0; i < n; i++) {
 		for (j = i; j < n; j++)
 			col[j] += HS(i, j);
 		/* Below the diagonal Q is 0; the first such entry of the row counts. */
-		if (i >= 1 && better(0.0, best, have)) {
+		if (i >= 1 && 0.0 > best) {
 			best = 0.0;
 			bi = i;
-			have = true;
 		}
 		const double *cb = k->cb + i * k->window, *cc = k->cc + i * k->window;
 		double prev = i >= 1 ? cv[i - 1] : 0.0;
@@ -277,13 +274,15 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 			b = i >= 1 ? cb[j] * prev : 0;
 			c = j > i ? cc[j] * R[i * n + j] : 0;
 			q = (a - b) - c;
-			if (better(q, best, have)) {
+			if ((i == 0 && j == 0) || q > best || isnan(q)) {
 				best = q;
 				bi = i;
-				have = true;
+				if (isnan(q))
+					goto found;
 			}
 		}
 	}
+found:
 #undef HS
 	*index = bi + 1 + s;
 	*qhat = best;
