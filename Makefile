@@ -11,6 +11,7 @@
 #   make lint            check-layout; shellcheck every shell script; the pages
 #                        render without warnings under mandoc -Tlint, groff and man -l
 #   make bench           benchmarks of perfkite itself (bench/)
+#   make bench-changes   the perf-changes part of them alone
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
 #                        command); demo, test, lint and fuzz each install only
@@ -167,6 +168,9 @@ lint: check-layout
 bench: all
 	@bash bench/run
 
+bench-changes: all
+	@bash bench/changes.sh
+
 demo:
 	@sh tests/deps.sh build
 	@$(MAKE) --no-print-directory all
@@ -177,4 +181,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install check-layout lint bench demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench bench-changes demo fuzz fuzz-build clean FORCE

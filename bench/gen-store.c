@@ -5,6 +5,7 @@
  * as JSON lines on stdout (a history stream: the same history, value for
  * value), and with -b a batch of 10
  * current records, one per cohort 0, 20, 40, ... on stdout instead.
+ * DIR "-" writes the stream only.
  * usage: gen-store N DIR [COHORTS] | gen-store -b
  */
 #include <stdio.h>
@@ -104,11 +105,17 @@ main(int argc, char *argv[])
 	n = atol(argv[1]);
 	if (argc == 4)
 		cohorts = atol(argv[3]);
-	mkdir(argv[2], 0777);
+	if (strcmp(argv[2], "-") != 0)
+		mkdir(argv[2], 0777);
 	for (i = 0; i < n; i++) {
 		cohort = (int)(i % cohorts);
 		day = 1 + (int)(i / cohorts % 29);
 		sec = (int)(i / cohorts / 29 % 86400);
+		d = draw(cohort);
+		if (strcmp(argv[2], "-") == 0) {
+			record(stdout, cohort, i, day, sec, 0, 0, &d);
+			continue;
+		}
 		snprintf(path, sizeof path, "%s/model-%03d", argv[2], cohort);
 		mkdir(path, 0777);
 		snprintf(path, sizeof path, "%s/model-%03d/2026-06-%02dT%02d_%02d_%02d_00_00_%040lx.json",
@@ -116,7 +123,6 @@ main(int argc, char *argv[])
 		    (unsigned long)i * 2654435761UL);
 		if ((fp = fopen(path, "w")) == NULL)
 			return 1;
-		d = draw(cohort);
 		record(fp, cohort, i, day, sec, 0, 1, &d);
 		if (fclose(fp) != 0)
 			return 1;

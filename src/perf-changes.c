@@ -7,6 +7,7 @@
  * --md). Exit 1 when a reported change point is worse by the metric's
  * direction: a slow drift or a step the rolling gate let through.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
@@ -62,7 +63,10 @@ struct cohort {
 	char *model, *gpu;	/* of its latest record */
 	int64_t latest_instant;
 	char *latest_path;
-	struct history h;
+	buf pending;		/* its points read and not spilled (encode_point) */
+	struct chunk *chunks;	/* its points spilled, in the order read */
+	size_t nchunks;
+	struct history h;	/* its points while it is analysed */
 	enum phase phase;
 	bool again;		/* read again in the second pass */
 	size_t *units, nunits;	/* the store directories it was read from */
@@ -70,6 +74,12 @@ struct cohort {
 	struct found *found;
 	size_t nfound;
 	buf state;		/* its lines of the new state file */
+};
+
+/* Points of a cohort written to the spill file. */
+struct chunk {
+	off_t off;
+	size_t len;
 };
 
 /* The timestamp, commit and path of a record at a change point. */
@@ -118,7 +128,11 @@ static struct {
 	size_t *slot, slots;	/* cohort index by key (open addressing) */
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
-} run = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	size_t pending;		/* bytes held for points, all cohorts together */
+	size_t spill_at;	/* spill them all when they pass this */
+	int spill_fd;		/* the spill file (unlinked), or -1 */
+	off_t spill_off;
+} run = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 };
 
 static const char usage_text[] =
     "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
@@ -166,20 +180,13 @@ cohort_key(const cJSON *rec, struct identity *id, buf *b)
 	return true;
 }
 
-/* The cohort of a record, created when new; NULL for an invalid v2 identity. */
+/* The cohort of key (made by cohort_key()), created when new; under run.lock. */
 static struct cohort *
-cohort_of(const cJSON *rec)
+cohort_find(const char *key, const struct identity *id)
 {
-	struct identity id;
 	struct cohort *c;
-	buf b = BUF_INIT;
 	size_t i;
 
-	if (!cohort_key(rec, &id, &b)) {
-		identity_free(&id);
-		buf_free(&b);
-		return NULL;
-	}
 	if (2 * (run.n + 1) > run.slots) {
 		size_t ns = run.slots ? run.slots * 2 : 256;
 		free(run.slot);
@@ -193,26 +200,21 @@ cohort_of(const cJSON *rec)
 			run.slot[i] = k;
 		}
 	}
-	for (i = text_hash(b.s) & (run.slots - 1); run.slot[i] != (size_t)-1;
+	for (i = text_hash(key) & (run.slots - 1); run.slot[i] != (size_t)-1;
 	    i = (i + 1) & (run.slots - 1))
-		if (strcmp(run.c[run.slot[i]]->key, b.s) == 0) {
-			buf_free(&b);
-			identity_free(&id);
+		if (strcmp(run.c[run.slot[i]]->key, key) == 0)
 			return run.c[run.slot[i]];
-		}
 	c = ecalloc(1, sizeof *c);
-	c->key = buf_detach(&b);
-	c->v2 = id.complete;
+	c->key = estrdup(key);
+	c->v2 = id->complete;
 	for (int k = 0; c->v2 && k < IDENTITY_KEYS; k++)
-		c->ident[k] = estrdup(id.value[k]);
-	c->h.meta = true;
+		c->ident[k] = estrdup(id->value[k]);
 	if (run.n == run.cap) {
 		run.cap = run.cap ? run.cap * 2 : 64;
 		run.c = erealloc(run.c, run.cap * sizeof *run.c);
 	}
 	run.slot[i] = run.n;
 	run.c[run.n++] = c;
-	identity_free(&id);
 	return c;
 }
 
@@ -252,43 +254,244 @@ note_unit(struct cohort *c, size_t u)
 	t->c[t->n++] = c;
 }
 
-/* Adds a record to its cohort. */
-static void
-add_point(struct cohort *c, const struct store_hit *h)
-{
-	const cJSON *m, *g;
+/*
+ * A point as a cohort keeps it until it is analysed, compact, so that a
+ * long history held whole (a stream) costs little and can be spilled to
+ * a file: its instant, flags, which metrics it has, their values, and
+ * its path, key (when a stream may repeat it), timestamp, commit, model
+ * and GPU as C strings. The points are decoded into the cohort's history when it is
+ * analysed, in the order they were read, so that a stream line that
+ * repeats a record is dropped as history_add() drops it.
+ */
+enum { PT_STREAM = 1, PT_KEY = 2, PT_KEY_IS_PATH = 4 };
 
-	c->h.no_streams = run.by_unit;
-	if (history_add(&c->h, h) == NULL)
-		return;
+static void
+encode_point(buf *b, const struct store_hit *h, bool want_key)
+{
+	const cJSON *t = json_get(h->record, "timestamp"), *c = json_get(h->record, "commit_sha");
+	char *key = want_key ? store_record_path(h->record) : NULL;
+	unsigned char flags = 0, has = 0;
+	double v[METRIC_COUNT], d;
+	int nv = 0;
+
+	for (int m = 0; m < METRIC_COUNT; m++)
+		/* History is read leniently: what is not a finite number is missing. */
+		if (policy_coerce(json_get(h->record, metric_table[m].key), &d) == COERCE_OK &&
+		    isfinite(d)) {
+			has |= (unsigned char)(1u << m);
+			v[nv++] = d;
+		}
+	flags |= h->stream ? PT_STREAM : 0;
+	flags |= key != NULL ? PT_KEY : 0;
+	flags |= key != NULL && strcmp(key, h->path) == 0 ? PT_KEY_IS_PATH : 0;
+	buf_add(b, &h->instant, sizeof h->instant);
+	buf_addc(b, (char)flags);
+	buf_addc(b, (char)has);
+	buf_add(b, v, (size_t)nv * sizeof *v);
+	buf_add(b, h->path, strlen(h->path) + 1);
+	if (key != NULL && !(flags & PT_KEY_IS_PATH))
+		buf_add(b, key, strlen(key) + 1);
+	if (t != NULL)
+		json_pystr(b, t);
+	else
+		buf_adds(b, "None");
+	buf_addc(b, '\0');
+	if (c != NULL)
+		json_pystr(b, c);
+	else
+		buf_adds(b, "None");
+	buf_addc(b, '\0');
 	/* The model and GPU shown are the latest record's. */
-	if (c->latest_path == NULL || h->instant > c->latest_instant ||
-	    (h->instant == c->latest_instant && strcmp(h->path, c->latest_path) > 0)) {
-		free(c->model);
-		free(c->gpu);
-		free(c->latest_path);
-		m = json_get(h->record, "model_id");
-		g = json_get(h->record, "gpu_type");
-		c->model = m != NULL ? json_pystr_dup(m) : estrdup("unknown");
-		c->gpu = g != NULL ? json_pystr_dup(g) : estrdup("unknown");
-		c->latest_instant = h->instant;
-		c->latest_path = estrdup(h->path);
+	if ((t = json_get(h->record, "model_id")) != NULL)
+		json_pystr(b, t);
+	else
+		buf_adds(b, "unknown");
+	buf_addc(b, '\0');
+	if ((t = json_get(h->record, "gpu_type")) != NULL)
+		json_pystr(b, t);
+	else
+		buf_adds(b, "unknown");
+	buf_addc(b, '\0');
+	free(key);
+}
+
+/*
+ * The points of s[0..len) into the history of c, whose strings stay in s;
+ * the model and GPU of the latest point kept become the cohort's.
+ */
+static void
+decode_points(struct cohort *c, char *s, size_t len)
+{
+	char *p = s, *end = s + len, *model, *gpu;
+
+	c->h.borrowed = true;
+	while (p < end) {
+		struct hist_point pt;
+		unsigned char flags, has;
+
+		memset(&pt, 0, sizeof pt);
+		memcpy(&pt.instant, p, sizeof pt.instant);
+		p += sizeof pt.instant;
+		flags = (unsigned char)*p++;
+		has = (unsigned char)*p++;
+		for (int m = 0; m < METRIC_COUNT; m++)
+			if ((pt.has[m] = has & (1u << m))) {
+				memcpy(&pt.v[m], p, sizeof pt.v[m]);
+				p += sizeof pt.v[m];
+			}
+		pt.path = p;
+		p += strlen(p) + 1;
+		if (flags & PT_KEY_IS_PATH)
+			pt.key = pt.path;
+		else if (flags & PT_KEY) {
+			pt.key = p;
+			p += strlen(p) + 1;
+		}
+		pt.timestamp = p;
+		p += strlen(p) + 1;
+		pt.commit = p;
+		p += strlen(p) + 1;
+		model = p;
+		p += strlen(p) + 1;
+		gpu = p;
+		p += strlen(p) + 1;
+		if (history_push(&c->h, &pt, flags & PT_STREAM) == NULL)
+			continue;
+		if (c->latest_path == NULL || pt.instant > c->latest_instant ||
+		    (pt.instant == c->latest_instant && strcmp(pt.path, c->latest_path) > 0)) {
+			free(c->model);
+			free(c->gpu);
+			free(c->latest_path);
+			c->model = estrdup(model);
+			c->gpu = estrdup(gpu);
+			c->latest_instant = pt.instant;
+			c->latest_path = estrdup(pt.path);
+		}
 	}
 }
 
-/* A record of the history (store, stream or operand): into its cohort. */
+/*
+ * Writes the points held by the cohorts still being read to the spill
+ * file (made on first use, unlinked), so that memory holds no more than
+ * run.spill_at of them; under run.lock.
+ */
+static void
+spill(void)
+{
+	if (run.spill_fd < 0) {
+		const char *dir = getenv("TMPDIR");
+		char *name = easprintf("%s/perf-changes.XXXXXX", dir != NULL && *dir != '\0' ?
+		    dir : "/tmp");
+
+		if ((run.spill_fd = mkstemp(name)) < 0)
+			die("cannot make a spill file for the history (%s): %s", name,
+			    strerror(errno));
+		unlink(name);
+		free(name);
+	}
+	for (size_t i = 0; i < run.n; i++) {
+		struct cohort *c = run.c[i];
+		size_t done = 0;
+		ssize_t w;
+
+		if (c->phase != COLLECTING || c->pending.len == 0)
+			continue;
+		while (done < c->pending.len) {
+			w = pwrite(run.spill_fd, c->pending.s + done, c->pending.len - done,
+			    run.spill_off + (off_t)done);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				die("cannot spill the history to a file: %s",
+				    w < 0 ? strerror(errno) : "no space");
+			done += (size_t)w;
+		}
+		c->chunks = erealloc(c->chunks, (c->nchunks + 1) * sizeof *c->chunks);
+		c->chunks[c->nchunks].off = run.spill_off;
+		c->chunks[c->nchunks++].len = c->pending.len;
+		run.spill_off += (off_t)c->pending.len;
+		run.pending -= c->pending.cap;
+		buf_free(&c->pending);
+	}
+}
+
+/* The points of a cohort, spilled and held, in the order read (into b). */
+static void
+load_points(struct cohort *c, buf *b)
+{
+	for (size_t i = 0; i < c->nchunks; i++) {
+		size_t done = 0;
+		ssize_t r;
+
+		buf_grow(b, c->chunks[i].len + 1);
+		while (done < c->chunks[i].len) {
+			r = pread(run.spill_fd, b->s + b->len + done, c->chunks[i].len - done,
+			    c->chunks[i].off + (off_t)done);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				die("cannot read the spilled history back: %s",
+				    r < 0 ? strerror(errno) : "file shortened");
+			done += (size_t)r;
+		}
+		b->len += done;
+	}
+	buf_add(b, c->pending.s, c->pending.len);
+	pthread_mutex_lock(&run.lock);
+	run.pending -= c->pending.cap;
+	buf_free(&c->pending);
+	free(c->chunks);
+	c->chunks = NULL;
+	c->nchunks = 0;
+	pthread_mutex_unlock(&run.lock);
+}
+
+/* Drops the points of a cohort, to be read again. */
+static void
+drop_points(struct cohort *c)
+{
+	run.pending -= c->pending.cap;
+	buf_free(&c->pending);
+	free(c->chunks);
+	c->chunks = NULL;
+	c->nchunks = 0;
+}
+
+/*
+ * A record of the history (store, stream or operand): into its cohort.
+ * Reader threads call it at once; what needs no shared state is made
+ * before taking the lock.
+ */
 static void
 on_hit(const struct store_hit *h, void *ctx)
 {
+	struct identity id;
 	struct cohort *c;
+	buf key = BUF_INIT, pt = BUF_INIT;
 
 	(void)ctx;
+	if (!cohort_key(h->record, &id, &key)) {
+		identity_free(&id);
+		buf_free(&key);
+		return;
+	}
+	encode_point(&pt, h, !run.by_unit);
 	pthread_mutex_lock(&run.lock);
-	if ((c = cohort_of(h->record)) != NULL && run.by_unit)
+	c = cohort_find(key.s, &id);
+	if (run.by_unit)
 		note_unit(c, h->unit);
-	if (c != NULL && c->phase == COLLECTING && (!run.again || c->again))
-		add_point(c, h);
+	if (c->phase == COLLECTING && (!run.again || c->again)) {
+		size_t cap = c->pending.cap;
+
+		buf_add(&c->pending, pt.s, pt.len);
+		run.pending += c->pending.cap - cap;
+		if (run.pending > run.spill_at)
+			spill();
+	}
 	pthread_mutex_unlock(&run.lock);
+	identity_free(&id);
+	buf_free(&key);
+	buf_free(&pt);
 }
 
 /* The query of every record (trusted ones unless --all). */
@@ -609,9 +812,14 @@ forget(struct cohort *c)
 static void
 finish(struct cohort *c)
 {
-	double *x = emalloc((c->h.n + 1) * sizeof *x);
-	bool *has = emalloc((c->h.n + 1) * sizeof *has);
+	buf points = BUF_INIT;
+	double *x;
+	bool *has;
 
+	load_points(c, &points);
+	decode_points(c, points.s, points.len);
+	x = emalloc((c->h.n + 1) * sizeof *x);
+	has = emalloc((c->h.n + 1) * sizeof *has);
 	history_sort(&c->h);
 	for (int m = 0; m < METRIC_COUNT && in_batch(c); m++)
 		if (opt.metric[m])
@@ -625,8 +833,8 @@ finish(struct cohort *c)
 	else
 		c->phase = ANALYSED;
 	history_free(&c->h);
-	c->h.meta = true;
 	pthread_mutex_unlock(&run.lock);
+	buf_free(&points);
 }
 
 static cJSON *
@@ -811,8 +1019,7 @@ read_again(store *st, const struct store_query *q)
 		if (c->phase != SPANNING)
 			continue;
 		forget(c);
-		history_free(&c->h);
-		c->h.meta = true;
+		drop_points(c);
 		free(c->latest_path);
 		c->latest_path = NULL;
 		c->phase = COLLECTING;
@@ -846,7 +1053,7 @@ read_store(void)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
 	if (run.by_unit) {
-		struct store_units u = { .done = unit_done };
+		struct store_units u = { .done = unit_done, .unlocked = true };
 		rc = store_scan_units(st, &q, 1, on_hit, &u, NULL, &raised);
 		if (rc == 0 && raised == NULL)
 			rc = read_again(st, &q);
@@ -966,6 +1173,9 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	parse_options(argc, argv);
+	/* Undocumented, for the tests: spill points held past this many bytes. */
+	if (getenv("PERF_CHANGES_SPILL") != NULL)
+		run.spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);
 	/* The cohorts of --batch and the saved state are needed while reading. */
 	if (opt.batch != NULL)
 		trouble |= !read_batch();

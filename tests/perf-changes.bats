@@ -239,3 +239,65 @@ for i, line in enumerate(open(sys.argv[1])):
 		done
 	done
 }
+
+@test "the quick record scanner gives what the full parser gives, hostile records included" {
+	st=$BATS_TEST_TMPDIR/store
+	py -c '
+import json, os, sys
+deep = "[" * 40 + "1" + "]" * 40
+for i, line in enumerate(open(sys.argv[1])):
+    r = json.loads(line)
+    t = json.dumps(r, indent=2) if i % 2 else json.dumps(r, separators=(",", ":"))
+    k = i % 14
+    if k == 2:
+        t = t.replace("\"latency\"", "\"l\\u0061tency\"", 1)
+    elif k == 3:
+        t = "{\"latency\": 999, \"model_id\": 7," + t[1:]
+    elif k == 4:
+        t = t.replace("\"memory\"", "\"memory\": {\"v\": 1}, \"was_memory\"", 1)
+    elif k == 5 and isinstance(r.get("latency"), float):
+        t = t.replace(json.dumps(r["latency"]), "%E" % r["latency"], 1)
+    elif k == 6:
+        t = t.replace("\"throughput\"", "\"throughput\": NaN, \"was_throughput\"", 1)
+    elif k == 7:
+        t = "{\"extra\": " + deep + "," + t[1:]
+    elif k == 8:
+        t = "{\"note\": \"caf\u00e9 \u0141\"," + t[1:]
+    elif k == 9:
+        t = t[:len(t) // 2]
+    elif k == 10:
+        t = t + " x"
+    elif k == 11:
+        t = "{\"note\": \"a\\tb\\\"c\"," + t[1:]
+    elif k == 12:
+        t = "{\"memory\": -0, \"dit_time_s\": 1e400," + t[1:].replace("\"memory\"", "\"was_memory\"", 1)
+    elif k == 13:
+        t = "{\"w\\u0001\": [{\"\u00e9\": 1e-400}]," + t[1:]
+    d = os.path.join(sys.argv[2], "d%d" % (i % 3))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "r%04d.json" % i), "w", encoding="utf-8") as f:
+        f.write(t)
+' "$H" "$st"
+	run --separate-stderr $N -s "$st"
+	fast_status=$status fast_out=$output fast_err=$stderr
+	[ -n "$fast_out" ]
+	[[ "$fast_err" == *"skipping invalid JSON in the history"* ]]
+	run --separate-stderr env PERF_STORE_SLOW_PARSE=1 $N -s "$st"
+	assert_equal "$status" "$fast_status"
+	assert_equal "$output" "$fast_out"
+	assert_equal "$stderr" "$fast_err"
+}
+
+@test "a history spilled to a file gives what one held in memory gives" {
+	gzip -c "$H" >"$BATS_TEST_TMPDIR/h.jsonl.gz"
+	run -1 --separate-stderr $N -H "$BATS_TEST_TMPDIR/h.jsonl.gz"
+	held=$output
+	[ -n "$held" ] && [ -z "$stderr" ]
+	# Every point spilled as soon as it is read.
+	run -1 --separate-stderr env PERF_CHANGES_SPILL=1 TMPDIR="$BATS_TEST_TMPDIR" \
+		$N -H "$BATS_TEST_TMPDIR/h.jsonl.gz" "$H"
+	assert_equal "$output" "$held"
+	[ -z "$stderr" ]
+	# and the file is gone
+	[ -z "$(find "$BATS_TEST_TMPDIR" -name 'perf-changes.*')" ]
+}

@@ -1,9 +1,12 @@
 /* Unit tests for json: parsing, the three writers, Python repr/str. */
 #include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/err.h"
 #include "core/json.h"
 #include "tap.h"
 
@@ -31,6 +34,106 @@ check_error(const char *text, const char *want, long col)
 	ok(v == NULL && strstr(e.msg, want) != NULL && (col == 0 || e.col == col),
 	    "rejects %s: '%s' (col %ld)", want, e.msg, e.col);
 	cJSON_Delete(v);
+}
+
+/* Whether two trees are the same: members in order, types, text and values. */
+static bool
+same_tree(const cJSON *a, const cJSON *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (a->type != b->type || (a->string == NULL) != (b->string == NULL) ||
+	    (a->string != NULL && strcmp(a->string, b->string) != 0) ||
+	    (a->valuestring == NULL) != (b->valuestring == NULL) ||
+	    (a->valuestring != NULL && strcmp(a->valuestring, b->valuestring) != 0) ||
+	    memcmp(&a->valuedouble, &b->valuedouble, sizeof a->valuedouble) != 0 ||
+	    a->valueint != b->valueint)
+		return false;
+	for (a = a->child, b = b->child; a != NULL && b != NULL; a = a->next, b = b->next)
+		if (!same_tree(a, b))
+			return false;
+	return a == NULL && b == NULL;
+}
+
+/*
+ * json_parse_fast: the tree of json_parse_arena() for the usual record,
+ * NULL (the caller's cue to parse it the full way) for anything else.
+ */
+static void
+check_fast(void)
+{
+	static const char *const keys[] = { "model_id", "latency", "ok", "none", "n", "model_id" };
+	static const struct { const char *text; bool fast; } cases[] = {
+		{ "{\"model_id\": \"m-1\", \"latency\": 20.5, \"ok\": true, \"none\": null}", true },
+		{ " {\n  \"latency\": -0,\r\n\t\"n\": 12345678901234567890123, \"x\": {\"a\": [1, 2.5e-3, \"s\", {}, [], false]}} \n", true },
+		{ "{\"latency\": 1E2, \"n\": -0.0, \"ok\": false, \"other\": [[[]]]}", true },
+		{ "{}", true },
+		/* escapes, non-ASCII and control bytes: the full parser decides */
+		{ "{\"model_id\": \"m\\u0065\", \"latency\": 1}", false },
+		{ "{\"lat\\u0065ncy\": 1}", false },
+		{ "{\"x\": \"a\\\"b\", \"latency\": 1}", false },
+		{ "{\"model_id\": \"\xc5\x81\"}", false },
+		{ "{\"x\": \"\xc5\x81\"}", false },
+		{ "{\"unwanted\": \"caf\u00e9\", \"latency\": 1}", false },
+		{ "{\"x\": \"tab\there\"}", false },
+		/* a repeated wanted key keeps its last value: the full parser's way */
+		{ "{\"latency\": 1, \"latency\": 2}", false },
+		/* nested or odd values at wanted keys, and odd numbers anywhere */
+		{ "{\"latency\": {\"v\": 1}}", false },
+		{ "{\"latency\": [1]}", false },
+		{ "{\"latency\": NaN}", false },
+		{ "{\"latency\": -Infinity}", false },
+		{ "{\"x\": Infinity}", false },
+		{ "{\"latency\": 01}", false },
+		{ "{\"latency\": 1.}", false },
+		{ "{\"latency\": -}", false },
+		{ "{\"latency\": .5}", false },
+		{ "{\"latency\": +1}", false },
+		/* invalid JSON and values that are not objects */
+		{ "{\"latency\": 1,}", false },
+		{ "{\"latency\": 1} x", false },
+		{ "{\"latency\": 1", false },
+		{ "{\"x\": {\"a\": 1,}, \"latency\": 1}", false },
+		{ "{\"x\": [1 2]}", false },
+		{ "{\"x\": tru}", false },
+		{ "[1, 2]", false },
+		{ "\"text\"", false },
+		{ "", false },
+		/* nesting deeper than the scanner goes */
+		{ "{\"x\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}", false },
+	};
+	struct json_keyset *ks = json_keyset_new(keys, sizeof keys / sizeof *keys);
+	struct json_arena *fa = json_arena_new(), *sa = json_arena_new();
+
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *t = cases[i].text;
+		char shown[120];
+		json_error e;
+		cJSON *f = json_parse_fast(t, strlen(t), ks, fa);
+		cJSON *sl = json_parse_arena(t, strlen(t), keys, sizeof keys / sizeof *keys, sa, &e);
+
+		if (cases[i].fast)
+			ok(f != NULL && same_tree(f, sl), "the quick scanner reads %s as the parser does",
+			    err_clean(t, shown, sizeof shown));
+		else
+			ok(f == NULL, "the quick scanner leaves %s to the parser",
+			    err_clean(t, shown, sizeof shown));
+		json_arena_reset(fa);
+		json_arena_reset(sa);
+	}
+	json_arena_free(fa);
+	json_arena_free(sa);
+	json_keyset_free(ks);
+	{
+		const char *many[65];
+		char names[65][8];
+
+		for (int k = 0; k < 65; k++) {
+			snprintf(names[k], sizeof names[k], "k%d", k);
+			many[k] = names[k];
+		}
+		ok(json_keyset_new(many, 65) == NULL, "a keyset holds 64 keys at most");
+	}
 }
 
 int
@@ -212,5 +315,6 @@ main(void)
 			cJSON_Delete(sv);
 		}
 	}
+	check_fast();
 	return done_testing();
 }

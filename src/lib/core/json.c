@@ -957,6 +957,233 @@ json_parse_strict(const char *text, size_t len, json_error *err)
 	return parse_text(text, len, NULL, 0, NULL, true, err);
 }
 
+/* The wanted keys of json_parse_fast(), found by a hash of their bytes. */
+struct json_keyset {
+	size_t n;
+	const char *key[64];
+	size_t len[64];
+	signed char slot[256];	/* index into key, -1 for none */
+};
+
+/* Enough to tell record keys apart: their length and three of their bytes. */
+static unsigned
+span_hash(const unsigned char *s, size_t n)
+{
+	return n == 0 ? 0 : (unsigned)(n * 37u + s[0] * 5u + s[n / 2] * 3u + s[n - 1]);
+}
+
+/* The slot of s[0..n) in the keyset: where it is, or the empty one it goes to. */
+static size_t
+keyset_slot(const struct json_keyset *ks, const unsigned char *s, size_t n)
+{
+	size_t i = span_hash(s, n) & 255;
+
+	while (ks->slot[i] >= 0 && (ks->len[ks->slot[i]] != n ||
+	    memcmp(ks->key[ks->slot[i]], s, n) != 0))
+		i = (i + 1) & 255;
+	return i;
+}
+
+struct json_keyset *
+json_keyset_new(const char *const *keys, size_t n)
+{
+	struct json_keyset *ks = ecalloc(1, sizeof *ks);
+	size_t i, k;
+
+	memset(ks->slot, -1, sizeof ks->slot);
+	for (k = 0; k < n; k++) {
+		i = keyset_slot(ks, (const unsigned char *)keys[k], strlen(keys[k]));
+		if (ks->slot[i] >= 0)
+			continue;	/* named twice */
+		if (ks->n == 64) {
+			free(ks);
+			return NULL;
+		}
+		ks->key[ks->n] = keys[k];
+		ks->len[ks->n] = strlen(keys[k]);
+		ks->slot[i] = (signed char)ks->n++;
+	}
+	return ks;
+}
+
+void
+json_keyset_free(struct json_keyset *ks)
+{
+	free(ks);
+}
+
+#define FAST_MAX_DEPTH 32
+
+static void
+fast_ws(struct parser *ps)
+{
+	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\t' ||
+	    *ps->p == '\r'))
+		ps->p++;
+}
+
+/*
+ * Moves past a value of the simple kind: plain strings, numbers of the
+ * grammar, true, false, null, and objects and arrays of those nested up
+ * to FAST_MAX_DEPTH. False for anything else, valid or not.
+ */
+static bool
+fast_skip(struct parser *ps, int depth)
+{
+	const char *span;
+	size_t n;
+	bool isint, obj;
+	char close;
+
+	fast_ws(ps);
+	if (ps->p >= ps->end)
+		return false;
+	switch (*ps->p) {
+	case '"':
+		return plain_string(ps, &span, &n);
+	case 't':
+		return literal(ps, "true");
+	case 'f':
+		return literal(ps, "false");
+	case 'n':
+		return literal(ps, "null");
+	case '{':
+	case '[':
+		break;
+	default:
+		return (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) &&
+		    scan_number(ps, &isint);
+	}
+	if (depth >= FAST_MAX_DEPTH)
+		return false;
+	obj = *ps->p == '{';
+	close = obj ? '}' : ']';
+	ps->p++;
+	fast_ws(ps);
+	if (ps->p < ps->end && *ps->p == close) {
+		ps->p++;
+		return true;
+	}
+	for (;;) {
+		if (obj) {
+			fast_ws(ps);
+			if (ps->p >= ps->end || *ps->p != '"' || !plain_string(ps, &span, &n))
+				return false;
+			fast_ws(ps);
+			if (ps->p >= ps->end || *ps->p != ':')
+				return false;
+			ps->p++;
+		}
+		if (!fast_skip(ps, depth + 1))
+			return false;
+		fast_ws(ps);
+		if (ps->p < ps->end && *ps->p == ',') {
+			ps->p++;
+			continue;
+		}
+		if (ps->p < ps->end && *ps->p == close) {
+			ps->p++;
+			return true;
+		}
+		return false;
+	}
+}
+
+/* A wanted member's value: a plain string, a number, true, false or null. */
+static cJSON *
+fast_scalar(struct parser *ps)
+{
+	const char *span;
+	size_t n;
+	cJSON *v;
+
+	fast_ws(ps);
+	if (ps->p >= ps->end)
+		return NULL;
+	switch (*ps->p) {
+	case '"':
+		if (!plain_string(ps, &span, &n))
+			return NULL;
+		v = node(ps, cJSON_String);
+		v->valuestring = dupstr(ps, span, n);
+		return v;
+	case 't':
+		return literal(ps, "true") ? node(ps, cJSON_True) : NULL;
+	case 'f':
+		return literal(ps, "false") ? node(ps, cJSON_False) : NULL;
+	case 'n':
+		return literal(ps, "null") ? node(ps, cJSON_NULL) : NULL;
+	default:
+		if (*ps->p == '-' ? ps->p + 1 < ps->end && ps->p[1] >= '0' && ps->p[1] <= '9' :
+		    *ps->p >= '0' && *ps->p <= '9')
+			return parse_number(ps);
+		return NULL;
+	}
+}
+
+cJSON *
+json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
+    struct json_arena *arena)
+{
+	struct parser ps;
+	json_error e;
+	cJSON *obj, *val;
+	uint64_t seen = 0;
+	const char *kspan;
+	size_t klen, i;
+	int k;
+
+	memset(&ps, 0, sizeof ps);
+	ps.arena = arena;
+	ps.p = (const unsigned char *)text;
+	ps.end = ps.p + len;
+	ps.line_start = ps.p;
+	ps.err = &e;
+	e.msg[0] = '\0';
+	fast_ws(&ps);
+	if (ps.p >= ps.end || *ps.p != '{')
+		return NULL;
+	ps.p++;
+	obj = node(&ps, cJSON_Object);
+	fast_ws(&ps);
+	if (ps.p < ps.end && *ps.p == '}')
+		ps.p++;
+	else
+		for (;;) {
+			fast_ws(&ps);
+			if (ps.p >= ps.end || *ps.p != '"' || !plain_string(&ps, &kspan, &klen))
+				return NULL;
+			fast_ws(&ps);
+			if (ps.p >= ps.end || *ps.p != ':')
+				return NULL;
+			ps.p++;
+			i = keyset_slot(ks, (const unsigned char *)kspan, klen);
+			if ((k = ks->slot[i]) < 0) {
+				if (!fast_skip(&ps, 1))
+					return NULL;
+			} else {
+				/* A repeated key takes the slow path, which keeps the last value. */
+				if (seen & (1ULL << k) || (val = fast_scalar(&ps)) == NULL)
+					return NULL;
+				seen |= 1ULL << k;
+				val->string = dupstr(&ps, kspan, klen);
+				cJSON_AddItemToArray(obj, val);
+			}
+			fast_ws(&ps);
+			if (ps.p < ps.end && *ps.p == ',') {
+				ps.p++;
+				continue;
+			}
+			if (ps.p < ps.end && *ps.p == '}') {
+				ps.p++;
+				break;
+			}
+			return NULL;
+		}
+	fast_ws(&ps);
+	return ps.p == ps.end ? obj : NULL;
+}
+
 cJSON *
 json_new_object(void)
 {

@@ -78,6 +78,23 @@ cJSON *json_parse_arena(const char *text, size_t len, const char *const *keys,
 void json_arena_reset(struct json_arena *a);
 void json_arena_free(struct json_arena *a);
 
+/*
+ * A quicker json_parse_arena() for the usual record, a top-level object
+ * whose wanted members (keyset, at most 64 keys) are plain strings,
+ * numbers, true, false or null, each once, and whose other values hold
+ * only plain strings (no escape, control or non-ASCII byte), numbers,
+ * true, false, null, and objects and arrays of those. It builds the tree
+ * json_parse_arena() builds for the same keys; for any other text,
+ * valid or not, it returns NULL, and the caller parses the text with
+ * json_parse_arena() (which also reports what is wrong). The arena may
+ * hold garbage then.
+ */
+struct json_keyset;
+struct json_keyset *json_keyset_new(const char *const *keys, size_t n);	/* NULL over 64 */
+void json_keyset_free(struct json_keyset *ks);
+cJSON *json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
+    struct json_arena *arena);
+
 /* Number nodes. json_new_int keeps the exact text; json_new_float is a float. */
 cJSON *json_new_int(long long v);
 cJSON *json_new_float(double v);

@@ -191,36 +191,31 @@ static void
 calc_init(struct calc *k, const double *w, size_t m)
 {
 	size_t r, c, m1 = m - 1;
-	double acc;
 
 	k->w = w;
 	k->m = m;
+	/* Only the upper triangle is ever read. */
 	for (r = 0; r < m; r++)
-		for (c = 0; c < m; c++)
+		for (c = r + 1; c < m; c++)
 			k->D[r * m + c] = fabs(w[r] - w[c]);
-	/* triu(D, 1)[:-1, 1:]: T[r][c] = D[r][c + 1] for c >= r, else 0. */
+	/*
+	 * triu(D, 1)[:-1, 1:]: T[r][c] = D[r][c + 1] for c >= r, else 0. V
+	 * sums its columns and H its rows (prefix sums), each in numpy's
+	 * order; the sums run side by side rather than one after another, and
+	 * H below its diagonal (zeros) is never read, so never written.
+	 */
+	for (c = 0; c < m1; c++)
+		k->V[c] = 0;
+	for (r = 0; r < m1; r++)
+		for (c = r; c < m1; c++)
+			k->V[c] += k->D[r * m + c + 1];
 	for (c = 0; c < m1; c++) {
-		acc = 0;
-		for (r = 0; r <= c; r++)
-			acc += k->D[r * m + c + 1];
-		k->V[c] = acc;
-	}
-	for (r = 0; r < m1; r++) {
-		acc = 0;
-		for (c = 0; c < m1; c++) {
-			if (c >= r)
-				acc += k->D[r * m + c + 1];
-			k->H[r * m1 + c] = acc;
-		}
+		k->H[c * m1 + c] = 0.0 + k->D[c * m + c + 1];
+		for (r = 0; r < c; r++)
+			k->H[r * m1 + c] = k->H[r * m1 + c - 1] + k->D[r * m + c + 1];
 	}
 }
 
-/* np.argmax: the first maximum, or the first NaN. */
-static bool
-better(double q, double best, bool have)
-{
-	return !have || (!isnan(best) && (isnan(q) || q > best));
-}
 
 /*
  * The candidate of the interval [s, e) of the window (e - s >= 2): the
@@ -233,7 +228,6 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 	size_t m = k->m, m1 = m - 1, n = e - 1 - s, i, j, r, bi = 0;
 	const double *H = k->H;
 	double *R = k->R, *cv = k->cv, *col = k->col, acc = 0, sub, q, a, b, c, best = 0;
-	bool have = false;
 
 #define HS(t, u) H[(s + (t)) * m1 + s + (u)]
 	for (j = 0; j < n; j++) {
@@ -244,22 +238,33 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 		cv[j] = acc;
 		col[j] = 0;
 	}
-	/* R[i][j]: column j of H summed from the bottom row up to row i + 1. */
+	/*
+	 * R[i][j]: column j of H summed from the bottom row up to row i + 1,
+	 * read for j > i only. Below its diagonal H is +0.0, and adding +0.0
+	 * to a sum of distances (never -0.0) leaves it as it is, so the terms
+	 * below the diagonal are left out: R[i + 1][i + 1] is +0.0, and col[j]
+	 * takes no row below j.
+	 */
 	if (n >= 2) {
-		for (j = 0; j < n; j++)
-			R[(n - 2) * n + j] = HS(n - 1, j);
-		for (i = n - 2; i-- > 0;)
-			for (j = 0; j < n; j++)
+		R[(n - 2) * n + n - 1] = HS(n - 1, n - 1);
+		for (i = n - 2; i-- > 0;) {
+			R[i * n + i + 1] = HS(i + 1, i + 1);
+			for (j = i + 2; j < n; j++)
 				R[i * n + j] = R[(i + 1) * n + j] + HS(i + 1, j);
+		}
 	}
+	/*
+	 * np.argmax: the first maximum, or the first NaN, after which nothing
+	 * changes (so the search ends there). The first entry, Q[0][0], is
+	 * where it starts.
+	 */
 	for (i = 0; i < n; i++) {
-		for (j = 0; j < n; j++)
+		for (j = i; j < n; j++)
 			col[j] += HS(i, j);
 		/* Below the diagonal Q is 0; the first such entry of the row counts. */
-		if (i >= 1 && better(0.0, best, have)) {
+		if (i >= 1 && 0.0 > best) {
 			best = 0.0;
 			bi = i;
-			have = true;
 		}
 		const double *cb = k->cb + i * k->window, *cc = k->cc + i * k->window;
 		double prev = i >= 1 ? cv[i - 1] : 0.0;
@@ -269,13 +274,15 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 			b = i >= 1 ? cb[j] * prev : 0;
 			c = j > i ? cc[j] * R[i * n + j] : 0;
 			q = (a - b) - c;
-			if (better(q, best, have)) {
+			if ((i == 0 && j == 0) || q > best || isnan(q)) {
 				best = q;
 				bi = i;
-				have = true;
+				if (isnan(q))
+					goto found;
 			}
 		}
 	}
+found:
 #undef HS
 	*index = bi + 1 + s;
 	*qhat = best;
@@ -344,6 +351,21 @@ cmp_size(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+/* A comparison made by an earlier merge over the same series. */
+struct memo {
+	size_t lo, idx, hi;	/* hi == 0: an empty slot */
+	unsigned gen;		/* the last merge that used it */
+	struct change_point cp;
+};
+
+/* What changes_split() and changes_merge_split() keep between calls. */
+struct changes_cache {
+	struct calc k;		/* k.window == 0: not allocated */
+	struct memo *memo;
+	size_t cap, n;
+	unsigned gen;
+};
+
 void
 changes_split(const double *x, size_t n, size_t window, double alpha,
     struct changes_split *sp)
@@ -353,10 +375,23 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 	bool *seen = ecalloc(n + 1, sizeof *seen), cut = false;
 	struct cand *cache = emalloc((window + 2) * sizeof *cache);
 	double *scratch = emalloc(window * sizeof *scratch);
-	struct calc k;
+	struct changes_cache *c;
 
-	calc_alloc(&k, window);
+	if (sp->cache == NULL)
+		sp->cache = ecalloc(1, sizeof *sp->cache);
+	c = sp->cache;
+	if (c->k.window != window) {
+		if (c->k.window != 0)
+			calc_free(&c->k);
+		calc_alloc(&c->k, window);
+	}
 	local = emalloc((window + 1) * sizeof *local);
+	if (!(sp->n > 0 && sp->n <= n) && c->n > 0) {
+		/* Not this series any more: its comparisons are no use. */
+		free(c->memo);
+		c->memo = NULL;
+		c->cap = c->n = 0;
+	}
 	if (sp->n > 0 && sp->n <= n) {
 		start = sp->resume;
 		for (i = 0; i < sp->nearly; i++) {
@@ -374,7 +409,7 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 			memcpy(sp->early, weak, nweak * sizeof *weak);
 			sp->nearly = nweak;
 		}
-		nw = detect(&k, x + start, end - start, alpha, local, cache, scratch);
+		nw = detect(&c->k, x + start, end - start, alpha, local, cache, scratch);
 		last = nw > 0 ? local[nw - 1] + start : 0;
 		for (i = 0; i < nw; i++)
 			if (!seen[local[i] + start]) {
@@ -392,7 +427,6 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 	sp->weak = weak;
 	sp->nweak = nweak;
 	sp->n = n;
-	calc_free(&k);
 	free(local);
 	free(seen);
 	free(cache);
@@ -402,21 +436,86 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 void
 changes_split_free(struct changes_split *sp)
 {
+	if (sp->cache != NULL) {
+		if (sp->cache->k.window != 0)
+			calc_free(&sp->cache->k);
+		free(sp->cache->memo);
+		free(sp->cache);
+	}
 	free(sp->early);
 	free(sp->weak);
 	memset(sp, 0, sizeof *sp);
 }
 
-size_t
-changes_merge(const double *x, size_t n, const size_t *weak, size_t nweak,
-    double pvalue, double min_magnitude, struct change_point *out)
+static size_t
+memo_slot(const struct changes_cache *c, size_t lo, size_t idx, size_t hi)
+{
+	unsigned long long h = (unsigned long long)lo * 0x9e3779b97f4a7c15ULL ^
+	    (unsigned long long)idx * 0xc2b2ae3d27d4eb4fULL ^
+	    (unsigned long long)hi * 0x165667b19e3779f9ULL;
+	size_t i = (size_t)(h ^ (h >> 29)) & (c->cap - 1);
+
+	while (c->memo[i].hi != 0 && (c->memo[i].lo != lo || c->memo[i].idx != idx ||
+	    c->memo[i].hi != hi))
+		i = (i + 1) & (c->cap - 1);
+	return i;
+}
+
+/* Keeps the entries the last merge used (all of them when all is true). */
+static void
+memo_rehash(struct changes_cache *c, size_t cap, bool all)
+{
+	struct memo *old = c->memo;
+	size_t ocap = c->cap;
+
+	c->memo = ecalloc(cap, sizeof *c->memo);
+	c->cap = cap;
+	c->n = 0;
+	for (size_t i = 0; i < ocap; i++)
+		if (old[i].hi != 0 && (all || old[i].gen == c->gen)) {
+			c->memo[memo_slot(c, old[i].lo, old[i].idx, old[i].hi)] = old[i];
+			c->n++;
+		}
+	free(old);
+}
+
+/* compare(), or what an earlier call found for the same three positions. */
+static void
+compare_memo(struct changes_cache *c, const double *x, size_t lo, size_t idx, size_t hi,
+    double *scratch, struct change_point *cp)
+{
+	struct memo *m;
+
+	if (c == NULL) {
+		compare(x, lo, idx, hi, scratch, cp);
+		return;
+	}
+	if (2 * (c->n + 1) > c->cap)
+		memo_rehash(c, c->cap ? 2 * c->cap : 256, true);
+	m = &c->memo[memo_slot(c, lo, idx, hi)];
+	if (m->hi == 0) {
+		compare(x, lo, idx, hi, scratch, &m->cp);
+		m->lo = lo;
+		m->idx = idx;
+		m->hi = hi;
+		c->n++;
+	}
+	m->gen = c->gen;
+	*cp = m->cp;
+}
+
+static size_t
+merge(const double *x, size_t n, const size_t *weak, size_t nweak, double pvalue,
+    double min_magnitude, struct change_point *out, struct changes_cache *c)
 {
 	double *scratch = emalloc((n + 1) * sizeof *scratch);
 	size_t cnt = nweak, w, i, r;
 
+	if (c != NULL)
+		c->gen++;
 	for (i = 0; i < nweak; i++)
-		compare(x, i > 0 ? weak[i - 1] : 0, weak[i], i + 1 < nweak ? weak[i + 1] : n,
-		    scratch, &out[i]);
+		compare_memo(c, x, i > 0 ? weak[i - 1] : 0, weak[i],
+		    i + 1 < nweak ? weak[i + 1] : n, scratch, &out[i]);
 	while (cnt > 0) {
 		/* The weakest: the largest p-value (Python's max: first of equals). */
 		for (w = 0, i = 1; i < cnt; i++)
@@ -436,11 +535,30 @@ changes_merge(const double *x, size_t n, const size_t *weak, size_t nweak,
 		 * the one after it), not w - 1, which keeps its old statistics.
 		 */
 		for (r = w; r < w + 2 && r < cnt; r++)
-			compare(x, r > 0 ? out[r - 1].index : 0, out[r].index,
+			compare_memo(c, x, r > 0 ? out[r - 1].index : 0, out[r].index,
 			    r + 1 < cnt ? out[r + 1].index : n, scratch, &out[r]);
 	}
+	/* What this merge did not use, the next one will not either. */
+	if (c != NULL && c->cap > 0)
+		memo_rehash(c, c->cap, false);
 	free(scratch);
 	return cnt;
+}
+
+size_t
+changes_merge(const double *x, size_t n, const size_t *weak, size_t nweak,
+    double pvalue, double min_magnitude, struct change_point *out)
+{
+	return merge(x, n, weak, nweak, pvalue, min_magnitude, out, NULL);
+}
+
+size_t
+changes_merge_split(const double *x, size_t n, struct changes_split *sp,
+    double pvalue, double min_magnitude, struct change_point *out)
+{
+	if (sp->cache == NULL)
+		sp->cache = ecalloc(1, sizeof *sp->cache);
+	return merge(x, n, sp->weak, sp->nweak, pvalue, min_magnitude, out, sp->cache);
 }
 
 size_t

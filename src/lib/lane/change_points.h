@@ -55,6 +55,7 @@ struct changes_split {
 	size_t resume;
 	size_t *early, nearly;
 	size_t *weak, nweak;
+	struct changes_cache *cache;	/* work kept between calls (private) */
 };
 
 /*
@@ -64,6 +65,16 @@ struct changes_split {
 void changes_split(const double *x, size_t n, size_t window, double alpha,
     struct changes_split *s);
 void changes_split_free(struct changes_split *s);
+
+/*
+ * changes_merge() of the weak points of s over x[0..n), the series its
+ * last changes_split() read. The comparisons of segments that an earlier
+ * call made over the same series (the same points, maybe fewer) are
+ * reused rather than made again, so that the merge after an append costs
+ * what the new tail costs; the answer is changes_merge()'s, bit for bit.
+ */
+size_t changes_merge_split(const double *x, size_t n, struct changes_split *s,
+    double pvalue, double min_magnitude, struct change_point *out);
 
 /*
  * The merge step over the weak points weak[0..nweak) (sorted) of

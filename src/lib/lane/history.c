@@ -49,40 +49,51 @@ key_known(const struct history *h, const char *key)
 }
 
 struct hist_point *
-history_add(struct history *h, const struct store_hit *hit)
+history_push(struct history *h, const struct hist_point *pt, bool stream)
 {
 	struct hist_point *p;
-	char *key = h->no_streams ? NULL : store_record_path(hit->record);
-	double d;
 
 	/* A stream (a store's export) may repeat what the store holds. */
-	if (hit->stream && key != NULL && key_known(h, key)) {
-		free(key);
+	if (stream && pt->key != NULL && key_known(h, pt->key))
 		return NULL;
-	}
 	if (h->n == h->cap) {
 		h->cap = h->cap ? h->cap * 2 : 16;
 		h->p = erealloc(h->p, h->cap * sizeof *h->p);
 	}
 	p = &h->p[h->n++];
-	memset(p, 0, sizeof *p);
-	p->instant = hit->instant;
-	p->path = estrdup(hit->path);
-	p->key = key;
-	if (key != NULL)
-		key_insert(h, key);
+	*p = *pt;
+	if (p->key != NULL)
+		key_insert(h, p->key);
+	return p;
+}
+
+struct hist_point *
+history_add(struct history *h, const struct store_hit *hit)
+{
+	struct hist_point pt, *p;
+	double d;
+
+	memset(&pt, 0, sizeof pt);
+	pt.key = h->no_streams ? NULL : store_record_path(hit->record);
+	if (hit->stream && pt.key != NULL && key_known(h, pt.key)) {
+		free(pt.key);
+		return NULL;
+	}
+	pt.instant = hit->instant;
+	pt.path = estrdup(hit->path);
 	if (h->meta) {
 		const cJSON *t = json_get(hit->record, "timestamp"),
 		    *c = json_get(hit->record, "commit_sha");
-		p->timestamp = t != NULL ? json_pystr_dup(t) : estrdup("None");
-		p->commit = c != NULL ? json_pystr_dup(c) : estrdup("None");
+		pt.timestamp = t != NULL ? json_pystr_dup(t) : estrdup("None");
+		pt.commit = c != NULL ? json_pystr_dup(c) : estrdup("None");
 	}
 	for (int m = 0; m < METRIC_COUNT; m++) {
 		/* History is read leniently: what is not a finite number is missing. */
-		p->has[m] = policy_coerce(json_get(hit->record, metric_table[m].key), &d) ==
+		pt.has[m] = policy_coerce(json_get(hit->record, metric_table[m].key), &d) ==
 		    COERCE_OK && isfinite(d);
-		p->v[m] = p->has[m] ? d : 0;
+		pt.v[m] = pt.has[m] ? d : 0;
 	}
+	p = history_push(h, &pt, hit->stream);
 	return p;
 }
 
@@ -106,7 +117,7 @@ history_sort(struct history *h)
 void
 history_free(struct history *h)
 {
-	for (size_t i = 0; i < h->n; i++) {
+	for (size_t i = 0; i < h->n && !h->borrowed; i++) {
 		free(h->p[i].path);
 		free(h->p[i].key);
 		free(h->p[i].timestamp);

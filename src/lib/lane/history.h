@@ -29,6 +29,7 @@ struct history {
 	size_t n, cap;
 	bool meta;		/* keep timestamp and commit */
 	bool no_streams;	/* no stream line comes: nothing to drop */
+	bool borrowed;		/* the points' strings are the caller's (history_push) */
 	/* store paths read, against a stream's repeats */
 	char **keys;
 	size_t nkeys, keys_cap;
@@ -39,6 +40,13 @@ struct history {
  * already read is dropped). Returns the point, or NULL when dropped.
  */
 struct hist_point *history_add(struct history *h, const struct store_hit *hit);
+
+/*
+ * Adds a point made by the caller (a stream point whose key a point
+ * before it had is dropped: NULL). Its strings become the history's,
+ * unless h->borrowed.
+ */
+struct hist_point *history_push(struct history *h, const struct hist_point *pt, bool stream);
 
 /* Orders the points by (instant, path). */
 void history_sort(struct history *h);

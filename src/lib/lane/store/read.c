@@ -63,6 +63,7 @@ struct scan {
 	bool use_pre[NPRE];
 	const char **keys;	/* the members to build, or NULL for all */
 	size_t nkeys;
+	struct json_keyset *fast;	/* those keys for json_parse_fast(), or NULL */
 	pthread_mutex_t lock;
 	char *raised, *raised_path;
 	struct warning *warn;
@@ -456,7 +457,9 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 			return;
 	}
 	json_arena_reset(w->arena);
-	if ((rec = json_parse_arena(text, len, sc->keys, sc->nkeys, w->arena, &e)) == NULL) {
+	rec = sc->fast != NULL ? json_parse_fast(text, len, sc->fast, w->arena) : NULL;
+	if (rec == NULL && (json_arena_reset(w->arena),
+	    rec = json_parse_arena(text, len, sc->keys, sc->nkeys, w->arena, &e)) == NULL) {
 		warn_later(sc, where, line > 0 ? line + e.line - 1 : e.line,
 		    "skipping invalid JSON in the history: %s", e.msg);
 		return;
@@ -480,9 +483,13 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 		h.len = len;
 		h.match = w->match;
 		h.unit = w->unit;
-		pthread_mutex_lock(&sc->lock);
-		sc->hit(&h, sc->ctx);
-		pthread_mutex_unlock(&sc->lock);
+		if (sc->u != NULL && sc->u->unlocked)
+			sc->hit(&h, sc->ctx);
+		else {
+			pthread_mutex_lock(&sc->lock);
+			sc->hit(&h, sc->ctx);
+			pthread_mutex_unlock(&sc->lock);
+		}
 	}
 	free(own);
 }
@@ -775,6 +782,9 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 		for (i = 0; i < nq; i++)
 			for (k = 0; k < q[i].nkeys; k++)
 				sc.keys[sc.nkeys++] = q[i].keys[k];
+		/* PERF_STORE_SLOW_PARSE=1: every record the full parser's way (tests). */
+		if (getenv("PERF_STORE_SLOW_PARSE") == NULL)
+			sc.fast = json_keyset_new((const char *const *)sc.keys, sc.nkeys);
 	}
 	worker_init(&w, &sc);
 	if (s->root != NULL) {
@@ -800,6 +810,7 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 		free(sc.raised);
 	free(sc.raised_path);
 	free(sc.keys);
+	json_keyset_free(sc.fast);
 	pthread_mutex_destroy(&sc.lock);
 	return rc;
 }

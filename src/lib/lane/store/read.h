@@ -61,6 +61,11 @@ struct store_units {
 	 */
 	void (*done)(size_t unit, const char *name, void *ctx);
 	bool quiet;		/* no warnings: a second reading of the store */
+	/*
+	 * hit() may run on several reader threads at once: the caller locks
+	 * what it shares (by default the scan holds its lock around hit()).
+	 */
+	bool unlocked;
 };
 
 typedef struct store store;
