@@ -56,22 +56,6 @@ lane_die_usage() {
 	exit 2
 }
 
-# lane_version: perfkite's version, as make install wrote it into
-# perfkite_version, else from the source tree this library is in.
-lane_version() {
-	local here
-	if [ -n "${perfkite_version:-}" ]; then
-		printf '%s\n' "$perfkite_version"
-		return
-	fi
-	here=$(dirname "${BASH_SOURCE[0]}")/../..
-	if [ -f "$here/VERSION" ] && [ -f "$here/Makefile" ] && [ -d "$here/src" ]; then
-		cat "$here/VERSION"
-	else
-		echo unknown
-	fi
-}
-
 # lane_check_options: each option holds a value the lane accepts, else
 # usage on stderr and exit 2, before anything runs.
 lane_check_options() {
