@@ -6,7 +6,7 @@
 # lane mirrors, the checks of its options. No lane runs here: perf-lane.bats
 # and plugin.bats run it whole.
 
-# shellcheck disable=SC2154,SC2030,SC2031 # bats sets status, output, lines, stderr; each test is a subshell
+# shellcheck disable=SC2154,SC2030,SC2031,SC2016 # bats sets status, output, lines, stderr; each test is a subshell; single quotes hold code for another shell, and backticks
 load lib/common
 
 # shellcheck source=hooks/lib/plugin.bash
