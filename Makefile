@@ -5,7 +5,8 @@
 #                        (TEST_JOBS files at once, default: the number of cores)
 #   make SANITIZE=address,undefined test
 #                        the same, built with sanitizers into build/sanitize/
-#   make install         install programs, man pages and doc/ (PREFIX, DESTDIR)
+#   make install         install programs, perf-lane and its library, man pages
+#                        and doc/ (PREFIX, DESTDIR, LANELIBDIR)
 #   make check-layout    core includes no system, no system includes another,
 #                        every include names its directory and is used
 #   make lint            check-layout; shellcheck every shell script; the pages
@@ -27,6 +28,9 @@ PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 MANDIR ?= $(PREFIX)/share/man
 DOCDIR ?= $(PREFIX)/share/doc/perfkite
+# The lane's bash library (hooks/lib/), which the installed perf-lane sources.
+LANELIBDIR ?= $(PREFIX)/share/perfkite/lib
+LANE_LIB = hooks/lib/lane.bash hooks/lib/python.bash
 CC ?= cc
 
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
@@ -142,9 +146,11 @@ test:
 units: $(UNITS) $(STUBS)
 
 install: all
-	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7
+	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 $(DESTDIR)$(LANELIBDIR)
 	cp -f $(PROGS) $(DESTDIR)$(BINDIR)/
-	sed 's/^perfkite_version=$$/perfkite_version=$(VERSION)/' bin/perf-lane >$(DESTDIR)$(BINDIR)/perf-lane.tmp
+	cp -f $(LANE_LIB) $(DESTDIR)$(LANELIBDIR)/
+	sed -e 's/^perfkite_version=$$/perfkite_version=$(VERSION)/' \
+		-e 's|^perfkite_lib=$$|perfkite_lib=$(LANELIBDIR)|' bin/perf-lane >$(DESTDIR)$(BINDIR)/perf-lane.tmp
 	chmod 755 $(DESTDIR)$(BINDIR)/perf-lane.tmp
 	mv -f $(DESTDIR)$(BINDIR)/perf-lane.tmp $(DESTDIR)$(BINDIR)/perf-lane
 	cp -f $(MAN1) $(DESTDIR)$(MANDIR)/man1/

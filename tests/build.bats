@@ -25,6 +25,31 @@ mk() {
 	done
 	run "$BATS_TEST_TMPDIR/root/opt/pk/bin/perf-normalize" --version
 	assert_success
+	# perf-lane and its library, which it finds beside bin/ when the tree
+	# is not yet where it was installed for (DESTDIR) ...
+	[ -f "$BATS_TEST_TMPDIR/root/opt/pk/share/perfkite/lib/lane.bash" ]
+	cd "$BATS_TEST_TMPDIR"
+	PATH=$BATS_TEST_TMPDIR/root/opt/pk/bin:/usr/bin:/bin run --separate-stderr \
+		"$BATS_TEST_TMPDIR/root/opt/pk/bin/perf-lane" -r r1 -o o -s s --cpu "$ROOT_DIR/fixtures/ab/bench.json"
+	assert_success
+	assert_line --index 0 "--- perf-lane: run source unknown, upload policy never, store s, reports r1"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0: exit 0"
+	# ... and where make install put it (LANELIBDIR), wherever that is
+	run mk install PREFIX="$BATS_TEST_TMPDIR/p" LANELIBDIR="$BATS_TEST_TMPDIR/lanelib" \
+		BUILD="$BATS_TEST_TMPDIR/build" OUTBIN="$BATS_TEST_TMPDIR/build/bin"
+	assert_success
+	[ -f "$BATS_TEST_TMPDIR/lanelib/lane.bash" ] && [ -f "$BATS_TEST_TMPDIR/lanelib/python.bash" ]
+	PATH=$BATS_TEST_TMPDIR/p/bin:/usr/bin:/bin run --separate-stderr \
+		"$BATS_TEST_TMPDIR/p/bin/perf-lane" -r r2 -o o -s s --cpu "$ROOT_DIR/fixtures/ab/bench.json"
+	assert_success
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0: exit 0"
+	[ -s r2/annotation.md ]
+	# without its library it says where it looked
+	rm -r "$BATS_TEST_TMPDIR/lanelib"
+	run --separate-stderr "$BATS_TEST_TMPDIR/p/bin/perf-lane" -r r3 "$ROOT_DIR/fixtures/ab/bench.json"
+	assert_failure 2
+	assert_equal "$stderr" "perf-lane: the lane's library (lane.bash) is not in $BATS_TEST_TMPDIR/lanelib, $BATS_TEST_TMPDIR/p/bin/../hooks/lib nor $BATS_TEST_TMPDIR/p/bin/../share/perfkite/lib"
+	[ ! -e r3 ]
 }
 
 @test "shell scripts are shellcheck-clean and man pages lint clean" {

@@ -6,6 +6,7 @@
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
+load lib/ab_repo
 
 CONF=$ROOT_DIR/fixtures/ab/bench.json
 
@@ -146,20 +147,8 @@ setup() {
 	[ -z "$(ls tmp)" ]
 }
 
-# repo: a git repository whose head commit makes the fake runner 10% slower.
-make_repo() {
-	git init -q repo
-	git -C repo config user.email t@example.com
-	git -C repo config user.name t
-	echo 1 >repo/ab-factor
-	git -C repo add ab-factor
-	git -C repo commit -qm base
-	echo 1.10 >repo/ab-factor
-	git -C repo commit -qam "head: slower"
-}
-
 @test "--base-ref on a real repository: the slower head commit is caught, the worktree removed" {
-	make_repo
+	ab_git_repo repo 1.10
 	run --separate-stderr perf-ab --cpu --head repo --base-ref HEAD~1 \
 		--setup 'echo built >built' --band 2 -o rep.json "$CONF"
 	assert_failure 1
@@ -171,7 +160,7 @@ make_repo() {
 }
 
 @test "--base-ref: interrupted by SIGTERM, exit 2, the worktree is removed" {
-	make_repo
+	ab_git_repo repo 1.10
 	FAKE_AB_SLEEP=0.5 perf-ab --cpu --head repo --base-ref HEAD~1 "$CONF" >out 2>err &
 	pid=$!
 	for _ in $(seq 100); do
@@ -190,7 +179,7 @@ make_repo() {
 }
 
 @test "--base-ref: an unknown ref or a failing setup is exit 2" {
-	make_repo
+	ab_git_repo repo 1.10
 	run --separate-stderr perf-ab --cpu --head repo --base-ref nope "$CONF"
 	assert_failure 2
 	[[ $stderr == "perf-ab: --base-ref nope: "* ]]

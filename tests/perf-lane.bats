@@ -7,6 +7,7 @@
 # shellcheck disable=SC2154,SC2030,SC2031,SC2016,SC2209,SC2086 # bats sets status, output, lines, stderr; each test is a subshell; single quotes hold code for another shell; ${P}NAME builds variable names
 load lib/common
 load lib/stub
+load lib/ab_repo
 
 LANE=$FIXTURES/perf-lane
 
@@ -373,25 +374,6 @@ history_with_step() {
 # --- the A/B (perf-ab) on pull requests, and the rolling gate's rule --------
 
 AB_CONF=$ROOT_DIR/fixtures/ab/bench.json
-
-# ab_repo FACTOR: ./repo, a git repository whose base commit (HEAD~1) runs
-# the fake A/B runner at factor 1 and whose head commit at FACTOR; the
-# current directory is then the repository, as the lane runs in a checkout.
-ab_repo() {
-	git init -q repo
-	git -C repo config user.email t@example.com
-	git -C repo config user.name t
-	echo 1 >repo/ab-factor
-	git -C repo add ab-factor
-	git -C repo commit -qm base
-	echo "$1" >repo/ab-factor
-	echo head >repo/head.txt
-	git -C repo add ab-factor head.txt
-	git -C repo commit -qm head
-	mkdir -p tmp
-	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	cd repo || return 1
-}
 
 # ab_lane ARGS...: perf-lane on a pull request, from the repository, into
 # ../reports, ../results and ../store, measuring the A/B fixture on the CPU.

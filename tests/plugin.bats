@@ -6,6 +6,7 @@
 # shellcheck disable=SC2154,SC2030,SC2031,SC2016,SC2209,SC2086 # bats sets status, output, lines, stderr; each test is a subshell; single quotes hold code for another shell; ${P}NAME builds variable names
 load lib/common
 load lib/stub
+load lib/ab_repo
 
 LANE=$FIXTURES/perf-lane
 P=BUILDKITE_PLUGIN_PERFKITE_
@@ -545,23 +546,6 @@ perfkite: plugin option 'ab-only' needs ab-base"
 	export ${P}AB_PAIRS=12
 	lane_args
 	assert_success
-}
-
-# ab_repo FACTOR: ./repo, a git repository whose base commit (HEAD~1) runs
-# the fake A/B runner at factor 1 and whose head commit at FACTOR; the
-# current directory is then the repository, as the step runs in a checkout.
-ab_repo() {
-	git init -q repo
-	git -C repo config user.email t@example.com
-	git -C repo config user.name t
-	echo 1 >repo/ab-factor
-	git -C repo add ab-factor
-	git -C repo commit -qm base
-	echo "$1" >repo/ab-factor
-	echo head >repo/head.txt
-	git -C repo add ab-factor head.txt
-	git -C repo commit -qm head
-	cd repo || return 1
 }
 
 @test "a pull request with ab-base whose head is slower: the step fails, the annotation has the A/B's table above the rolling one" {

@@ -1,7 +1,11 @@
 # shellcheck shell=bash
 # The plugin's options, as the agent passes them: BUILDKITE_PLUGIN_PERFKITE_<NAME>
 # for a value, BUILDKITE_PLUGIN_PERFKITE_<NAME>_<i> for each item of a list.
-# The hooks are thin: what they do is here, where the tests load it.
+# The hooks are thin: what they do is here, where the tests load it, beside
+# the lane's own functions (lane.bash), which perf-lane shares.
+
+# shellcheck source=hooks/lib/lane.bash
+. "$(dirname "${BASH_SOURCE[0]}")/lane.bash"
 
 plugin_prefix=BUILDKITE_PLUGIN_PERFKITE_
 # The options plugin.yml declares, in variable form.
@@ -223,16 +227,12 @@ plugin_newest() {
 	printf '%s' "$newest"
 }
 
-# plugin_annotation STATUS: the annotation's body on stdout and its style
-# (the option, or from the lane's status) on fd 3; nothing from an earlier
-# job: its summary, its note of skipped benchmarks, its dashboard link.
-plugin_annotation() {
-	local status=$1 reports summary skipped dashboard style link room max=1048576
-	reports=$(plugin_reports)
-	summary=$(plugin_newest "$reports/annotation.md")
-	[ -s "$summary" ] || summary=
-	skipped=$(plugin_newest "$reports/skipped.md")
-	dashboard=$(plugin_newest "$reports"/dashboard_*.html)
+# plugin_style STATUS SUMMARY SKIPPED: the annotation's style: the
+# annotate-style option, else from the lane's exit STATUS and what its
+# summary (the file SUMMARY) and its note of skipped benchmarks (SKIPPED)
+# say; an empty SUMMARY or SKIPPED is none.
+plugin_style() {
+	local status=$1 summary=$2 skipped=$3 style
 	style=$(plugin_enum ANNOTATE_STYLE auto)
 	if [ "$style" = auto ]; then
 		case $status in
@@ -249,9 +249,18 @@ plugin_annotation() {
 		# nothing measured is never a success
 		[ -n "$summary" ] || [ -z "$skipped" ] || style=warning
 	fi
-	printf '%s' "$style" >&3
-	link=
-	[ -z "$dashboard" ] || link=$(printf '\n[Dashboard](artifact://%s)\n' "$dashboard")
+	printf '%s' "$style"
+}
+
+# plugin_annotation_body STATUS SUMMARY SKIPPED LINK [MAX]: the annotation:
+# the summary (the file SUMMARY) whole, or cut to whole lines with a line
+# saying where the rest is, so that it fits in MAX bytes (1 MiB, what an
+# annotation holds) with the note of skipped benchmarks (the file SKIPPED)
+# that follows, the dashboard's LINK that ends it, and 200 bytes to spare;
+# with neither a summary nor a note, a line saying the lane ended (with
+# STATUS) before the rolling comparison. An empty SUMMARY or SKIPPED is none.
+plugin_annotation_body() {
+	local status=$1 summary=$2 skipped=$3 link=$4 max=${5:-1048576} room
 	if [ -n "$summary" ]; then
 		room=$((max - ${#link} - 200))
 		[ -z "$skipped" ] || room=$((room - $(wc -c <"$skipped") - 1))
@@ -270,4 +279,85 @@ plugin_annotation() {
 		printf ' and the worker logs among the artifacts.\n'
 	fi
 	printf '%s\n' "$link"
+}
+
+# plugin_annotation STATUS: the annotation's body on stdout and its style
+# on fd 3, for the lane's exit STATUS; nothing from an earlier job: its
+# summary, its note of skipped benchmarks, its dashboard link.
+plugin_annotation() {
+	local status=$1 reports summary skipped dashboard link
+	reports=$(plugin_reports)
+	summary=$(plugin_newest "$reports/annotation.md")
+	[ -s "$summary" ] || summary=
+	skipped=$(plugin_newest "$reports/skipped.md")
+	dashboard=$(plugin_newest "$reports"/dashboard_*.html)
+	plugin_style "$status" "$summary" "$skipped" >&3
+	link=
+	[ -z "$dashboard" ] || link=$(printf '\n[Dashboard](artifact://%s)\n' "$dashboard")
+	plugin_annotation_body "$status" "$summary" "$skipped" "$link"
+}
+
+# plugin_build ROOT: perfkite's programs built in the plugin's checkout ROOT
+# (make), when one the lane runs, or perf-seed, is missing.
+plugin_build() {
+	local root=$1 p missing=0
+	for p in "${lane_programs[@]}" perf-seed; do
+		[ -x "$root/bin/$p" ] || missing=1
+	done
+	[ "$missing" -eq 1 ] || return 0
+	echo "--- :hammer: building perfkite"
+	env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS make -C "$root" >&2 || {
+		echo "perfkite: the build failed; 'make -C $root deps' installs what it needs" >&2
+		return 1
+	}
+}
+
+# plugin_token: the git store's token (the variable token-env names) as
+# HF_TOKEN, the name git is given it by.
+plugin_token() {
+	local token_env
+	token_env=$(plugin_option TOKEN_ENV)
+	[ -n "$token_env" ] || return 0
+	if [ -z "${!token_env:-}" ]; then
+		echo "perfkite: token-env names $token_env, which is not set" >&2
+	else
+		HF_TOKEN=${!token_env}
+		export HF_TOKEN
+	fi
+}
+
+# plugin_upload TMP: this job's reports uploaded as artifacts and the build
+# annotated with its summary (TMP: a scratch directory); globstar and
+# nullglob set.
+plugin_upload() {
+	local tmp=$1 reports status list style
+	reports=$(plugin_reports)
+	status=${BUILDKITE_COMMAND_EXIT_STATUS:-}
+	if [ -z "$(plugin_newest "$reports"/* "$reports"/**/*)" ]; then
+		echo "perfkite: no reports of this job in $reports"
+		return 0
+	fi
+	echo "--- :arrow_up: uploading the performance reports"
+	while IFS= read -r list; do
+		buildkite-agent artifact upload "$list" || echo "perfkite: could not upload $list" >&2
+	done < <(plugin_artifacts)
+
+	[ "$(plugin_bool ANNOTATE true)" = true ] || return 0
+	{ plugin_annotation "$status" 3>"$tmp/style" >"$tmp/body"; } || true
+	style=$(cat "$tmp/style")
+	buildkite-agent annotate --context "$(plugin_context)" --style "$style" <"$tmp/body" ||
+		echo "perfkite: could not annotate the build" >&2
+}
+
+# plugin_pre_exit: the pre-exit hook: the reports uploaded, the build
+# annotated, the job's start mark removed; whatever fails, the job's status
+# is left as it is.
+plugin_pre_exit() {
+	local tmp
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/perfkite-pre-exit.XXXXXX") || return 0
+	shopt -s globstar nullglob
+	plugin_upload "$tmp"
+	shopt -u globstar nullglob
+	rm -rf "$tmp"
+	[ -z "${PERFKITE_JOB_START:-}" ] || rm -f "$PERFKITE_JOB_START"
 }
