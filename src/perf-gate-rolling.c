@@ -386,6 +386,101 @@ join(const cJSON *arr, const char *sep)
 	return buf_detach(&b);
 }
 
+/* The record's baseline_status: how its history was read (n: baseline records). */
+static const char *
+baseline_status(const struct current *c, const char *raised, size_t n)
+{
+	if (!c->id.complete)
+		return c->id.uses_v2 ? "invalid_identity" : "skipped_missing_identity";
+	if (raised != NULL)
+		return "infra_error";
+	if (n > 0)
+		return "compared";
+	return c->nfps > 0 ? "recipe_mismatch" : "initialized_new_cohort";
+}
+
+/*
+ * The comparison status of a record with n baseline records, and its
+ * reason (a new string) in *reason; the static or rolling failure strings
+ * that decide it are appended to failures.
+ */
+static const char *
+comparison_status(struct current *c, bool unattributed, const char *raised, size_t n,
+    const cJSON *rolling, cJSON *failures, char **reason)
+{
+	const cJSON *e;
+	buf b = BUF_INIT;
+
+	if (c->id.complete && raised != NULL) {
+		*reason = easprintf("%s baseline comparison hit an infra error: %s",
+		    c->model_id, raised);
+		return "INFRA_ERROR";
+	}
+	if (!c->id.complete && c->id.uses_v2) {
+		*reason = easprintf("%s cannot compare v2 record: %s", c->model_id,
+		    c->id.error);
+		return "INFRA_ERROR";
+	}
+	if (c->id.complete && n == 0 && c->nfps > 0) {
+		qsort(c->fps, c->nfps, sizeof *c->fps, cmp_str);
+		for (size_t i = 0; i < c->nfps; i++)
+			buf_addf(&b, "%s%s", i ? ", " : "", c->fps[i]);
+		*reason = easprintf("%s recipe_fingerprint=%s does not match baseline "
+		    "records for the same workload, variant, and benchmark version "
+		    "across hardware and software profiles; existing "
+		    "recipe_fingerprint values: %s", c->model_id, c->id.value[3], b.s);
+		buf_free(&b);
+		return "RECIPE_MISMATCH";
+	}
+	if (c->static_failures != NULL) {
+		cJSON_ArrayForEach(e, c->static_failures)
+			json_append(failures, json_new_string(e->valuestring));
+		*reason = join(failures, "; ");
+		return "REGRESSION";
+	}
+	if (unattributed) {
+		*reason = easprintf("%s performance pytest failed without an "
+		    "attributable static-threshold regression (PERF_PYTEST_RC=%s)",
+		    c->model_id, opt.rc_text);
+		return "INFRA_ERROR";
+	}
+	if (n == 0 && c->id.complete) {
+		*reason = easprintf("No baseline found for exact comparable identity "
+		    "(workload_id=%s, variant_id=%s, benchmark_version=%s, "
+		    "recipe_fingerprint=%s, hardware_profile_id=%s, "
+		    "software_profile_id=%s)", c->id.value[0], c->id.value[1],
+		    c->id.value[2], c->id.value[3], c->id.value[4], c->id.value[5]);
+		return "CALIBRATION_NEEDED";
+	}
+	if (n == 0) {
+		*reason = easprintf("No legacy baseline for %s on %s", c->model_id,
+		    c->gpu_type);
+		return "PASS";
+	}
+	if (cJSON_GetArraySize(rolling) > 0) {
+		cJSON_ArrayForEach(e, rolling)
+			json_append(failures, json_new_string(e->valuestring));
+		*reason = join(failures, "; ");
+		return "REGRESSION";
+	}
+	*reason = estrdup("Comparable baseline found with no gated regressions");
+	return "PASS";
+}
+
+/* Says why a record without a complete identity is not compared. */
+static void
+say_incomplete(const struct current *c)
+{
+	if (c->id.uses_v2)
+		fprintf(stderr, "Invalid v2 comparison identity for %s: %s\n",
+		    c->model_id, c->id.error);
+	else
+		fprintf(stderr, "Skipping rolling baseline comparison for %s on %s: "
+		    "%s. The normalized artifact will still be written, but this "
+		    "record will not be baseline eligible.\n", c->model_id,
+		    c->gpu_type, c->id.error);
+}
+
 /*
  * Classifies one record, sets its keys, and appends its failure
  * strings to all_failures. raised: the history could not be read for it.
@@ -399,18 +494,9 @@ classify(struct current *c, bool unattributed, const char *raised,
 	const char *status, *bstatus;
 	char *reason = NULL;
 	size_t first = 0, n = 0;
-	buf b = BUF_INIT;
 
-	if (!c->id.complete) {
-		if (c->id.uses_v2)
-			fprintf(stderr, "Invalid v2 comparison identity for %s: %s\n",
-			    c->model_id, c->id.error);
-		else
-			fprintf(stderr, "Skipping rolling baseline comparison for %s on %s: "
-			    "%s. The normalized artifact will still be written, but this "
-			    "record will not be baseline eligible.\n", c->model_id,
-			    c->gpu_type, c->id.error);
-	}
+	if (!c->id.complete)
+		say_incomplete(c);
 	if (c->id.complete && raised == NULL) {
 		history_sort(&c->past);
 		n = c->past.n < BASELINE_WINDOW ? c->past.n : BASELINE_WINDOW;
@@ -420,63 +506,8 @@ classify(struct current *c, bool unattributed, const char *raised,
 		compare_window(c, first, metrics, rolling);
 	else
 		no_window(c, metrics);
-
-	if (!c->id.complete)
-		bstatus = c->id.uses_v2 ? "invalid_identity" : "skipped_missing_identity";
-	else if (raised != NULL)
-		bstatus = "infra_error";
-	else if (n > 0)
-		bstatus = "compared";
-	else
-		bstatus = c->nfps > 0 ? "recipe_mismatch" : "initialized_new_cohort";
-
-	if (c->id.complete && raised != NULL) {
-		status = "INFRA_ERROR";
-		reason = easprintf("%s baseline comparison hit an infra error: %s",
-		    c->model_id, raised);
-	} else if (!c->id.complete && c->id.uses_v2) {
-		status = "INFRA_ERROR";
-		reason = easprintf("%s cannot compare v2 record: %s", c->model_id,
-		    c->id.error);
-	} else if (c->id.complete && n == 0 && c->nfps > 0) {
-		qsort(c->fps, c->nfps, sizeof *c->fps, cmp_str);
-		for (size_t i = 0; i < c->nfps; i++)
-			buf_addf(&b, "%s%s", i ? ", " : "", c->fps[i]);
-		status = "RECIPE_MISMATCH";
-		reason = easprintf("%s recipe_fingerprint=%s does not match baseline "
-		    "records for the same workload, variant, and benchmark version "
-		    "across hardware and software profiles; existing "
-		    "recipe_fingerprint values: %s", c->model_id, c->id.value[3], b.s);
-	} else if (c->static_failures != NULL) {
-		status = "REGRESSION";
-		cJSON_ArrayForEach(e, c->static_failures)
-			json_append(failures, json_new_string(e->valuestring));
-		reason = join(failures, "; ");
-	} else if (unattributed) {
-		status = "INFRA_ERROR";
-		reason = easprintf("%s performance pytest failed without an "
-		    "attributable static-threshold regression (PERF_PYTEST_RC=%s)",
-		    c->model_id, opt.rc_text);
-	} else if (n == 0 && c->id.complete) {
-		status = "CALIBRATION_NEEDED";
-		reason = easprintf("No baseline found for exact comparable identity "
-		    "(workload_id=%s, variant_id=%s, benchmark_version=%s, "
-		    "recipe_fingerprint=%s, hardware_profile_id=%s, "
-		    "software_profile_id=%s)", c->id.value[0], c->id.value[1],
-		    c->id.value[2], c->id.value[3], c->id.value[4], c->id.value[5]);
-	} else if (n == 0) {
-		status = "PASS";
-		reason = easprintf("No legacy baseline for %s on %s", c->model_id,
-		    c->gpu_type);
-	} else if (cJSON_GetArraySize(rolling) > 0) {
-		status = "REGRESSION";
-		cJSON_ArrayForEach(e, rolling)
-			json_append(failures, json_new_string(e->valuestring));
-		reason = join(failures, "; ");
-	} else {
-		status = "PASS";
-		reason = estrdup("Comparable baseline found with no gated regressions");
-	}
+	bstatus = baseline_status(c, raised, n);
+	status = comparison_status(c, unattributed, raised, n, rolling, failures, &reason);
 	/* Statuses other than the static and rolling ones fail with their reason. */
 	if (strcmp(status, "INFRA_ERROR") == 0 || strcmp(status, "RECIPE_MISMATCH") == 0)
 		json_append(failures, json_new_string(reason));
@@ -499,7 +530,6 @@ classify(struct current *c, bool unattributed, const char *raised,
 	json_set(cmp, "failures", failures);
 	json_set(c->rec, "comparison", cmp);
 	cJSON_Delete(rolling);
-	buf_free(&b);
 	free(reason);
 }
 
@@ -568,16 +598,77 @@ free_current(struct current *c)
 	cJSON_Delete(c->rec);
 }
 
-static char *artifacts_default;	/* $PERF_REPORTS_DIR/results */
-
-static void
-free_artifacts_default(void)
+/*
+ * Reads the batch: *cur gets its records, *n their count, *static_any
+ * whether one has static failures. False when a record was bad.
+ */
+static bool
+read_batch(char *const *paths, int npaths, struct current **cur, size_t *n,
+    bool *static_any)
 {
-	free(artifacts_default);
+	jsonl_reader *r = jsonl_open(paths, npaths);
+	jsonl_span s;
+	cJSON *rec;
+	bool ok;
+
+	*cur = NULL;
+	*n = 0;
+	*static_any = false;
+	while ((rec = jsonl_next(r, &s)) != NULL) {
+		*cur = erealloc(*cur, (*n + 1) * sizeof **cur);
+		if (load_current(r, &s, rec, &(*cur)[*n])) {
+			*static_any |= (*cur)[*n].static_failures != NULL;
+			(*n)++;
+		} else
+			cJSON_Delete(rec);
+	}
+	ok = jsonl_errors(r) == 0;
+	jsonl_close(r);
+	return ok;
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * Classifies each record, writes its artifact and emits it, its failure
+ * strings appended to failures. False when an artifact or a record could
+ * not be written.
+ */
+static bool
+gate_batch(struct current *cur, size_t n, bool unattributed, const char *raised,
+    cJSON *failures)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		classify(&cur[i], unattributed, raised, failures);
+		if (opt.artifacts != NULL && !write_artifact(&cur[i]))
+			ok = false;
+		if (jsonl_emit(stdout, cur[i].rec, NULL) != 0) {
+			diag(cur[i].file, cur[i].line, "cannot write the record: "
+			    "not a finite number");
+			ok = false;
+		}
+		free_current(&cur[i]);
+	}
+	return ok;
+}
+
+/* The closing words: every failure string, or that the comparison passed. */
+static void
+say_failures(const cJSON *failures, size_t n)
+{
+	const cJSON *e;
+
+	if (cJSON_GetArraySize(failures) > 0) {
+		fprintf(stderr, "Performance regression check failed:\n");
+		cJSON_ArrayForEach(e, failures)
+			fprintf(stderr, "  - %s\n", e->valuestring);
+	} else if (n > 0)
+		fprintf(stderr, "Performance baseline comparison passed\n");
+}
+
+/* Reads the options into opt; exits on a usage error. True when --collect-rc was given. */
+static bool
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "store", required_argument, NULL, 's' },
@@ -594,19 +685,9 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct current *cur = NULL;
-	size_t n = 0, i;
-	jsonl_reader *r;
-	jsonl_span s;
-	cJSON *rec, *failures;
-	char *raised = NULL;
-	bool static_any = false, unattributed, trouble = false, rc_given = false;
-	const char *env;
+	bool rc_given = false;
 	int c;
 
-	git_askpass_main(argc, argv);
-	err_init(argv[0]);
-	atexit(free_artifacts_default);
 	opt.noise_window = NOISE_WINDOW;
 	opt.power = 0.8;
 	opt.confidence = CONFIDENCE;
@@ -665,25 +746,30 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+	return rc_given;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct current *cur;
+	size_t n, i;
+	cJSON *failures;
+	char *raised = NULL, *artifacts_default = NULL;	/* $PERF_REPORTS_DIR/results */
+	bool static_any, unattributed, trouble, rc_given;
+	const char *env;
+	int rc;
+
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	rc_given = parse_options(argc, argv);
 	if ((opt.store = store_spec(opt.store)) == NULL)
 		return EXIT_TROUBLE;
 	if (!rc_given)
 		collect_status(getenv("PERF_PYTEST_RC"), false);
 	if (opt.artifacts == NULL && (env = getenv("PERF_REPORTS_DIR")) != NULL)
 		opt.artifacts = artifacts_default = easprintf("%s/results", env);
-
-	r = jsonl_open(argv + optind, argc - optind);
-	while ((rec = jsonl_next(r, &s)) != NULL) {
-		cur = erealloc(cur, (n + 1) * sizeof *cur);
-		if (load_current(r, &s, rec, &cur[n])) {
-			static_any |= cur[n].static_failures != NULL;
-			n++;
-		} else
-			cJSON_Delete(rec);
-	}
-	trouble = jsonl_errors(r) > 0;
-	jsonl_close(r);
-
+	trouble = !read_batch(argv + optind, argc - optind, &cur, &n, &static_any);
 	unattributed = opt.collect_failed && !static_any;
 	if (opt.collect_failed)
 		fprintf(stderr, "%s: PERF_PYTEST_RC=%s\n", unattributed ?
@@ -694,34 +780,21 @@ main(int argc, char *argv[])
 		for (i = 0; i < n; i++)
 			free_current(&cur[i]);
 		free(cur);
+		free(artifacts_default);
 		return EXIT_TROUBLE;
 	}
 	failures = json_new_array();
-	for (i = 0; i < n; i++) {
-		classify(&cur[i], unattributed, raised, failures);
-		if (opt.artifacts != NULL && !write_artifact(&cur[i]))
-			trouble = true;
-		if (jsonl_emit(stdout, cur[i].rec, NULL) != 0) {
-			diag(cur[i].file, cur[i].line, "cannot write the record: "
-			    "not a finite number");
-			trouble = true;
-		}
-		free_current(&cur[i]);
-	}
-	if (cJSON_GetArraySize(failures) > 0) {
-		fprintf(stderr, "Performance regression check failed:\n");
-		cJSON_ArrayForEach(rec, failures)
-			fprintf(stderr, "  - %s\n", rec->valuestring);
-	} else if (n > 0)
-		fprintf(stderr, "Performance baseline comparison passed\n");
+	if (!gate_batch(cur, n, unattributed, raised, failures))
+		trouble = true;
+	say_failures(failures, n);
 	free(cur);
 	free(raised);
 	free(opt.histories);
-	if (jsonl_finish(stdout, "standard output") != 0 || trouble) {
-		cJSON_Delete(failures);
-		return EXIT_TROUBLE;
-	}
-	c = cJSON_GetArraySize(failures) > 0 ? EXIT_GATE : EXIT_PASS;
+	free(artifacts_default);
+	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
+		rc = EXIT_TROUBLE;
+	else
+		rc = cJSON_GetArraySize(failures) > 0 ? EXIT_GATE : EXIT_PASS;
 	cJSON_Delete(failures);
-	return c;
+	return rc;
 }
