@@ -214,12 +214,6 @@ num_or_null(bool has, double v)
 }
 
 /*
- * The sensitivity of metric i (nb values in its baseline median): the
- * noise of the last opt.noise_window trusted records of the cohort, the
- * rule's false-alarm rate and minimum detectable regression there, and
- * the advice (lane/sensitivity.h). Never stored: only in the comparison object.
- */
-/*
  * The values of metric i in the last opt.noise_window trusted records of
  * the cohort, oldest first, into a new array; *n gets their count.
  */
@@ -237,33 +231,44 @@ noise_values(const struct current *c, int i, size_t *n)
 	return v;
 }
 
+/*
+ * The sensitivity of metric i (nb values in its baseline median): the
+ * noise of the last opt.noise_window trusted records of the cohort, the
+ * rule's false-alarm rate and minimum detectable regression there, and
+ * the advice (lane/sensitivity.h). Never stored: only in the comparison object.
+ */
 static void
-add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
+sensitivity_of(const struct current *c, int i, size_t nb, struct sens_noise *ns,
+    struct sens_report *rp)
 {
 	size_t n;
 	double *v = noise_values(c, i, &n);
 	struct sens_gate g = { c->pol[i].threshold_percent, c->pol[i].threshold_absolute,
 	    metric_table[i].higher_is_better, nb };
-	struct sens_noise ns;
-	struct sens_report rp;
-	bool known, advised;
+
+	sens_noise_of(v, n, ns);
+	free(v);
+	sens_assess(ns, &g, opt.power, rp);
+}
+
+/* The sensitivity's keys of a metric's comparison object. */
+static void
+add_sensitivity(cJSON *o, const struct sens_noise *ns, const struct sens_report *rp)
+{
+	bool known = rp->advice != SENS_UNKNOWN;
+	bool advised = rp->advice == SENS_NOISY || rp->advice == SENS_BLIND;
 	cJSON *no = json_new_object(), *so = json_new_object();
 
-	sens_noise_of(v, n, &ns);
-	free(v);
-	sens_assess(&ns, &g, opt.power, &rp);
-	known = rp.advice != SENS_UNKNOWN;
-	advised = rp.advice == SENS_NOISY || rp.advice == SENS_BLIND;
-	json_set(no, "relative_spread", num_or_null(ns.known, ns.spread));
-	json_set(no, "n", json_new_int((long long)ns.n));
+	json_set(no, "relative_spread", num_or_null(ns->known, ns->spread));
+	json_set(no, "n", json_new_int((long long)ns->n));
 	json_set(o, "noise", no);
-	json_set(o, "false_alarm_rate", num_or_null(known, rp.far));
-	json_set(o, "mde_percent", num_or_null(known, rp.mde));
-	json_set(so, "advice", json_new_string(sens_advice_name(rp.advice)));
+	json_set(o, "false_alarm_rate", num_or_null(known, rp->far));
+	json_set(o, "mde_percent", num_or_null(known, rp->mde));
+	json_set(so, "advice", json_new_string(sens_advice_name(rp->advice)));
 	json_set(so, "power", json_new_float(opt.power));
-	json_set(so, "suggested_threshold_percent", num_or_null(advised, rp.floor_percent));
-	json_set(so, "suggested_threshold_absolute", num_or_null(advised, rp.floor_absolute));
-	json_set(so, "suggested_mde_percent", num_or_null(advised, rp.floor_mde));
+	json_set(so, "suggested_threshold_percent", num_or_null(advised, rp->floor_percent));
+	json_set(so, "suggested_threshold_absolute", num_or_null(advised, rp->floor_absolute));
+	json_set(so, "suggested_mde_percent", num_or_null(advised, rp->floor_mde));
 	json_set(o, "sensitivity", so);
 }
 
@@ -297,6 +302,89 @@ rule_words(const struct sens_verdict *vd, int precision)
 	    num_fixed(b, vd->limit, precision), vd->n);
 }
 
+/* The comparison of one metric with the baseline window. */
+struct metric_cmp {
+	size_t nv;		/* values in the baseline median */
+	double base, abs_d, pct;
+	bool has_base, has_delta, exceeded, regressed;
+	bool by_rule;		/* the noise-aware rule decided (vd) */
+	struct sens_verdict vd;
+	struct sens_noise ns;
+	struct sens_report rp;
+};
+
+/* Compares metric i with the baseline window from the record at first. */
+static void
+compare_metric(const struct current *c, size_t first, int i, struct metric_cmp *mc)
+{
+	const struct metric *m = &metric_table[i];
+	double vals[BASELINE_WINDOW];
+
+	mc->nv = 0;
+	for (size_t k = first; k < c->past.n; k++)
+		if (c->past.p[k].has[i])
+			vals[mc->nv++] = c->past.p[k].v[i];
+	mc->has_base = mc->nv > 0;
+	mc->base = mc->has_base ? stats_median(vals, mc->nv) : 0;
+	mc->has_delta = mc->has_base && mc->base > 0 && c->has_cur[i];
+	mc->abs_d = mc->pct = 0;
+	mc->exceeded = mc->regressed = mc->by_rule = false;
+	if (mc->has_delta) {
+		mc->abs_d = m->higher_is_better ? mc->base - c->cur[i] : c->cur[i] - mc->base;
+		mc->pct = mc->abs_d / mc->base;
+		mc->exceeded = mc->pct > c->pol[i].threshold_percent &&
+		    mc->abs_d > c->pol[i].threshold_absolute;
+		if (opt.rule != SENS_RULE_REFERENCE && rule_verdict(c, i, &mc->vd)) {
+			mc->by_rule = true;
+			mc->exceeded = mc->vd.exceeded;
+		}
+		mc->regressed = c->pol[i].gated && mc->exceeded;
+	}
+	sensitivity_of(c, i, mc->nv, &mc->ns, &mc->rp);
+}
+
+/* Metric i's object of the comparison. */
+static cJSON *
+metric_json(const struct current *c, int i, const struct metric_cmp *mc)
+{
+	cJSON *o = json_new_object();
+
+	json_set(o, "current", num_or_null(c->has_cur[i], c->cur[i]));
+	json_set(o, "baseline", num_or_null(mc->has_base, mc->base));
+	json_set(o, "absolute_delta", num_or_null(mc->has_delta, mc->abs_d));
+	json_set(o, "percent_delta", num_or_null(mc->has_delta, mc->pct));
+	json_set(o, "threshold_percent", json_new_float(c->pol[i].threshold_percent));
+	json_set(o, "threshold_absolute", json_new_float(c->pol[i].threshold_absolute));
+	json_set(o, "gated", json_new_bool(c->pol[i].gated));
+	json_set(o, "threshold_exceeded", json_new_bool(mc->exceeded));
+	json_set(o, "regressed", json_new_bool(mc->regressed));
+	if (opt.rule != SENS_RULE_REFERENCE)
+		json_set(o, "rule", json_new_string(sens_rule_name(mc->by_rule ? opt.rule :
+		    SENS_RULE_REFERENCE)));
+	add_sensitivity(o, &mc->ns, &mc->rp);
+	return o;
+}
+
+/* The rolling failure string of regressed metric i. */
+static char *
+regression_words(const struct current *c, int i, const struct metric_cmp *mc)
+{
+	const struct metric *m = &metric_table[i];
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ], f[NUM_BUFSZ];
+	char g[NUM_BUFSZ];
+	char *words = mc->by_rule ? rule_words(&mc->vd, m->precision) : easprintf(">%s%% and >%s",
+	    num_fixed(f, c->pol[i].threshold_percent * 100, 1),
+	    num_fixed(g, c->pol[i].threshold_absolute, m->precision));
+	char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
+	    "baseline_median=%s, threshold=gated, %s)", c->model_id,
+	    m->key, num_fixed(a, mc->pct * 100, 1), num_fixed(b, mc->abs_d, m->precision),
+	    num_fixed(d, c->cur[i], m->precision), num_fixed(e, mc->base, m->precision),
+	    words);
+
+	free(words);
+	return msg;
+}
+
 /*
  * Compares with the baseline window: fills the per-metric part of the
  * comparison object and appends the rolling failure strings.
@@ -304,63 +392,17 @@ rule_words(const struct sens_verdict *vd, int precision)
 static void
 compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 {
-	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ], f[NUM_BUFSZ];
-	char g[NUM_BUFSZ];
-	double vals[BASELINE_WINDOW], base, abs_d, pct;
-	const struct metric *m;
-	bool has_base, has_delta, exceeded, regressed, by_rule;
-	struct sens_verdict vd;
-	size_t k, nv;
+	struct metric_cmp mc;
 
 	for (int i = 0; i < METRIC_COUNT; i++) {
-		m = &metric_table[i];
-		for (k = first, nv = 0; k < c->past.n; k++)
-			if (c->past.p[k].has[i])
-				vals[nv++] = c->past.p[k].v[i];
-		has_base = nv > 0;
-		base = has_base ? stats_median(vals, nv) : 0;
-		has_delta = has_base && base > 0 && c->has_cur[i];
-		abs_d = pct = 0;
-		exceeded = regressed = by_rule = false;
-		if (has_delta) {
-			abs_d = m->higher_is_better ? base - c->cur[i] : c->cur[i] - base;
-			pct = abs_d / base;
-			exceeded = pct > c->pol[i].threshold_percent &&
-			    abs_d > c->pol[i].threshold_absolute;
-			if (opt.rule != SENS_RULE_REFERENCE && rule_verdict(c, i, &vd)) {
-				by_rule = true;
-				exceeded = vd.exceeded;
-			}
-			regressed = c->pol[i].gated && exceeded;
+		compare_metric(c, first, i, &mc);
+		json_set(metrics, metric_table[i].key, metric_json(c, i, &mc));
+		if (mc.regressed) {
+			char *msg = regression_words(c, i, &mc);
+
+			json_append(rolling, json_new_string(msg));
+			free(msg);
 		}
-		cJSON *o = json_new_object();
-		json_set(o, "current", num_or_null(c->has_cur[i], c->cur[i]));
-		json_set(o, "baseline", num_or_null(has_base, base));
-		json_set(o, "absolute_delta", num_or_null(has_delta, abs_d));
-		json_set(o, "percent_delta", num_or_null(has_delta, pct));
-		json_set(o, "threshold_percent", json_new_float(c->pol[i].threshold_percent));
-		json_set(o, "threshold_absolute", json_new_float(c->pol[i].threshold_absolute));
-		json_set(o, "gated", json_new_bool(c->pol[i].gated));
-		json_set(o, "threshold_exceeded", json_new_bool(exceeded));
-		json_set(o, "regressed", json_new_bool(regressed));
-		if (opt.rule != SENS_RULE_REFERENCE)
-			json_set(o, "rule", json_new_string(sens_rule_name(by_rule ? opt.rule :
-			    SENS_RULE_REFERENCE)));
-		add_sensitivity(o, c, i, nv);
-		json_set(metrics, m->key, o);
-		if (!regressed)
-			continue;
-		char *words = by_rule ? rule_words(&vd, m->precision) : easprintf(">%s%% and >%s",
-		    num_fixed(f, c->pol[i].threshold_percent * 100, 1),
-		    num_fixed(g, c->pol[i].threshold_absolute, m->precision));
-		char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
-		    "baseline_median=%s, threshold=gated, %s)", c->model_id,
-		    m->key, num_fixed(a, pct * 100, 1), num_fixed(b, abs_d, m->precision),
-		    num_fixed(d, c->cur[i], m->precision), num_fixed(e, base, m->precision),
-		    words);
-		json_append(rolling, json_new_string(msg));
-		free(words);
-		free(msg);
 	}
 }
 
