@@ -766,7 +766,7 @@ annotation(buf *text, const struct batch *in, const buf *md, const char *kept)
 		shorten(text, in, md, kept != NULL ? kept : "not kept (give --reports-dir)");
 		/* The change points follow when they fit. */
 		change_points(&cps, in);
-		if (text->len + cps.len <= (size_t)opt.annotate_max)
+		if (cps.len > 0 && text->len + cps.len <= (size_t)opt.annotate_max)
 			buf_add(text, cps.s, cps.len);
 	} else
 		buf_add(text, md->s, md->len);
