@@ -212,15 +212,61 @@ dash_add(struct dash *d, const cJSON *rec, bool current)
 	free(key);
 }
 
+/* The record's identity and the dashboard's cohort kind (FastVideo PR #1613). */
+static void
+record_kind(struct dash *d, const cJSON *const *f, struct drec *r)
+{
+	bool complete = true, present = false;
+	const cJSON *v;
+
+	for (int i = 0; i < IDENTITY_KEYS; i++) {
+		v = f[F_IDENT + i];
+		r->ident[i] = str_of(d, v, "");
+		complete &= r->ident[i][0] != '\0';
+		present |= v != NULL && !cJSON_IsNull(v);
+	}
+	v = f[F_SCHEMA];
+	if (complete)
+		r->kind = KIND_V2;
+	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
+	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
+		r->kind = KIND_INVALID_V2;
+	else
+		r->kind = KIND_LEGACY_V1;
+}
+
+/* The record's metrics, and of its comparison the baselines, detectable changes and power. */
+static void
+record_metrics(struct dash *d, const cJSON *const *f, struct drec *r)
+{
+	const cJSON *m, *v;
+	double x;
+
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		v = f[F_METRIC + i];
+		d->column[i] |= v != NULL;
+		r->has[i] = policy_coerce(v, &x) == COERCE_OK && isfinite(x);
+		r->v[i] = r->has[i] ? x : 0;
+		m = json_get(json_get(f[F_COMPARISON], "metrics"), metric_table[i].key);
+		v = json_get(m, "baseline");
+		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
+		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
+		v = json_get(m, "mde_percent");
+		r->has_mde[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+		    v->valuedouble >= 0;
+		r->mde[i] = r->has_mde[i] ? v->valuedouble : 0;
+		v = json_get(json_get(m, "sensitivity"), "power");
+		r->power[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
+	}
+}
+
 void
 dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
     const char *key)
 {
-	const cJSON *f[F_COUNT] = { NULL }, *c, *m, *v;
+	const cJSON *f[F_COUNT] = { NULL }, *c;
 	struct drec *r;
 	char bad[64];
-	bool complete = true, present = false;
-	double x;
 	int i;
 
 	if (instant != ISOTIME_MIN && instant < d->since)
@@ -260,37 +306,8 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
 	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
 	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
-	/* The dashboard's cohort kind (FastVideo PR #1613). */
-	for (i = 0; i < IDENTITY_KEYS; i++) {
-		v = f[F_IDENT + i];
-		r->ident[i] = str_of(d, v, "");
-		complete &= r->ident[i][0] != '\0';
-		present |= v != NULL && !cJSON_IsNull(v);
-	}
-	v = f[F_SCHEMA];
-	if (complete)
-		r->kind = KIND_V2;
-	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
-	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
-		r->kind = KIND_INVALID_V2;
-	else
-		r->kind = KIND_LEGACY_V1;
-	for (i = 0; i < METRIC_COUNT; i++) {
-		v = f[F_METRIC + i];
-		d->column[i] |= v != NULL;
-		r->has[i] = policy_coerce(v, &x) == COERCE_OK && isfinite(x);
-		r->v[i] = r->has[i] ? x : 0;
-		m = json_get(json_get(f[F_COMPARISON], "metrics"), metric_table[i].key);
-		v = json_get(m, "baseline");
-		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
-		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
-		v = json_get(m, "mde_percent");
-		r->has_mde[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
-		    v->valuedouble >= 0;
-		r->mde[i] = r->has_mde[i] ? v->valuedouble : 0;
-		v = json_get(json_get(m, "sensitivity"), "power");
-		r->power[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
-	}
+	record_kind(d, f, r);
+	record_metrics(d, f, r);
 	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
 	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
 		policy_merge(NULL, r->pol, bad, sizeof bad);
