@@ -72,9 +72,11 @@ pystr_or_none(const cJSON *v)
 	return v != NULL ? json_pystr_dup(v) : estrdup("None");
 }
 
+/* Passes a record to stdout; adds it to the batch (ctx) when the policy stores it. */
 static void
-process(jsonl_reader *r, const jsonl_span *s, cJSON *rec, struct batch *b)
+process(jsonl_reader *r, const jsonl_span *s, cJSON *rec, void *ctx)
 {
+	struct batch *b = ctx;
 	const cJSON *sha = json_get(rec, "commit_sha");
 	bool ok = record_success(rec);
 	struct item *it;
@@ -116,27 +118,6 @@ process(jsonl_reader *r, const jsonl_span *s, cJSON *rec, struct batch *b)
 	it->sha7 = cJSON_IsString(sha) && *sha->valuestring != '\0' ?
 	    estrndup(sha->valuestring, 7) : estrdup("unknown");
 	b->n++;
-}
-
-/*
- * Reads the records (each passes to stdout) into the batch; then stdout is
- * flushed and checked. False when a record or the output had a problem.
- */
-static bool
-read_batch(char *const *paths, int n, struct batch *b)
-{
-	jsonl_reader *r = jsonl_open(paths, n);
-	jsonl_span s;
-	cJSON *rec;
-	long errors;
-
-	while ((rec = jsonl_next(r, &s)) != NULL) {
-		process(r, &s, rec, b);
-		cJSON_Delete(rec);
-	}
-	errors = jsonl_errors(r);
-	jsonl_close(r);
-	return jsonl_finish(stdout, "standard output") == 0 && errors == 0;
 }
 
 static void
@@ -416,7 +397,7 @@ static int
 store_records(char *const *paths, int n)
 {
 	struct batch b = { NULL, 0, false };
-	bool ok = read_batch(paths, n, &b);
+	bool ok = jsonl_filter_ctx(paths, n, process, &b) == EXIT_PASS;
 
 	if (b.n > 0)
 		upload(&b);
