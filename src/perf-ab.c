@@ -301,14 +301,12 @@ str_or_null(const char *s)
 	return s != NULL ? json_new_string(s) : json_new_null();
 }
 
+/* The report's "inputs": the configs, sides and how they ran. */
 static cJSON *
-report(struct job *j, bool slower)
+inputs_json(const struct job *j)
 {
-	cJSON *r = json_new_object(), *o, *a, *x;
+	cJSON *o = json_new_object(), *a = json_new_array(), *x;
 
-	json_set(r, "schema", json_new_string("perfkite.ab-report/1"));
-	o = json_new_object();
-	a = json_new_array();
 	for (int c = 0; c < j->nconf; c++) {
 		x = json_new_object();
 		json_set(x, "config", json_new_string(j->conf[c].path));
@@ -323,23 +321,35 @@ report(struct job *j, bool slower)
 	json_set(o, "runner", str_or_null(opt.runner));
 	json_set(o, "cpu", json_new_bool(opt.cpu));
 	json_set(o, "timeout", str_or_null(opt.timeout));
-	json_set(r, "inputs", o);
-	o = json_new_object();
+	return o;
+}
+
+/* The report's "settings": the design and its bound. */
+static cJSON *
+settings_json(const struct job *j)
+{
+	cJSON *o = json_new_object(), *x = json_new_object(), *a = json_new_array();
+
 	json_set(o, "pairs_min", json_new_int(opt.min));
 	json_set(o, "pairs_max", json_new_int(opt.max));
 	json_set(o, "alpha", json_new_float(opt.alpha));
 	json_set(o, "band", opt.band >= 0 ? json_new_float(opt.band) : json_new_null());
 	json_set(o, "seed", json_new_int((long long)opt.seed));
-	x = json_new_object();
 	json_set(x, "spending", json_new_string("lan_demets_power"));
 	json_set(x, "rho", json_new_float(SEQBOUND_RHO));
-	a = json_new_array();
 	for (int n = opt.min; n <= opt.max; n++)
 		json_append(a, json_new_float(j->d.level[n - opt.min]));
 	json_set(x, "levels", a);
 	json_set(o, "bound", x);
-	json_set(r, "settings", o);
-	a = json_new_array();
+	return o;
+}
+
+/* The report's "order": which side ran first in each pair of each config. */
+static cJSON *
+order_json(const struct job *j)
+{
+	cJSON *a = json_new_array(), *x;
+
 	for (int p = 0; p < j->pairs; p++)
 		for (int c = 0; c < j->nconf; c++) {
 			x = json_new_object();
@@ -349,52 +359,66 @@ report(struct job *j, bool slower)
 			    "head" : "base"));
 			json_append(a, x);
 		}
-	json_set(r, "order", a);
+	return a;
+}
+
+/* A result of the report: metric m of config c. */
+static cJSON *
+result_json(struct job *j, int c, int m)
+{
+	int k = c * METRIC_COUNT + m;
+	const struct ab_result *e = &j->res[k];
+	cJSON *x = json_new_object(), *pp;
+
+	json_set(x, "benchmark_id", json_new_string(j->conf[c].id));
+	json_set(x, "metric", json_new_string(metric_table[m].key));
+	json_set(x, "gated", json_new_bool(j->conf[c].pol[m].gated));
+	json_set(x, "higher_is_better", json_new_bool(metric_table[m].higher_is_better));
+	json_set(x, "band", json_new_float(band_of(j, c, m)));
+	if (!j->measured[k]) {
+		json_set(x, "verdict", json_new_string("not_measured"));
+		return x;
+	}
+	json_set(x, "pairs", json_new_int(e->g.n));
+	pp = json_new_array();
+	for (int p = 0; p < e->g.n; p++)
+		json_append(pp, json_new_float(*value(j, p, c, 1, m) / *value(j, p, c, 0, m)));
+	json_set(x, "ratios", pp);
+	json_set(x, "ratio", num_or_null(e->ratio));
+	json_set(x, "confidence", json_new_float(e->confidence));
+	if (e->g.has_interval) {
+		cJSON *iv = json_new_object();
+
+		json_set(iv, "low", num_or_null(e->low));
+		json_set(iv, "high", num_or_null(e->high));
+		json_set(iv, "t_quantile", num_or_null(e->g.t));
+		json_set(x, "interval", iv);
+	} else
+		json_set(x, "interval", json_new_null());
+	json_set(x, "verdict", json_new_string(e->verdict));
+	json_set(x, "verdict_reason", json_new_string(e->why));
+	json_set(x, "decided_at", j->decided_at[k] > 0 ?
+	    json_new_int(j->decided_at[k]) : json_new_null());
+	json_set(x, "minimum_detectable_change", e->mde >= 0 && isfinite(e->mde) ?
+	    json_new_float(e->mde) : json_new_null());
+	return x;
+}
+
+static cJSON *
+report(struct job *j, bool slower)
+{
+	cJSON *r = json_new_object(), *a;
+
+	json_set(r, "schema", json_new_string("perfkite.ab-report/1"));
+	json_set(r, "inputs", inputs_json(j));
+	json_set(r, "settings", settings_json(j));
+	json_set(r, "order", order_json(j));
 	json_set(r, "pairs", json_new_int(j->pairs));
 	json_set(r, "runs", cJSON_Duplicate(j->runs, true));
 	a = json_new_array();
 	for (int c = 0; c < j->nconf; c++)
-		for (int m = 0; m < METRIC_COUNT; m++) {
-			int k = c * METRIC_COUNT + m;
-			const struct ab_result *e = &j->res[k];
-			cJSON *pp = json_new_array();
-
-			x = json_new_object();
-			json_set(x, "benchmark_id", json_new_string(j->conf[c].id));
-			json_set(x, "metric", json_new_string(metric_table[m].key));
-			json_set(x, "gated", json_new_bool(j->conf[c].pol[m].gated));
-			json_set(x, "higher_is_better", json_new_bool(metric_table[m].higher_is_better));
-			json_set(x, "band", json_new_float(band_of(j, c, m)));
-			if (!j->measured[k]) {
-				json_set(x, "verdict", json_new_string("not_measured"));
-				json_append(a, x);
-				cJSON_Delete(pp);
-				continue;
-			}
-			json_set(x, "pairs", json_new_int(e->g.n));
-			for (int p = 0; p < e->g.n; p++)
-				json_append(pp, json_new_float(*value(j, p, c, 1, m) /
-				    *value(j, p, c, 0, m)));
-			json_set(x, "ratios", pp);
-			json_set(x, "ratio", num_or_null(e->ratio));
-			json_set(x, "confidence", json_new_float(e->confidence));
-			if (e->g.has_interval) {
-				cJSON *iv = json_new_object();
-
-				json_set(iv, "low", num_or_null(e->low));
-				json_set(iv, "high", num_or_null(e->high));
-				json_set(iv, "t_quantile", num_or_null(e->g.t));
-				json_set(x, "interval", iv);
-			} else
-				json_set(x, "interval", json_new_null());
-			json_set(x, "verdict", json_new_string(e->verdict));
-			json_set(x, "verdict_reason", json_new_string(e->why));
-			json_set(x, "decided_at", j->decided_at[k] > 0 ?
-			    json_new_int(j->decided_at[k]) : json_new_null());
-			json_set(x, "minimum_detectable_change", e->mde >= 0 && isfinite(e->mde) ?
-			    json_new_float(e->mde) : json_new_null());
-			json_append(a, x);
-		}
+		for (int m = 0; m < METRIC_COUNT; m++)
+			json_append(a, result_json(j, c, m));
 	json_set(r, "results", a);
 	json_set(r, "status", json_new_string(slower ? "slower" : "pass"));
 	return r;
@@ -568,40 +592,33 @@ load_configs(struct job *j, char **paths, int n)
 	return rc;
 }
 
-/* The whole job; returns the exit status. */
+/* The job's scratch directory, configs, base and arrays; non-zero when it cannot start. */
 static int
-run_job(struct job *j, char **paths, int npaths)
+start_job(struct job *j, char **paths, int npaths)
 {
 	const char *tmp = getenv("TMPDIR");
-	bool slower = false;
-	int position = 0;
-	cJSON *rep;
-	buf out = BUF_INIT;
-	int rc = EXIT_PASS;
+	char *runs;
 
 	j->work = easprintf("%s/perf-ab-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
 	if (mkdtemp(j->work) == NULL) {
 		warnx_("%s: cannot create: %s", j->work, strerror(errno));
 		free(j->work);
 		j->work = NULL;
-		return EXIT_TROUBLE;
+		return -1;
 	}
 	j->runs = json_new_array();
 	j->collect = find_collect();
-	{
-		char *runs = easprintf("%s/runs", j->work);
-
-		if (atomic_mkdirs(runs) != 0) {
-			warnx_("%s: cannot create: %s", runs, strerror(errno));
-			free(runs);
-			return EXIT_TROUBLE;
-		}
+	runs = easprintf("%s/runs", j->work);
+	if (atomic_mkdirs(runs) != 0) {
+		warnx_("%s: cannot create: %s", runs, strerror(errno));
 		free(runs);
+		return -1;
 	}
+	free(runs);
 	if (load_configs(j, paths, npaths) != 0)
-		return EXIT_TROUBLE;
+		return -1;
 	if (opt.base_ref != NULL ? make_base(j) != 0 : false)
-		return EXIT_TROUBLE;
+		return -1;
 	j->head_first = ecalloc((size_t)opt.max * (size_t)j->nconf, sizeof *j->head_first);
 	ab_order(opt.seed, opt.max, j->nconf, j->head_first);
 	j->val = ecalloc((size_t)opt.max * (size_t)j->nconf * 2 * METRIC_COUNT, sizeof *j->val);
@@ -609,6 +626,15 @@ run_job(struct job *j, char **paths, int npaths)
 	j->decided_at = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->decided_at);
 	j->measured = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->measured);
 	ab_design_init(&j->d, opt.alpha, opt.min, opt.max);
+	return 0;
+}
+
+/* The pairs, interleaved, until every gated metric is decided; non-zero when a run failed. */
+static int
+run_pairs(struct job *j)
+{
+	int position = 0;
+
 	for (int p = 0; p < opt.max; p++) {
 		for (int c = 0; c < j->nconf; c++) {
 			int first = j->head_first[p * j->nconf + c] ? 1 : 0;
@@ -616,28 +642,44 @@ run_job(struct job *j, char **paths, int npaths)
 			for (int s = 0; s < 2; s++)
 				if (proc_stop_signal() != 0 ||
 				    run_one(j, p, c, s == 0 ? first : 1 - first, ++position) != 0)
-					return EXIT_TROUBLE;
+					return -1;
 		}
 		j->pairs = p + 1;
 		if (j->pairs >= opt.min && look(j, j->pairs))
 			break;
 	}
+	return 0;
+}
+
+/* Whether a gated, measured metric is slower. */
+static bool
+any_slower(const struct job *j)
+{
 	for (int k = 0; k < j->nconf * METRIC_COUNT; k++)
 		if (j->measured[k] && j->conf[k / METRIC_COUNT].pol[k % METRIC_COUNT].gated &&
 		    strcmp(j->res[k].verdict, "slower") == 0)
-			slower = true;
-	rep = report(j, slower);
+			return true;
+	return false;
+}
+
+/* The report to -o, --svg and stdout; false when one could not be written. */
+static bool
+write_report(const cJSON *rep)
+{
+	buf out = BUF_INIT;
+	bool ok = true;
+
 	if (opt.out != NULL) {
 		json_write(&out, rep, JSON_INDENT2, NULL);
 		buf_addc(&out, '\n');
 		if (atomic_save("report", opt.out, out.s, out.len) != 0)
-			rc = EXIT_TROUBLE;
+			ok = false;
 		buf_reset(&out);
 	}
 	if (opt.svg != NULL) {
 		ab_svg(&out, rep);
 		if (atomic_save("SVG", opt.svg, out.s, out.len) != 0)
-			rc = EXIT_TROUBLE;
+			ok = false;
 		buf_reset(&out);
 	}
 	if (opt.md)
@@ -651,15 +693,31 @@ run_job(struct job *j, char **paths, int npaths)
 		/* Said here, with the reason, not as EIO by jsonl_finish(). */
 		warnx_("write error on standard output: %s", strerror(errno));
 		clearerr(stdout);
-		rc = EXIT_TROUBLE;
+		ok = false;
 	}
 	buf_free(&out);
-	cJSON_Delete(rep);
-	return rc != EXIT_PASS ? rc : slower ? EXIT_GATE : EXIT_PASS;
+	return ok;
 }
 
-int
-main(int argc, char *argv[])
+/* The whole job; returns the exit status. */
+static int
+run_job(struct job *j, char **paths, int npaths)
+{
+	bool slower, ok;
+	cJSON *rep;
+
+	if (start_job(j, paths, npaths) != 0 || run_pairs(j) != 0)
+		return EXIT_TROUBLE;
+	slower = any_slower(j);
+	rep = report(j, slower);
+	ok = write_report(rep);
+	cJSON_Delete(rep);
+	return !ok ? EXIT_TROUBLE : slower ? EXIT_GATE : EXIT_PASS;
+}
+
+/* Reads the options into opt; exits on a usage error. */
+static void
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "base", required_argument, NULL, 'b' },
@@ -679,14 +737,10 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct job j;
 	double d;
 	long long seed;
-	int c, rc;
+	int c;
 
-	err_init(argv[0]);
-	git_askpass_main(argc, argv);
-	memset(&j, 0, sizeof j);
 	opt.min = 5;
 	opt.max = 30;
 	opt.band = -1;
@@ -740,6 +794,12 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+}
+
+/* The options that go together, and the configs; exits on a usage error. */
+static void
+check_options(int argc)
+{
 	if ((opt.base == NULL) == (opt.base_ref == NULL)) {
 		warnx_("give one of --base and --base-ref");
 		cli_usage(usage_text, EXIT_TROUBLE);
@@ -752,6 +812,19 @@ main(int argc, char *argv[])
 		warnx_("no benchmark config given");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct job j;
+	int rc;
+
+	err_init(argv[0]);
+	git_askpass_main(argc, argv);
+	memset(&j, 0, sizeof j);
+	parse_options(argc, argv);
+	check_options(argc);
 	if ((j.head = abs_dir("--head", opt.head != NULL ? opt.head : ".")) == NULL ||
 	    (opt.base != NULL && (j.base = abs_dir("--base", opt.base)) == NULL)) {
 		free(j.head);

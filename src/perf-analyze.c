@@ -23,6 +23,12 @@
 #include "core/num.h"
 #include "core/path.h"
 
+static struct {
+	const char *csv;	/* --csv file */
+	const char *svg;	/* --svg file */
+	bool json;
+} opt;
+
 static const char usage_text[] =
     "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n";
 
@@ -128,23 +134,13 @@ block_notes(buf *notes, const cJSON *e, const char *list, const char *items)
 	}
 }
 
+/* The table of node classes. */
 static void
-text_report(buf *b, const cJSON *rep)
+node_class_table(buf *b, const cJSON *rep)
 {
-	const cJSON *st = json_get(rep, "settings"), *e, *x;
-	struct table t;
-	buf notes = BUF_INIT;
-	char nb[NUM_BUFSZ], mb[NUM_BUFSZ];
+	struct table t = table_new(5);
+	const cJSON *e, *x;
 
-	buf_addf(b, "campaign %s: baseline %s, %s repeats, confidence %s, margin %s, %s cores "
-	    "per run\n", json_str(rep, "plan_id"), json_str(json_get(rep, "applies_to"), "baseline"),
-	    json_get(st, "repeats")->valuestring,
-	    num_repr(nb, json_num(st, "confidence")), num_repr(mb, json_num(st, "margin")),
-	    json_get(st, "cores")->valuestring);
-	buf_addf(b, "plan_sha256    %s\nresults_sha256 %s\n\n", json_str(rep, "plan_sha256"),
-	    json_str(rep, "results_sha256"));
-
-	t = table_new(5);
 	table_add(&t, (const char *const[]){ "node class", "cpu model", "comparable",
 	    "measured", "warm-up" });
 	cJSON_ArrayForEach(e, json_get(rep, "node_classes")) {
@@ -161,14 +157,40 @@ text_report(buf *b, const cJSON *rep)
 		buf_free(&models);
 	}
 	table_print(b, &t);
-	buf_addc(b, '\n');
+}
 
-	t = table_new(11);
+/* The notes of a cell: its blocks left out, an unusual verdict, a missing break-even. */
+static void
+cell_notes(buf *notes, const cJSON *e)
+{
+	const cJSON *bej = json_get(e, "break_even");
+
+	block_notes(notes, e, "excluded", "reasons");
+	block_notes(notes, e, "missing", "runs");
+	if (strcmp(json_str(e, "verdict"), "faster") != 0 &&
+	    strcmp(json_str(e, "verdict"), "equivalent") != 0 &&
+	    strcmp(json_str(e, "verdict"), "slower") != 0)
+		buf_addf(notes, "  %s %s %s: %s: %s\n", json_str(e, "node_class"),
+		    json_str(e, "workload"), json_str(e, "variant"), json_str(e, "verdict"),
+		    json_str(e, "verdict_reason"));
+	if (cJSON_IsObject(bej) && cJSON_IsString(json_get(bej, "reason")))
+		buf_addf(notes, "  %s %s %s: break-even %s: %s\n", json_str(e, "node_class"),
+		    json_str(e, "workload"), json_str(e, "variant"),
+		    cJSON_IsNumber(json_get(bej, "runs")) ? "conservative count unavailable" :
+		    "unavailable", json_str(bej, "reason"));
+}
+
+/* The table of cells; their notes go to notes. */
+static void
+cell_table(buf *b, buf *notes, const cJSON *rep)
+{
+	struct table t = table_new(11);
+	const cJSON *e;
+
 	table_add(&t, (const char *const[]){ "node class", "workload", "variant", "pairs",
 	    "excluded", "missing", "ratio", "interval", "verdict", "break-even", "" });
 	cJSON_ArrayForEach(e, json_get(rep, "cells")) {
 		char pairs[48], ex[24], mi[24], ratio[64], iv[96], be[64];
-		const cJSON *bej = json_get(e, "break_even");
 
 		snprintf(pairs, sizeof pairs, "%s/%s", json_get(e, "retained_pairs")->valuestring,
 		    json_get(e, "planned_pairs")->valuestring);
@@ -179,26 +201,18 @@ text_report(buf *b, const cJSON *rep)
 		table_add(&t, (const char *const[]){ json_str(e, "node_class"),
 		    json_str(e, "workload"), json_str(e, "variant"), pairs, ex, mi, ratio, iv,
 		    json_str(e, "verdict"), be, "" });
-		block_notes(&notes, e, "excluded", "reasons");
-		block_notes(&notes, e, "missing", "runs");
-		if (strcmp(json_str(e, "verdict"), "faster") != 0 &&
-		    strcmp(json_str(e, "verdict"), "equivalent") != 0 &&
-		    strcmp(json_str(e, "verdict"), "slower") != 0)
-			buf_addf(&notes, "  %s %s %s: %s: %s\n", json_str(e, "node_class"),
-			    json_str(e, "workload"), json_str(e, "variant"), json_str(e, "verdict"),
-			    json_str(e, "verdict_reason"));
-		if (cJSON_IsObject(bej) && cJSON_IsString(json_get(bej, "reason")))
-			buf_addf(&notes, "  %s %s %s: break-even %s: %s\n", json_str(e, "node_class"),
-			    json_str(e, "workload"), json_str(e, "variant"),
-			    cJSON_IsNumber(json_get(bej, "runs")) ? "conservative count unavailable" :
-			    "unavailable", json_str(bej, "reason"));
+		cell_notes(notes, e);
 	}
 	table_print(b, &t);
-	buf_addc(b, '\n');
+}
 
-	buf_adds(b, "aggregates (equal-weight geometric mean of the workloads' ratios; no "
-	    "interval):\n");
-	t = table_new(4);
+/* The table of aggregates. */
+static void
+aggregate_table(buf *b, const cJSON *rep)
+{
+	struct table t = table_new(4);
+	const cJSON *e, *x;
+
 	table_add(&t, (const char *const[]){ "node class", "variant", "ratio", "workloads" });
 	cJSON_ArrayForEach(e, json_get(rep, "aggregates")) {
 		char ratio[64];
@@ -217,6 +231,29 @@ text_report(buf *b, const cJSON *rep)
 		buf_free(&wl);
 	}
 	table_print(b, &t);
+}
+
+static void
+text_report(buf *b, const cJSON *rep)
+{
+	const cJSON *st = json_get(rep, "settings");
+	buf notes = BUF_INIT;
+	char nb[NUM_BUFSZ], mb[NUM_BUFSZ];
+
+	buf_addf(b, "campaign %s: baseline %s, %s repeats, confidence %s, margin %s, %s cores "
+	    "per run\n", json_str(rep, "plan_id"), json_str(json_get(rep, "applies_to"), "baseline"),
+	    json_get(st, "repeats")->valuestring,
+	    num_repr(nb, json_num(st, "confidence")), num_repr(mb, json_num(st, "margin")),
+	    json_get(st, "cores")->valuestring);
+	buf_addf(b, "plan_sha256    %s\nresults_sha256 %s\n\n", json_str(rep, "plan_sha256"),
+	    json_str(rep, "results_sha256"));
+	node_class_table(b, rep);
+	buf_addc(b, '\n');
+	cell_table(b, &notes, rep);
+	buf_addc(b, '\n');
+	buf_adds(b, "aggregates (equal-weight geometric mean of the workloads' ratios; no "
+	    "interval):\n");
+	aggregate_table(b, rep);
 	buf_adds(b, "\nratio = T_baseline / T_variant of steady time (above 1: the variant is "
 	    "faster); interval: Student t on the mean log ratio; break-even: runs to repay "
 	    "build and deployment, rounded up (conservative count in parentheses)\n");
@@ -262,8 +299,9 @@ csv_report(buf *b, const cJSON *rep)
 	}
 }
 
-int
-main(int argc, char *argv[])
+/* Reads the options into opt; exits on a usage error. */
+static void
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -273,34 +311,29 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct problems p = { NULL, 0 };
-	struct plan pl;
-	struct results res = { NULL, "" };
-	const char *csv = NULL, *svg = NULL, *files[4];
-	bool json = false;
-	buf ptext = BUF_INIT, rtext = BUF_INIT, out = BUF_INIT;
-	cJSON *rep = NULL;
-	int c, rc = EXIT_PASS, nfiles;
+	int c;
 
-	err_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'j': json = true; break;
-		case 'c': csv = optarg; break;
-		case 's': svg = optarg; break;
+		case 'j': opt.json = true; break;
+		case 'c': opt.csv = optarg; break;
+		case 's': opt.svg = optarg; break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
-	if (argc - optind != 2)
-		cli_usage(usage_text, EXIT_TROUBLE);
-	/* Exports never overwrite an input or each other, links included. */
-	files[0] = argv[optind];
-	files[1] = argv[optind + 1];
-	nfiles = 2;
+}
+
+/* Exports never overwrite an input or each other, links included. */
+static bool
+exports_apart(const char *plan_file, const char *results_file)
+{
+	const char *files[4] = { plan_file, results_file };
+	int nfiles = 2;
+
 	for (int k = 0; k < 2; k++) {
-		const char *d = k == 0 ? csv : svg;
+		const char *d = k == 0 ? opt.csv : opt.svg;
 
 		if (d == NULL)
 			continue;
@@ -308,58 +341,90 @@ main(int argc, char *argv[])
 			if (path_same_file(d, files[i])) {
 				warnx_("--%s: %s is the same file as %s", k == 0 ? "csv" : "svg", d,
 				    files[i]);
-				return EXIT_TROUBLE;
+				return false;
 			}
 		files[nfiles++] = d;
 	}
-	if (buf_read_file(&ptext, argv[optind]) != 0) {
-		warnx_("%s: %s", argv[optind], strerror(errno));
-		return EXIT_TROUBLE;
+	return true;
+}
+
+/* The report of the plan and results files, or NULL after saying why. */
+static cJSON *
+analyze(const char *plan_file, const char *results_file)
+{
+	struct problems p = { NULL, 0 };
+	struct plan pl;
+	struct results res = { NULL, "" };
+	buf ptext = BUF_INIT, rtext = BUF_INIT;
+	cJSON *rep = NULL;
+
+	if (buf_read_file(&ptext, plan_file) != 0) {
+		warnx_("%s: %s", plan_file, strerror(errno));
+		return NULL;
 	}
-	if (buf_read_file(&rtext, argv[optind + 1]) != 0) {
-		warnx_("%s: %s", argv[optind + 1], strerror(errno));
+	if (buf_read_file(&rtext, results_file) != 0) {
+		warnx_("%s: %s", results_file, strerror(errno));
 		buf_free(&ptext);
-		return EXIT_TROUBLE;
+		return NULL;
 	}
 	if (plan_load(ptext.s, ptext.len, &pl, &p) != 0 ||
-	    results_load(rtext.s, rtext.len, &pl, &res, &p) != 0) {
+	    results_load(rtext.s, rtext.len, &pl, &res, &p) != 0)
 		warnx_("%s: %s", p.v[0].code, p.v[0].detail);
+	else
+		rep = campaign_analyze(&pl, &res);
+	results_free(&res);
+	problems_free(&p);
+	plan_free(&pl);
+	buf_free(&ptext);
+	buf_free(&rtext);
+	return rep;
+}
+
+/* Renders the report with fn and saves it to path; false when it could not. */
+static bool
+export(const char *what, const char *path, void (*fn)(buf *, const cJSON *), const cJSON *rep)
+{
+	buf b = BUF_INIT;
+	bool ok;
+
+	fn(&b, rep);
+	ok = atomic_save(what, path, b.s, b.len) == 0;
+	buf_free(&b);
+	return ok;
+}
+
+static void
+json_report(buf *b, const cJSON *rep)
+{
+	json_write(b, rep, JSON_INDENT2, NULL);
+	buf_addc(b, '\n');
+}
+
+int
+main(int argc, char *argv[])
+{
+	buf out = BUF_INIT;
+	cJSON *rep;
+	int rc = EXIT_PASS;
+
+	err_init(argv[0]);
+	parse_options(argc, argv);
+	if (argc - optind != 2)
+		cli_usage(usage_text, EXIT_TROUBLE);
+	if (!exports_apart(argv[optind], argv[optind + 1]))
+		return EXIT_TROUBLE;
+	if ((rep = analyze(argv[optind], argv[optind + 1])) == NULL)
+		return EXIT_TROUBLE;
+	(opt.json ? json_report : text_report)(&out, rep);
+	if (opt.csv != NULL && !export("CSV", opt.csv, csv_report, rep))
 		rc = EXIT_TROUBLE;
-		goto done;
-	}
-	rep = campaign_analyze(&pl, &res);
-	if (json) {
-		json_write(&out, rep, JSON_INDENT2, NULL);
-		buf_addc(&out, '\n');
-	} else
-		text_report(&out, rep);
-	if (csv != NULL) {
-		buf b = BUF_INIT;
-
-		csv_report(&b, rep);
-		if (atomic_save("CSV", csv, b.s, b.len) != 0)
-			rc = EXIT_TROUBLE;
-		buf_free(&b);
-	}
-	if (svg != NULL) {
-		buf b = BUF_INIT;
-
-		campaign_svg(&b, rep);
-		if (atomic_save("SVG", svg, b.s, b.len) != 0)
-			rc = EXIT_TROUBLE;
-		buf_free(&b);
-	}
+	if (opt.svg != NULL && !export("SVG", opt.svg, campaign_svg, rep))
+		rc = EXIT_TROUBLE;
 	if (fwrite(out.s, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
 		warnx_("write error on standard output: %s", strerror(errno));
 		rc = EXIT_TROUBLE;
 	}
-done:
-	results_free(&res);
-	problems_free(&p);
-	plan_free(&pl);
 	cJSON_Delete(rep);
-	buf_free(&ptext);
-	buf_free(&rtext);
 	buf_free(&out);
 	return rc;
 }

@@ -29,6 +29,11 @@
 #include "core/path.h"
 #include "core/text.h"
 
+static struct {
+	const char *out[2];	/* -o report, --svg figure */
+	bool lines;		/* --jsonl */
+} opt;
+
 static const char usage_text[] =
     "usage: perf-frames [-o report] [--jsonl] [--svg file] manifest.json\n";
 
@@ -629,15 +634,63 @@ run_json(const struct comparison *cmp, const struct run *r)
 	return o;
 }
 
+static const char *const delta_keys[] = {
+	"median_frame_time_reduction_percent", "p99_frame_time_reduction_percent",
+	"throughput_increase_percent",
+};
+
+/* The paired deltas d[k][pair], in order of the repeat ids' first appearance. */
+static void
+paired_deltas(const struct comparison *cmp, double *d[3])
+{
+	for (int k = 0; k < 3; k++)
+		d[k] = emalloc((size_t)cmp->nids * sizeof *d[k]);
+	for (int k = 0; k < cmp->nids; k++) {
+		const double *b = cmp->runs[cmp->base[k]].csv.metrics;
+		const double *s = cmp->runs[cmp->succ[k]].csv.metrics;
+
+		d[0][k] = (b[FM_MEDIAN_FT] - s[FM_MEDIAN_FT]) / b[FM_MEDIAN_FT] * 100;
+		d[1][k] = (b[FM_P99_FT] - s[FM_P99_FT]) / b[FM_P99_FT] * 100;
+		d[2][k] = (s[FM_THROUGHPUT] - b[FM_THROUGHPUT]) / b[FM_THROUGHPUT] * 100;
+	}
+}
+
+/* The report's "paired_deltas". */
+static cJSON *
+deltas_json(const struct comparison *cmp, double *const d[3])
+{
+	cJSON *a = json_new_array(), *o;
+
+	for (int k = 0; k < cmp->nids; k++) {
+		o = json_new_object();
+		json_set(o, "repeat_id", json_new_string(cmp->ids[k]));
+		for (int j = 0; j < 3; j++)
+			json_set(o, delta_keys[j], json_new_float(d[j][k]));
+		json_append(a, o);
+	}
+	return a;
+}
+
+/* The report's "measurement": the window and the checks' limits. */
+static cJSON *
+measurement_json(const struct comparison *cmp)
+{
+	const cJSON *wl = json_get(cmp->runs[0].o, "workload");
+	cJSON *o = json_new_object();
+
+	json_set(o, "warmup_seconds", dup(json_get(wl, "warmup_seconds")));
+	json_set(o, "duration_seconds", dup(json_get(wl, "duration_seconds")));
+	json_set(o, "window_start_ms", number(cmp->W, cmp->W_int));
+	json_set(o, "window_end_ms", number(cmp->E, cmp->E_int));
+	json_set(o, "minimum_intervals", json_new_int(FRAMES_MIN_INTERVALS));
+	json_set(o, "minimum_coverage_fraction", json_new_float(FRAMES_MIN_COVERAGE));
+	return o;
+}
+
 static cJSON *
 report(const struct comparison *cmp)
 {
-	static const char *const delta_keys[] = {
-		"median_frame_time_reduction_percent", "p99_frame_time_reduction_percent",
-		"throughput_increase_percent",
-	};
 	const cJSON *cap = json_get(cmp->runs[0].o, "capture");
-	const cJSON *wl = json_get(cmp->runs[0].o, "workload");
 	cJSON *rep = json_new_object(), *o, *a;
 	double *d[3];
 
@@ -648,14 +701,7 @@ report(const struct comparison *cmp)
 	for (int k = 0; capture_keys[k] != NULL; k++)
 		json_set(o, capture_keys[k], dup(json_get(cap, capture_keys[k])));
 	json_set(rep, "capture", o);
-	o = json_new_object();
-	json_set(o, "warmup_seconds", dup(json_get(wl, "warmup_seconds")));
-	json_set(o, "duration_seconds", dup(json_get(wl, "duration_seconds")));
-	json_set(o, "window_start_ms", number(cmp->W, cmp->W_int));
-	json_set(o, "window_end_ms", number(cmp->E, cmp->E_int));
-	json_set(o, "minimum_intervals", json_new_int(FRAMES_MIN_INTERVALS));
-	json_set(o, "minimum_coverage_fraction", json_new_float(FRAMES_MIN_COVERAGE));
-	json_set(rep, "measurement", o);
+	json_set(rep, "measurement", measurement_json(cmp));
 	o = json_new_object();
 	json_set(o, "baseline", variant_json(cmp, "baseline"));
 	json_set(o, "successor", variant_json(cmp, "successor"));
@@ -664,25 +710,8 @@ report(const struct comparison *cmp)
 	for (int i = 0; i < cmp->nruns; i++)
 		json_append(a, run_json(cmp, &cmp->runs[i]));
 	json_set(rep, "runs", a);
-
-	/* Paired deltas, in order of the repeat ids' first appearance. */
-	a = json_new_array();
-	for (int k = 0; k < 3; k++)
-		d[k] = emalloc((size_t)cmp->nids * sizeof *d[k]);
-	for (int k = 0; k < cmp->nids; k++) {
-		const double *b = cmp->runs[cmp->base[k]].csv.metrics;
-		const double *s = cmp->runs[cmp->succ[k]].csv.metrics;
-
-		d[0][k] = (b[FM_MEDIAN_FT] - s[FM_MEDIAN_FT]) / b[FM_MEDIAN_FT] * 100;
-		d[1][k] = (b[FM_P99_FT] - s[FM_P99_FT]) / b[FM_P99_FT] * 100;
-		d[2][k] = (s[FM_THROUGHPUT] - b[FM_THROUGHPUT]) / b[FM_THROUGHPUT] * 100;
-		o = json_new_object();
-		json_set(o, "repeat_id", json_new_string(cmp->ids[k]));
-		for (int j = 0; j < 3; j++)
-			json_set(o, delta_keys[j], json_new_float(d[j][k]));
-		json_append(a, o);
-	}
-	json_set(rep, "paired_deltas", a);
+	paired_deltas(cmp, d);
+	json_set(rep, "paired_deltas", deltas_json(cmp, d));
 	o = json_new_object();
 	for (int j = 0; j < 3; j++) {
 		json_set(o, delta_keys[j], json_new_float(median_of(d[j], cmp->nids)));
@@ -731,19 +760,19 @@ svg(buf *out, const struct comparison *cmp, const cJSON *rep)
 static int
 check_outputs(const struct comparison *cmp, const char *const out[2])
 {
-	static const char *const opt[2] = { "-o", "--svg" };
+	static const char *const name[2] = { "-o", "--svg" };
 
 	for (int k = 0; k < 2; k++) {
 		if (out[k] == NULL)
 			continue;
 		if (path_same_file(out[k], cmp->manifest)) {
-			warnx_("%s: %s is the manifest; refusing to overwrite it", opt[k], out[k]);
+			warnx_("%s: %s is the manifest; refusing to overwrite it", name[k], out[k]);
 			return -1;
 		}
 		for (int i = 0; i < cmp->nruns; i++)
 			if (path_same_file(out[k], cmp->runs[i].path)) {
 				warnx_("%s: %s is the recording of runs[%d]; refusing to overwrite it",
-				    opt[k], out[k], i);
+				    name[k], out[k], i);
 				return -1;
 			}
 	}
@@ -769,8 +798,9 @@ comparison_free(struct comparison *cmp)
 	cJSON_Delete(cmp->doc);
 }
 
-int
-main(int argc, char *argv[])
+/* Reads the options into opt; exits on a usage error. */
+static void
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
@@ -780,43 +810,38 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct comparison cmp;
-	const char *out[2] = { NULL, NULL };
-	bool lines = false;
-	buf doc = BUF_INIT, std = BUF_INIT, fig = BUF_INIT;
-	cJSON *rep = NULL;
-	int c, rc = EXIT_TROUBLE;
+	int c;
 
-	err_init(argv[0]);
 	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
 		switch (c) {
-		case 'o': out[0] = optarg; break;
-		case 'j': lines = true; break;
-		case 's': out[1] = optarg; break;
+		case 'o': opt.out[0] = optarg; break;
+		case 'j': opt.lines = true; break;
+		case 's': opt.out[1] = optarg; break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
-	if (argc - optind != 1)
-		cli_usage(usage_text, EXIT_TROUBLE);
-	memset(&cmp, 0, sizeof cmp);
-	cmp.manifest = argv[optind];
-	cmp.curves = out[1] != NULL;
-	if (load_manifest(&cmp) != 0 || check_outputs(&cmp, out) != 0 ||
-	    read_samples(&cmp) != 0)
-		goto done;
-	rep = report(&cmp);
+}
+
+/* The report to -o, the figure to --svg, the report or its lines to stdout. */
+static int
+write_outputs(const struct comparison *cmp)
+{
+	buf doc = BUF_INIT, std = BUF_INIT, fig = BUF_INIT;
+	cJSON *rep = report(cmp);
+	int rc = EXIT_TROUBLE;
+
 	json_write(&doc, rep, JSON_INDENT2, NULL);
 	buf_addc(&doc, '\n');
-	if (lines)
-		jsonl(&std, &cmp);
-	else if (out[0] == NULL)
+	if (opt.lines)
+		jsonl(&std, cmp);
+	else if (opt.out[0] == NULL)
 		buf_add(&std, doc.s, doc.len);
-	if (out[1] != NULL)
-		svg(&fig, &cmp, rep);
-	if ((out[0] != NULL && atomic_save("report", out[0], doc.s, doc.len) != 0) ||
-	    (out[1] != NULL && atomic_save("figure", out[1], fig.s, fig.len) != 0))
+	if (opt.out[1] != NULL)
+		svg(&fig, cmp, rep);
+	if ((opt.out[0] != NULL && atomic_save("report", opt.out[0], doc.s, doc.len) != 0) ||
+	    (opt.out[1] != NULL && atomic_save("figure", opt.out[1], fig.s, fig.len) != 0))
 		goto done;
 	if (fwrite(std.s != NULL ? std.s : "", 1, std.len, stdout) != std.len ||
 	    fflush(stdout) != 0) {
@@ -826,9 +851,28 @@ main(int argc, char *argv[])
 	rc = EXIT_PASS;
 done:
 	cJSON_Delete(rep);
-	comparison_free(&cmp);
 	buf_free(&doc);
 	buf_free(&std);
 	buf_free(&fig);
+	return rc;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct comparison cmp;
+	int rc = EXIT_TROUBLE;
+
+	err_init(argv[0]);
+	parse_options(argc, argv);
+	if (argc - optind != 1)
+		cli_usage(usage_text, EXIT_TROUBLE);
+	memset(&cmp, 0, sizeof cmp);
+	cmp.manifest = argv[optind];
+	cmp.curves = opt.out[1] != NULL;
+	if (load_manifest(&cmp) == 0 && check_outputs(&cmp, opt.out) == 0 &&
+	    read_samples(&cmp) == 0)
+		rc = write_outputs(&cmp);
+	comparison_free(&cmp);
 	return rc;
 }

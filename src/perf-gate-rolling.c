@@ -214,12 +214,6 @@ num_or_null(bool has, double v)
 }
 
 /*
- * The sensitivity of metric i (nb values in its baseline median): the
- * noise of the last opt.noise_window trusted records of the cohort, the
- * rule's false-alarm rate and minimum detectable regression there, and
- * the advice (lane/sensitivity.h). Never stored: only in the comparison object.
- */
-/*
  * The values of metric i in the last opt.noise_window trusted records of
  * the cohort, oldest first, into a new array; *n gets their count.
  */
@@ -237,33 +231,44 @@ noise_values(const struct current *c, int i, size_t *n)
 	return v;
 }
 
+/*
+ * The sensitivity of metric i (nb values in its baseline median): the
+ * noise of the last opt.noise_window trusted records of the cohort, the
+ * rule's false-alarm rate and minimum detectable regression there, and
+ * the advice (lane/sensitivity.h). Never stored: only in the comparison object.
+ */
 static void
-add_sensitivity(cJSON *o, const struct current *c, int i, size_t nb)
+sensitivity_of(const struct current *c, int i, size_t nb, struct sens_noise *ns,
+    struct sens_report *rp)
 {
 	size_t n;
 	double *v = noise_values(c, i, &n);
 	struct sens_gate g = { c->pol[i].threshold_percent, c->pol[i].threshold_absolute,
 	    metric_table[i].higher_is_better, nb };
-	struct sens_noise ns;
-	struct sens_report rp;
-	bool known, advised;
+
+	sens_noise_of(v, n, ns);
+	free(v);
+	sens_assess(ns, &g, opt.power, rp);
+}
+
+/* The sensitivity's keys of a metric's comparison object. */
+static void
+add_sensitivity(cJSON *o, const struct sens_noise *ns, const struct sens_report *rp)
+{
+	bool known = rp->advice != SENS_UNKNOWN;
+	bool advised = rp->advice == SENS_NOISY || rp->advice == SENS_BLIND;
 	cJSON *no = json_new_object(), *so = json_new_object();
 
-	sens_noise_of(v, n, &ns);
-	free(v);
-	sens_assess(&ns, &g, opt.power, &rp);
-	known = rp.advice != SENS_UNKNOWN;
-	advised = rp.advice == SENS_NOISY || rp.advice == SENS_BLIND;
-	json_set(no, "relative_spread", num_or_null(ns.known, ns.spread));
-	json_set(no, "n", json_new_int((long long)ns.n));
+	json_set(no, "relative_spread", num_or_null(ns->known, ns->spread));
+	json_set(no, "n", json_new_int((long long)ns->n));
 	json_set(o, "noise", no);
-	json_set(o, "false_alarm_rate", num_or_null(known, rp.far));
-	json_set(o, "mde_percent", num_or_null(known, rp.mde));
-	json_set(so, "advice", json_new_string(sens_advice_name(rp.advice)));
+	json_set(o, "false_alarm_rate", num_or_null(known, rp->far));
+	json_set(o, "mde_percent", num_or_null(known, rp->mde));
+	json_set(so, "advice", json_new_string(sens_advice_name(rp->advice)));
 	json_set(so, "power", json_new_float(opt.power));
-	json_set(so, "suggested_threshold_percent", num_or_null(advised, rp.floor_percent));
-	json_set(so, "suggested_threshold_absolute", num_or_null(advised, rp.floor_absolute));
-	json_set(so, "suggested_mde_percent", num_or_null(advised, rp.floor_mde));
+	json_set(so, "suggested_threshold_percent", num_or_null(advised, rp->floor_percent));
+	json_set(so, "suggested_threshold_absolute", num_or_null(advised, rp->floor_absolute));
+	json_set(so, "suggested_mde_percent", num_or_null(advised, rp->floor_mde));
 	json_set(o, "sensitivity", so);
 }
 
@@ -297,6 +302,89 @@ rule_words(const struct sens_verdict *vd, int precision)
 	    num_fixed(b, vd->limit, precision), vd->n);
 }
 
+/* The comparison of one metric with the baseline window. */
+struct metric_cmp {
+	size_t nv;		/* values in the baseline median */
+	double base, abs_d, pct;
+	bool has_base, has_delta, exceeded, regressed;
+	bool by_rule;		/* the noise-aware rule decided (vd) */
+	struct sens_verdict vd;
+	struct sens_noise ns;
+	struct sens_report rp;
+};
+
+/* Compares metric i with the baseline window from the record at first. */
+static void
+compare_metric(const struct current *c, size_t first, int i, struct metric_cmp *mc)
+{
+	const struct metric *m = &metric_table[i];
+	double vals[BASELINE_WINDOW];
+
+	mc->nv = 0;
+	for (size_t k = first; k < c->past.n; k++)
+		if (c->past.p[k].has[i])
+			vals[mc->nv++] = c->past.p[k].v[i];
+	mc->has_base = mc->nv > 0;
+	mc->base = mc->has_base ? stats_median(vals, mc->nv) : 0;
+	mc->has_delta = mc->has_base && mc->base > 0 && c->has_cur[i];
+	mc->abs_d = mc->pct = 0;
+	mc->exceeded = mc->regressed = mc->by_rule = false;
+	if (mc->has_delta) {
+		mc->abs_d = m->higher_is_better ? mc->base - c->cur[i] : c->cur[i] - mc->base;
+		mc->pct = mc->abs_d / mc->base;
+		mc->exceeded = mc->pct > c->pol[i].threshold_percent &&
+		    mc->abs_d > c->pol[i].threshold_absolute;
+		if (opt.rule != SENS_RULE_REFERENCE && rule_verdict(c, i, &mc->vd)) {
+			mc->by_rule = true;
+			mc->exceeded = mc->vd.exceeded;
+		}
+		mc->regressed = c->pol[i].gated && mc->exceeded;
+	}
+	sensitivity_of(c, i, mc->nv, &mc->ns, &mc->rp);
+}
+
+/* Metric i's object of the comparison. */
+static cJSON *
+metric_json(const struct current *c, int i, const struct metric_cmp *mc)
+{
+	cJSON *o = json_new_object();
+
+	json_set(o, "current", num_or_null(c->has_cur[i], c->cur[i]));
+	json_set(o, "baseline", num_or_null(mc->has_base, mc->base));
+	json_set(o, "absolute_delta", num_or_null(mc->has_delta, mc->abs_d));
+	json_set(o, "percent_delta", num_or_null(mc->has_delta, mc->pct));
+	json_set(o, "threshold_percent", json_new_float(c->pol[i].threshold_percent));
+	json_set(o, "threshold_absolute", json_new_float(c->pol[i].threshold_absolute));
+	json_set(o, "gated", json_new_bool(c->pol[i].gated));
+	json_set(o, "threshold_exceeded", json_new_bool(mc->exceeded));
+	json_set(o, "regressed", json_new_bool(mc->regressed));
+	if (opt.rule != SENS_RULE_REFERENCE)
+		json_set(o, "rule", json_new_string(sens_rule_name(mc->by_rule ? opt.rule :
+		    SENS_RULE_REFERENCE)));
+	add_sensitivity(o, &mc->ns, &mc->rp);
+	return o;
+}
+
+/* The rolling failure string of regressed metric i. */
+static char *
+regression_words(const struct current *c, int i, const struct metric_cmp *mc)
+{
+	const struct metric *m = &metric_table[i];
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ], f[NUM_BUFSZ];
+	char g[NUM_BUFSZ];
+	char *words = mc->by_rule ? rule_words(&mc->vd, m->precision) : easprintf(">%s%% and >%s",
+	    num_fixed(f, c->pol[i].threshold_percent * 100, 1),
+	    num_fixed(g, c->pol[i].threshold_absolute, m->precision));
+	char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
+	    "baseline_median=%s, threshold=gated, %s)", c->model_id,
+	    m->key, num_fixed(a, mc->pct * 100, 1), num_fixed(b, mc->abs_d, m->precision),
+	    num_fixed(d, c->cur[i], m->precision), num_fixed(e, mc->base, m->precision),
+	    words);
+
+	free(words);
+	return msg;
+}
+
 /*
  * Compares with the baseline window: fills the per-metric part of the
  * comparison object and appends the rolling failure strings.
@@ -304,63 +392,17 @@ rule_words(const struct sens_verdict *vd, int precision)
 static void
 compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 {
-	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ], f[NUM_BUFSZ];
-	char g[NUM_BUFSZ];
-	double vals[BASELINE_WINDOW], base, abs_d, pct;
-	const struct metric *m;
-	bool has_base, has_delta, exceeded, regressed, by_rule;
-	struct sens_verdict vd;
-	size_t k, nv;
+	struct metric_cmp mc;
 
 	for (int i = 0; i < METRIC_COUNT; i++) {
-		m = &metric_table[i];
-		for (k = first, nv = 0; k < c->past.n; k++)
-			if (c->past.p[k].has[i])
-				vals[nv++] = c->past.p[k].v[i];
-		has_base = nv > 0;
-		base = has_base ? stats_median(vals, nv) : 0;
-		has_delta = has_base && base > 0 && c->has_cur[i];
-		abs_d = pct = 0;
-		exceeded = regressed = by_rule = false;
-		if (has_delta) {
-			abs_d = m->higher_is_better ? base - c->cur[i] : c->cur[i] - base;
-			pct = abs_d / base;
-			exceeded = pct > c->pol[i].threshold_percent &&
-			    abs_d > c->pol[i].threshold_absolute;
-			if (opt.rule != SENS_RULE_REFERENCE && rule_verdict(c, i, &vd)) {
-				by_rule = true;
-				exceeded = vd.exceeded;
-			}
-			regressed = c->pol[i].gated && exceeded;
+		compare_metric(c, first, i, &mc);
+		json_set(metrics, metric_table[i].key, metric_json(c, i, &mc));
+		if (mc.regressed) {
+			char *msg = regression_words(c, i, &mc);
+
+			json_append(rolling, json_new_string(msg));
+			free(msg);
 		}
-		cJSON *o = json_new_object();
-		json_set(o, "current", num_or_null(c->has_cur[i], c->cur[i]));
-		json_set(o, "baseline", num_or_null(has_base, base));
-		json_set(o, "absolute_delta", num_or_null(has_delta, abs_d));
-		json_set(o, "percent_delta", num_or_null(has_delta, pct));
-		json_set(o, "threshold_percent", json_new_float(c->pol[i].threshold_percent));
-		json_set(o, "threshold_absolute", json_new_float(c->pol[i].threshold_absolute));
-		json_set(o, "gated", json_new_bool(c->pol[i].gated));
-		json_set(o, "threshold_exceeded", json_new_bool(exceeded));
-		json_set(o, "regressed", json_new_bool(regressed));
-		if (opt.rule != SENS_RULE_REFERENCE)
-			json_set(o, "rule", json_new_string(sens_rule_name(by_rule ? opt.rule :
-			    SENS_RULE_REFERENCE)));
-		add_sensitivity(o, c, i, nv);
-		json_set(metrics, m->key, o);
-		if (!regressed)
-			continue;
-		char *words = by_rule ? rule_words(&vd, m->precision) : easprintf(">%s%% and >%s",
-		    num_fixed(f, c->pol[i].threshold_percent * 100, 1),
-		    num_fixed(g, c->pol[i].threshold_absolute, m->precision));
-		char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
-		    "baseline_median=%s, threshold=gated, %s)", c->model_id,
-		    m->key, num_fixed(a, pct * 100, 1), num_fixed(b, abs_d, m->precision),
-		    num_fixed(d, c->cur[i], m->precision), num_fixed(e, base, m->precision),
-		    words);
-		json_append(rolling, json_new_string(msg));
-		free(words);
-		free(msg);
 	}
 }
 
@@ -386,6 +428,101 @@ join(const cJSON *arr, const char *sep)
 	return buf_detach(&b);
 }
 
+/* The record's baseline_status: how its history was read (n: baseline records). */
+static const char *
+baseline_status(const struct current *c, const char *raised, size_t n)
+{
+	if (!c->id.complete)
+		return c->id.uses_v2 ? "invalid_identity" : "skipped_missing_identity";
+	if (raised != NULL)
+		return "infra_error";
+	if (n > 0)
+		return "compared";
+	return c->nfps > 0 ? "recipe_mismatch" : "initialized_new_cohort";
+}
+
+/*
+ * The comparison status of a record with n baseline records, and its
+ * reason (a new string) in *reason; the static or rolling failure strings
+ * that decide it are appended to failures.
+ */
+static const char *
+comparison_status(struct current *c, bool unattributed, const char *raised, size_t n,
+    const cJSON *rolling, cJSON *failures, char **reason)
+{
+	const cJSON *e;
+	buf b = BUF_INIT;
+
+	if (c->id.complete && raised != NULL) {
+		*reason = easprintf("%s baseline comparison hit an infra error: %s",
+		    c->model_id, raised);
+		return "INFRA_ERROR";
+	}
+	if (!c->id.complete && c->id.uses_v2) {
+		*reason = easprintf("%s cannot compare v2 record: %s", c->model_id,
+		    c->id.error);
+		return "INFRA_ERROR";
+	}
+	if (c->id.complete && n == 0 && c->nfps > 0) {
+		qsort(c->fps, c->nfps, sizeof *c->fps, cmp_str);
+		for (size_t i = 0; i < c->nfps; i++)
+			buf_addf(&b, "%s%s", i ? ", " : "", c->fps[i]);
+		*reason = easprintf("%s recipe_fingerprint=%s does not match baseline "
+		    "records for the same workload, variant, and benchmark version "
+		    "across hardware and software profiles; existing "
+		    "recipe_fingerprint values: %s", c->model_id, c->id.value[3], b.s);
+		buf_free(&b);
+		return "RECIPE_MISMATCH";
+	}
+	if (c->static_failures != NULL) {
+		cJSON_ArrayForEach(e, c->static_failures)
+			json_append(failures, json_new_string(e->valuestring));
+		*reason = join(failures, "; ");
+		return "REGRESSION";
+	}
+	if (unattributed) {
+		*reason = easprintf("%s performance pytest failed without an "
+		    "attributable static-threshold regression (PERF_PYTEST_RC=%s)",
+		    c->model_id, opt.rc_text);
+		return "INFRA_ERROR";
+	}
+	if (n == 0 && c->id.complete) {
+		*reason = easprintf("No baseline found for exact comparable identity "
+		    "(workload_id=%s, variant_id=%s, benchmark_version=%s, "
+		    "recipe_fingerprint=%s, hardware_profile_id=%s, "
+		    "software_profile_id=%s)", c->id.value[0], c->id.value[1],
+		    c->id.value[2], c->id.value[3], c->id.value[4], c->id.value[5]);
+		return "CALIBRATION_NEEDED";
+	}
+	if (n == 0) {
+		*reason = easprintf("No legacy baseline for %s on %s", c->model_id,
+		    c->gpu_type);
+		return "PASS";
+	}
+	if (cJSON_GetArraySize(rolling) > 0) {
+		cJSON_ArrayForEach(e, rolling)
+			json_append(failures, json_new_string(e->valuestring));
+		*reason = join(failures, "; ");
+		return "REGRESSION";
+	}
+	*reason = estrdup("Comparable baseline found with no gated regressions");
+	return "PASS";
+}
+
+/* Says why a record without a complete identity is not compared. */
+static void
+say_incomplete(const struct current *c)
+{
+	if (c->id.uses_v2)
+		fprintf(stderr, "Invalid v2 comparison identity for %s: %s\n",
+		    c->model_id, c->id.error);
+	else
+		fprintf(stderr, "Skipping rolling baseline comparison for %s on %s: "
+		    "%s. The normalized artifact will still be written, but this "
+		    "record will not be baseline eligible.\n", c->model_id,
+		    c->gpu_type, c->id.error);
+}
+
 /*
  * Classifies one record, sets its keys, and appends its failure
  * strings to all_failures. raised: the history could not be read for it.
@@ -399,18 +536,9 @@ classify(struct current *c, bool unattributed, const char *raised,
 	const char *status, *bstatus;
 	char *reason = NULL;
 	size_t first = 0, n = 0;
-	buf b = BUF_INIT;
 
-	if (!c->id.complete) {
-		if (c->id.uses_v2)
-			fprintf(stderr, "Invalid v2 comparison identity for %s: %s\n",
-			    c->model_id, c->id.error);
-		else
-			fprintf(stderr, "Skipping rolling baseline comparison for %s on %s: "
-			    "%s. The normalized artifact will still be written, but this "
-			    "record will not be baseline eligible.\n", c->model_id,
-			    c->gpu_type, c->id.error);
-	}
+	if (!c->id.complete)
+		say_incomplete(c);
 	if (c->id.complete && raised == NULL) {
 		history_sort(&c->past);
 		n = c->past.n < BASELINE_WINDOW ? c->past.n : BASELINE_WINDOW;
@@ -420,63 +548,8 @@ classify(struct current *c, bool unattributed, const char *raised,
 		compare_window(c, first, metrics, rolling);
 	else
 		no_window(c, metrics);
-
-	if (!c->id.complete)
-		bstatus = c->id.uses_v2 ? "invalid_identity" : "skipped_missing_identity";
-	else if (raised != NULL)
-		bstatus = "infra_error";
-	else if (n > 0)
-		bstatus = "compared";
-	else
-		bstatus = c->nfps > 0 ? "recipe_mismatch" : "initialized_new_cohort";
-
-	if (c->id.complete && raised != NULL) {
-		status = "INFRA_ERROR";
-		reason = easprintf("%s baseline comparison hit an infra error: %s",
-		    c->model_id, raised);
-	} else if (!c->id.complete && c->id.uses_v2) {
-		status = "INFRA_ERROR";
-		reason = easprintf("%s cannot compare v2 record: %s", c->model_id,
-		    c->id.error);
-	} else if (c->id.complete && n == 0 && c->nfps > 0) {
-		qsort(c->fps, c->nfps, sizeof *c->fps, cmp_str);
-		for (size_t i = 0; i < c->nfps; i++)
-			buf_addf(&b, "%s%s", i ? ", " : "", c->fps[i]);
-		status = "RECIPE_MISMATCH";
-		reason = easprintf("%s recipe_fingerprint=%s does not match baseline "
-		    "records for the same workload, variant, and benchmark version "
-		    "across hardware and software profiles; existing "
-		    "recipe_fingerprint values: %s", c->model_id, c->id.value[3], b.s);
-	} else if (c->static_failures != NULL) {
-		status = "REGRESSION";
-		cJSON_ArrayForEach(e, c->static_failures)
-			json_append(failures, json_new_string(e->valuestring));
-		reason = join(failures, "; ");
-	} else if (unattributed) {
-		status = "INFRA_ERROR";
-		reason = easprintf("%s performance pytest failed without an "
-		    "attributable static-threshold regression (PERF_PYTEST_RC=%s)",
-		    c->model_id, opt.rc_text);
-	} else if (n == 0 && c->id.complete) {
-		status = "CALIBRATION_NEEDED";
-		reason = easprintf("No baseline found for exact comparable identity "
-		    "(workload_id=%s, variant_id=%s, benchmark_version=%s, "
-		    "recipe_fingerprint=%s, hardware_profile_id=%s, "
-		    "software_profile_id=%s)", c->id.value[0], c->id.value[1],
-		    c->id.value[2], c->id.value[3], c->id.value[4], c->id.value[5]);
-	} else if (n == 0) {
-		status = "PASS";
-		reason = easprintf("No legacy baseline for %s on %s", c->model_id,
-		    c->gpu_type);
-	} else if (cJSON_GetArraySize(rolling) > 0) {
-		status = "REGRESSION";
-		cJSON_ArrayForEach(e, rolling)
-			json_append(failures, json_new_string(e->valuestring));
-		reason = join(failures, "; ");
-	} else {
-		status = "PASS";
-		reason = estrdup("Comparable baseline found with no gated regressions");
-	}
+	bstatus = baseline_status(c, raised, n);
+	status = comparison_status(c, unattributed, raised, n, rolling, failures, &reason);
 	/* Statuses other than the static and rolling ones fail with their reason. */
 	if (strcmp(status, "INFRA_ERROR") == 0 || strcmp(status, "RECIPE_MISMATCH") == 0)
 		json_append(failures, json_new_string(reason));
@@ -499,7 +572,6 @@ classify(struct current *c, bool unattributed, const char *raised,
 	json_set(cmp, "failures", failures);
 	json_set(c->rec, "comparison", cmp);
 	cJSON_Delete(rolling);
-	buf_free(&b);
 	free(reason);
 }
 
@@ -568,16 +640,77 @@ free_current(struct current *c)
 	cJSON_Delete(c->rec);
 }
 
-static char *artifacts_default;	/* $PERF_REPORTS_DIR/results */
-
-static void
-free_artifacts_default(void)
+/*
+ * Reads the batch: *cur gets its records, *n their count, *static_any
+ * whether one has static failures. False when a record was bad.
+ */
+static bool
+read_batch(char *const *paths, int npaths, struct current **cur, size_t *n,
+    bool *static_any)
 {
-	free(artifacts_default);
+	jsonl_reader *r = jsonl_open(paths, npaths);
+	jsonl_span s;
+	cJSON *rec;
+	bool ok;
+
+	*cur = NULL;
+	*n = 0;
+	*static_any = false;
+	while ((rec = jsonl_next(r, &s)) != NULL) {
+		*cur = erealloc(*cur, (*n + 1) * sizeof **cur);
+		if (load_current(r, &s, rec, &(*cur)[*n])) {
+			*static_any |= (*cur)[*n].static_failures != NULL;
+			(*n)++;
+		} else
+			cJSON_Delete(rec);
+	}
+	ok = jsonl_errors(r) == 0;
+	jsonl_close(r);
+	return ok;
 }
 
-int
-main(int argc, char *argv[])
+/*
+ * Classifies each record, writes its artifact and emits it, its failure
+ * strings appended to failures. False when an artifact or a record could
+ * not be written.
+ */
+static bool
+gate_batch(struct current *cur, size_t n, bool unattributed, const char *raised,
+    cJSON *failures)
+{
+	bool ok = true;
+
+	for (size_t i = 0; i < n; i++) {
+		classify(&cur[i], unattributed, raised, failures);
+		if (opt.artifacts != NULL && !write_artifact(&cur[i]))
+			ok = false;
+		if (jsonl_emit(stdout, cur[i].rec, NULL) != 0) {
+			diag(cur[i].file, cur[i].line, "cannot write the record: "
+			    "not a finite number");
+			ok = false;
+		}
+		free_current(&cur[i]);
+	}
+	return ok;
+}
+
+/* The closing words: every failure string, or that the comparison passed. */
+static void
+say_failures(const cJSON *failures, size_t n)
+{
+	const cJSON *e;
+
+	if (cJSON_GetArraySize(failures) > 0) {
+		fprintf(stderr, "Performance regression check failed:\n");
+		cJSON_ArrayForEach(e, failures)
+			fprintf(stderr, "  - %s\n", e->valuestring);
+	} else if (n > 0)
+		fprintf(stderr, "Performance baseline comparison passed\n");
+}
+
+/* Reads the options into opt; exits on a usage error. True when --collect-rc was given. */
+static bool
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "store", required_argument, NULL, 's' },
@@ -594,19 +727,9 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct current *cur = NULL;
-	size_t n = 0, i;
-	jsonl_reader *r;
-	jsonl_span s;
-	cJSON *rec, *failures;
-	char *raised = NULL;
-	bool static_any = false, unattributed, trouble = false, rc_given = false;
-	const char *env;
+	bool rc_given = false;
 	int c;
 
-	git_askpass_main(argc, argv);
-	err_init(argv[0]);
-	atexit(free_artifacts_default);
 	opt.noise_window = NOISE_WINDOW;
 	opt.power = 0.8;
 	opt.confidence = CONFIDENCE;
@@ -665,25 +788,30 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+	return rc_given;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct current *cur;
+	size_t n, i;
+	cJSON *failures;
+	char *raised = NULL, *artifacts_default = NULL;	/* $PERF_REPORTS_DIR/results */
+	bool static_any, unattributed, trouble, rc_given;
+	const char *env;
+	int rc;
+
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	rc_given = parse_options(argc, argv);
 	if ((opt.store = store_spec(opt.store)) == NULL)
 		return EXIT_TROUBLE;
 	if (!rc_given)
 		collect_status(getenv("PERF_PYTEST_RC"), false);
 	if (opt.artifacts == NULL && (env = getenv("PERF_REPORTS_DIR")) != NULL)
 		opt.artifacts = artifacts_default = easprintf("%s/results", env);
-
-	r = jsonl_open(argv + optind, argc - optind);
-	while ((rec = jsonl_next(r, &s)) != NULL) {
-		cur = erealloc(cur, (n + 1) * sizeof *cur);
-		if (load_current(r, &s, rec, &cur[n])) {
-			static_any |= cur[n].static_failures != NULL;
-			n++;
-		} else
-			cJSON_Delete(rec);
-	}
-	trouble = jsonl_errors(r) > 0;
-	jsonl_close(r);
-
+	trouble = !read_batch(argv + optind, argc - optind, &cur, &n, &static_any);
 	unattributed = opt.collect_failed && !static_any;
 	if (opt.collect_failed)
 		fprintf(stderr, "%s: PERF_PYTEST_RC=%s\n", unattributed ?
@@ -694,34 +822,21 @@ main(int argc, char *argv[])
 		for (i = 0; i < n; i++)
 			free_current(&cur[i]);
 		free(cur);
+		free(artifacts_default);
 		return EXIT_TROUBLE;
 	}
 	failures = json_new_array();
-	for (i = 0; i < n; i++) {
-		classify(&cur[i], unattributed, raised, failures);
-		if (opt.artifacts != NULL && !write_artifact(&cur[i]))
-			trouble = true;
-		if (jsonl_emit(stdout, cur[i].rec, NULL) != 0) {
-			diag(cur[i].file, cur[i].line, "cannot write the record: "
-			    "not a finite number");
-			trouble = true;
-		}
-		free_current(&cur[i]);
-	}
-	if (cJSON_GetArraySize(failures) > 0) {
-		fprintf(stderr, "Performance regression check failed:\n");
-		cJSON_ArrayForEach(rec, failures)
-			fprintf(stderr, "  - %s\n", rec->valuestring);
-	} else if (n > 0)
-		fprintf(stderr, "Performance baseline comparison passed\n");
+	if (!gate_batch(cur, n, unattributed, raised, failures))
+		trouble = true;
+	say_failures(failures, n);
 	free(cur);
 	free(raised);
 	free(opt.histories);
-	if (jsonl_finish(stdout, "standard output") != 0 || trouble) {
-		cJSON_Delete(failures);
-		return EXIT_TROUBLE;
-	}
-	c = cJSON_GetArraySize(failures) > 0 ? EXIT_GATE : EXIT_PASS;
+	free(artifacts_default);
+	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
+		rc = EXIT_TROUBLE;
+	else
+		rc = cJSON_GetArraySize(failures) > 0 ? EXIT_GATE : EXIT_PASS;
 	cJSON_Delete(failures);
-	return c;
+	return rc;
 }

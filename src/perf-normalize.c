@@ -151,6 +151,44 @@ static_failures_valid(const cJSON *v)
 }
 
 /*
+ * Checks the raw record's types and thresholds: *model_id, *gpu_type and
+ * pol get what it gives. False after reporting a problem.
+ */
+static bool
+checked_raw(jsonl_reader *r, const jsonl_span *s, const cJSON *raw, const char **model_id,
+    const char **gpu_type, struct metric_policy *pol)
+{
+	const cJSON *v;
+	char bad[64];
+
+	if ((*model_id = string_key(r, s, raw, "benchmark_id", "unknown")) == NULL ||
+	    (*gpu_type = string_key(r, s, raw, "device", "unknown")) == NULL)
+		return false;
+	v = json_get(raw, "timestamp");
+	if (json_truthy(v) && !cJSON_IsString(v)) {
+		jsonl_error(r, s, "timestamp must be a string");
+		return false;
+	}
+	if (json_truthy(json_get(raw, "commit")) &&
+	    !cJSON_IsString(json_get(raw, "commit"))) {
+		jsonl_error(r, s, "commit must be a string");
+		return false;
+	}
+	v = json_get(raw, "static_failures");
+	if (v != NULL && !static_failures_valid(v)) {
+		jsonl_error(r, s, "static_failures must be an array of strings");
+		return false;
+	}
+	if (policy_merge(json_get(raw, "regression_thresholds"), pol, bad,
+	    sizeof bad) != 0) {
+		jsonl_error(r, s, "regression_thresholds.%s is not a finite number",
+		    bad);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Builds the normalized record; NULL after reporting a problem. Subtrees
  * of raw are moved into the result.
  */
@@ -159,36 +197,13 @@ normalize(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 {
 	struct metric_policy pol[METRIC_COUNT];
 	const char *model_id, *gpu_type;
-	const cJSON *v, *bench, *sf;
+	const cJSON *v = json_get(raw, "timestamp"), *bench, *sf = json_get(raw, "static_failures");
 	cJSON *out, *m;
-	char ts[40], bad[64];
+	char ts[40];
 	size_t i;
 
-	if ((model_id = string_key(r, s, raw, "benchmark_id", "unknown")) == NULL ||
-	    (gpu_type = string_key(r, s, raw, "device", "unknown")) == NULL)
+	if (!checked_raw(r, s, raw, &model_id, &gpu_type, pol))
 		return NULL;
-	v = json_get(raw, "timestamp");
-	if (json_truthy(v) && !cJSON_IsString(v)) {
-		jsonl_error(r, s, "timestamp must be a string");
-		return NULL;
-	}
-	if (json_truthy(json_get(raw, "commit")) &&
-	    !cJSON_IsString(json_get(raw, "commit"))) {
-		jsonl_error(r, s, "commit must be a string");
-		return NULL;
-	}
-	sf = json_get(raw, "static_failures");
-	if (sf != NULL && !static_failures_valid(sf)) {
-		jsonl_error(r, s, "static_failures must be an array of strings");
-		return NULL;
-	}
-	if (policy_merge(json_get(raw, "regression_thresholds"), pol, bad,
-	    sizeof bad) != 0) {
-		jsonl_error(r, s, "regression_thresholds.%s is not a finite number",
-		    bad);
-		return NULL;
-	}
-
 	out = json_new_object();
 	json_set(out, "model_id", json_new_string(model_id));
 	json_set(out, "timestamp", json_truthy(v) ? json_new_string(v->valuestring) :

@@ -477,92 +477,159 @@ file_entry(const char *path, const void *bytes, size_t n)
 }
 
 /*
- * Prepare: reserve, write the seeds (batch order) and the manifest
- * (sources s in input order).
+ * Prepare: writes the seeds into the reservation res (batch order); written[i]
+ * gets each one's path. Non-zero after reporting.
  */
 static int
-stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
+write_seeds(const char *res, cJSON **seeds, int n, struct made *made, char **written)
 {
-	struct made made = { NULL, 0 };
-	char *res = reservation_of(staging_real, &s[0].id), *parent, *path = NULL;
-	cJSON *manifest = NULL, *list;
-	buf text = BUF_INIT, again = BUF_INIT;
-	char **written = ecalloc((size_t)n + 1, sizeof *written);
-	int rc = 0, i;
+	buf text = BUF_INIT;
+	int rc = 0;
 
-	parent = easprintf("%s/" RESERVATIONS, staging_real);
-	if (mkdirs_noted(parent, &made, 0777) != 0) {
-		rc = fail("%s: cannot create: %s", parent, strerror(errno));
-		goto undo;
-	}
-	if (mkdir(res, 0700) != 0) {
-		rc = errno == EEXIST ? fail("staging already has a reservation for the exact "
-		    "comparable identity; reuse or explicitly clean the existing preparation") :
-		    fail("%s: cannot create: %s", res, strerror(errno));
-		goto undo;
-	}
-	made_add(&made, res);
-	for (i = 0; i < n; i++) {
-		char *rel = seed_path(seeds[i], i + 1, n), *slash;
+	for (int i = 0; i < n && rc == 0; i++) {
+		char *rel = seed_path(seeds[i], i + 1, n), *slash, *path;
 
 		path = easprintf("%s/%s", res, rel);
 		free(rel);
 		slash = strrchr(path, '/');
 		*slash = '\0';
-		if (mkdirs_noted(path, &made, 0777) != 0) {
+		if (mkdirs_noted(path, made, 0777) != 0) {
 			rc = fail("%s: cannot create: %s", path, strerror(errno));
-			goto undo;
+			free(path);
+			break;
 		}
 		*slash = '/';
 		buf_reset(&text);
-		if (json_write(&text, seeds[i], JSON_INDENT2, NULL) != 0) {
+		if (json_write(&text, seeds[i], JSON_INDENT2, NULL) != 0)
 			rc = fail("seed %d holds a number that is not finite", i + 1);
-			goto undo;
-		}
-		if (atomic_create_file(path, text.s, text.len) != 0) {
+		else if (atomic_create_file(path, text.s, text.len) != 0)
 			rc = fail("%s: cannot write: %s", path, strerror(errno));
-			goto undo;
+		if (rc != 0) {
+			free(path);
+			break;
 		}
-		made_add(&made, path);
+		made_add(made, path);
 		written[i] = path;
-		path = NULL;
 	}
-	manifest = json_new_object();
-	json_set(manifest, "manifest_schema_version", json_new_int(1));
-	json_set(manifest, "repository", repository_of(opt.store));
-	json_set(manifest, "identity", seed_identity_json(&s[0].id));
-	json_set(manifest, "recipe_cohort", seed_cohort_json(&s[0].id));
-	json_set(manifest, "staging_root", json_new_string(staging_real));
-	list = json_new_array();
-	for (i = 0; i < n; i++) {
+	buf_free(&text);
+	return rc;
+}
+
+/*
+ * Prepare: the manifest's entries of the sources s, each read again (it
+ * must still be what was validated), into *list. Non-zero after reporting.
+ */
+static int
+source_entries(const struct doc *s, int n, cJSON **list)
+{
+	buf again = BUF_INIT;
+	int rc = 0;
+
+	*list = json_new_array();
+	for (int i = 0; i < n; i++) {
 		cJSON *rec;
 		json_error e;
 
-		/* Each source must still be what was validated. */
 		rec = buf_read_file(&again, s[i].real) == 0 ?
 		    json_parse(again.s, again.len, &e) : NULL;
 		if (rec == NULL || !json_equal(rec, s[i].rec)) {
 			cJSON_Delete(rec);
-			cJSON_Delete(list);
 			rc = fail("source record changed during preparation: %s", s[i].real);
-			goto undo;
+			break;
 		}
 		cJSON_Delete(rec);
-		json_append(list, file_entry(s[i].real, again.s, again.len));
+		json_append(*list, file_entry(s[i].real, again.s, again.len));
 	}
-	json_set(manifest, "source_records", list);
-	list = json_new_array();
-	for (i = 0; i < n; i++) {
+	buf_free(&again);
+	return rc;
+}
+
+/* Prepare: the manifest's entries of the seeds written, into *list. */
+static int
+prepared_entries(char *const *written, int n, cJSON **list)
+{
+	buf again = BUF_INIT;
+	int rc = 0;
+
+	*list = json_new_array();
+	for (int i = 0; i < n; i++) {
 		if (buf_read_file(&again, written[i]) != 0) {
-			cJSON_Delete(list);
 			rc = fail("%s: %s", written[i], strerror(errno));
-			goto undo;
+			break;
 		}
-		json_append(list, file_entry(written[i], again.s, again.len));
+		json_append(*list, file_entry(written[i], again.s, again.len));
 	}
-	json_set(manifest, "prepared_records", list);
+	buf_free(&again);
+	return rc;
+}
+
+/* Prepare: the manifest of the sources s and the seeds written. */
+static int
+manifest_of(const struct doc *s, int n, char *const *written, const char *staging_real,
+    cJSON **manifest)
+{
+	cJSON *list;
+	int rc;
+
+	*manifest = json_new_object();
+	json_set(*manifest, "manifest_schema_version", json_new_int(1));
+	json_set(*manifest, "repository", repository_of(opt.store));
+	json_set(*manifest, "identity", seed_identity_json(&s[0].id));
+	json_set(*manifest, "recipe_cohort", seed_cohort_json(&s[0].id));
+	json_set(*manifest, "staging_root", json_new_string(staging_real));
+	rc = source_entries(s, n, &list);
+	if (rc != 0) {
+		cJSON_Delete(list);
+		return rc;
+	}
+	json_set(*manifest, "source_records", list);
+	rc = prepared_entries(written, n, &list);
+	if (rc != 0) {
+		cJSON_Delete(list);
+		return rc;
+	}
+	json_set(*manifest, "prepared_records", list);
+	return 0;
+}
+
+/* Prepare: the reservation of the batch's identity, made and noted in made. */
+static int
+reserve(const char *staging_real, const char *res, struct made *made)
+{
+	char *parent = easprintf("%s/" RESERVATIONS, staging_real);
+	int rc = 0;
+
+	if (mkdirs_noted(parent, made, 0777) != 0)
+		rc = fail("%s: cannot create: %s", parent, strerror(errno));
+	else if (mkdir(res, 0700) != 0)
+		rc = errno == EEXIST ? fail("staging already has a reservation for the exact "
+		    "comparable identity; reuse or explicitly clean the existing preparation") :
+		    fail("%s: cannot create: %s", res, strerror(errno));
+	else
+		made_add(made, res);
+	free(parent);
+	return rc;
+}
+
+/*
+ * Prepare: reserve, write the seeds (batch order) and the manifest
+ * (sources s in input order); everything made is removed again on failure.
+ */
+static int
+stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
+{
+	struct made made = { NULL, 0 };
+	char *res = reservation_of(staging_real, &s[0].id), *path = NULL;
+	cJSON *manifest = NULL;
+	buf text = BUF_INIT;
+	char **written = ecalloc((size_t)n + 1, sizeof *written);
+	int rc, i;
+
+	if ((rc = reserve(staging_real, res, &made)) != 0 ||
+	    (rc = write_seeds(res, seeds, n, &made, written)) != 0 ||
+	    (rc = manifest_of(s, n, written, staging_real, &manifest)) != 0)
+		goto undo;
 	path = easprintf("%s/manifest", res);
-	buf_reset(&text);
 	json_write(&text, manifest, JSON_INDENT2, NULL);
 	made_add(&made, path);
 	if (atomic_write_file(path, text.s, text.len) != 0) {
@@ -582,11 +649,9 @@ done:
 		free(written[i]);
 	free(written);
 	free(path);
-	free(parent);
 	free(res);
 	cJSON_Delete(manifest);
 	buf_free(&text);
-	buf_free(&again);
 	return rc;
 }
 
@@ -821,224 +886,355 @@ needs_token(void)
 	return gitstore_is_spec(opt.store) && strstr(opt.store, "huggingface.co") != NULL;
 }
 
-static int
-upload(const char *manifest_path)
-{
-	struct doc m = { 0 }, *src = NULL, *p = NULL;
-	const cJSON *v, *entries, *e;
-	cJSON *repo = repository_of(opt.store), *marker;
-	char *res = NULL, *mdir = NULL, *mcopy = NULL, *msg, **rel = NULL, **data = NULL;
-	size_t *len = NULL;
-	char commit[64], parent[64];
-	int ns = 0, np = 0, rc = 0, i, j;
-	store_writer *w = NULL;
-	buf text = BUF_INIT;
-	json_error je;
+/*
+ * Upload, as the reference numbers its steps: what each step has read and
+ * made, for the next ones.
+ */
+struct upload {
+	struct doc m;		/* the manifest */
+	struct doc *src, *p;	/* its source and prepared records */
+	int ns, np;
+	char *res;		/* the identity reservation, resolved */
+	store_writer *w;
+	char **rel;		/* each prepared record's path in the store */
+	char **data;		/* borrowed from p[i].bytes */
+	size_t *len;
+	char parent[64];	/* the store's revision, "" when empty */
+	char commit[64];	/* the seed commit */
+};
 
-	if ((m.real = realpath(manifest_path, NULL)) == NULL ||
-	    buf_read_file(&m.bytes, m.real) != 0) {
+/* 1: the manifest, its schema, repository, staging root and sources. */
+static int
+read_manifest(struct upload *u, const char *manifest_path)
+{
+	struct doc *m = &u->m;
+	cJSON *repo = repository_of(opt.store);
+	const cJSON *v;
+	json_error je;
+	int rc = 0;
+
+	if ((m->real = realpath(manifest_path, NULL)) == NULL ||
+	    buf_read_file(&m->bytes, m->real) != 0)
 		rc = fail("%s: %s", manifest_path, strerror(errno));
-		goto done;
-	}
-	if ((m.rec = json_parse(m.bytes.s, m.bytes.len, &je)) == NULL) {
+	else if ((m->rec = json_parse(m->bytes.s, m->bytes.len, &je)) == NULL)
 		rc = fail("%s:%ld: %s", manifest_path, je.line, je.msg);
-		goto done;
-	}
-	/* 1 */
-	v = json_get(m.rec, "manifest_schema_version");
-	if (!cJSON_IsObject(m.rec) || !cJSON_IsNumber(v) || v->valuedouble != 1) {
+	else if (!cJSON_IsObject(m->rec) ||
+	    !cJSON_IsNumber(v = json_get(m->rec, "manifest_schema_version")) || v->valuedouble != 1)
 		rc = fail("unsupported or missing prepared-seed manifest schema");
-		goto done;
-	}
-	if (!json_equal(json_get(m.rec, "repository"), repo)) {
+	else if (!json_equal(json_get(m->rec, "repository"), repo))
 		rc = fail("prepared-seed manifest repository does not match the configured Hub "
 		    "destination");
-		goto done;
-	}
-	v = json_get(m.rec, "staging_root");
-	if (!cJSON_IsString(v) || *v->valuestring == '\0') {
+	else if (!cJSON_IsString(v = json_get(m->rec, "staging_root")) || *v->valuestring == '\0')
 		rc = fail("prepared-seed manifest is missing its staging root");
-		goto done;
-	}
-	if ((entries = nonempty_array(m.rec, "source_records")) == NULL) {
+	else if (nonempty_array(m->rec, "source_records") == NULL)
 		rc = fail("prepared-seed manifest must retain its reviewed source records");
-		goto done;
-	}
-	/* 2 */
-	src = ecalloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *src);
-	cJSON_ArrayForEach(e, entries) {
-		if (!cJSON_IsObject(e)) {
-			rc = fail("prepared-seed manifest source entries must be objects");
-			goto done;
-		}
-		rc = load_entry(&src[ns], e, "source record changed after review",
-		    "source record must contain a JSON object");
-		ns++;
-		if (rc != 0)
-			goto done;
-		if ((msg = seed_check_source(src[ns - 1].rec)) != NULL) {
-			rc = fail("%s: %s", src[ns - 1].real, msg);
-			free(msg);
-			goto done;
-		}
-	}
-	for (i = 0; i < ns; i++)
-		src[i].arg = src[i].real;
-	if ((rc = check_batch(src, ns)) != 0)
-		goto done;
-	/* 3 */
-	{
-		char *staging = path_resolve(json_get(m.rec, "staging_root")->valuestring), *r;
+	cJSON_Delete(repo);
+	return rc;
+}
 
-		r = reservation_of(staging, &src[0].id);
-		res = path_resolve(r);
-		free(r);
-		free(staging);
+/* 2: each source record, unchanged since review and a valid source; the batch. */
+static int
+load_sources(struct upload *u)
+{
+	const cJSON *entries = nonempty_array(u->m.rec, "source_records"), *e;
+	char *msg;
+	int rc;
+
+	u->src = ecalloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *u->src);
+	cJSON_ArrayForEach(e, entries) {
+		if (!cJSON_IsObject(e))
+			return fail("prepared-seed manifest source entries must be objects");
+		rc = load_entry(&u->src[u->ns], e, "source record changed after review",
+		    "source record must contain a JSON object");
+		u->ns++;
+		if (rc != 0)
+			return rc;
+		if ((msg = seed_check_source(u->src[u->ns - 1].rec)) != NULL) {
+			rc = fail("%s: %s", u->src[u->ns - 1].real, msg);
+			free(msg);
+			return rc;
+		}
 	}
-	mcopy = estrdup(m.real);
+	for (int i = 0; i < u->ns; i++)
+		u->src[i].arg = u->src[i].real;
+	return check_batch(u->src, u->ns);
+}
+
+/* 3: the manifest lies in the reservation of its sources' identity. */
+static int
+check_reservation(struct upload *u)
+{
+	char *staging = path_resolve(json_get(u->m.rec, "staging_root")->valuestring);
+	char *r = reservation_of(staging, &u->src[0].id), *mcopy, *mdir;
+	int rc = 0;
+
+	u->res = path_resolve(r);
+	free(r);
+	free(staging);
+	mcopy = estrdup(u->m.real);
 	mdir = estrdup(dirname(mcopy));
-	if (strcmp(mdir, res) != 0) {
+	if (strcmp(mdir, u->res) != 0)
 		rc = fail("prepared-seed manifest is outside its identity reservation");
-		goto done;
-	}
-	/* 4 */
-	if ((entries = nonempty_array(m.rec, "prepared_records")) == NULL) {
-		rc = fail("prepared-seed manifest must contain at least one record");
-		goto done;
-	}
-	p = ecalloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *p);
+	free(mdir);
+	free(mcopy);
+	return rc;
+}
+
+/* 4, 5: each prepared record, inside the reservation, unchanged and a valid seed. */
+static int
+load_prepared(struct upload *u)
+{
+	const cJSON *entries = nonempty_array(u->m.rec, "prepared_records"), *e;
+	char *msg;
+	int rc;
+
+	if (entries == NULL)
+		return fail("prepared-seed manifest must contain at least one record");
+	u->p = ecalloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *u->p);
 	cJSON_ArrayForEach(e, entries) {
 		const cJSON *path = json_get(e, "path");
 		char *real;
 
-		if (!cJSON_IsObject(e)) {
-			rc = fail("prepared-seed manifest record entries must be objects");
-			goto done;
-		}
+		if (!cJSON_IsObject(e))
+			return fail("prepared-seed manifest record entries must be objects");
 		real = cJSON_IsString(path) ? path_resolve(path->valuestring) : estrdup("");
-		if (!path_within(real, res) || strcmp(real, res) == 0) {
+		if (!path_within(real, u->res) || strcmp(real, u->res) == 0) {
 			rc = fail("prepared record is outside its identity reservation: %s",
 			    cJSON_IsString(path) ? path->valuestring : "(none)");
 			free(real);
-			goto done;
+			return rc;
 		}
 		free(real);
-		rc = load_entry(&p[np], e, "prepared record changed after review",
+		rc = load_entry(&u->p[u->np], e, "prepared record changed after review",
 		    "prepared record must contain a JSON object");
-		np++;
+		u->np++;
 		if (rc != 0)
-			goto done;
+			return rc;
 	}
-	/* 5 */
-	for (i = 0; i < np; i++)
-		if ((msg = seed_check_prepared(p[i].rec)) != NULL) {
-			rc = fail("%s: %s", p[i].real, msg);
+	for (int i = 0; i < u->np; i++)
+		if ((msg = seed_check_prepared(u->p[i].rec)) != NULL) {
+			rc = fail("%s: %s", u->p[i].real, msg);
 			free(msg);
-			goto done;
+			return rc;
 		}
-	/* 6, 7 */
-	if ((rc = check_prepared_batch(p, np, src, m.rec, res)) != 0 ||
-	    (rc = rederive(p, np, src)) != 0)
-		goto done;
-	/* 8 */
-	if (opt.confirm && needs_token() && git_token() == NULL) {
-		rc = fail("a Hugging Face write token is required to upload baseline seeds");
-		goto done;
-	}
-	w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
-	    store_writer_open_readonly(opt.store, opt.cache);
-	if (w == NULL) {
-		rc = EXIT_TROUBLE;
-		goto done;
-	}
-	if (store_writer_remote_error(w) != NULL) {
-		rc = fail("could not resolve the current performance-tracking repository "
-		    "revision: %s", store_writer_remote_error(w));
-		goto done;
-	}
-	snprintf(parent, sizeof parent, "%s", store_writer_revision(w) != NULL ?
-	    store_writer_revision(w) : "");
-	/* 9 */
-	if ((rc = check_no_seed(store_writer_dir(w), &p[0].id, "remote tracking history")) != 0)
-		goto done;
-	rel = ecalloc((size_t)np + 1, sizeof *rel);
-	data = ecalloc((size_t)np + 1, sizeof *data);
-	len = ecalloc((size_t)np + 1, sizeof *len);
-	for (i = 0; i < np; i++) {
-		char *s = text_sanitize(json_get(p[i].rec, "model_id")->valuestring);
+	return 0;
+}
 
-		rel[i] = easprintf("%s/%s", s, strrchr(p[i].real, '/') + 1);
+/* 8: the store at its current revision (writable with --confirm). */
+static int
+open_store(struct upload *u)
+{
+	if (opt.confirm && needs_token() && git_token() == NULL)
+		return fail("a Hugging Face write token is required to upload baseline seeds");
+	u->w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
+	    store_writer_open_readonly(opt.store, opt.cache);
+	if (u->w == NULL)
+		return EXIT_TROUBLE;
+	if (store_writer_remote_error(u->w) != NULL)
+		return fail("could not resolve the current performance-tracking repository "
+		    "revision: %s", store_writer_remote_error(u->w));
+	snprintf(u->parent, sizeof u->parent, "%s", store_writer_revision(u->w) != NULL ?
+	    store_writer_revision(u->w) : "");
+	return 0;
+}
+
+/* 9: no seed of the identity in the store; the records' store paths, all free. */
+static int
+check_paths(struct upload *u)
+{
+	int rc, i, j;
+
+	if ((rc = check_no_seed(store_writer_dir(u->w), &u->p[0].id,
+	    "remote tracking history")) != 0)
+		return rc;
+	u->rel = ecalloc((size_t)u->np + 1, sizeof *u->rel);
+	u->data = ecalloc((size_t)u->np + 1, sizeof *u->data);
+	u->len = ecalloc((size_t)u->np + 1, sizeof *u->len);
+	for (i = 0; i < u->np; i++) {
+		char *s = text_sanitize(json_get(u->p[i].rec, "model_id")->valuestring);
+
+		u->rel[i] = easprintf("%s/%s", s, strrchr(u->p[i].real, '/') + 1);
 		free(s);
-		data[i] = p[i].bytes.s;
-		len[i] = p[i].bytes.len;
+		u->data[i] = u->p[i].bytes.s;
+		u->len[i] = u->p[i].bytes.len;
 	}
-	for (i = 0; i < np; i++) {
+	for (i = 0; i < u->np; i++) {
 		for (j = 0; j < i; j++)
-			if (strcmp(rel[i], rel[j]) == 0) {
-				rc = fail("prepared records collide at Hub path %s", rel[i]);
-				goto done;
-			}
-		if (store_writer_check(w, rel[i], "", 0) != STOREW_ABSENT) {
-			rc = fail("Hub path already exists: %s", rel[i]);
-			goto done;
-		}
+			if (strcmp(u->rel[i], u->rel[j]) == 0)
+				return fail("prepared records collide at Hub path %s", u->rel[i]);
+		if (store_writer_check(u->w, u->rel[i], "", 0) != STOREW_ABSENT)
+			return fail("Hub path already exists: %s", u->rel[i]);
 	}
-	if (!opt.confirm) {
-		for (i = 0; i < np; i++)
-			printf("Would upload baseline seed: %s/%s\n", store_writer_shown(w), rel[i]);
-		printf("Would commit \"Perf: seed %s baseline\" on revision %s\n",
-		    json_get(p[0].rec, "model_id")->valuestring, parent[0] != '\0' ? parent :
-		    "(empty store)");
-		printf("Nothing was uploaded; run again with --confirm to upload.\n");
-		goto done;
-	}
-	/* 10 */
-	msg = easprintf("Perf: seed %s baseline", json_get(p[0].rec, "model_id")->valuestring);
-	rc = store_writer_swap(w, rel, data, len, (size_t)np, msg, commit) == 0 ? 0 : EXIT_TROUBLE;
+	return 0;
+}
+
+/* Without --confirm: what would be done. */
+static void
+dry_run(const struct upload *u)
+{
+	for (int i = 0; i < u->np; i++)
+		printf("Would upload baseline seed: %s/%s\n", store_writer_shown(u->w), u->rel[i]);
+	printf("Would commit \"Perf: seed %s baseline\" on revision %s\n",
+	    json_get(u->p[0].rec, "model_id")->valuestring, u->parent[0] != '\0' ? u->parent :
+	    "(empty store)");
+	printf("Nothing was uploaded; run again with --confirm to upload.\n");
+}
+
+/* 10: all seeds as one revision of the store, a compare-and-swap. */
+static int
+commit_seeds(struct upload *u)
+{
+	char *msg = easprintf("Perf: seed %s baseline",
+	    json_get(u->p[0].rec, "model_id")->valuestring);
+	int rc = store_writer_swap(u->w, u->rel, u->data, u->len, (size_t)u->np, msg,
+	    u->commit) == 0 ? 0 : EXIT_TROUBLE;
+
 	free(msg);
 	if (rc != 0)
-		goto done;
-	for (i = 0; i < np; i++)
-		printf("Uploaded baseline seed: %s/%s\n", store_writer_shown(w), rel[i]);
-	printf("Seed commit: %s (parent %s)\n", commit, parent[0] != '\0' ? parent : "none");
-	/* 11 */
-	marker = json_new_object();
+		return rc;
+	for (int i = 0; i < u->np; i++)
+		printf("Uploaded baseline seed: %s/%s\n", store_writer_shown(u->w), u->rel[i]);
+	printf("Seed commit: %s (parent %s)\n", u->commit, u->parent[0] != '\0' ? u->parent :
+	    "none");
+	return 0;
+}
+
+/* The upload marker's content. */
+static cJSON *
+marker_json(const char *commit, const char *parent)
+{
+	cJSON *marker = json_new_object();
+
 	json_set(marker, "commit_id", json_new_string(commit));
 	json_set(marker, "parent_commit", parent[0] != '\0' ? json_new_string(parent) :
 	    json_new_null());
+	return marker;
+}
+
+/* 11: the local marker of the upload; its failure is only a warning. */
+static void
+write_marker(const struct upload *u)
+{
+	cJSON *marker = marker_json(u->commit, u->parent);
+	char *path = easprintf("%s/uploaded", u->res);
+	buf text = BUF_INIT;
+
 	json_write(&text, marker, JSON_INDENT2, NULL);
 	cJSON_Delete(marker);
-	msg = easprintf("%s/uploaded", res);
-	if (atomic_write_file(msg, text.s, text.len) != 0)
+	if (atomic_write_file(path, text.s, text.len) != 0)
 		printf("Warning: seed commit %s succeeded but local upload marker failed: %s\n",
-		    commit, strerror(errno));
-	free(msg);
-done:
-	fflush(stdout);
-	store_writer_close(w);
-	for (i = 0; i < ns; i++)
-		free_doc(&src[i]);
-	for (i = 0; i < np; i++) {
-		free_doc(&p[i]);
-		if (rel != NULL)
-			free(rel[i]);
-	}
-	free(src);
-	free(p);
-	free(rel);
-	free(data);
-	free(len);
-	free_doc(&m);
-	free(res);
-	free(mdir);
-	free(mcopy);
-	cJSON_Delete(repo);
+		    u->commit, strerror(errno));
+	free(path);
 	buf_free(&text);
+}
+
+static void
+free_upload(struct upload *u)
+{
+	store_writer_close(u->w);
+	for (int i = 0; i < u->ns; i++)
+		free_doc(&u->src[i]);
+	for (int i = 0; i < u->np; i++) {
+		free_doc(&u->p[i]);
+		if (u->rel != NULL)
+			free(u->rel[i]);
+	}
+	free(u->src);
+	free(u->p);
+	free(u->rel);
+	free(u->data);
+	free(u->len);
+	free_doc(&u->m);
+	free(u->res);
+}
+
+static int
+upload(const char *manifest_path)
+{
+	struct upload u;
+	int rc;
+
+	memset(&u, 0, sizeof u);
+	if ((rc = read_manifest(&u, manifest_path)) == 0 &&
+	    (rc = load_sources(&u)) == 0 &&
+	    (rc = check_reservation(&u)) == 0 &&
+	    (rc = load_prepared(&u)) == 0 &&
+	    (rc = check_prepared_batch(u.p, u.np, u.src, u.m.rec, u.res)) == 0 &&	/* 6 */
+	    (rc = rederive(u.p, u.np, u.src)) == 0 &&				/* 7 */
+	    (rc = open_store(&u)) == 0 &&
+	    (rc = check_paths(&u)) == 0) {
+		if (!opt.confirm)
+			dry_run(&u);
+		else if ((rc = commit_seeds(&u)) == 0)
+			write_marker(&u);
+	}
+	fflush(stdout);
+	free_upload(&u);
 	return rc;
 }
 
-int
-main(int argc, char *argv[])
+/* The subcommands' operands, then their work. */
+static int
+cmd_prepare(int nops, char **ops)
+{
+	(void)ops;
+	if (opt.nsources == 0 || opt.rationale == NULL || nops > 0) {
+		warnx_(nops > 0 ? "prepare takes no operands" :
+		    opt.nsources == 0 ? "prepare needs at least one --source-result" :
+		    "prepare needs --intent-rationale");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return prepare();
+}
+
+static int
+cmd_upload(int nops, char **ops)
+{
+	if (nops != 1) {
+		warnx_("upload takes one manifest");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return upload(ops[0]);
+}
+
+static const struct command {
+	const char *name;
+	const char *own;	/* the options only it takes (getopt's values) */
+	int (*run)(int nops, char **ops);
+} commands[] = {
+	{ "prepare", "SROGMN", cmd_prepare },
+	{ "upload", "Y", cmd_upload },
+};
+
+/* The subcommand argv[1] names; exits after -h, --version or a usage error. */
+static const struct command *
+command_of(int argc, char *argv[])
+{
+	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
+		cli_usage(usage_text, EXIT_PASS);
+	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
+		cli_version();
+	for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof *commands; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return &commands[i];
+	if (argc >= 2)
+		warnx_("unknown command '%s'", argv[1]);
+	cli_usage(usage_text, EXIT_TROUBLE);
+}
+
+/* An option of another subcommand is an unknown one. */
+static bool
+foreign_option(const struct command *cmd, int c)
+{
+	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+		if (&commands[i] != cmd && c != 0 && strchr(commands[i].own, c) != NULL)
+			return true;
+	return false;
+}
+
+/* Reads the environment and the options after the subcommand (argv[0]) into opt. */
+static void
+parse_options(int argc, char *argv[], const struct command *cmd)
 {
 	static const struct option longopts[] = {
 		{ "source-result", required_argument, NULL, 'S' },
@@ -1054,35 +1250,16 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *env, *cmd;
-	bool is_prepare;
+	const char *env;
 	int c;
 
-	git_askpass_main(argc, argv);
-	err_init(argv[0]);
-	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		cli_usage(usage_text, EXIT_PASS);
-	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
-		cli_version();
-	if (argc < 2 || (strcmp(argv[1], "prepare") != 0 && strcmp(argv[1], "upload") != 0)) {
-		if (argc >= 2)
-			warnx_("unknown command '%s'", argv[1]);
-		cli_usage(usage_text, EXIT_TROUBLE);
-	}
-	cmd = argv[1];
-	is_prepare = strcmp(cmd, "prepare") == 0;
 	opt.staging = (env = getenv("PERFORMANCE_RESEED_STAGING_ROOT")) != NULL ? env :
 	    "/tmp/performance_reseed_prepared";
 	opt.operator = (env = getenv("USER")) != NULL && *env != '\0' ? env : NULL;
 	opt.max_regression = 0.05;
-	argc--;
-	argv++;
 	while ((c = getopt_long(argc, argv, "hs:", longopts, NULL)) != -1) {
-		bool for_prepare = c == 'S' || c == 'R' || c == 'O' || c == 'G' || c == 'M' ||
-		    c == 'N';
-
-		if ((for_prepare && !is_prepare) || (c == 'Y' && is_prepare)) {
-			warnx_("%s: unknown option for %s", argv[optind - 1], cmd);
+		if (foreign_option(cmd, c)) {
+			warnx_("%s: unknown option for %s", argv[optind - 1], cmd->name);
 			cli_usage(usage_text, EXIT_TROUBLE);
 		}
 		switch (c) {
@@ -1117,26 +1294,26 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	const struct command *cmd;
+	int rc;
+
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	cmd = command_of(argc, argv);
+	argc--;
+	argv++;
+	parse_options(argc, argv, cmd);
 	if ((opt.store = store_spec(opt.store)) == NULL)
 		return EXIT_TROUBLE;
 	/* Set but empty is the working directory, as the tracking root. */
 	if (*opt.staging == '\0')
 		opt.staging = ".";
-	if (is_prepare) {
-		if (opt.nsources == 0 || opt.rationale == NULL || optind < argc) {
-			warnx_(optind < argc ? "prepare takes no operands" :
-			    opt.nsources == 0 ? "prepare needs at least one --source-result" :
-			    "prepare needs --intent-rationale");
-			cli_usage(usage_text, EXIT_TROUBLE);
-		}
-		c = prepare();
-	} else {
-		if (optind != argc - 1) {
-			warnx_("upload takes one manifest");
-			cli_usage(usage_text, EXIT_TROUBLE);
-		}
-		c = upload(argv[optind]);
-	}
+	rc = cmd->run(argc - optind, argv + optind);
 	free(opt.sources);
-	return c;
+	return rc;
 }

@@ -43,12 +43,16 @@ static struct {
 	long days;
 	int64_t now;
 	bool dashboard, stability, json;
+	const char *changes;	/* perf-changes output */
+} opt;
+
+/* What was read: the compared records and the change points of --changes. */
+struct batch {
 	cJSON **recs;
 	size_t n;
-	const char *changes;	/* perf-changes output */
 	const cJSON **cps;
 	size_t ncps;
-} opt;
+};
 
 static const char usage_text[] =
     "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
@@ -198,12 +202,12 @@ pct_cell(buf *b, const cJSON *v)
  * suggests. Nothing when every gate fits its noise.
  */
 static void
-md_sensitivity(buf *b)
+md_sensitivity(buf *b, const struct batch *in)
 {
 	bool any = false;
 
-	for (size_t i = 0; i < opt.n; i++) {
-		const cJSON *ms = json_get(json_get(opt.recs[i], "comparison"), "metrics");
+	for (size_t i = 0; i < in->n; i++) {
+		const cJSON *ms = json_get(json_get(in->recs[i], "comparison"), "metrics");
 
 		for (int k = 0; k < METRIC_COUNT; k++) {
 			const cJSON *m = json_get(ms, metric_table[k].key);
@@ -223,9 +227,9 @@ md_sensitivity(buf *b)
 				    "|---|---|---|---|---:|---:|---:|---|---|---:|\n");
 			any = true;
 			buf_adds(b, "| ");
-			cell_key(b, opt.recs[i], "model_id");
+			cell_key(b, in->recs[i], "model_id");
 			buf_adds(b, " | ");
-			cell_key(b, opt.recs[i], "gpu_type");
+			cell_key(b, in->recs[i], "gpu_type");
 			buf_addf(b, " | %s | %s | ", metric_table[k].key, adv->valuestring);
 			pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
 			buf_adds(b, " | ");
@@ -270,25 +274,25 @@ footer(buf *b, size_t left, size_t total, size_t size, const char *where)
  * others, as many whole rows as fit, and a line saying what was left out.
  */
 static void
-shorten(buf *out, const buf *full, const char *where)
+shorten(buf *out, const struct batch *in, const buf *full, const char *where)
 {
 	buf row = BUF_INIT, foot = BUF_INIT;
 	size_t shown = 0;
 
-	footer(&foot, opt.n, opt.n, full->len, where);	/* the longest it can be */
+	footer(&foot, in->n, in->n, full->len, where);	/* the longest it can be */
 	buf_adds(out, md_head);
 	for (int pass = 0; pass < 2; pass++)
-		for (size_t i = 0; i < opt.n; i++) {
-			if (failing(opt.recs[i]) != (pass == 0))
+		for (size_t i = 0; i < in->n; i++) {
+			if (failing(in->recs[i]) != (pass == 0))
 				continue;
 			buf_reset(&row);
-			md_row(&row, opt.recs[i]);
+			md_row(&row, in->recs[i]);
 			if (out->len + row.len + foot.len > (size_t)opt.annotate_max)
 				continue;
 			buf_add(out, row.s, row.len);
 			shown++;
 		}
-	footer(out, opt.n - shown, opt.n, full->len, where);
+	footer(out, in->n - shown, in->n, full->len, where);
 	buf_free(&row);
 	buf_free(&foot);
 }
@@ -321,7 +325,7 @@ write_out(const char *what, const char *path, const buf *b)
 }
 
 static void
-csv(buf *b)
+csv(buf *b, const struct batch *in)
 {
 	static const char *const per_metric[] = { "current", "baseline", "absolute_delta",
 	    "percent_delta", "threshold_exceeded", "regressed" };
@@ -333,8 +337,8 @@ csv(buf *b)
 	    "recipe_fingerprint,hardware_profile_id,software_profile_id,timestamp,metric,"
 	    "current,baseline,absolute_delta,percent_delta,threshold_exceeded,regressed,"
 	    "comparison_status\r\n");
-	for (i = 0; i < opt.n; i++) {
-		rec = opt.recs[i];
+	for (i = 0; i < in->n; i++) {
+		rec = in->recs[i];
 		for (k = 0; k < METRIC_COUNT; k++) {
 			m = json_get(json_get(json_get(rec, "comparison"), "metrics"),
 			    metric_table[k].key);
@@ -376,15 +380,24 @@ struct cohort {
 	size_t n;
 };
 
+/* One row of the stability table: a cohort's metric. */
+struct stab_row {
+	size_t n;		/* runs with a value */
+	double med, lo, hi;
+	struct sens_noise ns;
+	struct sens_report rp;
+	bool known;		/* the sensitivity could be assessed */
+};
+
 static void
-stability_sens(const struct cohort *c, int m, const double *v, size_t n,
-    struct sens_noise *ns, struct sens_report *rp)
+stability_sens(const struct batch *in, const struct cohort *c, int m, const double *v,
+    size_t n, struct sens_noise *ns, struct sens_report *rp)
 {
 	struct metric_policy pol[METRIC_COUNT];
 	char bad[64];
 	struct sens_gate g;
 
-	if (policy_merge(json_get(opt.recs[c->idx[c->n - 1]], "regression_thresholds"), pol,
+	if (policy_merge(json_get(in->recs[c->idx[c->n - 1]], "regression_thresholds"), pol,
 	    bad, sizeof bad) != 0)
 		policy_merge(NULL, pol, bad, sizeof bad);
 	g.tp = pol[m].threshold_percent;
@@ -413,117 +426,163 @@ float_or_null(bool known, double d)
 	return known && isfinite(d) ? json_new_float(d) : json_new_null();
 }
 
-static void
-stability(buf *b)
+/* A cohort's name: "<workload> / <variant> / v<version> (<model> | <gpu>)". */
+static char *
+cohort_label(const cJSON *rec, const struct identity *id)
 {
-	struct sens_noise ns;
-	struct sens_report rp;
-	bool known;
+	buf label = BUF_INIT;
+
+	if (id->complete)
+		buf_addf(&label, "%s / %s / v%s (", id->value[0], id->value[1], id->value[2]);
+	pystr_key(&label, rec, "model_id");
+	buf_adds(&label, " | ");
+	pystr_key(&label, rec, "gpu_type");
+	if (id->complete)
+		buf_addc(&label, ')');
+	return buf_detach(&label);
+}
+
+/* The batch's records by cohort, in order of first appearance; *nc gets their count. */
+static struct cohort *
+cohorts_of(const struct batch *in, size_t *nc)
+{
 	struct cohort *c = NULL;
-	size_t nc = 0, i, j;
-	char t1[NUM_BUFSZ], t2[NUM_BUFSZ], t3[NUM_BUFSZ], t4[NUM_BUFSZ];
-	double *v = emalloc((opt.n + 1) * sizeof *v), d;
 	struct identity id;
 	buf key = BUF_INIT;
+	size_t i, j;
 
-	for (i = 0; i < opt.n; i++) {
-		identity_of(opt.recs[i], &id);
+	*nc = 0;
+	for (i = 0; i < in->n; i++) {
+		identity_of(in->recs[i], &id);
 		buf_reset(&key);
 		if (id.complete)
 			for (j = 0; j < IDENTITY_KEYS; j++)
 				buf_addf(&key, "%s\x1f", id.value[j]);
 		else {
 			buf_adds(&key, "legacy\x1f");
-			pystr_key(&key, opt.recs[i], "model_id");
+			pystr_key(&key, in->recs[i], "model_id");
 			buf_addc(&key, '\x1f');
-			pystr_key(&key, opt.recs[i], "gpu_type");
+			pystr_key(&key, in->recs[i], "gpu_type");
 		}
-		for (j = 0; j < nc && strcmp(c[j].key, key.s) != 0; j++)
+		for (j = 0; j < *nc && strcmp(c[j].key, key.s) != 0; j++)
 			;
-		if (j == nc) {
-			buf label = BUF_INIT;
-			c = erealloc(c, (nc + 1) * sizeof *c);
-			memset(&c[nc], 0, sizeof *c);
-			c[nc].key = estrdup(key.s);
-			if (id.complete)
-				buf_addf(&label, "%s / %s / v%s (", id.value[0], id.value[1], id.value[2]);
-			pystr_key(&label, opt.recs[i], "model_id");
-			buf_adds(&label, " | ");
-			pystr_key(&label, opt.recs[i], "gpu_type");
-			if (id.complete)
-				buf_addc(&label, ')');
-			c[nc].label = buf_detach(&label);
-			c[nc].first = opt.recs[i];
-			nc++;
+		if (j == *nc) {
+			c = erealloc(c, (*nc + 1) * sizeof *c);
+			memset(&c[*nc], 0, sizeof *c);
+			c[*nc].key = estrdup(key.s);
+			c[*nc].label = cohort_label(in->recs[i], &id);
+			c[*nc].first = in->recs[i];
+			(*nc)++;
 		}
 		c[j].idx = erealloc(c[j].idx, (c[j].n + 1) * sizeof *c[j].idx);
 		c[j].idx[c[j].n++] = i;
 		identity_free(&id);
 	}
+	buf_free(&key);
+	return c;
+}
+
+/*
+ * Computes the row of metric m of a cohort, v having room for every
+ * record; false when no record of the cohort has a value.
+ */
+static bool
+stability_row(const struct batch *in, const struct cohort *c, int m, double *v,
+    struct stab_row *r)
+{
+	double d;
+
+	r->n = 0;
+	for (size_t j = 0; j < c->n; j++)
+		if (policy_coerce(json_get(in->recs[c->idx[j]], metric_table[m].key),
+		    &d) == COERCE_OK && isfinite(d))
+			v[r->n++] = d;
+	if (r->n == 0)
+		return false;
+	stability_sens(in, c, m, v, r->n, &r->ns, &r->rp);
+	r->known = r->rp.advice != SENS_UNKNOWN;
+	r->med = stats_median(v, r->n);	/* sorts v */
+	r->lo = v[0];
+	r->hi = v[r->n - 1];
+	return true;
+}
+
+/* A row as a JSON line (--json). */
+static void
+stability_json(buf *b, const struct cohort *c, int m, const struct stab_row *r)
+{
+	cJSON *o = json_new_object();
+
+	json_set(o, "cohort", json_new_string(c->label));
+	for (int j = 0; j < 2; j++) {
+		const char *k = j == 0 ? "model_id" : "gpu_type";
+		const cJSON *kv = json_get(c->first, k);
+		json_set(o, k, kv ? cJSON_Duplicate(kv, true) : json_new_null());
+	}
+	for (int j = 0; j < IDENTITY_KEYS; j++) {
+		const cJSON *iv = json_get(c->first, identity_keys[j]);
+		json_set(o, identity_keys[j], iv ? cJSON_Duplicate(iv, true) : json_new_null());
+	}
+	json_set(o, "metric", json_new_string(metric_table[m].key));
+	json_set(o, "runs", json_new_int((long long)r->n));
+	json_set(o, "median", json_new_float(r->med));
+	json_set(o, "min", json_new_float(r->lo));
+	json_set(o, "max", json_new_float(r->hi));
+	json_set(o, "spread_percent", r->med != 0 ?
+	    json_new_float((r->hi - r->lo) / r->med * 100) : json_new_null());
+	json_set(o, "noise", float_or_null(r->ns.known, r->ns.spread));
+	json_set(o, "false_alarm_rate", float_or_null(r->known, r->rp.far));
+	json_set(o, "mde_percent", float_or_null(r->known, r->rp.mde));
+	json_set(o, "advice", json_new_string(sens_advice_name(r->rp.advice)));
+	json_write(b, o, JSON_COMPACT, NULL);
+	buf_addc(b, '\n');
+	cJSON_Delete(o);
+}
+
+/* A row of the Markdown table. */
+static void
+stability_md(buf *b, const struct cohort *c, int m, const struct stab_row *r)
+{
+	char t1[NUM_BUFSZ], t2[NUM_BUFSZ], t3[NUM_BUFSZ], t4[NUM_BUFSZ];
+
+	buf_adds(b, "| ");
+	md_text(b, c->label, strlen(c->label));
+	buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, r->n,
+	    num_fixed(t1, r->med, metric_table[m].precision),
+	    num_fixed(t2, r->lo, metric_table[m].precision),
+	    num_fixed(t3, r->hi, metric_table[m].precision));
+	if (r->med != 0)
+		buf_addf(b, "%s%% | ", num_fixed(t4, (r->hi - r->lo) / r->med * 100, 1));
+	else
+		buf_adds(b, "n/a | ");
+	pct_or_na(b, r->ns.known, r->ns.spread);
+	buf_adds(b, " | ");
+	pct_or_na(b, r->known, r->rp.far);
+	buf_adds(b, " | ");
+	pct_or_na(b, r->known, r->rp.mde);
+	buf_addf(b, " | %s |\n", sens_advice_name(r->rp.advice));
+}
+
+static void
+stability(buf *b, const struct batch *in)
+{
+	struct stab_row r;
+	size_t nc, i;
+	struct cohort *c = cohorts_of(in, &nc);
+	double *v = emalloc((in->n + 1) * sizeof *v);
+
 	if (!opt.json)
 		buf_adds(b, "## Run-to-run stability\n\n| Cohort | Metric | Runs | Median | Min | "
 		    "Max | Spread | Noise | False Alarms | Detects | Advice |\n"
 		    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
 	for (i = 0; i < nc; i++)
 		for (int m = 0; m < METRIC_COUNT; m++) {
-			size_t n = 0;
-			double lo, hi, med;
-
-			for (j = 0; j < c[i].n; j++)
-				if (policy_coerce(json_get(opt.recs[c[i].idx[j]], metric_table[m].key),
-				    &d) == COERCE_OK && isfinite(d))
-					v[n++] = d;
-			if (n == 0)
+			if (!stability_row(in, &c[i], m, v, &r))
 				continue;
-			stability_sens(&c[i], m, v, n, &ns, &rp);
-			known = rp.advice != SENS_UNKNOWN;
-			med = stats_median(v, n);	/* sorts v */
-			lo = v[0];
-			hi = v[n - 1];
-			if (opt.json) {
-				cJSON *o = json_new_object();
-				json_set(o, "cohort", json_new_string(c[i].label));
-				for (j = 0; j < 2; j++) {
-					const char *k = j == 0 ? "model_id" : "gpu_type";
-					const cJSON *kv = json_get(c[i].first, k);
-					json_set(o, k, kv ? cJSON_Duplicate(kv, true) : json_new_null());
-				}
-				for (j = 0; j < IDENTITY_KEYS; j++) {
-					const cJSON *iv = json_get(c[i].first, identity_keys[j]);
-					json_set(o, identity_keys[j], iv ? cJSON_Duplicate(iv, true) : json_new_null());
-				}
-				json_set(o, "metric", json_new_string(metric_table[m].key));
-				json_set(o, "runs", json_new_int((long long)n));
-				json_set(o, "median", json_new_float(med));
-				json_set(o, "min", json_new_float(lo));
-				json_set(o, "max", json_new_float(hi));
-				json_set(o, "spread_percent", med != 0 ?
-				    json_new_float((hi - lo) / med * 100) : json_new_null());
-				json_set(o, "noise", float_or_null(ns.known, ns.spread));
-				json_set(o, "false_alarm_rate", float_or_null(known, rp.far));
-				json_set(o, "mde_percent", float_or_null(known, rp.mde));
-				json_set(o, "advice", json_new_string(sens_advice_name(rp.advice)));
-				json_write(b, o, JSON_COMPACT, NULL);
-				buf_addc(b, '\n');
-				cJSON_Delete(o);
-				continue;
-			}
-			buf_adds(b, "| ");
-			md_text(b, c[i].label, strlen(c[i].label));
-			buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, n,
-			    num_fixed(t1, med, metric_table[m].precision),
-			    num_fixed(t2, lo, metric_table[m].precision),
-			    num_fixed(t3, hi, metric_table[m].precision));
-			if (med != 0)
-				buf_addf(b, "%s%% | ", num_fixed(t4, (hi - lo) / med * 100, 1));
+			if (opt.json)
+				stability_json(b, &c[i], m, &r);
 			else
-				buf_adds(b, "n/a | ");
-			pct_or_na(b, ns.known, ns.spread);
-			buf_adds(b, " | ");
-			pct_or_na(b, known, rp.far);
-			buf_adds(b, " | ");
-			pct_or_na(b, known, rp.mde);
-			buf_addf(b, " | %s |\n", sens_advice_name(rp.advice));
+				stability_md(b, &c[i], m, &r);
 		}
 	for (i = 0; i < nc; i++) {
 		free(c[i].key);
@@ -532,7 +591,6 @@ stability(buf *b)
 	}
 	free(c);
 	free(v);
-	buf_free(&key);
 }
 
 static void
@@ -544,7 +602,7 @@ add_history(const struct store_hit *h, void *ctx)
 
 /* The dashboard of the store's last days plus this batch. */
 static bool
-dashboard(buf *page)
+dashboard(buf *page, const struct batch *in)
 {
 	struct dash *d = dash_new(opt.now, opt.days);
 	struct store_query all;
@@ -553,10 +611,10 @@ dashboard(buf *page)
 	char *raised = NULL;
 
 	memset(&all, 0, sizeof all);
-	for (size_t i = 0; i < opt.n; i++)
-		dash_add(d, opt.recs[i], true);
-	for (size_t i = 0; i < opt.ncps; i++)
-		dash_add_change(d, opt.cps[i]);
+	for (size_t i = 0; i < in->n; i++)
+		dash_add(d, in->recs[i], true);
+	for (size_t i = 0; i < in->ncps; i++)
+		dash_add_change(d, in->cps[i]);
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		ok = false;
 	else {
@@ -578,9 +636,27 @@ dashboard(buf *page)
 	return ok;
 }
 
+/* Reads the compared records; false when one was bad. */
+static bool
+read_batch(char *const *files, int nfiles, struct batch *in)
+{
+	jsonl_reader *r = jsonl_open(files, nfiles);
+	jsonl_span sp;
+	cJSON *rec;
+	bool ok;
+
+	while ((rec = jsonl_next(r, &sp)) != NULL) {
+		in->recs = erealloc(in->recs, (in->n + 1) * sizeof *in->recs);
+		in->recs[in->n++] = rec;
+	}
+	ok = jsonl_errors(r) == 0;
+	jsonl_close(r);
+	return ok;
+}
+
 /* Reads the change points of --changes; false when one was bad. */
 static bool
-read_changes(void)
+read_changes(struct batch *in)
 {
 	jsonl_reader *r = jsonl_open((char *const *)&opt.changes, 1);
 	jsonl_span sp;
@@ -594,23 +670,216 @@ read_changes(void)
 			cJSON_Delete(cp);
 			continue;
 		}
-		opt.cps = erealloc(opt.cps, (opt.ncps + 1) * sizeof *opt.cps);
-		opt.cps[opt.ncps++] = cp;
+		in->cps = erealloc(in->cps, (in->ncps + 1) * sizeof *in->cps);
+		in->cps[in->ncps++] = cp;
 	}
 	ok = jsonl_errors(r) == 0;
 	jsonl_close(r);
 	return ok;
 }
 
+static void
+free_batch(struct batch *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		cJSON_Delete(in->recs[i]);
+	for (size_t i = 0; i < in->ncps; i++)
+		cJSON_Delete((cJSON *)in->cps[i]);
+	free(in->cps);
+	free(in->recs);
+}
+
 /* The "Change points" section, after the reference's table, when there are any. */
 static void
-change_points(buf *b)
+change_points(buf *b, const struct batch *in)
 {
-	if (opt.ncps == 0)
+	if (in->ncps == 0)
 		return;
 	buf_adds(b, b->len > 0 ? "\n## Change points\n\n" : "## Change points\n\n");
-	cpoints_markdown(b, opt.cps, opt.ncps);
+	cpoints_markdown(b, in->cps, in->ncps);
 }
+
+/* The whole summary: the reference's table, the sensitivity, the change points. */
+static void
+summary_markdown(buf *md, const struct batch *in)
+{
+	if (in->n > 0)
+		buf_adds(md, md_head);
+	for (size_t i = 0; i < in->n; i++)
+		md_row(md, in->recs[i]);
+	md_sensitivity(md, in);
+	change_points(md, in);
+}
+
+/*
+ * The report file keeps the whole summary, as the reference writes it;
+ * *kept gets its path (in path) once written. False when it could not be.
+ */
+static bool
+keep_report(const buf *md, buf *path, const char **kept)
+{
+	buf text = BUF_INIT;
+	bool ok = true;
+
+	buf_addf(path, "%s/perf_", opt.reports);
+	report_stamp(path, true);
+	buf_adds(path, ".md");
+	buf_add(&text, md->s, md->len);
+	buf_addc(&text, '\n');
+	if (atomic_mkdirs(opt.reports) != 0) {
+		warnx_("%s: cannot create: %s", opt.reports, strerror(errno));
+		ok = false;
+	} else if (write_out("the report", path->s, &text)) {
+		fprintf(stderr, "Performance report written to %s\n", path->s);
+		*kept = path->s;
+	} else
+		ok = false;
+	buf_free(&text);
+	return ok;
+}
+
+/* Appends the summary to $GITHUB_STEP_SUMMARY when set; false when it could not. */
+static bool
+step_summary(const buf *md)
+{
+	const char *env = getenv("GITHUB_STEP_SUMMARY");
+	FILE *fp;
+
+	if (env == NULL || *env == '\0')
+		return true;
+	fp = fopen(env, "a");
+	if (fp == NULL || fwrite(md->s, 1, md->len, fp) != md->len || fputc('\n', fp) == EOF ||
+	    fclose(fp) != 0) {
+		warnx_("%s: cannot append the summary: %s", env, strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* The annotation: the summary, or its shortened form over --annotate-max. */
+static void
+annotation(buf *text, const struct batch *in, const buf *md, const char *kept)
+{
+	buf cps = BUF_INIT;
+
+	if (md->len > (size_t)opt.annotate_max && in->n > 0) {
+		shorten(text, in, md, kept != NULL ? kept : "not kept (give --reports-dir)");
+		/* The change points follow when they fit. */
+		change_points(&cps, in);
+		if (cps.len > 0 && text->len + cps.len <= (size_t)opt.annotate_max)
+			buf_add(text, cps.s, cps.len);
+	} else
+		buf_add(text, md->s, md->len);
+	buf_free(&cps);
+}
+
+/*
+ * The outputs, in the order they are made. Each returns false when it
+ * could not do its job (the exit status is then 2).
+ */
+static bool
+want_stability(const struct batch *in)
+{
+	(void)in;
+	return opt.stability;
+}
+
+static bool
+out_stability(const struct batch *in)
+{
+	buf text = BUF_INIT;
+
+	stability(&text, in);
+	fwrite(text.s != NULL ? text.s : "", 1, text.len, stdout);
+	buf_free(&text);
+	return true;
+}
+
+static bool
+want_summary(const struct batch *in)
+{
+	return !opt.stability && (in->n > 0 || in->ncps > 0);
+}
+
+/* The summary on stdout, in the report file and the step summary. */
+static bool
+out_summary(const struct batch *in)
+{
+	buf md = BUF_INIT, text = BUF_INIT, path = BUF_INIT;
+	const char *kept = NULL;
+	bool ok = true;
+
+	summary_markdown(&md, in);
+	if (opt.reports != NULL && *opt.reports != '\0' && !keep_report(&md, &path, &kept))
+		ok = false;
+	if (!step_summary(&md))
+		ok = false;
+	annotation(&text, in, &md, kept);
+	fwrite(text.s, 1, text.len, stdout);
+	buf_free(&md);
+	buf_free(&text);
+	buf_free(&path);
+	return ok;
+}
+
+static bool
+want_csv(const struct batch *in)
+{
+	(void)in;
+	return opt.csv != NULL;
+}
+
+static bool
+out_csv(const struct batch *in)
+{
+	buf text = BUF_INIT;
+	bool ok;
+
+	csv(&text, in);
+	ok = write_out("the CSV", opt.csv, &text);
+	buf_free(&text);
+	return ok;
+}
+
+static bool
+want_page(const struct batch *in)
+{
+	(void)in;
+	return opt.html != NULL || opt.dashboard;
+}
+
+/* The dashboard, rendered once for --html and --dashboard. */
+static bool
+out_page(const struct batch *in)
+{
+	buf page = BUF_INIT, path = BUF_INIT;
+	bool ok = dashboard(&page, in);
+
+	if (opt.html != NULL && !write_out("the dashboard", opt.html, &page))
+		ok = false;
+	if (opt.dashboard) {
+		buf_addf(&path, "%s/dashboard_", opt.reports);
+		report_stamp(&path, false);
+		buf_adds(&path, ".html");
+		if (atomic_mkdirs(opt.reports) != 0 || !write_out("the dashboard", path.s, &page))
+			ok = false;
+		else
+			fprintf(stderr, "Dashboard generated: %s\n", path.s);
+	}
+	buf_free(&page);
+	buf_free(&path);
+	return ok;
+}
+
+static const struct mode {
+	bool (*wanted)(const struct batch *);
+	bool (*make)(const struct batch *);
+} modes[] = {
+	{ want_stability, out_stability },	/* --stability */
+	{ want_summary, out_summary },		/* otherwise: the summary */
+	{ want_csv, out_csv },			/* --csv */
+	{ want_page, out_page },		/* --html, --dashboard */
+};
 
 static long
 long_opt(const char *name, const char *s, long min, long max)
@@ -624,8 +893,9 @@ long_opt(const char *name, const char *s, long min, long max)
 	return v;
 }
 
-int
-main(int argc, char *argv[])
+/* Reads the environment and the options into opt; exits on a usage error. */
+static void
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "reports-dir", required_argument, NULL, 'r' },
@@ -645,16 +915,9 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	buf md = BUF_INIT, text = BUF_INIT, path = BUF_INIT;
-	jsonl_reader *r;
-	jsonl_span sp;
-	cJSON *rec;
-	const char *env, *summary_file = NULL;
-	bool trouble;
+	const char *env;
 	int c;
 
-	git_askpass_main(argc, argv);
-	err_init(argv[0]);
 	opt.annotate_max = 1000000;
 	opt.now = isotime_now();
 	opt.reports = getenv("PERF_REPORTS_DIR");
@@ -690,101 +953,31 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct batch in = { NULL, 0, NULL, 0 };
+	bool trouble;
+
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	parse_options(argc, argv);
 	if ((opt.store = store_spec(opt.store)) == NULL)
 		return EXIT_TROUBLE;
 	if (opt.dashboard && (opt.reports == NULL || *opt.reports == '\0')) {
 		warnx_("--dashboard needs a reports directory (-r or PERF_REPORTS_DIR)");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	r = jsonl_open(argv + optind, argc - optind);
-	while ((rec = jsonl_next(r, &sp)) != NULL) {
-		opt.recs = erealloc(opt.recs, (opt.n + 1) * sizeof *opt.recs);
-		opt.recs[opt.n++] = rec;
-	}
-	trouble = jsonl_errors(r) > 0;
-	jsonl_close(r);
-	if (opt.changes != NULL)
-		trouble |= !read_changes();
-
-	if (opt.stability) {
-		stability(&text);
-		fwrite(text.s != NULL ? text.s : "", 1, text.len, stdout);
-	} else if (opt.n > 0 || opt.ncps > 0) {
-		if (opt.n > 0)
-			buf_adds(&md, md_head);
-		for (size_t i = 0; i < opt.n; i++)
-			md_row(&md, opt.recs[i]);
-		md_sensitivity(&md);
-		change_points(&md);
-		/* The report file keeps the whole summary, as the reference writes it. */
-		if (opt.reports != NULL && *opt.reports != '\0') {
-			buf_addf(&path, "%s/perf_", opt.reports);
-			report_stamp(&path, true);
-			buf_adds(&path, ".md");
-			buf_reset(&text);
-			buf_add(&text, md.s, md.len);
-			buf_addc(&text, '\n');
-			if (atomic_mkdirs(opt.reports) != 0) {
-				warnx_("%s: cannot create: %s", opt.reports, strerror(errno));
-				trouble = true;
-			} else if (write_out("the report", path.s, &text)) {
-				fprintf(stderr, "Performance report written to %s\n", path.s);
-				summary_file = path.s;
-			} else
-				trouble = true;
-		}
-		if ((env = getenv("GITHUB_STEP_SUMMARY")) != NULL && *env != '\0') {
-			FILE *fp = fopen(env, "a");
-			if (fp == NULL || fwrite(md.s, 1, md.len, fp) != md.len || fputc('\n', fp) == EOF ||
-			    fclose(fp) != 0) {
-				warnx_("%s: cannot append the summary: %s", env, strerror(errno));
-				trouble = true;
-			}
-		}
-		buf_reset(&text);
-		if (md.len > (size_t)opt.annotate_max && opt.n > 0) {
-			shorten(&text, &md, summary_file != NULL ? summary_file :
-			    "not kept (give --reports-dir)");
-			/* The change points follow when they fit. */
-			buf_reset(&path);
-			change_points(&path);
-			if (text.len + path.len <= (size_t)opt.annotate_max)
-				buf_add(&text, path.s, path.len);
-		} else
-			buf_add(&text, md.s, md.len);
-		fwrite(text.s, 1, text.len, stdout);
-	}
-	if (opt.csv != NULL) {
-		buf_reset(&text);
-		csv(&text);
-		trouble |= !write_out("the CSV", opt.csv, &text);
-	}
-	if (opt.html != NULL || opt.dashboard) {
-		buf_reset(&text);
-		trouble |= !dashboard(&text);
-		if (opt.html != NULL)
-			trouble |= !write_out("the dashboard", opt.html, &text);
-		if (opt.dashboard) {
-			buf_reset(&path);
-			buf_addf(&path, "%s/dashboard_", opt.reports);
-			report_stamp(&path, false);
-			buf_adds(&path, ".html");
-			if (atomic_mkdirs(opt.reports) != 0 || !write_out("the dashboard", path.s, &text))
-				trouble = true;
-			else
-				fprintf(stderr, "Dashboard generated: %s\n", path.s);
-		}
-	}
-	for (size_t i = 0; i < opt.n; i++)
-		cJSON_Delete(opt.recs[i]);
-	for (size_t i = 0; i < opt.ncps; i++)
-		cJSON_Delete((cJSON *)opt.cps[i]);
-	free(opt.cps);
-	free(opt.recs);
+	trouble = !read_batch(argv + optind, argc - optind, &in);
+	if (opt.changes != NULL && !read_changes(&in))
+		trouble = true;
+	for (size_t i = 0; i < sizeof modes / sizeof *modes; i++)
+		if (modes[i].wanted(&in) && !modes[i].make(&in))
+			trouble = true;
+	free_batch(&in);
 	free(opt.histories);
-	buf_free(&md);
-	buf_free(&text);
-	buf_free(&path);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		return EXIT_TROUBLE;
 	return EXIT_PASS;

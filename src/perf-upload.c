@@ -46,9 +46,12 @@ struct item {
 	enum { ITEM_NEW, ITEM_STORED, ITEM_DUPLICATE, ITEM_FAILED } state;
 };
 
-static struct item *items;
-static size_t nitems;
-static bool trouble;
+/* The batch: the records the policy stores, and whether one had a problem. */
+struct batch {
+	struct item *items;
+	size_t n;
+	bool trouble;
+};
 
 static const char usage_text[] =
     "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
@@ -69,9 +72,11 @@ pystr_or_none(const cJSON *v)
 	return v != NULL ? json_pystr_dup(v) : estrdup("None");
 }
 
+/* Passes a record to stdout; adds it to the batch (ctx) when the policy stores it. */
 static void
-process(jsonl_reader *r, const jsonl_span *s, cJSON *rec)
+process(jsonl_reader *r, const jsonl_span *s, cJSON *rec, void *ctx)
 {
+	struct batch *b = ctx;
 	const cJSON *sha = json_get(rec, "commit_sha");
 	bool ok = record_success(rec);
 	struct item *it;
@@ -94,8 +99,8 @@ process(jsonl_reader *r, const jsonl_span *s, cJSON *rec)
 		free(id);
 		return;
 	}
-	items = erealloc(items, (nitems + 1) * sizeof *items);
-	it = &items[nitems];
+	b->items = erealloc(b->items, (b->n + 1) * sizeof *b->items);
+	it = &b->items[b->n];
 	memset(it, 0, sizeof *it);
 	if (store_record_text(rec, &it->text, &where) != 0) {
 		jsonl_error(r, s, "cannot store the record: %s is not a finite number",
@@ -112,14 +117,29 @@ process(jsonl_reader *r, const jsonl_span *s, cJSON *rec)
 	it->model_id = id;
 	it->sha7 = cJSON_IsString(sha) && *sha->valuestring != '\0' ?
 	    estrndup(sha->valuestring, 7) : estrdup("unknown");
-	nitems++;
+	b->n++;
+}
+
+static void
+free_batch(struct batch *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		buf_free(&b->items[i].text);
+		free(b->items[i].path);
+		free(b->items[i].file);
+		free(b->items[i].model_id);
+		free(b->items[i].sha7);
+	}
+	free(b->items);
 }
 
 /* Marks records of the batch that repeat an earlier one; a clash is an error. */
 static void
-dedupe(void)
+dedupe(struct batch *b)
 {
-	for (size_t i = 0; i < nitems; i++)
+	struct item *items = b->items;
+
+	for (size_t i = 0; i < b->n; i++)
 		for (size_t j = 0; j < i && items[i].state == ITEM_NEW; j++) {
 			if (items[j].state != ITEM_NEW || strcmp(items[i].path, items[j].path) != 0)
 				continue;
@@ -131,14 +151,14 @@ dedupe(void)
 				    "(line %ld) has the same store path %s", items[j].line,
 				    items[i].path);
 				items[i].state = ITEM_FAILED;
-				trouble = true;
+				b->trouble = true;
 			}
 		}
 }
 
 /* A file that is already there: the same record is fine, another is not replaced. */
 static void
-already_there(store_writer *w, struct item *it)
+already_there(store_writer *w, struct item *it, struct batch *b)
 {
 	switch (store_writer_check(w, it->path, it->text.s, it->text.len)) {
 	case STOREW_SAME:
@@ -149,11 +169,11 @@ already_there(store_writer *w, struct item *it)
 		diag(it->file, it->line, "%s/%s already holds a different record; "
 		    "not overwritten", store_writer_shown(w), it->path);
 		it->state = ITEM_FAILED;
-		trouble = true;
+		b->trouble = true;
 		break;
 	default:
 		it->state = ITEM_FAILED;
-		trouble = true;
+		b->trouble = true;
 	}
 }
 
@@ -163,11 +183,12 @@ already_there(store_writer *w, struct item *it)
  * message says which was the first.
  */
 static void
-stop_batch(store_writer *w, size_t first)
+stop_batch(store_writer *w, size_t first, struct batch *b)
 {
+	struct item *items = b->items;
 	size_t i, later = 0;
 
-	for (i = first; i < nitems; i++)
+	for (i = first; i < b->n; i++)
 		if (items[i].state == ITEM_NEW) {
 			items[i].state = ITEM_FAILED;
 			later += i > first;
@@ -175,37 +196,38 @@ stop_batch(store_writer *w, size_t first)
 	diag(items[first].file, items[first].line, "not stored: %s/%s%s%zu record%s after "
 	    "it not tried", store_writer_shown(w), items[first].path, later > 0 ? "; the " : "; ",
 	    later, later == 1 ? "" : "s");
-	trouble = true;
+	b->trouble = true;
 }
 
 static void
-upload(void)
+upload(struct batch *b)
 {
+	struct item *items = b->items;
 	size_t i, nnew = 0;
 	struct item *one = NULL;
 	store_writer *w;
 	buf msg = BUF_INIT;
 	int rc;
 
-	dedupe();
+	dedupe(b);
 	if ((w = store_writer_open(opt.store, opt.cache)) == NULL) {
-		trouble = true;
+		b->trouble = true;
 		return;
 	}
-	for (i = 0; i < nitems; i++) {
+	for (i = 0; i < b->n; i++) {
 		struct item *it = &items[i];
 
 		if (it->state != ITEM_NEW)
 			continue;
 		if (store_writer_check(w, it->path, it->text.s, it->text.len) != STOREW_ABSENT) {
-			already_there(w, it);
+			already_there(w, it, b);
 			continue;
 		}
 		rc = store_writer_put(w, it->path, it->text.s, it->text.len);
 		if (rc == 1)	/* another writer got there first */
-			already_there(w, it);
+			already_there(w, it, b);
 		else if (rc < 0) {
-			stop_batch(w, i);
+			stop_batch(w, i, b);
 			break;
 		} else {
 			nnew++;
@@ -216,20 +238,20 @@ upload(void)
 		buf_addf(&msg, "Perf: %s at %s", one->model_id, one->sha7);
 	else {
 		buf_addf(&msg, "Perf: %zu records\n\n", nnew);
-		for (i = 0; i < nitems; i++)
+		for (i = 0; i < b->n; i++)
 			if (items[i].state == ITEM_NEW)
 				buf_addf(&msg, "%s\n", items[i].path);
 	}
 	rc = store_writer_commit(w, msg.s);
 	if (rc == 0)
-		for (i = 0; i < nitems; i++)
+		for (i = 0; i < b->n; i++)
 			if (items[i].state == ITEM_NEW)
 				fprintf(stderr, "uploaded → %s/%s\n", store_writer_shown(w), items[i].path);
 	if (rc == 1)
 		warnx_("%s: not pushed; the records wait in the cache %s for the next "
 		    "upload", store_writer_shown(w), store_writer_dir(w));
 	if (rc != 0)
-		trouble = true;
+		b->trouble = true;
 	buf_free(&msg);
 	store_writer_close(w);
 }
@@ -370,8 +392,22 @@ export(void)
 	return rc;
 }
 
-int
-main(int argc, char *argv[])
+/* Records in, the policy's records stored: the exit status. */
+static int
+store_records(char *const *paths, int n)
+{
+	struct batch b = { NULL, 0, false };
+	bool ok = jsonl_filter_ctx(paths, n, process, &b) == EXIT_PASS;
+
+	if (b.n > 0)
+		upload(&b);
+	free_batch(&b);
+	return !ok || b.trouble ? EXIT_TROUBLE : EXIT_PASS;
+}
+
+/* Reads the environment and the options into opt; exits on a usage error. */
+static void
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "store", required_argument, NULL, 's' },
@@ -386,10 +422,8 @@ main(int argc, char *argv[])
 	const char *env;
 	char *norm;
 	buf shown = BUF_INIT;
-	int c, rc;
+	int c;
 
-	git_askpass_main(argc, argv);
-	err_init(argv[0]);
 	if ((env = getenv("PERF_UPLOAD_POLICY")) != NULL &&
 	    !policy_upload_parse(env, &opt.policy, &norm)) {
 		/* The reference's words (the repr of the trimmed, lower-cased value) and its fallback. */
@@ -416,6 +450,14 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	git_askpass_main(argc, argv);
+	err_init(argv[0]);
+	parse_options(argc, argv);
 	if ((opt.store = store_spec(opt.store)) == NULL)
 		return EXIT_TROUBLE;
 	if (opt.export) {
@@ -429,16 +471,5 @@ main(int argc, char *argv[])
 		warnx_("-o is for --export");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	rc = jsonl_filter(argv + optind, argc - optind, process);
-	if (nitems > 0)
-		upload();
-	for (size_t i = 0; i < nitems; i++) {
-		buf_free(&items[i].text);
-		free(items[i].path);
-		free(items[i].file);
-		free(items[i].model_id);
-		free(items[i].sha7);
-	}
-	free(items);
-	return rc != EXIT_PASS || trouble ? EXIT_TROUBLE : EXIT_PASS;
+	return store_records(argv + optind, argc - optind);
 }

@@ -508,8 +508,8 @@ jsonl_finish(FILE *fp, const char *name)
 }
 
 int
-jsonl_filter(char *const *paths, int n,
-    void (*process)(jsonl_reader *, const jsonl_span *, cJSON *))
+jsonl_filter_ctx(char *const *paths, int n,
+    void (*process)(jsonl_reader *, const jsonl_span *, cJSON *, void *), void *ctx)
 {
 	jsonl_reader *r = jsonl_open(paths, n);
 	jsonl_span s;
@@ -517,7 +517,7 @@ jsonl_filter(char *const *paths, int n,
 	long errors;
 
 	while ((rec = jsonl_next(r, &s)) != NULL) {
-		process(r, &s, rec);
+		process(r, &s, rec, ctx);
 		cJSON_Delete(rec);
 	}
 	errors = jsonl_errors(r);
@@ -525,4 +525,24 @@ jsonl_filter(char *const *paths, int n,
 	if (jsonl_finish(stdout, "standard output") != 0 || errors > 0)
 		return EXIT_TROUBLE;
 	return EXIT_PASS;
+}
+
+/* jsonl_filter's process, carried through jsonl_filter_ctx. */
+struct plain_process {
+	void (*process)(jsonl_reader *, const jsonl_span *, cJSON *);
+};
+
+static void
+call_plain(jsonl_reader *r, const jsonl_span *s, cJSON *rec, void *ctx)
+{
+	((const struct plain_process *)ctx)->process(r, s, rec);
+}
+
+int
+jsonl_filter(char *const *paths, int n,
+    void (*process)(jsonl_reader *, const jsonl_span *, cJSON *))
+{
+	struct plain_process p = { process };
+
+	return jsonl_filter_ctx(paths, n, call_plain, &p);
 }

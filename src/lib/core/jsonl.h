@@ -87,5 +87,8 @@ int jsonl_finish(FILE *fp, const char *name);
  */
 int jsonl_filter(char *const *paths, int n,
     void (*process)(jsonl_reader *, const jsonl_span *, cJSON *));
+/* jsonl_filter with ctx passed to each call of process. */
+int jsonl_filter_ctx(char *const *paths, int n,
+    void (*process)(jsonl_reader *, const jsonl_span *, cJSON *, void *), void *ctx);
 
 #endif

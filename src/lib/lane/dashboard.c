@@ -212,15 +212,61 @@ dash_add(struct dash *d, const cJSON *rec, bool current)
 	free(key);
 }
 
+/* The record's identity and the dashboard's cohort kind (FastVideo PR #1613). */
+static void
+record_kind(struct dash *d, const cJSON *const *f, struct drec *r)
+{
+	bool complete = true, present = false;
+	const cJSON *v;
+
+	for (int i = 0; i < IDENTITY_KEYS; i++) {
+		v = f[F_IDENT + i];
+		r->ident[i] = str_of(d, v, "");
+		complete &= r->ident[i][0] != '\0';
+		present |= v != NULL && !cJSON_IsNull(v);
+	}
+	v = f[F_SCHEMA];
+	if (complete)
+		r->kind = KIND_V2;
+	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
+	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
+		r->kind = KIND_INVALID_V2;
+	else
+		r->kind = KIND_LEGACY_V1;
+}
+
+/* The record's metrics, and of its comparison the baselines, detectable changes and power. */
+static void
+record_metrics(struct dash *d, const cJSON *const *f, struct drec *r)
+{
+	const cJSON *m, *v;
+	double x;
+
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		v = f[F_METRIC + i];
+		d->column[i] |= v != NULL;
+		r->has[i] = policy_coerce(v, &x) == COERCE_OK && isfinite(x);
+		r->v[i] = r->has[i] ? x : 0;
+		m = json_get(json_get(f[F_COMPARISON], "metrics"), metric_table[i].key);
+		v = json_get(m, "baseline");
+		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
+		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
+		v = json_get(m, "mde_percent");
+		r->has_mde[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+		    v->valuedouble >= 0;
+		r->mde[i] = r->has_mde[i] ? v->valuedouble : 0;
+		v = json_get(json_get(m, "sensitivity"), "power");
+		r->power[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
+	}
+}
+
 void
 dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
     const char *key)
 {
-	const cJSON *f[F_COUNT] = { NULL }, *c, *m, *v;
+	const cJSON *f[F_COUNT] = { NULL }, *c;
 	struct drec *r;
 	char bad[64];
-	bool complete = true, present = false;
-	double x;
 	int i;
 
 	if (instant != ISOTIME_MIN && instant < d->since)
@@ -260,37 +306,8 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
 	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
 	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
-	/* The dashboard's cohort kind (FastVideo PR #1613). */
-	for (i = 0; i < IDENTITY_KEYS; i++) {
-		v = f[F_IDENT + i];
-		r->ident[i] = str_of(d, v, "");
-		complete &= r->ident[i][0] != '\0';
-		present |= v != NULL && !cJSON_IsNull(v);
-	}
-	v = f[F_SCHEMA];
-	if (complete)
-		r->kind = KIND_V2;
-	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
-	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
-		r->kind = KIND_INVALID_V2;
-	else
-		r->kind = KIND_LEGACY_V1;
-	for (i = 0; i < METRIC_COUNT; i++) {
-		v = f[F_METRIC + i];
-		d->column[i] |= v != NULL;
-		r->has[i] = policy_coerce(v, &x) == COERCE_OK && isfinite(x);
-		r->v[i] = r->has[i] ? x : 0;
-		m = json_get(json_get(f[F_COMPARISON], "metrics"), metric_table[i].key);
-		v = json_get(m, "baseline");
-		r->has_base[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble);
-		r->base[i] = r->has_base[i] ? v->valuedouble : 0;
-		v = json_get(m, "mde_percent");
-		r->has_mde[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
-		    v->valuedouble >= 0;
-		r->mde[i] = r->has_mde[i] ? v->valuedouble : 0;
-		v = json_get(json_get(m, "sensitivity"), "power");
-		r->power[i] = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
-	}
+	record_kind(d, f, r);
+	record_metrics(d, f, r);
 	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
 	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
 		policy_merge(NULL, r->pol, bad, sizeof bad);
@@ -882,123 +899,217 @@ dash_add_change(struct dash *d, const cJSON *cp)
 	buf_free(&tip);
 }
 
-static void
-chart(const struct dash *d, const struct group *g, int m, const char *title_text,
-    size_t markers, size_t line_points, bool links, buf *b)
-{
-	const struct metric *mt = &metric_table[m];
-	double lo = INFINITY, hi = -INFINITY, median = 0, edge = 0, dline = 0, mde = 0, power = 0;
-	size_t i, k, first_marker;
-	bool band = band_of(d, g, m, &median, &edge);
-	bool detect = band && detect_of(d, g, m, median, &dline, &mde, &power);
-	const struct drec *r;
-	struct xaxis xa = x_axis(d, g, m);
+/*
+ * What a chart shows of metric m of group g besides its records: the band
+ * from the baseline median to the regression edge, the detectable-regression
+ * line, the axes.
+ */
+struct chart_frame {
+	bool band, detect;
+	double median, edge;		/* the band */
+	double dline, mde, power;	/* the detectable regression */
+	struct xaxis xa;
 	struct svgaxis ya;
-	buf lab = BUF_INIT;
+};
 
-	for (i = 0; i < g->n; i++) {
-		r = &d->r[g->rows[i]];
+/* Computes the chart's frame: the band, the line, and axes that hold them all. */
+static void
+chart_frame(const struct dash *d, const struct group *g, int m, struct chart_frame *f)
+{
+	double lo = INFINITY, hi = -INFINITY;
+
+	f->median = f->edge = f->dline = f->mde = f->power = 0;
+	f->band = band_of(d, g, m, &f->median, &f->edge);
+	f->detect = f->band && detect_of(d, g, m, f->median, &f->dline, &f->mde, &f->power);
+	f->xa = x_axis(d, g, m);
+	for (size_t i = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
 		if (!r->has[m])
 			continue;
 		lo = fmin(lo, r->v[m]);
 		hi = fmax(hi, r->v[m]);
 	}
-	if (band) {
-		lo = fmin(lo, fmin(median, edge));
-		hi = fmax(hi, fmax(median, edge));
+	if (f->band) {
+		lo = fmin(lo, fmin(f->median, f->edge));
+		hi = fmax(hi, fmax(f->median, f->edge));
 	}
-	if (detect) {
-		lo = fmin(lo, dline);
-		hi = fmax(hi, dline);
+	if (f->detect) {
+		lo = fmin(lo, f->dline);
+		hi = fmax(hi, f->dline);
 	}
 	/* Labels carry the decimals the step needs: they never repeat. */
-	svgaxis_linear(&ya, lo, hi, 4);
-	lo = ya.lo;
-	hi = ya.hi;
-#define Y(v) (PT + (hi - (v)) / (hi - lo) * (CH - PT - PB))
+	svgaxis_linear(&f->ya, lo, hi, 4);
+}
+
+/* The y of value v. */
+static double
+y_at(const struct svgaxis *ya, double v)
+{
+	double lo = ya->lo, hi = ya->hi;
+
+	return PT + (hi - (v)) / (hi - lo) * (CH - PT - PB);
+}
+
+/* The chart's title: the given text, then the cohort's identity. */
+static void
+chart_title(buf *b, const struct group *g, const char *title_text)
+{
 	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
 	text_xml_escape(b, title_text);
 	buf_adds(b, "\n");
-	for (i = 0; i < IDENTITY_KEYS; i++) {
+	for (size_t i = 0; i < IDENTITY_KEYS; i++) {
 		buf_addf(b, "%s=", identity_keys[i]);
 		text_xml_escape(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
 		buf_adds(b, i + 1 < IDENTITY_KEYS ? "\n" : "");
 	}
 	buf_adds(b, "</title>");
-	/* Grid (one path) and y labels. */
+}
+
+/* The grid (one path), the y labels and the x ticks. */
+static void
+chart_axes(buf *b, const struct chart_frame *f)
+{
 	buf_adds(b, "<path class=\"g\" d=\"");
-	for (int t = 0; t < ya.n; t++)
-		buf_addf(b, "M%.0f %.1fH%.0f", PL, Y(ya.v[t]), CW - PR);
+	for (int t = 0; t < f->ya.n; t++)
+		buf_addf(b, "M%.0f %.1fH%.0f", PL, y_at(&f->ya, f->ya.v[t]), CW - PR);
 	buf_adds(b, "\"/>");
-	for (int t = 0; t < ya.n; t++)
+	for (int t = 0; t < f->ya.n; t++)
 		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4,
-		    Y(ya.v[t]) + 3.5, ya.label[t]);
-	if (xa.index)
-		index_ticks(b, &xa);
+		    y_at(&f->ya, f->ya.v[t]) + 3.5, f->ya.label[t]);
+	if (f->xa.index)
+		index_ticks(b, &f->xa);
 	else
-		time_ticks(b, &xa);
-	if (band) {
-		double y1 = Y(median), y2 = Y(edge);
+		time_ticks(b, &f->xa);
+}
+
+/* The band and the detectable-regression line, when there are. */
+static void
+chart_band(buf *b, const struct chart_frame *f, int m)
+{
+	int prec = metric_table[m].precision;
+	buf lab = BUF_INIT;
+
+	if (f->band) {
+		double y1 = y_at(&f->ya, f->median), y2 = y_at(&f->ya, f->edge);
 		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
 		    "height=\"%.1f\"><title>baseline median ", PL, fmin(y1, y2), CW - PL - PR,
 		    fabs(y2 - y1));
-		buf_reset(&lab);
-		label_num(&lab, median, mt->precision);
+		label_num(&lab, f->median, prec);
 		buf_addf(b, "%s %s; regression past ", lab.s, units[m]);
 		buf_reset(&lab);
-		label_num(&lab, edge, mt->precision);
+		label_num(&lab, f->edge, prec);
 		buf_addf(b, "%s %s</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
 		    "y1=\"%.1f\" y2=\"%.1f\"/>", lab.s, units[m], PL, CW - PR, y1, y1);
 	}
-	if (detect) {
+	if (f->detect) {
 		/* Styled in place: pages without the line keep their bytes. */
 		char t1[NUM_BUFSZ], t2[NUM_BUFSZ];
-		double yd = Y(dline);
+		double yd = y_at(&f->ya, f->dline);
 
 		buf_addf(b, "<line class=\"mde\" stroke=\"#c62828\" stroke-width=\"1.2\" "
 		    "stroke-dasharray=\"2 3\" x1=\"%.0f\" x2=\"%.0f\" y1=\"%.1f\" y2=\"%.1f\">"
 		    "<title>detectable regression: %s%% or more is caught %s%% of the time; ",
-		    PL, CW - PR, yd, yd, num_fixed(t1, mde * 100, 1), num_fixed(t2, power * 100, 0));
+		    PL, CW - PR, yd, yd, num_fixed(t1, f->mde * 100, 1),
+		    num_fixed(t2, f->power * 100, 0));
 		buf_reset(&lab);
-		label_num(&lab, dline, mt->precision);
+		label_num(&lab, f->dline, prec);
 		buf_addf(b, "past %s %s</title></line>", lab.s, units[m]);
 	}
-	/* The line: every point, or bucket means when there are many. */
-	buf_adds(b, "<polyline class=\"ln\" points=\"");
-	{
-		size_t buckets = xa.npts > line_points ? line_points : xa.npts, kb = 0, used = 0;
-		double sx = 0, sy = 0;
-		size_t in = 0;
+	buf_free(&lab);
+}
 
-		for (i = 0, k = 0; i < g->n; i++) {
-			r = &d->r[g->rows[i]];
-			if (!r->has[m])
-				continue;
-			sx += x_at(&xa, r, k++);
-			sy += Y(r->v[m]);
-			in++;
-			used++;
-			if (used * buckets >= (kb + 1) * xa.npts) {
-				if (kb > 0)
-					buf_addc(b, ' ');
-				num1(b, sx / in);
-				buf_addc(b, ',');
-				num1(b, sy / in);
-				kb++;
-				sx = sy = 0;
-				in = 0;
-			}
+/* The line: every point, or bucket means when there are many. */
+static void
+chart_line(buf *b, const struct dash *d, const struct group *g, int m,
+    const struct chart_frame *f, size_t line_points)
+{
+	size_t buckets = f->xa.npts > line_points ? line_points : f->xa.npts, kb = 0, used = 0;
+	double sx = 0, sy = 0;
+	size_t in = 0;
+
+	buf_adds(b, "<polyline class=\"ln\" points=\"");
+	for (size_t i = 0, k = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
+		if (!r->has[m])
+			continue;
+		sx += x_at(&f->xa, r, k++);
+		sy += y_at(&f->ya, r->v[m]);
+		in++;
+		used++;
+		if (used * buckets >= (kb + 1) * f->xa.npts) {
+			if (kb > 0)
+				buf_addc(b, ' ');
+			num1(b, sx / in);
+			buf_addc(b, ',');
+			num1(b, sy / in);
+			kb++;
+			sx = sy = 0;
+			in = 0;
 		}
 	}
 	buf_adds(b, "\"/>");
-	change_lines(d, g, m, &xa, b);
-	/* Markers with hover text, for the newest records (and the batch). */
-	first_marker = g->n > markers ? g->n - markers : 0;
-	for (i = 0, k = 0; i < g->n; i++) {
-		r = &d->r[g->rows[i]];
+}
+
+/* The hover text of record r, the k-th on the chart (from 1), url its build's link. */
+static void
+marker_title(buf *b, const struct dash *d, const struct group *g, int m,
+    const struct chart_frame *f, const struct drec *r, size_t k, const char *url)
+{
+	const struct metric *mt = &metric_table[m];
+	buf lab = BUF_INIT;
+
+	if (r->instant != ISOTIME_MIN)
+		fmt_time(b, r->instant, f->xa.index ? "%Y-%m-%d %H:%M:%S UTC" :
+		    "%Y-%m-%d %H:%M UTC");
+	else
+		buf_adds(b, "no timestamp");
+	if (f->xa.index)
+		buf_addf(b, ", record #%zu", k);
+	buf_adds(b, r->current ? " (this build)\n" : "\n");
+	/* Model and GPU when they are not the cohort's own (a rename). */
+	if (r->model != latest(d, g)->model || r->gpu != latest(d, g)->gpu) {
+		text_xml_escape(b, r->model);
+		buf_adds(b, " | ");
+		text_xml_escape(b, r->gpu);
+		buf_adds(b, "\n");
+	}
+	/* As precise as the axis, so that neighbours read apart. */
+	label_num(&lab, r->v[m], f->ya.decimals > mt->precision ? f->ya.decimals : mt->precision);
+	buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
+	buf_adds(b, " · ");
+	text_xml_escape(b, *r->run_source ? r->run_source : "unknown");
+	buf_adds(b, "\n");
+	text_xml_escape(b, *r->status ? r->status : "no status");
+	if (*r->bstatus) {
+		buf_adds(b, " (");
+		text_xml_escape(b, r->bstatus);
+		buf_adds(b, ")");
+	}
+	/* A passing record's reason says nothing new; the others' do. */
+	if (*r->reason && strcmp(r->status, "PASS") != 0) {
+		char *cut = strlen(r->reason) > 300 ?
+		    easprintf("%.297s...", r->reason) : NULL;
+		buf_adds(b, "\n");
+		text_xml_escape(b, cut != NULL ? cut : r->reason);
+		free(cut);
+	}
+	if (url != NULL)
+		buf_adds(b, "\nclick to open the build");
+	buf_free(&lab);
+}
+
+/* Markers with hover text, for the newest records (and the batch). */
+static void
+chart_markers(buf *b, const struct dash *d, const struct group *g, int m,
+    const struct chart_frame *f, size_t markers, bool links)
+{
+	size_t first_marker = g->n > markers ? g->n - markers : 0;
+
+	for (size_t i = 0, k = 0; i < g->n; i++) {
+		const struct drec *r = &d->r[g->rows[i]];
 		if (!r->has[m])
 			continue;
-		double x = x_at(&xa, r, k++), y = Y(r->v[m]);
+		double x = x_at(&f->xa, r, k++), y = y_at(&f->ya, r->v[m]);
 		if (i < first_marker && !r->current)
 			continue;
 		/* A marker of a record with a build links to it. */
@@ -1011,49 +1122,25 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 		buf_adds(b, "<g>");
 		marker(b, shape_of(r->status), x, y, r->current);
 		buf_adds(b, "<title>");
-		if (r->instant != ISOTIME_MIN)
-			fmt_time(b, r->instant, xa.index ? "%Y-%m-%d %H:%M:%S UTC" :
-			    "%Y-%m-%d %H:%M UTC");
-		else
-			buf_adds(b, "no timestamp");
-		if (xa.index)
-			buf_addf(b, ", record #%zu", k);
-		buf_adds(b, r->current ? " (this build)\n" : "\n");
-		/* Model and GPU when they are not the cohort's own (a rename). */
-		if (r->model != latest(d, g)->model || r->gpu != latest(d, g)->gpu) {
-			text_xml_escape(b, r->model);
-			buf_adds(b, " | ");
-			text_xml_escape(b, r->gpu);
-			buf_adds(b, "\n");
-		}
-		/* As precise as the axis, so that neighbours read apart. */
-		buf_reset(&lab);
-		label_num(&lab, r->v[m], ya.decimals > mt->precision ? ya.decimals : mt->precision);
-		buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
-		buf_adds(b, " · ");
-		text_xml_escape(b, *r->run_source ? r->run_source : "unknown");
-		buf_adds(b, "\n");
-		text_xml_escape(b, *r->status ? r->status : "no status");
-		if (*r->bstatus) {
-			buf_adds(b, " (");
-			text_xml_escape(b, r->bstatus);
-			buf_adds(b, ")");
-		}
-		/* A passing record's reason says nothing new; the others' do. */
-		if (*r->reason && strcmp(r->status, "PASS") != 0) {
-			char *cut = strlen(r->reason) > 300 ?
-			    easprintf("%.297s...", r->reason) : NULL;
-			buf_adds(b, "\n");
-			text_xml_escape(b, cut != NULL ? cut : r->reason);
-			free(cut);
-		}
-		if (url != NULL)
-			buf_adds(b, "\nclick to open the build");
+		marker_title(b, d, g, m, f, r, k, url);
 		buf_adds(b, url != NULL ? "</title></g></a>" : "</title></g>");
 	}
+}
+
+static void
+chart(const struct dash *d, const struct group *g, int m, const char *title_text,
+    size_t markers, size_t line_points, bool links, buf *b)
+{
+	struct chart_frame f;
+
+	chart_frame(d, g, m, &f);
+	chart_title(b, g, title_text);
+	chart_axes(b, &f);
+	chart_band(b, &f, m);
+	chart_line(b, d, g, m, &f, line_points);
+	change_lines(d, g, m, &f.xa, b);
+	chart_markers(b, d, g, m, &f, markers, links);
 	buf_adds(b, "</svg>");
-#undef Y
-	buf_free(&lab);
 }
 
 static const char style[] =
@@ -1122,21 +1209,14 @@ failing_status(const char *s)
 	    strcmp(s, "INFRA_ERROR") == 0;
 }
 
-/* The page with at most markers markers and line_points points per chart. */
+/* The page's head, its summary line and the legend of the markers. */
 static void
-render(struct dash *d, buf *out, size_t markers, size_t line_points, bool links)
+page_head(buf *out, const struct dash *d)
 {
-	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
-	size_t i, *order, no = 0;
+	static const char *names[] = { "PASS", "REGRESSION", "CALIBRATION_NEEDED", "other" };
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 
-	/* Cohorts whose latest record fails first, then the rest, in key order. */
-	order = emalloc((d->ngroups + 1) * sizeof *order);
-	for (int pass = 0; pass < 2; pass++)
-		for (i = 0; i < d->ngroups; i++)
-			if (failing_status(latest(d, &d->groups[i])->status) == (pass == 0))
-				order[no++] = i;
-	for (i = 0; i < d->n; i++)
+	for (size_t i = 0; i < d->n; i++)
 		if (d->r[i].instant != ISOTIME_MIN) {
 			lo = d->r[i].instant < lo ? d->r[i].instant : lo;
 			hi = d->r[i].instant > hi ? d->r[i].instant : hi;
@@ -1156,107 +1236,147 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points, bool links)
 	buf_adds(out, ". Hover a point for its record; the shaded band runs from the latest "
 	    "record's baseline median to where it would regress.</p>\n");
 	buf_adds(out, "<div class=\"legend\">");
-	{
-		static const char *names[] = { "PASS", "REGRESSION", "CALIBRATION_NEEDED", "other" };
-		for (int s = 0; s < 4; s++) {
-			buf_adds(out, "<span><svg viewBox=\"0 0 16 16\">");
-			marker(out, s, 8, 8.5, false);
-			buf_addf(out, "</svg> %s</span>", names[s]);
-		}
+	for (int s = 0; s < 4; s++) {
 		buf_adds(out, "<span><svg viewBox=\"0 0 16 16\">");
-		marker(out, SHAPE_PASS, 8, 8.5, true);
-		buf_adds(out, "</svg> this build</span></div>\n");
+		marker(out, s, 8, 8.5, false);
+		buf_addf(out, "</svg> %s</span>", names[s]);
 	}
-	if (d->ngroups > 0) {
-		buf_adds(out, "<table><tr><th>Cohort</th><th>Model</th><th>GPU</th><th>Latest</th>"
-		    "<th>Status</th><th>Records</th></tr>\n");
-		for (i = 0; i < d->ngroups; i++) {
-			const struct group *g = &d->groups[order[i]];
-			const struct drec *r = latest(d, g);
-			cohort_title(g, &title, &detail);
-			buf_addf(out, "<tr><td><a href=\"#c%zu\">", i + 1);
-			text_xml_escape(out, title.s);
-			buf_adds(out, "</a></td><td>");
-			text_xml_escape(out, r->model);
-			buf_adds(out, "</td><td>");
-			text_xml_escape(out, r->gpu);
-			buf_adds(out, "</td><td>");
-			if (r->instant != ISOTIME_MIN)
-				fmt_time(out, r->instant, "%Y-%m-%d %H:%M");
-			buf_adds(out, "</td><td>");
-			badge(out, r->status);
-			buf_addf(out, "</td><td class=\"n\">%zu</td></tr>\n", g->n);
-		}
-		buf_adds(out, "</table>\n");
-	}
-	for (i = 0; i < d->ngroups; i++) {
+	buf_adds(out, "<span><svg viewBox=\"0 0 16 16\">");
+	marker(out, SHAPE_PASS, 8, 8.5, true);
+	buf_adds(out, "</svg> this build</span></div>\n");
+}
+
+/* The table of cohorts, in page order, each linking to its section. */
+static void
+cohort_table(buf *out, const struct dash *d, const size_t *order)
+{
+	buf title = BUF_INIT, detail = BUF_INIT;
+
+	buf_adds(out, "<table><tr><th>Cohort</th><th>Model</th><th>GPU</th><th>Latest</th>"
+	    "<th>Status</th><th>Records</th></tr>\n");
+	for (size_t i = 0; i < d->ngroups; i++) {
 		const struct group *g = &d->groups[order[i]];
 		const struct drec *r = latest(d, g);
 		cohort_title(g, &title, &detail);
-		buf_addf(out, "<section id=\"c%zu\">\n<h3>", i + 1);
+		buf_addf(out, "<tr><td><a href=\"#c%zu\">", i + 1);
 		text_xml_escape(out, title.s);
-		buf_adds(out, " ");
-		badge(out, r->status);
-		buf_adds(out, "</h3>\n<p class=\"who\">");
+		buf_adds(out, "</a></td><td>");
 		text_xml_escape(out, r->model);
-		buf_adds(out, " | ");
+		buf_adds(out, "</td><td>");
 		text_xml_escape(out, r->gpu);
-		buf_addf(out, " &middot; %zu record%s</p>\n", g->n, g->n == 1 ? "" : "s");
-		if (detail.len > 0) {
-			buf_adds(out, "<p class=\"detail\"><code>");
-			text_xml_escape(out, detail.s);
-			buf_adds(out, "</code></p>\n");
-		}
-		buf_adds(out, "<div class=\"charts\">\n");
-		for (int m = 0; m < METRIC_COUNT; m++) {
-			size_t nn = 0;
-			for (size_t j = 0; j < g->n; j++)
-				nn += d->r[g->rows[j]].has[m];
-			if (!d->column[m] || nn == 0)
-				continue;
-			/* The chart title: model | GPU | cohort | detail | metric */
-			buf_reset(&t);
-			buf_addf(&t, "%s | %s | %s | ", r->model, r->gpu, title.s);
-			if (detail.len > 0)
-				buf_addf(&t, "%s | ", detail.s);
-			buf_adds(&t, metric_table[m].key);
-			buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
-			index_note(out, d, g, m);
-			buf_adds(out, "</figcaption>");
-			chart(d, g, m, t.s, markers, line_points, links, out);
-			buf_adds(out, "</figure>\n");
-		}
-		buf_adds(out, "</div>\n</section>\n");
+		buf_adds(out, "</td><td>");
+		if (r->instant != ISOTIME_MIN)
+			fmt_time(out, r->instant, "%Y-%m-%d %H:%M");
+		buf_adds(out, "</td><td>");
+		badge(out, r->status);
+		buf_addf(out, "</td><td class=\"n\">%zu</td></tr>\n", g->n);
 	}
-	if (d->nskips > 0) {
-		buf_adds(out, "<h3 class=\"skipped\">Skipped Metric Plots</h3>\n<table><tr><th>Model</th><th>GPU</th>"
-		    "<th>Cohort</th><th>Metric</th><th>Records</th><th>Non-null</th><th>Reason</th>"
-		    "</tr>\n");
-		for (i = 0; i < d->nskips; i++) {
-			const struct skip *s = &d->skips[i];
-			const struct drec *r = latest(d, s->g);
-			cohort_title(s->g, &title, &detail);
-			buf_adds(out, "<tr><td>");
-			text_xml_escape(out, r->model);
-			buf_adds(out, "</td><td>");
-			text_xml_escape(out, r->gpu);
-			buf_adds(out, "</td><td>");
-			text_xml_escape(out, title.s);
-			buf_adds(out, "<br><code>");
-			text_xml_escape(out, detail.s);
-			buf_addf(out, "</code></td><td>%s</td><td class=\"n\">%zu</td>"
-			    "<td class=\"n\">%zu</td><td>%s</td></tr>\n", metric_table[s->metric].key,
-			    s->g->n, s->non_null, s->reason);
-		}
-		buf_adds(out, "</table>\n");
+	buf_adds(out, "</table>\n");
+	buf_free(&title);
+	buf_free(&detail);
+}
+
+/* The section of cohort g, the i-th on the page: its heading and charts. */
+static void
+cohort_section(buf *out, const struct dash *d, const struct group *g, size_t i,
+    size_t markers, size_t line_points, bool links)
+{
+	const struct drec *r = latest(d, g);
+	buf title = BUF_INIT, detail = BUF_INIT, t = BUF_INIT;
+
+	cohort_title(g, &title, &detail);
+	buf_addf(out, "<section id=\"c%zu\">\n<h3>", i + 1);
+	text_xml_escape(out, title.s);
+	buf_adds(out, " ");
+	badge(out, r->status);
+	buf_adds(out, "</h3>\n<p class=\"who\">");
+	text_xml_escape(out, r->model);
+	buf_adds(out, " | ");
+	text_xml_escape(out, r->gpu);
+	buf_addf(out, " &middot; %zu record%s</p>\n", g->n, g->n == 1 ? "" : "s");
+	if (detail.len > 0) {
+		buf_adds(out, "<p class=\"detail\"><code>");
+		text_xml_escape(out, detail.s);
+		buf_adds(out, "</code></p>\n");
 	}
+	buf_adds(out, "<div class=\"charts\">\n");
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		size_t nn = 0;
+		for (size_t j = 0; j < g->n; j++)
+			nn += d->r[g->rows[j]].has[m];
+		if (!d->column[m] || nn == 0)
+			continue;
+		/* The chart title: model | GPU | cohort | detail | metric */
+		buf_reset(&t);
+		buf_addf(&t, "%s | %s | %s | ", r->model, r->gpu, title.s);
+		if (detail.len > 0)
+			buf_addf(&t, "%s | ", detail.s);
+		buf_adds(&t, metric_table[m].key);
+		buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
+		index_note(out, d, g, m);
+		buf_adds(out, "</figcaption>");
+		chart(d, g, m, t.s, markers, line_points, links, out);
+		buf_adds(out, "</figure>\n");
+	}
+	buf_adds(out, "</div>\n</section>\n");
+	buf_free(&title);
+	buf_free(&detail);
+	buf_free(&t);
+}
+
+/* The table of metrics not plotted, and why. */
+static void
+skipped_table(buf *out, const struct dash *d)
+{
+	buf title = BUF_INIT, detail = BUF_INIT;
+
+	buf_adds(out, "<h3 class=\"skipped\">Skipped Metric Plots</h3>\n<table><tr><th>Model</th><th>GPU</th>"
+	    "<th>Cohort</th><th>Metric</th><th>Records</th><th>Non-null</th><th>Reason</th>"
+	    "</tr>\n");
+	for (size_t i = 0; i < d->nskips; i++) {
+		const struct skip *s = &d->skips[i];
+		const struct drec *r = latest(d, s->g);
+		cohort_title(s->g, &title, &detail);
+		buf_adds(out, "<tr><td>");
+		text_xml_escape(out, r->model);
+		buf_adds(out, "</td><td>");
+		text_xml_escape(out, r->gpu);
+		buf_adds(out, "</td><td>");
+		text_xml_escape(out, title.s);
+		buf_adds(out, "<br><code>");
+		text_xml_escape(out, detail.s);
+		buf_addf(out, "</code></td><td>%s</td><td class=\"n\">%zu</td>"
+		    "<td class=\"n\">%zu</td><td>%s</td></tr>\n", metric_table[s->metric].key,
+		    s->g->n, s->non_null, s->reason);
+	}
+	buf_adds(out, "</table>\n");
+	buf_free(&title);
+	buf_free(&detail);
+}
+
+/* The page with at most markers markers and line_points points per chart. */
+static void
+render(struct dash *d, buf *out, size_t markers, size_t line_points, bool links)
+{
+	size_t i, *order, no = 0;
+
+	/* Cohorts whose latest record fails first, then the rest, in key order. */
+	order = emalloc((d->ngroups + 1) * sizeof *order);
+	for (int pass = 0; pass < 2; pass++)
+		for (i = 0; i < d->ngroups; i++)
+			if (failing_status(latest(d, &d->groups[i])->status) == (pass == 0))
+				order[no++] = i;
+	page_head(out, d);
+	if (d->ngroups > 0)
+		cohort_table(out, d, order);
+	for (i = 0; i < d->ngroups; i++)
+		cohort_section(out, d, &d->groups[order[i]], i, markers, line_points, links);
+	if (d->nskips > 0)
+		skipped_table(out, d);
 	if (d->ngroups == 0)
 		buf_adds(out, "<p>No data found.</p>\n");
 	buf_adds(out, "</body>\n</html>\n");
 	free(order);
-	buf_free(&title);
-	buf_free(&detail);
-	buf_free(&t);
 }
 
 /* The page must stay under this many bytes. */
