@@ -80,7 +80,7 @@ printf '  %-66s %8.3f ms\n' "  the same, 90th percentile of 1,000 appends" \
 echo
 echo "perf-changes over a store of $n records in 200 cohorts x 6 metrics (target < 1 s wall), best of 3:"
 printf '  %-58s %8s %8s %10s %8s\n' "" "wall s" "CPU s" "peak MiB" "vs cat"
-read -r rw rr rc < <(best3 "find $out/store-$n -name '*.json' -exec cat {} + >/dev/null")
+read -r rw rr rc < <("$tools/measure" "find $out/store-$n -name '*.json' -exec cat {} + >/dev/null")
 changes_row() {
 	local label=$1 w r c
 	read -r w r c < <(best3 "$2 >/dev/null; [ \$? -le 1 ]")

@@ -322,9 +322,12 @@ encode_point(buf *b, const struct store_hit *h, bool want_key)
 static void
 decode_points(struct cohort *c, char *s, size_t len)
 {
-	char *p = s, *end = s + len, *model, *gpu;
+	char *p = s, *end, *model, *gpu;
 
 	c->h.borrowed = true;
+	if (len == 0)
+		return;
+	end = s + len;
 	while (p < end) {
 		struct hist_point pt;
 		unsigned char flags, has;
@@ -436,7 +439,8 @@ load_points(struct cohort *c, buf *b)
 		}
 		b->len += done;
 	}
-	buf_add(b, c->pending.s, c->pending.len);
+	if (c->pending.len > 0)
+		buf_add(b, c->pending.s, c->pending.len);
 	pthread_mutex_lock(&run.lock);
 	run.pending -= c->pending.cap;
 	buf_free(&c->pending);
