@@ -46,6 +46,7 @@
 #include "core/cli.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/proc.h"
 #include "campaign/tree_digest.h"
 
 #define REPORT "vq-benchmark-run.json"
@@ -531,24 +532,29 @@ done:
 	return rc;
 }
 
-/* The resident memory of a process in MB, from /proc; 0 when unknown. */
+/* The supervisor's clock: job.json and status.json say when, in Unix seconds. */
 static double
-rss_mb(pid_t pid)
+wall_clock(void)
 {
-	char path[64], line[256];
-	double kb = 0;
-	FILE *fp;
+	struct timespec ts;
 
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return 0;
-	while (fgets(line, sizeof line, fp) != NULL)
-		if (strncmp(line, "VmRSS:", 6) == 0) {
-			kb = strtod(line + 6, NULL);
-			break;
-		}
-	fclose(fp);
-	return kb / 1024;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* How a job ended, as status.json says it. */
+static const char *
+job_status(const struct proc_result *res)
+{
+	if (res->timed_out)
+		return "time_exceeded";
+	if (res->mem_exceeded)
+		return "oom_killed";
+	if (WIFSIGNALED(res->status))
+		return "killed";
+	if (WEXITSTATUS(res->status) != 0)
+		return "failed";
+	return "completed";
 }
 
 /*
@@ -559,29 +565,18 @@ rss_mb(pid_t pid)
  * in a process group of its own under the binding's limits, and writes
  * status.json.
  */
-static double
-wall_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void __attribute__((noreturn))
 supervise(const struct runner *rn, const struct job *jb, char **argv, const char *ws,
     const char *meta, int lockfd)
 {
 	char *log = easprintf("%s/job.log", meta), *status_path = easprintf("%s/status.json", meta);
 	char *job_path_ = easprintf("%s/job.json", meta);
-	struct rusage ru;
-	struct timespec t0, t1;
-	int st = 0, fd, logfd;
-	pid_t pid;
-	bool timed_out = false, oom = false;
+	/* A backstop for runaway allocation; the watchdog is the limit. */
+	struct proc_rlimit as = { RLIMIT_AS, (unsigned long long)(rn->b->mem_mb * 4 * 1024 * 1024) };
+	struct proc_spec spec = { 0 };
+	struct proc_result res;
 	cJSON *o = json_new_object();
 	buf t = BUF_INIT;
-	const char *status;
 
 	json_set(o, "supervisor_pid", json_new_int(getpid()));
 	json_set(o, "node_class", json_new_string(rn->pl->node_classes[jb->r.node_class]));
@@ -593,69 +588,37 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 	atomic_write_file(job_path_, t.s, t.len);
 	cJSON_Delete(o);
 	buf_reset(&t);
+	spec.argv = argv;
+	spec.dir = ws;
+	spec.exec_error = "perf-campaign: ";
+	spec.keep_fd = lockfd;	/* the job holds the lock too */
+	spec.rlimits = &as;
+	spec.nrlimits = 1;
+	spec.log = log;
+	spec.log_direct = true;	/* the job's log outlives a killed supervisor */
+	spec.timeout = rn->b->wall;
+	spec.mem_mb = rn->b->mem_mb;
+	spec.kill_at_once = true;
 	o = json_new_object();
-	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((pid = fork()) == 0) {
-		struct rlimit lim;
+	if (proc_run(&spec, &res) != 0) {
+		/* Nothing ran: a failure, and why in its log when the log opens. */
+		FILE *fp = fopen(log, "a");
 
-		setpgid(0, 0);
-		if (logfd >= 0) {
-			dup2(logfd, 1);
-			dup2(logfd, 2);
+		if (fp != NULL) {
+			fprintf(fp, "perf-campaign: %s: %s\n", argv[0], strerror(errno));
+			fclose(fp);
 		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, 0);
-		if (chdir(ws) != 0)
-			_exit(126);
-		/* A backstop for runaway allocation; the watchdog below is the limit. */
-		lim.rlim_cur = lim.rlim_max = (rlim_t)(rn->b->mem_mb * 4 * 1024 * 1024);
-		setrlimit(RLIMIT_AS, &lim);
-		signal(SIGXFSZ, SIG_DFL);
-		fcntl(lockfd, F_SETFD, 0);	/* the job holds the lock too */
-		execvp(argv[0], argv);
-		dprintf(2, "perf-campaign: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		memset(&res, 0, sizeof res);
+		res.status = 127 << 8;
 	}
-	setpgid(pid, pid);
-	for (;;) {
-		pid_t w = wait4(pid, &st, WNOHANG, &ru);
-		double el;
-
-		if (w == pid)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (!timed_out && !oom && el > rn->b->wall) {
-			timed_out = true;
-			kill(-pid, SIGKILL);
-		}
-		if (!timed_out && !oom && rss_mb(pid) > rn->b->mem_mb) {
-			oom = true;
-			kill(-pid, SIGKILL);
-		}
-		usleep(10000);
-	}
-	kill(-pid, SIGKILL);	/* nothing of the job outlives it */
-	if (timed_out)
-		status = "time_exceeded";
-	else if (oom)
-		status = "oom_killed";
-	else if (WIFSIGNALED(st))
-		status = "killed";
-	else if (WEXITSTATUS(st) != 0)
-		status = "failed";
-	else
-		status = "completed";
-	json_set(o, "status", json_new_string(status));
+	json_set(o, "status", json_new_string(job_status(&res)));
 	json_set(o, "ended", json_new_float(wall_clock()));
-	json_set(o, "exit", WIFEXITED(st) ? json_new_int(WEXITSTATUS(st)) : json_new_null());
-	json_set(o, "signal", WIFSIGNALED(st) ? json_new_int(WTERMSIG(st)) : json_new_null());
-	json_set(o, "peak_rss_mb", json_new_float((double)ru.ru_maxrss / 1024));
-	json_set(o, "cpu_seconds", json_new_float((double)ru.ru_utime.tv_sec +
-	    (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	    (double)ru.ru_stime.tv_usec / 1e6));
+	json_set(o, "exit", WIFEXITED(res.status) ? json_new_int(WEXITSTATUS(res.status)) :
+	    json_new_null());
+	json_set(o, "signal", WIFSIGNALED(res.status) ? json_new_int(WTERMSIG(res.status)) :
+	    json_new_null());
+	json_set(o, "peak_rss_mb", json_new_float((double)res.maxrss_kb / 1024));
+	json_set(o, "cpu_seconds", json_new_float(res.cpu_seconds));
 	json_write(&t, o, JSON_INDENT2, NULL);
 	atomic_write_file(status_path, t.s, t.len);
 	_exit(0);

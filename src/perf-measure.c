@@ -10,9 +10,7 @@
  * ORCA, or patterns given as options).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -20,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/atomic.h"
@@ -29,6 +26,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/proc.h"
 #include "campaign/tree_digest.h"
 
 #define REPORT "vq-benchmark-run.json"
@@ -108,15 +106,6 @@ static const char usage_text[] =
     "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
     "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n";
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A number as the programs print it ("1.0D-03" included). */
 static bool
 capture_num(const char *line, const regmatch_t *m, double *out)
@@ -171,7 +160,7 @@ scan_line(struct state *s, const char *line)
 		s->last_iter = n;
 		if (!s->iterated) {
 			s->iterated = true;
-			s->first_iter = now();
+			s->first_iter = proc_now();
 		}
 		s->iterations++;
 	}
@@ -196,38 +185,29 @@ scan_line(struct state *s, const char *line)
 	}
 }
 
-/* The output of one of the command's streams: passed on, and scanned by line. */
-struct stream {
-	int from, to;
-	buf line;
+/* The output of the command's streams, scanned line by line. */
+struct scan {
+	struct state *s;
+	buf line[2];		/* the partial last line of stdout and of stderr */
 };
 
+/* A chunk of stdout (stream 0) or stderr (1); n == 0 at its end. */
 static void
-feed(struct state *s, struct stream *st, const char *p, size_t n)
+feed(void *ctx, int stream, const char *p, size_t n)
 {
+	struct scan *sc = ctx;
+	buf *line = &sc->line[stream];
+
+	if (n == 0 && line->len > 0)
+		scan_line(sc->s, line->s);
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] == '\n') {
-			if (st->line.len > 0 && st->line.s[st->line.len - 1] == '\r')
-				st->line.s[--st->line.len] = '\0';
-			scan_line(s, st->line.s != NULL ? st->line.s : "");
-			buf_reset(&st->line);
-		} else if (st->line.len < 1 << 20)
-			buf_addc(&st->line, p[i]);
-	}
-}
-
-static void
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;	/* a closed log must not stop the measurement */
-		p += w;
-		n -= (size_t)w;
+			if (line->len > 0 && line->s[line->len - 1] == '\r')
+				line->s[--line->len] = '\0';
+			scan_line(sc->s, line->s != NULL ? line->s : "");
+			buf_reset(line);
+		} else if (line->len < 1 << 20)
+			buf_addc(line, p[i]);
 	}
 }
 
@@ -251,73 +231,32 @@ cpu_model(void)
 	return v;
 }
 
-/* Runs argv with its output passed through and scanned; returns its wait status. */
+/*
+ * Runs argv with its output passed through and scanned; returns its wait
+ * status. It stays in our process group, so that whatever stops us (a
+ * terminal's ^C, a supervisor killing our group) stops it too.
+ */
 static int
 run(struct state *s, char **argv)
 {
-	int out[2], err[2], status;
-	struct stream st[2];
-	char chunk[16384];
-	pid_t pid;
+	struct scan sc = { s, { BUF_INIT, BUF_INIT } };
+	struct proc_spec spec = { 0 };
+	struct proc_result res;
 
-	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-		die("cannot make a pipe: %s", strerror(errno));
-	s->start = now();
-	if ((pid = fork()) == 0) {
-		dup2(out[1], 1);
-		dup2(err[1], 2);
-		signal(SIGXFSZ, SIG_DFL);
-		execvp(argv[0], argv);
-		dprintf(2, "perf-measure: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	if (pid < 0)
+	spec.argv = argv;
+	spec.exec_error = "perf-measure: ";
+	spec.same_group = true;
+	spec.keep_stdin = true;
+	spec.tee_fd[0] = STDOUT_FILENO;
+	spec.tee_fd[1] = STDERR_FILENO;
+	spec.output = feed;
+	spec.ctx = &sc;
+	s->start = proc_now();
+	if (proc_run(&spec, &res) != 0)
 		die("cannot start %s: %s", argv[0], strerror(errno));
-	close(out[1]);
-	close(err[1]);
-	memset(st, 0, sizeof st);
-	st[0].from = out[0];
-	st[0].to = 1;
-	st[1].from = err[0];
-	st[1].to = 2;
-	while (st[0].from >= 0 || st[1].from >= 0) {
-		struct pollfd p[2];
-		int np = 0, idx[2];
-
-		for (int k = 0; k < 2; k++)
-			if (st[k].from >= 0) {
-				idx[np] = k;
-				p[np++] = (struct pollfd){ st[k].from, POLLIN, 0 };
-			}
-		if (poll(p, (nfds_t)np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int j = 0; j < np; j++) {
-			struct stream *x = &st[idx[j]];
-			ssize_t r;
-
-			if (p[j].revents == 0)
-				continue;
-			r = read(x->from, chunk, sizeof chunk);
-			if (r > 0) {
-				write_all(x->to, chunk, (size_t)r);
-				feed(s, x, chunk, (size_t)r);
-			} else if (r == 0 || errno != EINTR) {
-				if (x->line.len > 0)
-					scan_line(s, x->line.s);
-				close(x->from);
-				x->from = -1;
-			}
-		}
-	}
-	buf_free(&st[0].line);
-	buf_free(&st[1].line);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	return status;
+	buf_free(&sc.line[0]);
+	buf_free(&sc.line[1]);
+	return res.status;
 }
 
 /* Frees the compiled patterns. */
@@ -449,7 +388,7 @@ main(int argc, char *argv[])
 
 	signal(SIGPIPE, SIG_IGN);
 	status = run(&s, argv + optind);
-	end = now();
+	end = proc_now();
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (opt.root != NULL) {
 		if (tree_digest(opt.root, after, &why) != 0 || strcmp(after, digest) != 0) {
