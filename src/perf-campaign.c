@@ -49,8 +49,6 @@
 #include "core/proc.h"
 #include "campaign/tree_digest.h"
 
-#define REPORT "vq-benchmark-run.json"
-
 static const char usage_text[] =
     "usage: perf-campaign run plan.json binding.json run-dir [--once]\n"
     "       perf-campaign pipeline plan.json binding.json\n"
@@ -787,7 +785,7 @@ result_row(struct runner *rn, struct job *jb)
 {
 	const struct plan *pl = rn->pl;
 	char *status = job_path(rn, jb->key, "/status.json");
-	char *report = job_path(rn, jb->key, "/work/" REPORT);
+	char *report = job_path(rn, jb->key, "/work/" CAMPAIGN_RUN_REPORT);
 	buf t = BUF_INIT;
 	json_error e;
 	cJSON *st = NULL, *rep = NULL, *row = NULL;
@@ -839,7 +837,7 @@ record(struct runner *rn, struct job *jb)
 			return -1;
 		warnx_("%s %s %s block %lld: the job completed without a valid %s; left missing",
 		    rn->pl->node_classes[jb->r.node_class], rn->pl->workloads[jb->r.workload].name,
-		    rn->pl->variants[jb->r.variant].name, jb->r.block, REPORT);
+		    rn->pl->variants[jb->r.variant].name, jb->r.block, CAMPAIGN_RUN_REPORT);
 		jb->state = J_MISSING;
 	}
 	return save_journal(rn);
@@ -1088,18 +1086,19 @@ cmd_pipeline(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		const struct order_run *r = &o[i];
 		const cJSON *e;
-		buf cmd = BUF_INIT, label = BUF_INIT, dir = BUF_INIT;
+		buf cmd = BUF_INIT, label = BUF_INIT;
+		char *dir;
 
 		if (b.host[r->node_class] == NULL)
 			continue;
 		remote++;
-		buf_addf(&dir, "campaign/%s/%lld/%s/%s", pl.node_classes[r->node_class], r->block,
-		    pl.workloads[r->workload].name, pl.variants[r->variant].name);
 		buf_addf(&label, "%s %s %s block %lld%s", pl.node_classes[r->node_class],
 		    pl.workloads[r->workload].name, pl.variants[r->variant].name, r->block,
 		    r->block <= 0 ? " (warm-up)" : "");
 		buf_adds(&cmd, "set -u; d=");
-		sh_quote(&cmd, dir.s);
+		dir = campaign_report_dir("", &pl, r);
+		sh_quote(&cmd, dir);
+		free(dir);
 		buf_adds(&cmd, "; rm -rf \"$d\"; mkdir -p \"$d\"; cp -R ");
 		{
 			char *src = easprintf("%s/.", json_get(json_get(json_get(b.doc, "workloads"),
@@ -1117,7 +1116,7 @@ cmd_pipeline(int argc, char **argv)
 			buf_addc(&cmd, ' ');
 			sh_quote(&cmd, e->valuestring);
 		}
-		buf_adds(&cmd, "); s=$?; buildkite-agent artifact upload \"$d/" REPORT "\" || true; "
+		buf_adds(&cmd, "); s=$?; buildkite-agent artifact upload \"$d/" CAMPAIGN_RUN_REPORT "\" || true; "
 		    "exit $s");
 		buf_adds(&y, "  - label: ");
 		yaml_quote(&y, label.s);
@@ -1136,14 +1135,13 @@ cmd_pipeline(int argc, char **argv)
 		    b.wall / 60 + 1);
 		buf_free(&cmd);
 		buf_free(&label);
-		buf_free(&dir);
 	}
 	buf_adds(&y, "  - wait: ~\n    continue_on_failure: true\n"
 	    "  - label: \"collect the run reports\"\n    key: \"collect\"\n    command: ");
 	{
 		buf c = BUF_INIT;
 
-		buf_adds(&c, "buildkite-agent artifact download 'campaign/**/" REPORT "' . && "
+		buf_adds(&c, "buildkite-agent artifact download 'campaign/**/" CAMPAIGN_RUN_REPORT "' . && "
 		    "perf-campaign collect ");
 		sh_quote(&c, argv[1]);
 		buf_adds(&c, " . -o results.json && buildkite-agent artifact upload results.json");
@@ -1197,9 +1195,8 @@ cmd_collect(int argc, char **argv)
 	json_set(res, "plan_sha256", json_new_string(pl.sha));
 	for (size_t i = 0; i < n; i++) {
 		const struct order_run *r = &o[i];
-		char *p = easprintf("%s/campaign/%s/%lld/%s/%s/" REPORT, argv[optind + 1],
-		    pl.node_classes[r->node_class], r->block, pl.workloads[r->workload].name,
-		    pl.variants[r->variant].name);
+		char *d = campaign_report_dir(argv[optind + 1], &pl, r);
+		char *p = easprintf("%s/" CAMPAIGN_RUN_REPORT, d);
 		buf t = BUF_INIT;
 		json_error e;
 		cJSON *rep = NULL, *row;
@@ -1225,6 +1222,7 @@ cmd_collect(int argc, char **argv)
 		cJSON_Delete(rep);
 		buf_free(&t);
 		free(p);
+		free(d);
 	}
 	json_set(res, "runs", runs);
 	fprintf(stderr, "perf-campaign: %zu of %zu planned runs reported\n", got, n);

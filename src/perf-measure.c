@@ -27,9 +27,8 @@
 #include "core/json.h"
 #include "core/num.h"
 #include "core/proc.h"
+#include "campaign/campaign.h"
 #include "campaign/tree_digest.h"
-
-#define REPORT "vq-benchmark-run.json"
 
 /* What a program's output says, as extended regular expressions. */
 enum pat {
@@ -425,8 +424,8 @@ main(int argc, char *argv[])
 		json_set(rep, "threads_per_rank", json_new_int(opt.threads));
 	json_write(&text, rep, JSON_INDENT2, NULL);
 	buf_addc(&text, '\n');
-	if (atomic_write_file(REPORT, text.s, text.len) != 0) {
-		warnx_("%s: cannot write: %s", REPORT, strerror(errno));
+	if (atomic_write_file(CAMPAIGN_RUN_REPORT, text.s, text.len) != 0) {
+		warnx_("%s: cannot write: %s", CAMPAIGN_RUN_REPORT, strerror(errno));
 		if (code == 0)
 			code = EXIT_TROUBLE;
 	}

@@ -381,6 +381,14 @@ plan_node_class_index(const struct plan *pl, const char *name)
 	return -1;
 }
 
+char *
+campaign_report_dir(const char *dir, const struct plan *pl, const struct order_run *r)
+{
+	return easprintf("%s%scampaign/%s/%lld/%s/%s", dir, *dir != '\0' ? "/" : "",
+	    pl->node_classes[r->node_class], r->block, pl->workloads[r->workload].name,
+	    pl->variants[r->variant].name);
+}
+
 struct order_run *
 plan_order(const struct plan *pl, size_t *n)
 {
