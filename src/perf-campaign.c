@@ -54,7 +54,8 @@ static const char usage_text[] =
     "       perf-campaign pipeline plan.json binding.json\n"
     "       perf-campaign collect plan.json dir [-o results.json]\n";
 
-static int run_dir_lock = -1;	/* the runner's lock, never a supervisor's */
+/* Lock state: the runner's lock on its run directory, closed in every supervisor. */
+static int run_dir_lock = -1;
 
 /* The binding (vq.benchmark-binding/1), checked against the plan. */
 struct binding {
@@ -140,6 +141,120 @@ host_is_configured(const char *h)
 	return found;
 }
 
+/* The node classes' hosts: here (local), elsewhere (host), or a problem. */
+static void
+bind_node_classes(const struct plan *pl, const cJSON *ncs, struct binding *b,
+    struct problems *p)
+{
+	const cJSON *e;
+	int i;
+
+	if (!cJSON_IsObject(ncs))
+		return;
+	for (i = 0; i < pl->nnode_classes; i++) {
+		const cJSON *h;
+
+		e = json_get(ncs, pl->node_classes[i]);
+		if (!cJSON_IsObject(e)) {
+			problems_add(p, "unbound_node_class", "node class '%s' is not bound",
+			    pl->node_classes[i]);
+			continue;
+		}
+		h = json_get(e, "host");
+		if (h == NULL || cJSON_IsNull(h) || (cJSON_IsString(h) && host_is_here(h->valuestring))) {
+			b->local[i] = true;
+			continue;
+		}
+		if (!cJSON_IsString(h) || *h->valuestring == '\0')
+			problems_add(p, "invalid_binding", "node class '%s': host must be a string",
+			    pl->node_classes[i]);
+		else if (!host_is_configured(h->valuestring))
+			problems_add(p, "unknown_host", "node class '%s': host '%s' is neither this "
+			    "machine nor configured (PERF_CAMPAIGN_HOSTS)", pl->node_classes[i],
+			    h->valuestring);
+		else
+			b->host[i] = h->valuestring;
+	}
+	cJSON_ArrayForEach(e, ncs)
+		if (plan_node_class_index(pl, e->string) < 0)
+			problems_add(p, "extra_node_class", "node class '%s' is not in the plan",
+			    e->string);
+}
+
+/* The variants' commands. */
+static void
+bind_variants(const struct plan *pl, const cJSON *vs, struct binding *b, struct problems *p)
+{
+	const cJSON *e;
+	int i;
+
+	if (!cJSON_IsObject(vs))
+		return;
+	for (i = 0; i < pl->nvariants; i++) {
+		e = json_get(vs, pl->variants[i].name);
+		if (!cJSON_IsObject(e)) {
+			problems_add(p, "unbound_variant", "variant '%s' is not bound",
+			    pl->variants[i].name);
+			continue;
+		}
+		if (!string_array(json_get(e, "command"), true))
+			problems_add(p, "invalid_binding", "variant '%s': command must be a non-empty "
+			    "array of strings", pl->variants[i].name);
+		else
+			b->command[i] = json_get(e, "command");
+	}
+	cJSON_ArrayForEach(e, vs)
+		if (plan_variant_index(pl, e->string) < 0)
+			problems_add(p, "extra_variant", "variant '%s' is not in the plan", e->string);
+}
+
+/* The workloads' inputs and arguments; with check_inputs, their digests. */
+static void
+bind_workloads(const struct plan *pl, const cJSON *ws, bool check_inputs, struct binding *b,
+    struct problems *p)
+{
+	const cJSON *e;
+	int i;
+
+	if (!cJSON_IsObject(ws))
+		return;
+	for (i = 0; i < pl->nworkloads; i++) {
+		const cJSON *src, *args;
+
+		e = json_get(ws, pl->workloads[i].name);
+		if (!cJSON_IsObject(e)) {
+			problems_add(p, "unbound_workload", "workload '%s' is not bound",
+			    pl->workloads[i].name);
+			continue;
+		}
+		src = json_get(e, "sources");
+		args = json_get(e, "args");
+		if (!cJSON_IsString(src) || (args != NULL && !string_array(args, false))) {
+			problems_add(p, "invalid_binding", "workload '%s': sources must be a directory "
+			    "and args an array of strings", pl->workloads[i].name);
+			continue;
+		}
+		b->sources[i] = src->valuestring[0] == '/' ? estrdup(src->valuestring) :
+		    easprintf("%s/%s", b->dir, src->valuestring);
+		b->args[i] = args;
+		if (check_inputs) {
+			char hex[SHA256_HEX], *w = NULL;
+
+			if (tree_digest(b->sources[i], hex, &w) != 0) {
+				problems_add(p, "input_unreadable", "workload '%s': %s",
+				    pl->workloads[i].name, w);
+				free(w);
+			} else if (strcmp(hex, pl->workloads[i].digest) != 0)
+				problems_add(p, "input_digest_mismatch", "workload '%s': %s has digest %s, "
+				    "the plan pins %s", pl->workloads[i].name, b->sources[i], hex,
+				    pl->workloads[i].digest);
+		}
+	}
+	cJSON_ArrayForEach(e, ws)
+		if (plan_workload_index(pl, e->string) < 0)
+			problems_add(p, "extra_workload", "workload '%s' is not in the plan", e->string);
+}
+
 /*
  * Reads and checks the binding: every problem is listed (one line each)
  * before anything runs. With check_inputs, each input's tree digest must
@@ -151,7 +266,7 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 	struct problems p = { NULL, 0 };
 	buf text = BUF_INIT;
 	char *why = load_text(path, &text), *copy;
-	const cJSON *v, *e, *ncs, *vs, *ws;
+	const cJSON *v, *ncs, *vs, *ws;
 	json_error je;
 	int i;
 
@@ -193,88 +308,9 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 	if (!cJSON_IsObject(ncs) || !cJSON_IsObject(vs) || !cJSON_IsObject(ws))
 		problems_add(&p, "invalid_binding", "node_classes, variants and workloads must be objects");
 	/* Unbound names, then extra ones. */
-	for (i = 0; cJSON_IsObject(ncs) && i < pl->nnode_classes; i++) {
-		const cJSON *h;
-
-		e = json_get(ncs, pl->node_classes[i]);
-		if (!cJSON_IsObject(e)) {
-			problems_add(&p, "unbound_node_class", "node class '%s' is not bound",
-			    pl->node_classes[i]);
-			continue;
-		}
-		h = json_get(e, "host");
-		if (h == NULL || cJSON_IsNull(h) || (cJSON_IsString(h) && host_is_here(h->valuestring))) {
-			b->local[i] = true;
-			continue;
-		}
-		if (!cJSON_IsString(h) || *h->valuestring == '\0')
-			problems_add(&p, "invalid_binding", "node class '%s': host must be a string",
-			    pl->node_classes[i]);
-		else if (!host_is_configured(h->valuestring))
-			problems_add(&p, "unknown_host", "node class '%s': host '%s' is neither this "
-			    "machine nor configured (PERF_CAMPAIGN_HOSTS)", pl->node_classes[i],
-			    h->valuestring);
-		else
-			b->host[i] = h->valuestring;
-	}
-	if (cJSON_IsObject(ncs))
-		cJSON_ArrayForEach(e, ncs)
-		if (plan_node_class_index(pl, e->string) < 0)
-			problems_add(&p, "extra_node_class", "node class '%s' is not in the plan",
-			    e->string);
-	for (i = 0; cJSON_IsObject(vs) && i < pl->nvariants; i++) {
-		e = json_get(vs, pl->variants[i].name);
-		if (!cJSON_IsObject(e)) {
-			problems_add(&p, "unbound_variant", "variant '%s' is not bound",
-			    pl->variants[i].name);
-			continue;
-		}
-		if (!string_array(json_get(e, "command"), true))
-			problems_add(&p, "invalid_binding", "variant '%s': command must be a non-empty "
-			    "array of strings", pl->variants[i].name);
-		else
-			b->command[i] = json_get(e, "command");
-	}
-	if (cJSON_IsObject(vs))
-		cJSON_ArrayForEach(e, vs)
-		if (plan_variant_index(pl, e->string) < 0)
-			problems_add(&p, "extra_variant", "variant '%s' is not in the plan", e->string);
-	for (i = 0; cJSON_IsObject(ws) && i < pl->nworkloads; i++) {
-		const cJSON *src, *args;
-
-		e = json_get(ws, pl->workloads[i].name);
-		if (!cJSON_IsObject(e)) {
-			problems_add(&p, "unbound_workload", "workload '%s' is not bound",
-			    pl->workloads[i].name);
-			continue;
-		}
-		src = json_get(e, "sources");
-		args = json_get(e, "args");
-		if (!cJSON_IsString(src) || (args != NULL && !string_array(args, false))) {
-			problems_add(&p, "invalid_binding", "workload '%s': sources must be a directory "
-			    "and args an array of strings", pl->workloads[i].name);
-			continue;
-		}
-		b->sources[i] = src->valuestring[0] == '/' ? estrdup(src->valuestring) :
-		    easprintf("%s/%s", b->dir, src->valuestring);
-		b->args[i] = args;
-		if (check_inputs) {
-			char hex[SHA256_HEX], *w = NULL;
-
-			if (tree_digest(b->sources[i], hex, &w) != 0) {
-				problems_add(&p, "input_unreadable", "workload '%s': %s",
-				    pl->workloads[i].name, w);
-				free(w);
-			} else if (strcmp(hex, pl->workloads[i].digest) != 0)
-				problems_add(&p, "input_digest_mismatch", "workload '%s': %s has digest %s, "
-				    "the plan pins %s", pl->workloads[i].name, b->sources[i], hex,
-				    pl->workloads[i].digest);
-		}
-	}
-	if (cJSON_IsObject(ws))
-		cJSON_ArrayForEach(e, ws)
-		if (plan_workload_index(pl, e->string) < 0)
-			problems_add(&p, "extra_workload", "workload '%s' is not in the plan", e->string);
+	bind_node_classes(pl, ncs, b, &p);
+	bind_variants(pl, vs, b, &p);
+	bind_workloads(pl, ws, check_inputs, b, &p);
 	v = json_get(b->doc, "mem_mb");
 	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
 		problems_add(&p, "invalid_binding", "mem_mb must be a number > 0");
@@ -870,13 +906,14 @@ lost_again(struct runner *rn, struct job *jb)
 	return false;
 }
 
-static bool stop;
+/* Signal state: SIGINT or SIGTERM asked the runner to stop starting runs. */
+static volatile sig_atomic_t stop;
 
 static void
 on_stop(int sig)
 {
 	(void)sig;
-	stop = true;
+	stop = 1;
 }
 
 /* Runs every local node class's runs in order; classes side by side. */
@@ -1250,6 +1287,16 @@ cmd_collect(int argc, char **argv)
 	return rc;
 }
 
+/* The commands, one function each. */
+static const struct command {
+	const char *name;
+	int (*run)(int, char **);
+} commands[] = {
+	{ "run", cmd_run },
+	{ "pipeline", cmd_pipeline },
+	{ "collect", cmd_collect },
+};
+
 int
 main(int argc, char *argv[])
 {
@@ -1258,12 +1305,9 @@ main(int argc, char *argv[])
 		cli_usage(usage_text, EXIT_PASS);
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
 		cli_version();
-	if (argc >= 2 && strcmp(argv[1], "run") == 0)
-		return cmd_run(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "pipeline") == 0)
-		return cmd_pipeline(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "collect") == 0)
-		return cmd_collect(argc - 1, argv + 1);
+	for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof *commands; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
 	if (argc >= 2)
 		warnx_("unknown command '%s'", argv[1]);
 	cli_usage(usage_text, EXIT_TROUBLE);

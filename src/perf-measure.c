@@ -269,8 +269,9 @@ free_patterns(struct state *s)
 		}
 }
 
-int
-main(int argc, char *argv[])
+/* The options into opt; the patterns of --program (NULL: generic). */
+static const char *const *
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "program", required_argument, NULL, 'p' },
@@ -292,16 +293,9 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *const *base = vibeqc;
-	char digest[SHA256_HEX] = "", after[SHA256_HEX], *why = NULL, *cpu;
-	struct state s;
-	cJSON *rep, *vals;
-	buf text = BUF_INIT;
-	int c, status, code;
+	int c;
 	long v;
-	double end;
 
-	err_init(argv[0]);
 	opt.program = "vibe-qc";
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		if (c >= 0x100 && c < 0x100 + P_COUNT_OF) {
@@ -335,84 +329,110 @@ main(int argc, char *argv[])
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if (strcmp(opt.program, "vibe-qc") == 0)
-		base = vibeqc;
-	else if (strcmp(opt.program, "orca") == 0)
-		base = orca;
-	else if (strcmp(opt.program, "generic") == 0)
-		base = NULL;
-	else {
+		return vibeqc;
+	if (strcmp(opt.program, "orca") == 0)
+		return orca;
+	if (strcmp(opt.program, "generic") != 0) {
 		warnx_("--program: vibe-qc, orca or generic, not '%s'", opt.program);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	memset(&s, 0, sizeof s);
-	s.count = -1;
+	return NULL;
+}
+
+/* Compiles each pattern: its option, else the program's. -1 after saying why. */
+static int
+compile_patterns(struct state *s, const char *const *base)
+{
 	for (int p = 0; p < P_COUNT_OF; p++) {
 		const char *re = opt.pats[p] != NULL ? opt.pats[p] : base != NULL ? base[p] : NULL;
 		int e;
 
 		if (re == NULL || *re == '\0')
 			continue;
-		if ((e = regcomp(&s.re[p], re, REG_EXTENDED)) != 0) {
+		if ((e = regcomp(&s->re[p], re, REG_EXTENDED)) != 0) {
 			char msg[128];
 
-			regerror(e, &s.re[p], msg, sizeof msg);
+			regerror(e, &s->re[p], msg, sizeof msg);
 			warnx_("--%s: %s: %s", pat_names[p], re, msg);
-			free_patterns(&s);
-			return EXIT_TROUBLE;
+			free_patterns(s);
+			return -1;
 		}
-		s.have[p] = true;
+		s->have[p] = true;
 	}
-	if (!s.have[P_ITERATION] || !s.have[P_COMPLETE]) {
+	if (!s->have[P_ITERATION] || !s->have[P_COMPLETE]) {
 		warnx_("--program generic needs --iteration and --complete");
-		free_patterns(&s);
+		free_patterns(s);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	if (opt.root != NULL) {
-		/* The runtime's identity is its tree; {runtime} in the command is it. */
-		if (tree_digest(opt.root, digest, &why) != 0) {
-			warnx_("--runtime-root: %s", why);
-			free(why);
-			free_patterns(&s);
-			return EXIT_TROUBLE;
-		}
-		for (int i = optind; i < argc; i++) {
-			char *p = strstr(argv[i], "{runtime}");
+	return 0;
+}
 
-			if (p != NULL)
-				argv[i] = easprintf("%.*s%s%s", (int)(p - argv[i]), argv[i], opt.root,
-				    p + 9);
-		}
-	} else
-		snprintf(digest, sizeof digest, "%s", opt.digest);
+/*
+ * The runtime's identity: --runtime-digest, or the digest of the tree of
+ * --runtime-root, which {runtime} in the command's arguments then names.
+ * -1 after saying why.
+ */
+static int
+runtime_identity(char **cmd, int n, char digest[SHA256_HEX])
+{
+	char *why = NULL;
 
-	signal(SIGPIPE, SIG_IGN);
-	status = run(&s, argv + optind);
-	end = proc_now();
-	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (opt.root != NULL) {
-		if (tree_digest(opt.root, after, &why) != 0 || strcmp(after, digest) != 0) {
-			warnx_("%s: the runtime changed during the run; no report written%s%s",
-			    opt.root, why != NULL ? ": " : "", why != NULL ? why : "");
-			free(why);
-			free_patterns(&s);
-			return code != 0 ? code : EXIT_TROUBLE;
-		}
+	if (opt.root == NULL) {
+		snprintf(digest, SHA256_HEX, "%s", opt.digest);
+		return 0;
 	}
-	rep = json_new_object();
+	if (tree_digest(opt.root, digest, &why) != 0) {
+		warnx_("--runtime-root: %s", why);
+		free(why);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		char *p = strstr(cmd[i], "{runtime}");
+
+		if (p != NULL)
+			cmd[i] = easprintf("%.*s%s%s", (int)(p - cmd[i]), cmd[i], opt.root, p + 9);
+	}
+	return 0;
+}
+
+/* Whether --runtime-root changed during the run (said when it did). */
+static bool
+runtime_changed(const char *digest)
+{
+	char after[SHA256_HEX], *why = NULL;
+
+	if (opt.root == NULL)
+		return false;
+	if (tree_digest(opt.root, after, &why) == 0 && strcmp(after, digest) == 0)
+		return false;
+	warnx_("%s: the runtime changed during the run; no report written%s%s",
+	    opt.root, why != NULL ? ": " : "", why != NULL ? why : "");
+	free(why);
+	return true;
+}
+
+/* The run report (perf-measure(1)): what the stream said, and how the command ended. */
+static cJSON *
+build_report(const struct state *s, const char *digest, int code, double end)
+{
+	cJSON *rep = json_new_object(), *vals;
+	char *cpu;
+
 	json_set(rep, "schema_name", json_new_string("vq.benchmark-run-report/1"));
 	json_set(rep, "runtime_digest", json_new_string(digest));
-	json_set(rep, "converged", json_new_bool(s.iterated && s.complete && !s.fatal &&
-	    !s.opt_failed && code == 0));
-	json_set(rep, "steady_seconds", json_new_float(end - (s.iterated ? s.first_iter : s.start)));
-	json_set(rep, "startup_seconds", s.iterated ? json_new_float(s.first_iter - s.start) :
+	json_set(rep, "converged", json_new_bool(s->iterated && s->complete && !s->fatal &&
+	    !s->opt_failed && code == 0));
+	json_set(rep, "steady_seconds", json_new_float(end - (s->iterated ? s->first_iter :
+	    s->start)));
+	json_set(rep, "startup_seconds", s->iterated ? json_new_float(s->first_iter - s->start) :
 	    json_new_null());
-	json_set(rep, "scf_iterations", s.iterated ? json_new_int(s.count >= 0 ? s.count :
-	    s.iterations) : json_new_null());
+	json_set(rep, "scf_iterations", s->iterated ? json_new_int(s->count >= 0 ? s->count :
+	    s->iterations) : json_new_null());
 	vals = json_new_object();
-	if (s.have_energy)
-		json_set(vals, "total_energy", json_new_float(s.energy));
-	if (s.have_gap)
-		json_set(vals, "gap_ev", json_new_float(s.gap));
+	if (s->have_energy)
+		json_set(vals, "total_energy", json_new_float(s->energy));
+	if (s->have_gap)
+		json_set(vals, "gap_ev", json_new_float(s->gap));
 	json_set(rep, "values", vals);
 	if ((cpu = cpu_model()) != NULL) {
 		json_set(rep, "cpu_model", json_new_string(cpu));
@@ -422,6 +442,15 @@ main(int argc, char *argv[])
 		json_set(rep, "mpi_ranks", json_new_int(opt.ranks));
 	if (opt.threads > 0)
 		json_set(rep, "threads_per_rank", json_new_int(opt.threads));
+	return rep;
+}
+
+/* Writes the run report; the exit status: code, or 2 when it could not be written. */
+static int
+write_report(const cJSON *rep, int code)
+{
+	buf text = BUF_INIT;
+
 	json_write(&text, rep, JSON_INDENT2, NULL);
 	buf_addc(&text, '\n');
 	if (atomic_write_file(CAMPAIGN_RUN_REPORT, text.s, text.len) != 0) {
@@ -429,8 +458,41 @@ main(int argc, char *argv[])
 		if (code == 0)
 			code = EXIT_TROUBLE;
 	}
-	cJSON_Delete(rep);
 	buf_free(&text);
+	return code;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *const *base;
+	char digest[SHA256_HEX] = "";
+	struct state s;
+	cJSON *rep;
+	int status, code;
+	double end;
+
+	err_init(argv[0]);
+	base = parse_options(argc, argv);
+	memset(&s, 0, sizeof s);
+	s.count = -1;
+	if (compile_patterns(&s, base) != 0)
+		return EXIT_TROUBLE;
+	if (runtime_identity(argv + optind, argc - optind, digest) != 0) {
+		free_patterns(&s);
+		return EXIT_TROUBLE;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	status = run(&s, argv + optind);
+	end = proc_now();
+	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (runtime_changed(digest)) {
+		free_patterns(&s);
+		return code != 0 ? code : EXIT_TROUBLE;
+	}
+	rep = build_report(&s, digest, code, end);
+	code = write_report(rep, code);
+	cJSON_Delete(rep);
 	free_patterns(&s);
 	return code;
 }
