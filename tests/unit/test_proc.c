@@ -276,6 +276,20 @@ test_limits(void)
 	ok(pid > 0 && gone(pid), "its whole group is gone (pid %d)", pid);
 	ok(file_size(log) == 8, "the child wrote its log itself (%ld bytes)", file_size(log));
 
+	/* The leader ends on SIGTERM; a descendant that ignores it is killed with the group. */
+	unlink(pidf);
+	snprintf(script, sizeof script, "(trap '' TERM; exec sleep 30) & echo $! > %s; wait",
+	    pidf);
+	memset(&s, 0, sizeof s);
+	s.timeout = 0.3;
+	t0 = proc_now();
+	ok(capture_sh(script, &s, NULL, NULL, &r) == 0 && r.timed_out && WIFSIGNALED(r.status) &&
+	    WTERMSIG(r.status) == SIGTERM, "the leader ended on SIGTERM");
+	usleep(100 * 1000);
+	pid = read_pid(pidf);
+	ok(pid > 0 && gone(pid), "a descendant ignoring SIGTERM is gone too (pid %d)", pid);
+	ok(proc_now() - t0 < 3, "without waiting out the grace (%.2f s)", proc_now() - t0);
+
 	/* SIGTERM ignored: SIGKILL after the grace. */
 	memset(&s, 0, sizeof s);
 	s.timeout = 0.2;

@@ -527,8 +527,8 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 	for (int i = 0; i < 2; i++)
 		if (u.out[i][0] >= 0)
 			end_stream(&u, i);
-	if (u.killed_at == 0 && !spec->same_group)
-		kill(-u.pid, SIGKILL);	/* descendants left behind in its group */
+	if (!spec->same_group)
+		kill(-u.pid, SIGKILL);	/* descendants left behind in its group, stopped or not */
 	close_all(&u);
 	if (old_pipe != SIG_ERR)
 		signal(SIGPIPE, old_pipe);
