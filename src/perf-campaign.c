@@ -46,16 +46,16 @@
 #include "core/cli.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/proc.h"
 #include "campaign/tree_digest.h"
-
-#define REPORT "vq-benchmark-run.json"
 
 static const char usage_text[] =
     "usage: perf-campaign run plan.json binding.json run-dir [--once]\n"
     "       perf-campaign pipeline plan.json binding.json\n"
     "       perf-campaign collect plan.json dir [-o results.json]\n";
 
-static int run_dir_lock = -1;	/* the runner's lock, never a supervisor's */
+/* Lock state: the runner's lock on its run directory, closed in every supervisor. */
+static int run_dir_lock = -1;
 
 /* The binding (vq.benchmark-binding/1), checked against the plan. */
 struct binding {
@@ -141,6 +141,120 @@ host_is_configured(const char *h)
 	return found;
 }
 
+/* The node classes' hosts: here (local), elsewhere (host), or a problem. */
+static void
+bind_node_classes(const struct plan *pl, const cJSON *ncs, struct binding *b,
+    struct problems *p)
+{
+	const cJSON *e;
+	int i;
+
+	if (!cJSON_IsObject(ncs))
+		return;
+	for (i = 0; i < pl->nnode_classes; i++) {
+		const cJSON *h;
+
+		e = json_get(ncs, pl->node_classes[i]);
+		if (!cJSON_IsObject(e)) {
+			problems_add(p, "unbound_node_class", "node class '%s' is not bound",
+			    pl->node_classes[i]);
+			continue;
+		}
+		h = json_get(e, "host");
+		if (h == NULL || cJSON_IsNull(h) || (cJSON_IsString(h) && host_is_here(h->valuestring))) {
+			b->local[i] = true;
+			continue;
+		}
+		if (!cJSON_IsString(h) || *h->valuestring == '\0')
+			problems_add(p, "invalid_binding", "node class '%s': host must be a string",
+			    pl->node_classes[i]);
+		else if (!host_is_configured(h->valuestring))
+			problems_add(p, "unknown_host", "node class '%s': host '%s' is neither this "
+			    "machine nor configured (PERF_CAMPAIGN_HOSTS)", pl->node_classes[i],
+			    h->valuestring);
+		else
+			b->host[i] = h->valuestring;
+	}
+	cJSON_ArrayForEach(e, ncs)
+		if (plan_node_class_index(pl, e->string) < 0)
+			problems_add(p, "extra_node_class", "node class '%s' is not in the plan",
+			    e->string);
+}
+
+/* The variants' commands. */
+static void
+bind_variants(const struct plan *pl, const cJSON *vs, struct binding *b, struct problems *p)
+{
+	const cJSON *e;
+	int i;
+
+	if (!cJSON_IsObject(vs))
+		return;
+	for (i = 0; i < pl->nvariants; i++) {
+		e = json_get(vs, pl->variants[i].name);
+		if (!cJSON_IsObject(e)) {
+			problems_add(p, "unbound_variant", "variant '%s' is not bound",
+			    pl->variants[i].name);
+			continue;
+		}
+		if (!string_array(json_get(e, "command"), true))
+			problems_add(p, "invalid_binding", "variant '%s': command must be a non-empty "
+			    "array of strings", pl->variants[i].name);
+		else
+			b->command[i] = json_get(e, "command");
+	}
+	cJSON_ArrayForEach(e, vs)
+		if (plan_variant_index(pl, e->string) < 0)
+			problems_add(p, "extra_variant", "variant '%s' is not in the plan", e->string);
+}
+
+/* The workloads' inputs and arguments; with check_inputs, their digests. */
+static void
+bind_workloads(const struct plan *pl, const cJSON *ws, bool check_inputs, struct binding *b,
+    struct problems *p)
+{
+	const cJSON *e;
+	int i;
+
+	if (!cJSON_IsObject(ws))
+		return;
+	for (i = 0; i < pl->nworkloads; i++) {
+		const cJSON *src, *args;
+
+		e = json_get(ws, pl->workloads[i].name);
+		if (!cJSON_IsObject(e)) {
+			problems_add(p, "unbound_workload", "workload '%s' is not bound",
+			    pl->workloads[i].name);
+			continue;
+		}
+		src = json_get(e, "sources");
+		args = json_get(e, "args");
+		if (!cJSON_IsString(src) || (args != NULL && !string_array(args, false))) {
+			problems_add(p, "invalid_binding", "workload '%s': sources must be a directory "
+			    "and args an array of strings", pl->workloads[i].name);
+			continue;
+		}
+		b->sources[i] = src->valuestring[0] == '/' ? estrdup(src->valuestring) :
+		    easprintf("%s/%s", b->dir, src->valuestring);
+		b->args[i] = args;
+		if (check_inputs) {
+			char hex[SHA256_HEX], *w = NULL;
+
+			if (tree_digest(b->sources[i], hex, &w) != 0) {
+				problems_add(p, "input_unreadable", "workload '%s': %s",
+				    pl->workloads[i].name, w);
+				free(w);
+			} else if (strcmp(hex, pl->workloads[i].digest) != 0)
+				problems_add(p, "input_digest_mismatch", "workload '%s': %s has digest %s, "
+				    "the plan pins %s", pl->workloads[i].name, b->sources[i], hex,
+				    pl->workloads[i].digest);
+		}
+	}
+	cJSON_ArrayForEach(e, ws)
+		if (plan_workload_index(pl, e->string) < 0)
+			problems_add(p, "extra_workload", "workload '%s' is not in the plan", e->string);
+}
+
 /*
  * Reads and checks the binding: every problem is listed (one line each)
  * before anything runs. With check_inputs, each input's tree digest must
@@ -152,7 +266,7 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 	struct problems p = { NULL, 0 };
 	buf text = BUF_INIT;
 	char *why = load_text(path, &text), *copy;
-	const cJSON *v, *e, *ncs, *vs, *ws;
+	const cJSON *v, *ncs, *vs, *ws;
 	json_error je;
 	int i;
 
@@ -194,88 +308,9 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 	if (!cJSON_IsObject(ncs) || !cJSON_IsObject(vs) || !cJSON_IsObject(ws))
 		problems_add(&p, "invalid_binding", "node_classes, variants and workloads must be objects");
 	/* Unbound names, then extra ones. */
-	for (i = 0; cJSON_IsObject(ncs) && i < pl->nnode_classes; i++) {
-		const cJSON *h;
-
-		e = json_get(ncs, pl->node_classes[i]);
-		if (!cJSON_IsObject(e)) {
-			problems_add(&p, "unbound_node_class", "node class '%s' is not bound",
-			    pl->node_classes[i]);
-			continue;
-		}
-		h = json_get(e, "host");
-		if (h == NULL || cJSON_IsNull(h) || (cJSON_IsString(h) && host_is_here(h->valuestring))) {
-			b->local[i] = true;
-			continue;
-		}
-		if (!cJSON_IsString(h) || *h->valuestring == '\0')
-			problems_add(&p, "invalid_binding", "node class '%s': host must be a string",
-			    pl->node_classes[i]);
-		else if (!host_is_configured(h->valuestring))
-			problems_add(&p, "unknown_host", "node class '%s': host '%s' is neither this "
-			    "machine nor configured (PERF_CAMPAIGN_HOSTS)", pl->node_classes[i],
-			    h->valuestring);
-		else
-			b->host[i] = h->valuestring;
-	}
-	if (cJSON_IsObject(ncs))
-		cJSON_ArrayForEach(e, ncs)
-		if (plan_node_class_index(pl, e->string) < 0)
-			problems_add(&p, "extra_node_class", "node class '%s' is not in the plan",
-			    e->string);
-	for (i = 0; cJSON_IsObject(vs) && i < pl->nvariants; i++) {
-		e = json_get(vs, pl->variants[i].name);
-		if (!cJSON_IsObject(e)) {
-			problems_add(&p, "unbound_variant", "variant '%s' is not bound",
-			    pl->variants[i].name);
-			continue;
-		}
-		if (!string_array(json_get(e, "command"), true))
-			problems_add(&p, "invalid_binding", "variant '%s': command must be a non-empty "
-			    "array of strings", pl->variants[i].name);
-		else
-			b->command[i] = json_get(e, "command");
-	}
-	if (cJSON_IsObject(vs))
-		cJSON_ArrayForEach(e, vs)
-		if (plan_variant_index(pl, e->string) < 0)
-			problems_add(&p, "extra_variant", "variant '%s' is not in the plan", e->string);
-	for (i = 0; cJSON_IsObject(ws) && i < pl->nworkloads; i++) {
-		const cJSON *src, *args;
-
-		e = json_get(ws, pl->workloads[i].name);
-		if (!cJSON_IsObject(e)) {
-			problems_add(&p, "unbound_workload", "workload '%s' is not bound",
-			    pl->workloads[i].name);
-			continue;
-		}
-		src = json_get(e, "sources");
-		args = json_get(e, "args");
-		if (!cJSON_IsString(src) || (args != NULL && !string_array(args, false))) {
-			problems_add(&p, "invalid_binding", "workload '%s': sources must be a directory "
-			    "and args an array of strings", pl->workloads[i].name);
-			continue;
-		}
-		b->sources[i] = src->valuestring[0] == '/' ? estrdup(src->valuestring) :
-		    easprintf("%s/%s", b->dir, src->valuestring);
-		b->args[i] = args;
-		if (check_inputs) {
-			char hex[SHA256_HEX], *w = NULL;
-
-			if (tree_digest(b->sources[i], hex, &w) != 0) {
-				problems_add(&p, "input_unreadable", "workload '%s': %s",
-				    pl->workloads[i].name, w);
-				free(w);
-			} else if (strcmp(hex, pl->workloads[i].digest) != 0)
-				problems_add(&p, "input_digest_mismatch", "workload '%s': %s has digest %s, "
-				    "the plan pins %s", pl->workloads[i].name, b->sources[i], hex,
-				    pl->workloads[i].digest);
-		}
-	}
-	if (cJSON_IsObject(ws))
-		cJSON_ArrayForEach(e, ws)
-		if (plan_workload_index(pl, e->string) < 0)
-			problems_add(&p, "extra_workload", "workload '%s' is not in the plan", e->string);
+	bind_node_classes(pl, ncs, b, &p);
+	bind_variants(pl, vs, b, &p);
+	bind_workloads(pl, ws, check_inputs, b, &p);
 	v = json_get(b->doc, "mem_mb");
 	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0))
 		problems_add(&p, "invalid_binding", "mem_mb must be a number > 0");
@@ -531,24 +566,29 @@ done:
 	return rc;
 }
 
-/* The resident memory of a process in MB, from /proc; 0 when unknown. */
+/* The supervisor's clock: job.json and status.json say when, in Unix seconds. */
 static double
-rss_mb(pid_t pid)
+wall_clock(void)
 {
-	char path[64], line[256];
-	double kb = 0;
-	FILE *fp;
+	struct timespec ts;
 
-	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
-	if ((fp = fopen(path, "r")) == NULL)
-		return 0;
-	while (fgets(line, sizeof line, fp) != NULL)
-		if (strncmp(line, "VmRSS:", 6) == 0) {
-			kb = strtod(line + 6, NULL);
-			break;
-		}
-	fclose(fp);
-	return kb / 1024;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* How a job ended, as status.json says it. */
+static const char *
+job_status(const struct proc_result *res)
+{
+	if (res->timed_out)
+		return "time_exceeded";
+	if (res->mem_exceeded)
+		return "oom_killed";
+	if (WIFSIGNALED(res->status))
+		return "killed";
+	if (WEXITSTATUS(res->status) != 0)
+		return "failed";
+	return "completed";
 }
 
 /*
@@ -559,29 +599,18 @@ rss_mb(pid_t pid)
  * in a process group of its own under the binding's limits, and writes
  * status.json.
  */
-static double
-wall_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void __attribute__((noreturn))
 supervise(const struct runner *rn, const struct job *jb, char **argv, const char *ws,
     const char *meta, int lockfd)
 {
 	char *log = easprintf("%s/job.log", meta), *status_path = easprintf("%s/status.json", meta);
 	char *job_path_ = easprintf("%s/job.json", meta);
-	struct rusage ru;
-	struct timespec t0, t1;
-	int st = 0, fd, logfd;
-	pid_t pid;
-	bool timed_out = false, oom = false;
+	/* A backstop for runaway allocation; the watchdog is the limit. */
+	struct proc_rlimit as = { RLIMIT_AS, (unsigned long long)(rn->b->mem_mb * 4 * 1024 * 1024) };
+	struct proc_spec spec = { 0 };
+	struct proc_result res;
 	cJSON *o = json_new_object();
 	buf t = BUF_INIT;
-	const char *status;
 
 	json_set(o, "supervisor_pid", json_new_int(getpid()));
 	json_set(o, "node_class", json_new_string(rn->pl->node_classes[jb->r.node_class]));
@@ -593,69 +622,37 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 	atomic_write_file(job_path_, t.s, t.len);
 	cJSON_Delete(o);
 	buf_reset(&t);
+	spec.argv = argv;
+	spec.dir = ws;
+	spec.exec_error = "perf-campaign: ";
+	spec.keep_fd = lockfd;	/* the job holds the lock too */
+	spec.rlimits = &as;
+	spec.nrlimits = 1;
+	spec.log = log;
+	spec.log_direct = true;	/* the job's log outlives a killed supervisor */
+	spec.timeout = rn->b->wall;
+	spec.mem_mb = rn->b->mem_mb;
+	spec.kill_at_once = true;
 	o = json_new_object();
-	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((pid = fork()) == 0) {
-		struct rlimit lim;
+	if (proc_run(&spec, &res) != 0) {
+		/* Nothing ran: a failure, and why in its log when the log opens. */
+		FILE *fp = fopen(log, "a");
 
-		setpgid(0, 0);
-		if (logfd >= 0) {
-			dup2(logfd, 1);
-			dup2(logfd, 2);
+		if (fp != NULL) {
+			fprintf(fp, "perf-campaign: %s: %s\n", argv[0], strerror(errno));
+			fclose(fp);
 		}
-		fd = open("/dev/null", O_RDONLY);
-		if (fd >= 0)
-			dup2(fd, 0);
-		if (chdir(ws) != 0)
-			_exit(126);
-		/* A backstop for runaway allocation; the watchdog below is the limit. */
-		lim.rlim_cur = lim.rlim_max = (rlim_t)(rn->b->mem_mb * 4 * 1024 * 1024);
-		setrlimit(RLIMIT_AS, &lim);
-		signal(SIGXFSZ, SIG_DFL);
-		fcntl(lockfd, F_SETFD, 0);	/* the job holds the lock too */
-		execvp(argv[0], argv);
-		dprintf(2, "perf-campaign: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
+		memset(&res, 0, sizeof res);
+		res.status = 127 << 8;
 	}
-	setpgid(pid, pid);
-	for (;;) {
-		pid_t w = wait4(pid, &st, WNOHANG, &ru);
-		double el;
-
-		if (w == pid)
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (!timed_out && !oom && el > rn->b->wall) {
-			timed_out = true;
-			kill(-pid, SIGKILL);
-		}
-		if (!timed_out && !oom && rss_mb(pid) > rn->b->mem_mb) {
-			oom = true;
-			kill(-pid, SIGKILL);
-		}
-		usleep(10000);
-	}
-	kill(-pid, SIGKILL);	/* nothing of the job outlives it */
-	if (timed_out)
-		status = "time_exceeded";
-	else if (oom)
-		status = "oom_killed";
-	else if (WIFSIGNALED(st))
-		status = "killed";
-	else if (WEXITSTATUS(st) != 0)
-		status = "failed";
-	else
-		status = "completed";
-	json_set(o, "status", json_new_string(status));
+	json_set(o, "status", json_new_string(job_status(&res)));
 	json_set(o, "ended", json_new_float(wall_clock()));
-	json_set(o, "exit", WIFEXITED(st) ? json_new_int(WEXITSTATUS(st)) : json_new_null());
-	json_set(o, "signal", WIFSIGNALED(st) ? json_new_int(WTERMSIG(st)) : json_new_null());
-	json_set(o, "peak_rss_mb", json_new_float((double)ru.ru_maxrss / 1024));
-	json_set(o, "cpu_seconds", json_new_float((double)ru.ru_utime.tv_sec +
-	    (double)ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-	    (double)ru.ru_stime.tv_usec / 1e6));
+	json_set(o, "exit", WIFEXITED(res.status) ? json_new_int(WEXITSTATUS(res.status)) :
+	    json_new_null());
+	json_set(o, "signal", WIFSIGNALED(res.status) ? json_new_int(WTERMSIG(res.status)) :
+	    json_new_null());
+	json_set(o, "peak_rss_mb", json_new_float((double)res.maxrss_kb / 1024));
+	json_set(o, "cpu_seconds", json_new_float(res.cpu_seconds));
 	json_write(&t, o, JSON_INDENT2, NULL);
 	atomic_write_file(status_path, t.s, t.len);
 	_exit(0);
@@ -824,7 +821,7 @@ result_row(struct runner *rn, struct job *jb)
 {
 	const struct plan *pl = rn->pl;
 	char *status = job_path(rn, jb->key, "/status.json");
-	char *report = job_path(rn, jb->key, "/work/" REPORT);
+	char *report = job_path(rn, jb->key, "/work/" CAMPAIGN_RUN_REPORT);
 	buf t = BUF_INIT;
 	json_error e;
 	cJSON *st = NULL, *rep = NULL, *row = NULL;
@@ -876,7 +873,7 @@ record(struct runner *rn, struct job *jb)
 			return -1;
 		warnx_("%s %s %s block %lld: the job completed without a valid %s; left missing",
 		    rn->pl->node_classes[jb->r.node_class], rn->pl->workloads[jb->r.workload].name,
-		    rn->pl->variants[jb->r.variant].name, jb->r.block, REPORT);
+		    rn->pl->variants[jb->r.variant].name, jb->r.block, CAMPAIGN_RUN_REPORT);
 		jb->state = J_MISSING;
 	}
 	return save_journal(rn);
@@ -909,13 +906,14 @@ lost_again(struct runner *rn, struct job *jb)
 	return false;
 }
 
-static bool stop;
+/* Signal state: SIGINT or SIGTERM asked the runner to stop starting runs. */
+static volatile sig_atomic_t stop;
 
 static void
 on_stop(int sig)
 {
 	(void)sig;
-	stop = true;
+	stop = 1;
 }
 
 /* Runs every local node class's runs in order; classes side by side. */
@@ -1125,18 +1123,19 @@ cmd_pipeline(int argc, char **argv)
 	for (size_t i = 0; i < n; i++) {
 		const struct order_run *r = &o[i];
 		const cJSON *e;
-		buf cmd = BUF_INIT, label = BUF_INIT, dir = BUF_INIT;
+		buf cmd = BUF_INIT, label = BUF_INIT;
+		char *dir;
 
 		if (b.host[r->node_class] == NULL)
 			continue;
 		remote++;
-		buf_addf(&dir, "campaign/%s/%lld/%s/%s", pl.node_classes[r->node_class], r->block,
-		    pl.workloads[r->workload].name, pl.variants[r->variant].name);
 		buf_addf(&label, "%s %s %s block %lld%s", pl.node_classes[r->node_class],
 		    pl.workloads[r->workload].name, pl.variants[r->variant].name, r->block,
 		    r->block <= 0 ? " (warm-up)" : "");
 		buf_adds(&cmd, "set -u; d=");
-		sh_quote(&cmd, dir.s);
+		dir = campaign_report_dir("", &pl, r);
+		sh_quote(&cmd, dir);
+		free(dir);
 		buf_adds(&cmd, "; rm -rf \"$d\"; mkdir -p \"$d\"; cp -R ");
 		{
 			char *src = easprintf("%s/.", json_get(json_get(json_get(b.doc, "workloads"),
@@ -1154,7 +1153,7 @@ cmd_pipeline(int argc, char **argv)
 			buf_addc(&cmd, ' ');
 			sh_quote(&cmd, e->valuestring);
 		}
-		buf_adds(&cmd, "); s=$?; buildkite-agent artifact upload \"$d/" REPORT "\" || true; "
+		buf_adds(&cmd, "); s=$?; buildkite-agent artifact upload \"$d/" CAMPAIGN_RUN_REPORT "\" || true; "
 		    "exit $s");
 		buf_adds(&y, "  - label: ");
 		yaml_quote(&y, label.s);
@@ -1173,14 +1172,13 @@ cmd_pipeline(int argc, char **argv)
 		    b.wall / 60 + 1);
 		buf_free(&cmd);
 		buf_free(&label);
-		buf_free(&dir);
 	}
 	buf_adds(&y, "  - wait: ~\n    continue_on_failure: true\n"
 	    "  - label: \"collect the run reports\"\n    key: \"collect\"\n    command: ");
 	{
 		buf c = BUF_INIT;
 
-		buf_adds(&c, "buildkite-agent artifact download 'campaign/**/" REPORT "' . && "
+		buf_adds(&c, "buildkite-agent artifact download 'campaign/**/" CAMPAIGN_RUN_REPORT "' . && "
 		    "perf-campaign collect ");
 		sh_quote(&c, argv[1]);
 		buf_adds(&c, " . -o results.json && buildkite-agent artifact upload results.json");
@@ -1234,9 +1232,8 @@ cmd_collect(int argc, char **argv)
 	json_set(res, "plan_sha256", json_new_string(pl.sha));
 	for (size_t i = 0; i < n; i++) {
 		const struct order_run *r = &o[i];
-		char *p = easprintf("%s/campaign/%s/%lld/%s/%s/" REPORT, argv[optind + 1],
-		    pl.node_classes[r->node_class], r->block, pl.workloads[r->workload].name,
-		    pl.variants[r->variant].name);
+		char *d = campaign_report_dir(argv[optind + 1], &pl, r);
+		char *p = easprintf("%s/" CAMPAIGN_RUN_REPORT, d);
 		buf t = BUF_INIT;
 		json_error e;
 		cJSON *rep = NULL, *row;
@@ -1262,6 +1259,7 @@ cmd_collect(int argc, char **argv)
 		cJSON_Delete(rep);
 		buf_free(&t);
 		free(p);
+		free(d);
 	}
 	json_set(res, "runs", runs);
 	fprintf(stderr, "perf-campaign: %zu of %zu planned runs reported\n", got, n);
@@ -1289,6 +1287,16 @@ cmd_collect(int argc, char **argv)
 	return rc;
 }
 
+/* The commands, one function each. */
+static const struct command {
+	const char *name;
+	int (*run)(int, char **);
+} commands[] = {
+	{ "run", cmd_run },
+	{ "pipeline", cmd_pipeline },
+	{ "collect", cmd_collect },
+};
+
 int
 main(int argc, char *argv[])
 {
@@ -1297,12 +1305,9 @@ main(int argc, char *argv[])
 		cli_usage(usage_text, EXIT_PASS);
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
 		cli_version();
-	if (argc >= 2 && strcmp(argv[1], "run") == 0)
-		return cmd_run(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "pipeline") == 0)
-		return cmd_pipeline(argc - 1, argv + 1);
-	if (argc >= 2 && strcmp(argv[1], "collect") == 0)
-		return cmd_collect(argc - 1, argv + 1);
+	for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof *commands; i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
 	if (argc >= 2)
 		warnx_("unknown command '%s'", argv[1]);
 	cli_usage(usage_text, EXIT_TROUBLE);

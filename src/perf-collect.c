@@ -38,7 +38,11 @@
 #define DEFAULT_CONFIGS ".buildkite/performance-benchmarks/tests"
 #define LOG_ROTATE (10LL * 1024 * 1024)
 
+/* What perf-collect does: the run, or one of --check, --plan, --telemetry. */
+enum mode { MODE_RUN, MODE_CHECK, MODE_PLAN, MODE_TELEMETRY };
+
 static struct {
+	enum mode mode;
 	const char *configs;
 	const char *runner;
 	const char *results;
@@ -46,7 +50,7 @@ static struct {
 	double timeout;
 	double interval;
 	double sample;
-	bool check, plan, cpu, strict;
+	bool cpu, strict;
 	struct provenance_env env;
 	struct gpu gpu;
 } opt;
@@ -451,6 +455,61 @@ execute(char **argv, char **env, const char *log, long count, const char *id,
 	return 0;
 }
 
+/* The environment of the runner (perf-collect(1) lists it); env holds 9. */
+static void
+runner_env(const struct bench *b, const struct plan *p, const char *events,
+    const char *log, char **env)
+{
+	env[0] = easprintf("PERF_CONFIG=%s", b->path);
+	env[1] = easprintf("PERF_EVENTS=%s", events);
+	env[2] = easprintf("PERF_WORKER_LOG=%s", log);
+	env[3] = easprintf("PERF_NUM_WARMUP_RUNS=%ld", p->warmup);
+	env[4] = easprintf("PERF_NUM_MEASUREMENT_RUNS=%ld", p->measure);
+	env[5] = easprintf("PERF_NUM_GPUS=%ld", p->count);
+	/* The reference forces stage logging for the run only. */
+	env[6] = estrdup("FASTVIDEO_STAGE_LOGGING=1");
+	env[7] = estrdup("PERF_STAGE_LOGGING=1");
+	env[8] = NULL;
+}
+
+/*
+ * The measured runs the runner reported itself, appended to *ms (ev is
+ * freed). -1 after reporting invalid lines or too few runs.
+ */
+static int
+event_runs(const struct bench *b, const struct plan *p, struct events *ev,
+    struct measured **ms, size_t *n)
+{
+	long bad;
+
+	for (size_t i = 0; i < ev->nruns; i++) {
+		struct measured *m;
+
+		if (ev->runs[i].warmup)
+			continue;
+		*ms = erealloc(*ms, (*n + 1) * sizeof **ms);
+		m = &(*ms)[(*n)++];
+		m->seconds = ev->runs[i].seconds;
+		m->peak = ev->runs[i].peak;
+		ev->runs[i].peak = NULL;
+		memcpy(m->comp, ev->runs[i].comp, sizeof m->comp);
+		memcpy(m->has, ev->runs[i].has_comp, sizeof m->has);
+	}
+	bad = ev->bad;
+	events_free(ev);
+	if (bad > 0) {
+		warnx_("%s: %s: the runner wrote %ld invalid event line%s", p->id,
+		    b->path, bad, bad == 1 ? "" : "s");
+		return -1;
+	}
+	if ((long)*n < p->measure) {
+		warnx_("%s: %s: the runner reported %zu valid measured run%s, "
+		    "%ld configured", p->id, b->path, *n, *n == 1 ? "" : "s", p->measure);
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Runs a benchmark: once, and when the runner reports its own runs that
  * is all; otherwise warm-up + measurement times, timed here. Fills the
@@ -462,7 +521,6 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 {
 	char **argv, *err = NULL, *events, *env[10], *label;
 	struct events ev;
-	long bad;
 	struct measured first, *ms = NULL;
 	size_t n = 0;
 	long total = p->warmup + p->measure;
@@ -483,16 +541,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 		return -1;
 	}
 	close(fd);
-	env[0] = easprintf("PERF_CONFIG=%s", b->path);
-	env[1] = easprintf("PERF_EVENTS=%s", events);
-	env[2] = easprintf("PERF_WORKER_LOG=%s", log);
-	env[3] = easprintf("PERF_NUM_WARMUP_RUNS=%ld", p->warmup);
-	env[4] = easprintf("PERF_NUM_MEASUREMENT_RUNS=%ld", p->measure);
-	env[5] = easprintf("PERF_NUM_GPUS=%ld", p->count);
-	/* The reference forces stage logging for the run only. */
-	env[6] = estrdup("FASTVIDEO_STAGE_LOGGING=1");
-	env[7] = estrdup("PERF_STAGE_LOGGING=1");
-	env[8] = NULL;
+	runner_env(b, p, events, log, env);
 
 	if (execute(argv, env, log, p->count, p->id, &first) != 0)
 		goto done;
@@ -504,29 +553,8 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	if (ev.lines > 0) {
 		/* The runner reports its own runs: all of them, all valid. */
 		cJSON_Delete(first.peak);
-		for (size_t i = 0; i < ev.nruns; i++) {
-			if (ev.runs[i].warmup)
-				continue;
-			ms = erealloc(ms, (n + 1) * sizeof *ms);
-			ms[n].seconds = ev.runs[i].seconds;
-			ms[n].peak = ev.runs[i].peak;
-			ev.runs[i].peak = NULL;
-			memcpy(ms[n].comp, ev.runs[i].comp, sizeof ms[n].comp);
-			memcpy(ms[n].has, ev.runs[i].has_comp, sizeof ms[n].has);
-			n++;
-		}
-		bad = ev.bad;
-		events_free(&ev);
-		if (bad > 0) {
-			warnx_("%s: %s: the runner wrote %ld invalid event line%s", p->id,
-			    b->path, bad, bad == 1 ? "" : "s");
+		if (event_runs(b, p, &ev, &ms, &n) != 0)
 			goto done;
-		}
-		if ((long)n < p->measure) {
-			warnx_("%s: %s: the runner reported %zu valid measured run%s, "
-			    "%ld configured", p->id, b->path, n, n == 1 ? "" : "s", p->measure);
-			goto done;
-		}
 	} else {
 		/* No events at all: timed here, that was run 1 of warm-up + measurement. */
 		events_free(&ev);
@@ -876,8 +904,114 @@ seconds_opt(const char *name, const char *s, double min)
 	return v;
 }
 
-int
-main(int argc, char *argv[])
+/* The configs given (or the default directory), read and checked. */
+struct configs {
+	char **paths;
+	struct bench *b;
+	size_t n;
+	int bad;		/* how many are not valid */
+};
+
+/* Finds and reads the configs. -1 after saying why nothing can run. */
+static int
+read_configs(int argc, char **argv, struct configs *cf)
+{
+	if (argc == 0 && add_configs(opt.configs, &cf->paths, &cf->n) != 0)
+		return -1;
+	for (int i = 0; i < argc; i++)
+		if (add_configs(argv[i], &cf->paths, &cf->n) != 0)
+			return -1;
+	if (cf->n == 0) {
+		warnx_("no benchmark configs (*.json) found");
+		return -1;
+	}
+	qsort(cf->paths, cf->n, sizeof *cf->paths, cmp_str);
+	cf->bad = load_configs(cf->paths, cf->n, &cf->b);
+	return 0;
+}
+
+static void
+free_configs(struct configs *cf)
+{
+	for (size_t i = 0; i < cf->n; i++) {
+		if (cf->b != NULL)
+			cJSON_Delete(cf->b[i].cfg);
+		free(cf->paths[i]);
+	}
+	free(cf->b);
+	free(cf->paths);
+}
+
+/* --check: path, id and schema of each valid config. */
+static int
+mode_check(const struct configs *cf)
+{
+	for (size_t i = 0; i < cf->n; i++)
+		if (cf->b[i].valid) {
+			char *id = config_display_id(cf->b[i].cfg);
+
+			printf("%s\t%s\t%s\n", cf->b[i].path, id, config_is_v2(cf->b[i].cfg) ?
+			    "v2" : "v1");
+			free(id);
+		}
+	return cf->bad ? EXIT_TROUBLE : EXIT_PASS;
+}
+
+/* --plan: what would happen to each config here. */
+static int
+mode_plan(const struct configs *cf)
+{
+	bool failed = false;
+
+	if (cf->bad)
+		return EXIT_TROUBLE;	/* like the reference: nothing runs */
+	gpu_open(&opt.gpu);
+	for (size_t i = 0; i < cf->n; i++)
+		failed |= print_plan(&cf->b[i]) != 0;
+	return failed ? EXIT_TROUBLE : EXIT_PASS;
+}
+
+/* The run: every benchmark in turn, until one of SIGINT or SIGTERM. */
+static int
+mode_run(const struct configs *cf)
+{
+	int failed = 0, trouble = 0;
+
+	if (cf->bad || !results_writable())
+		return EXIT_TROUBLE;
+	gpu_open(&opt.gpu);
+	proc_handle_signals();
+	for (size_t i = 0; i < cf->n && proc_stop_signal() == 0; i++)
+		switch (run_benchmark(&cf->b[i])) {
+		case -2: trouble++; break;
+		case -1: failed++; break;
+		}
+	return proc_stop_signal() != 0 || trouble ? EXIT_TROUBLE : failed ? EXIT_GATE :
+	    EXIT_PASS;
+}
+
+/* --telemetry: no configs; the sampler until stopped. */
+static int
+mode_telemetry(const struct configs *cf)
+{
+	(void)cf;
+	return telemetry();
+}
+
+/* The modes, one function each; configs: whether the mode reads them first. */
+static const struct collect_mode {
+	bool configs;
+	int (*run)(const struct configs *);
+} modes[] = {
+	[MODE_RUN] = { true, mode_run },
+	[MODE_CHECK] = { true, mode_check },
+	[MODE_PLAN] = { true, mode_plan },
+	[MODE_TELEMETRY] = { false, mode_telemetry },
+};
+
+/* The options into opt; returns the index of the first config argument. */
+static int
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "configs", required_argument, NULL, 'c' },
@@ -895,13 +1029,10 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char **paths = NULL;
-	struct bench *b;
-	size_t n = 0, i;
-	int c, failed = 0, trouble = 0, bad, rc;
+	bool check = false, plan = false;
 	const char *env;
+	int c;
 
-	err_init(argv[0]);
 	provenance_env_load(&opt.env);
 	opt.configs = DEFAULT_CONFIGS;
 	opt.results = "results";
@@ -914,8 +1045,8 @@ main(int argc, char *argv[])
 		case 'r': opt.runner = optarg; break;
 		case 'o': opt.results = optarg; break;
 		case 't': opt.timeout = seconds_opt("--timeout", optarg, 0.001); break;
-		case 'C': opt.check = true; break;
-		case 'P': opt.plan = true; break;
+		case 'C': check = true; break;
+		case 'P': plan = true; break;
 		case 'U': opt.cpu = true; break;
 		case 'X': opt.strict = true; break;
 		case 'T': opt.telemetry = optarg; break;
@@ -926,57 +1057,28 @@ main(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
-	if (opt.telemetry != NULL)
-		return telemetry();
-	if (optind == argc) {
-		if (add_configs(opt.configs, &paths, &n) != 0)
-			return EXIT_TROUBLE;
-	}
-	for (i = (size_t)optind; i < (size_t)argc; i++)
-		if (add_configs(argv[i], &paths, &n) != 0)
-			return EXIT_TROUBLE;
-	if (n == 0) {
-		warnx_("no benchmark configs (*.json) found");
+	opt.mode = opt.telemetry != NULL ? MODE_TELEMETRY : check ? MODE_CHECK :
+	    plan ? MODE_PLAN : MODE_RUN;
+	return optind;
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct configs cf = { NULL, NULL, 0, 0 };
+	const struct collect_mode *m;
+	int first, rc;
+
+	err_init(argv[0]);
+	first = parse_options(argc, argv);
+	m = &modes[opt.mode];
+	if (!m->configs)
+		return m->run(NULL);
+	if (read_configs(argc - first, argv + first, &cf) != 0)
 		return EXIT_TROUBLE;
-	}
-	qsort(paths, n, sizeof *paths, cmp_str);
-	bad = load_configs(paths, n, &b);
-	if (opt.check) {
-		for (i = 0; i < n; i++)
-			if (b[i].valid) {
-				char *id = config_display_id(b[i].cfg);
-				printf("%s\t%s\t%s\n", b[i].path, id,
-				    config_is_v2(b[i].cfg) ? "v2" : "v1");
-				free(id);
-			}
-		rc = bad ? EXIT_TROUBLE : EXIT_PASS;
-	} else if (bad) {
-		rc = EXIT_TROUBLE;	/* like the reference: nothing runs */
-	} else if (opt.plan) {
-		gpu_open(&opt.gpu);
-		for (i = 0; i < n; i++)
-			failed |= print_plan(&b[i]) != 0;
-		rc = failed ? EXIT_TROUBLE : EXIT_PASS;
-	} else if (!results_writable()) {
-		rc = EXIT_TROUBLE;
-	} else {
-		gpu_open(&opt.gpu);
-		proc_handle_signals();
-		for (i = 0; i < n && proc_stop_signal() == 0; i++)
-			switch (run_benchmark(&b[i])) {
-			case -2: trouble++; break;
-			case -1: failed++; break;
-			}
-		rc = proc_stop_signal() != 0 || trouble ? EXIT_TROUBLE : failed ? EXIT_GATE :
-		    EXIT_PASS;
-	}
+	rc = m->run(&cf);
 	gpu_close(&opt.gpu);
-	for (i = 0; i < n; i++) {
-		cJSON_Delete(b[i].cfg);
-		free(paths[i]);
-	}
-	free(b);
-	free(paths);
+	free_configs(&cf);
 	if (jsonl_finish(stdout, "standard output") != 0)
 		return EXIT_TROUBLE;
 	return rc;

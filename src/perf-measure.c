@@ -10,9 +10,7 @@
  * ORCA, or patterns given as options).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <poll.h>
 #include <regex.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -20,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/atomic.h"
@@ -29,9 +26,9 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/proc.h"
+#include "campaign/campaign.h"
 #include "campaign/tree_digest.h"
-
-#define REPORT "vq-benchmark-run.json"
 
 /* What a program's output says, as extended regular expressions. */
 enum pat {
@@ -108,15 +105,6 @@ static const char usage_text[] =
     "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
     "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n";
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A number as the programs print it ("1.0D-03" included). */
 static bool
 capture_num(const char *line, const regmatch_t *m, double *out)
@@ -171,7 +159,7 @@ scan_line(struct state *s, const char *line)
 		s->last_iter = n;
 		if (!s->iterated) {
 			s->iterated = true;
-			s->first_iter = now();
+			s->first_iter = proc_now();
 		}
 		s->iterations++;
 	}
@@ -196,38 +184,29 @@ scan_line(struct state *s, const char *line)
 	}
 }
 
-/* The output of one of the command's streams: passed on, and scanned by line. */
-struct stream {
-	int from, to;
-	buf line;
+/* The output of the command's streams, scanned line by line. */
+struct scan {
+	struct state *s;
+	buf line[2];		/* the partial last line of stdout and of stderr */
 };
 
+/* A chunk of stdout (stream 0) or stderr (1); n == 0 at its end. */
 static void
-feed(struct state *s, struct stream *st, const char *p, size_t n)
+feed(void *ctx, int stream, const char *p, size_t n)
 {
+	struct scan *sc = ctx;
+	buf *line = &sc->line[stream];
+
+	if (n == 0 && line->len > 0)
+		scan_line(sc->s, line->s);
 	for (size_t i = 0; i < n; i++) {
 		if (p[i] == '\n') {
-			if (st->line.len > 0 && st->line.s[st->line.len - 1] == '\r')
-				st->line.s[--st->line.len] = '\0';
-			scan_line(s, st->line.s != NULL ? st->line.s : "");
-			buf_reset(&st->line);
-		} else if (st->line.len < 1 << 20)
-			buf_addc(&st->line, p[i]);
-	}
-}
-
-static void
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;	/* a closed log must not stop the measurement */
-		p += w;
-		n -= (size_t)w;
+			if (line->len > 0 && line->s[line->len - 1] == '\r')
+				line->s[--line->len] = '\0';
+			scan_line(sc->s, line->s != NULL ? line->s : "");
+			buf_reset(line);
+		} else if (line->len < 1 << 20)
+			buf_addc(line, p[i]);
 	}
 }
 
@@ -251,73 +230,32 @@ cpu_model(void)
 	return v;
 }
 
-/* Runs argv with its output passed through and scanned; returns its wait status. */
+/*
+ * Runs argv with its output passed through and scanned; returns its wait
+ * status. It stays in our process group, so that whatever stops us (a
+ * terminal's ^C, a supervisor killing our group) stops it too.
+ */
 static int
 run(struct state *s, char **argv)
 {
-	int out[2], err[2], status;
-	struct stream st[2];
-	char chunk[16384];
-	pid_t pid;
+	struct scan sc = { s, { BUF_INIT, BUF_INIT } };
+	struct proc_spec spec = { 0 };
+	struct proc_result res;
 
-	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
-		die("cannot make a pipe: %s", strerror(errno));
-	s->start = now();
-	if ((pid = fork()) == 0) {
-		dup2(out[1], 1);
-		dup2(err[1], 2);
-		signal(SIGXFSZ, SIG_DFL);
-		execvp(argv[0], argv);
-		dprintf(2, "perf-measure: %s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	if (pid < 0)
+	spec.argv = argv;
+	spec.exec_error = "perf-measure: ";
+	spec.same_group = true;
+	spec.keep_stdin = true;
+	spec.tee_fd[0] = STDOUT_FILENO;
+	spec.tee_fd[1] = STDERR_FILENO;
+	spec.output = feed;
+	spec.ctx = &sc;
+	s->start = proc_now();
+	if (proc_run(&spec, &res) != 0)
 		die("cannot start %s: %s", argv[0], strerror(errno));
-	close(out[1]);
-	close(err[1]);
-	memset(st, 0, sizeof st);
-	st[0].from = out[0];
-	st[0].to = 1;
-	st[1].from = err[0];
-	st[1].to = 2;
-	while (st[0].from >= 0 || st[1].from >= 0) {
-		struct pollfd p[2];
-		int np = 0, idx[2];
-
-		for (int k = 0; k < 2; k++)
-			if (st[k].from >= 0) {
-				idx[np] = k;
-				p[np++] = (struct pollfd){ st[k].from, POLLIN, 0 };
-			}
-		if (poll(p, (nfds_t)np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		for (int j = 0; j < np; j++) {
-			struct stream *x = &st[idx[j]];
-			ssize_t r;
-
-			if (p[j].revents == 0)
-				continue;
-			r = read(x->from, chunk, sizeof chunk);
-			if (r > 0) {
-				write_all(x->to, chunk, (size_t)r);
-				feed(s, x, chunk, (size_t)r);
-			} else if (r == 0 || errno != EINTR) {
-				if (x->line.len > 0)
-					scan_line(s, x->line.s);
-				close(x->from);
-				x->from = -1;
-			}
-		}
-	}
-	buf_free(&st[0].line);
-	buf_free(&st[1].line);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			die("waitpid: %s", strerror(errno));
-	return status;
+	buf_free(&sc.line[0]);
+	buf_free(&sc.line[1]);
+	return res.status;
 }
 
 /* Frees the compiled patterns. */
@@ -331,8 +269,9 @@ free_patterns(struct state *s)
 		}
 }
 
-int
-main(int argc, char *argv[])
+/* The options into opt; the patterns of --program (NULL: generic). */
+static const char *const *
+parse_options(int argc, char *argv[])
 {
 	static const struct option longopts[] = {
 		{ "program", required_argument, NULL, 'p' },
@@ -354,16 +293,9 @@ main(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *const *base = vibeqc;
-	char digest[SHA256_HEX] = "", after[SHA256_HEX], *why = NULL, *cpu;
-	struct state s;
-	cJSON *rep, *vals;
-	buf text = BUF_INIT;
-	int c, status, code;
+	int c;
 	long v;
-	double end;
 
-	err_init(argv[0]);
 	opt.program = "vibe-qc";
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
 		if (c >= 0x100 && c < 0x100 + P_COUNT_OF) {
@@ -397,84 +329,110 @@ main(int argc, char *argv[])
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if (strcmp(opt.program, "vibe-qc") == 0)
-		base = vibeqc;
-	else if (strcmp(opt.program, "orca") == 0)
-		base = orca;
-	else if (strcmp(opt.program, "generic") == 0)
-		base = NULL;
-	else {
+		return vibeqc;
+	if (strcmp(opt.program, "orca") == 0)
+		return orca;
+	if (strcmp(opt.program, "generic") != 0) {
 		warnx_("--program: vibe-qc, orca or generic, not '%s'", opt.program);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	memset(&s, 0, sizeof s);
-	s.count = -1;
+	return NULL;
+}
+
+/* Compiles each pattern: its option, else the program's. -1 after saying why. */
+static int
+compile_patterns(struct state *s, const char *const *base)
+{
 	for (int p = 0; p < P_COUNT_OF; p++) {
 		const char *re = opt.pats[p] != NULL ? opt.pats[p] : base != NULL ? base[p] : NULL;
 		int e;
 
 		if (re == NULL || *re == '\0')
 			continue;
-		if ((e = regcomp(&s.re[p], re, REG_EXTENDED)) != 0) {
+		if ((e = regcomp(&s->re[p], re, REG_EXTENDED)) != 0) {
 			char msg[128];
 
-			regerror(e, &s.re[p], msg, sizeof msg);
+			regerror(e, &s->re[p], msg, sizeof msg);
 			warnx_("--%s: %s: %s", pat_names[p], re, msg);
-			free_patterns(&s);
-			return EXIT_TROUBLE;
+			free_patterns(s);
+			return -1;
 		}
-		s.have[p] = true;
+		s->have[p] = true;
 	}
-	if (!s.have[P_ITERATION] || !s.have[P_COMPLETE]) {
+	if (!s->have[P_ITERATION] || !s->have[P_COMPLETE]) {
 		warnx_("--program generic needs --iteration and --complete");
-		free_patterns(&s);
+		free_patterns(s);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	if (opt.root != NULL) {
-		/* The runtime's identity is its tree; {runtime} in the command is it. */
-		if (tree_digest(opt.root, digest, &why) != 0) {
-			warnx_("--runtime-root: %s", why);
-			free(why);
-			free_patterns(&s);
-			return EXIT_TROUBLE;
-		}
-		for (int i = optind; i < argc; i++) {
-			char *p = strstr(argv[i], "{runtime}");
+	return 0;
+}
 
-			if (p != NULL)
-				argv[i] = easprintf("%.*s%s%s", (int)(p - argv[i]), argv[i], opt.root,
-				    p + 9);
-		}
-	} else
-		snprintf(digest, sizeof digest, "%s", opt.digest);
+/*
+ * The runtime's identity: --runtime-digest, or the digest of the tree of
+ * --runtime-root, which {runtime} in the command's arguments then names.
+ * -1 after saying why.
+ */
+static int
+runtime_identity(char **cmd, int n, char digest[SHA256_HEX])
+{
+	char *why = NULL;
 
-	signal(SIGPIPE, SIG_IGN);
-	status = run(&s, argv + optind);
-	end = now();
-	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	if (opt.root != NULL) {
-		if (tree_digest(opt.root, after, &why) != 0 || strcmp(after, digest) != 0) {
-			warnx_("%s: the runtime changed during the run; no report written%s%s",
-			    opt.root, why != NULL ? ": " : "", why != NULL ? why : "");
-			free(why);
-			free_patterns(&s);
-			return code != 0 ? code : EXIT_TROUBLE;
-		}
+	if (opt.root == NULL) {
+		snprintf(digest, SHA256_HEX, "%s", opt.digest);
+		return 0;
 	}
-	rep = json_new_object();
+	if (tree_digest(opt.root, digest, &why) != 0) {
+		warnx_("--runtime-root: %s", why);
+		free(why);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		char *p = strstr(cmd[i], "{runtime}");
+
+		if (p != NULL)
+			cmd[i] = easprintf("%.*s%s%s", (int)(p - cmd[i]), cmd[i], opt.root, p + 9);
+	}
+	return 0;
+}
+
+/* Whether --runtime-root changed during the run (said when it did). */
+static bool
+runtime_changed(const char *digest)
+{
+	char after[SHA256_HEX], *why = NULL;
+
+	if (opt.root == NULL)
+		return false;
+	if (tree_digest(opt.root, after, &why) == 0 && strcmp(after, digest) == 0)
+		return false;
+	warnx_("%s: the runtime changed during the run; no report written%s%s",
+	    opt.root, why != NULL ? ": " : "", why != NULL ? why : "");
+	free(why);
+	return true;
+}
+
+/* The run report (perf-measure(1)): what the stream said, and how the command ended. */
+static cJSON *
+build_report(const struct state *s, const char *digest, int code, double end)
+{
+	cJSON *rep = json_new_object(), *vals;
+	char *cpu;
+
 	json_set(rep, "schema_name", json_new_string("vq.benchmark-run-report/1"));
 	json_set(rep, "runtime_digest", json_new_string(digest));
-	json_set(rep, "converged", json_new_bool(s.iterated && s.complete && !s.fatal &&
-	    !s.opt_failed && code == 0));
-	json_set(rep, "steady_seconds", json_new_float(end - (s.iterated ? s.first_iter : s.start)));
-	json_set(rep, "startup_seconds", s.iterated ? json_new_float(s.first_iter - s.start) :
+	json_set(rep, "converged", json_new_bool(s->iterated && s->complete && !s->fatal &&
+	    !s->opt_failed && code == 0));
+	json_set(rep, "steady_seconds", json_new_float(end - (s->iterated ? s->first_iter :
+	    s->start)));
+	json_set(rep, "startup_seconds", s->iterated ? json_new_float(s->first_iter - s->start) :
 	    json_new_null());
-	json_set(rep, "scf_iterations", s.iterated ? json_new_int(s.count >= 0 ? s.count :
-	    s.iterations) : json_new_null());
+	json_set(rep, "scf_iterations", s->iterated ? json_new_int(s->count >= 0 ? s->count :
+	    s->iterations) : json_new_null());
 	vals = json_new_object();
-	if (s.have_energy)
-		json_set(vals, "total_energy", json_new_float(s.energy));
-	if (s.have_gap)
-		json_set(vals, "gap_ev", json_new_float(s.gap));
+	if (s->have_energy)
+		json_set(vals, "total_energy", json_new_float(s->energy));
+	if (s->have_gap)
+		json_set(vals, "gap_ev", json_new_float(s->gap));
 	json_set(rep, "values", vals);
 	if ((cpu = cpu_model()) != NULL) {
 		json_set(rep, "cpu_model", json_new_string(cpu));
@@ -484,15 +442,57 @@ main(int argc, char *argv[])
 		json_set(rep, "mpi_ranks", json_new_int(opt.ranks));
 	if (opt.threads > 0)
 		json_set(rep, "threads_per_rank", json_new_int(opt.threads));
+	return rep;
+}
+
+/* Writes the run report; the exit status: code, or 2 when it could not be written. */
+static int
+write_report(const cJSON *rep, int code)
+{
+	buf text = BUF_INIT;
+
 	json_write(&text, rep, JSON_INDENT2, NULL);
 	buf_addc(&text, '\n');
-	if (atomic_write_file(REPORT, text.s, text.len) != 0) {
-		warnx_("%s: cannot write: %s", REPORT, strerror(errno));
+	if (atomic_write_file(CAMPAIGN_RUN_REPORT, text.s, text.len) != 0) {
+		warnx_("%s: cannot write: %s", CAMPAIGN_RUN_REPORT, strerror(errno));
 		if (code == 0)
 			code = EXIT_TROUBLE;
 	}
-	cJSON_Delete(rep);
 	buf_free(&text);
+	return code;
+}
+
+int
+main(int argc, char *argv[])
+{
+	const char *const *base;
+	char digest[SHA256_HEX] = "";
+	struct state s;
+	cJSON *rep;
+	int status, code;
+	double end;
+
+	err_init(argv[0]);
+	base = parse_options(argc, argv);
+	memset(&s, 0, sizeof s);
+	s.count = -1;
+	if (compile_patterns(&s, base) != 0)
+		return EXIT_TROUBLE;
+	if (runtime_identity(argv + optind, argc - optind, digest) != 0) {
+		free_patterns(&s);
+		return EXIT_TROUBLE;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	status = run(&s, argv + optind);
+	end = proc_now();
+	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	if (runtime_changed(digest)) {
+		free_patterns(&s);
+		return code != 0 ? code : EXIT_TROUBLE;
+	}
+	rep = build_report(&s, digest, code, end);
+	code = write_report(rep, code);
+	cJSON_Delete(rep);
 	free_patterns(&s);
 	return code;
 }

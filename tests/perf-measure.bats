@@ -143,3 +143,26 @@ report() {
 	assert_failure 2
 	run -127 --separate-stderr perf-measure --runtime-digest a -- /nonexistent/program
 }
+
+@test "the command: our stdin and process group, the default SIGPIPE, not waited for past its exit" {
+	# stdin passed on; the command in perf-measure's own process group
+	run --separate-stderr perf-measure --program generic --iteration '^it' --complete '^done' \
+		--runtime-digest d -- sh -c 'cat; ps -o pgid= -p $$ | tr -d " "; echo "done"' \
+		<<<"from stdin"
+	assert_success
+	assert_equal "${lines[0]}" "from stdin"
+	assert_equal "${lines[1]}" "$(ps -o pgid= -p $$ | tr -d ' ')"
+	# a pipe whose reader went away ends its writer quietly, as in a shell
+	run --separate-stderr perf-measure --program generic --iteration '^it' --complete '^done' \
+		--runtime-digest d -- sh -c 'yes | head -1'
+	assert_success
+	assert_equal "$output" "y"
+	assert_equal "$stderr" ""
+	# a process left behind holding the output does not hold perf-measure
+	SECONDS=0
+	run --separate-stderr perf-measure --program generic --iteration '^it' --complete '^done' \
+		--runtime-digest d -- sh -c 'sleep 20 & echo started'
+	assert_success
+	assert_equal "$output" "started"
+	[ "$SECONDS" -lt 10 ]
+}

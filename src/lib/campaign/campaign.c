@@ -381,6 +381,14 @@ plan_node_class_index(const struct plan *pl, const char *name)
 	return -1;
 }
 
+char *
+campaign_report_dir(const char *dir, const struct plan *pl, const struct order_run *r)
+{
+	return easprintf("%s%scampaign/%s/%lld/%s/%s", dir, *dir != '\0' ? "/" : "",
+	    pl->node_classes[r->node_class], r->block, pl->workloads[r->workload].name,
+	    pl->variants[r->variant].name);
+}
+
 struct order_run *
 plan_order(const struct plan *pl, size_t *n)
 {
@@ -720,149 +728,217 @@ pair_reasons(const struct plan_workload *w, const cJSON *b, const cJSON *v, cJSO
 	}
 }
 
-/* One cell: its pairs, statistics, verdict and break-even. Sets *mean_log_out. */
+/* A cell's retained pairs and what is computed from them (no JSON). */
+struct cell_stats {
+	int n;				/* retained pairs */
+	long long nexcluded, nmissing;
+	double *ratios, *savings;	/* per retained pair */
+	struct paired ps;		/* with n > 0 */
+	double t, low, high;		/* the interval, with n >= 2 */
+	const char *verdict, *why;
+	/* The break-even, with a "faster" verdict. */
+	double cost, mean_saving, sd_saving, saving_low;
+};
+
+/* A block with a run missing on either side. */
 static cJSON *
-cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_out,
-    long long *retained)
+missing_json(long long b, const cJSON *rb, const cJSON *rv)
+{
+	cJSON *m = json_new_object(), *sides = json_new_array();
+
+	if (rb == NULL)
+		json_append(sides, json_new_string("baseline"));
+	if (rv == NULL)
+		json_append(sides, json_new_string("variant"));
+	json_set(m, "block", json_new_int(b));
+	json_set(m, "runs", sides);
+	return m;
+}
+
+/* A retained pair: its ratio and saving, and both runs' figures. */
+static cJSON *
+pair_json(long long b, double ratio, double saving, const cJSON *rb, const cJSON *rv)
+{
+	cJSON *pr = json_new_object();
+
+	json_set(pr, "block", json_new_int(b));
+	json_set(pr, "ratio", json_new_float(ratio));
+	json_set(pr, "saving_core_seconds", json_new_float(saving));
+	json_set(pr, "baseline", figures(rb));
+	json_set(pr, "variant", figures(rv));
+	return pr;
+}
+
+/*
+ * Sorts a cell's blocks into retained pairs (their ratios and savings in
+ * st, their rows in pairs), excluded pairs (with their reasons) and
+ * missing ones.
+ */
+static void
+cell_pairs(struct index *ix, int c, int w, int v, struct cell_stats *st, cJSON *pairs,
+    cJSON *excluded, cJSON *missing)
 {
 	const struct plan *pl = ix->pl;
-	const struct plan_workload *wl = &pl->workloads[w];
-	cJSON *o = json_new_object(), *pairs = json_new_array(), *excluded = json_new_array();
-	cJSON *missing = json_new_array(), *ratio, *interval, *be;
-	double *ratios = ecalloc((size_t)pl->repeats + 1, sizeof *ratios);
-	double *savings = ecalloc((size_t)pl->repeats + 1, sizeof *savings);
-	long long cores = pl->mpi_ranks * pl->threads, nex = 0, nmiss = 0;
-	int n = 0;
-	double mean = 0, t = 0, low = 0, high = 0;
-	struct paired ps;
-	const char *verdict, *why;
+	long long cores = pl->mpi_ranks * pl->threads;
 
 	for (long long b = 1; b <= pl->repeats; b++) {
 		const cJSON *rb = *slot(ix, c, w, pl->base, b), *rv = *slot(ix, c, w, v, b);
 		cJSON *reasons;
+		double tb, tv;
 
 		if (rb == NULL || rv == NULL) {
-			cJSON *m = json_new_object(), *sides = json_new_array();
-
-			if (rb == NULL)
-				json_append(sides, json_new_string("baseline"));
-			if (rv == NULL)
-				json_append(sides, json_new_string("variant"));
-			json_set(m, "block", json_new_int(b));
-			json_set(m, "runs", sides);
-			json_append(missing, m);
-			nmiss++;
+			json_append(missing, missing_json(b, rb, rv));
+			st->nmissing++;
 			continue;
 		}
 		reasons = json_new_array();
 		run_reasons(pl, rb, pl->base, "baseline", reasons);
 		run_reasons(pl, rv, v, "variant", reasons);
 		if (cJSON_GetArraySize(reasons) == 0)
-			pair_reasons(wl, rb, rv, reasons);
+			pair_reasons(&pl->workloads[w], rb, rv, reasons);
 		if (cJSON_GetArraySize(reasons) > 0) {
 			cJSON *x = json_new_object();
 
 			json_set(x, "block", json_new_int(b));
 			json_set(x, "reasons", reasons);
 			json_append(excluded, x);
-			nex++;
+			st->nexcluded++;
 			continue;
 		}
 		cJSON_Delete(reasons);
-		{
-			double tb = json_get(rb, "steady_seconds")->valuedouble;
-			double tv = json_get(rv, "steady_seconds")->valuedouble;
-			cJSON *pr = json_new_object();
-
-			ratios[n] = tb / tv;
-			savings[n] = (tb - tv) * (double)cores;
-			json_set(pr, "block", json_new_int(b));
-			json_set(pr, "ratio", json_new_float(ratios[n]));
-			json_set(pr, "saving_core_seconds", json_new_float(savings[n]));
-			json_set(pr, "baseline", figures(rb));
-			json_set(pr, "variant", figures(rv));
-			json_append(pairs, pr);
-			n++;
-		}
+		tb = json_get(rb, "steady_seconds")->valuedouble;
+		tv = json_get(rv, "steady_seconds")->valuedouble;
+		st->ratios[st->n] = tb / tv;
+		st->savings[st->n] = (tb - tv) * (double)cores;
+		json_append(pairs, pair_json(b, st->ratios[st->n], st->savings[st->n], rb, rv));
+		st->n++;
 	}
+}
+
+/* The statistics of the retained pairs, the verdict, and the break-even. */
+static void
+cell_compute(const struct plan *pl, int v, bool comparable, struct cell_stats *st)
+{
+	int n = st->n;
+	double ms = 0, ss = 0;
+
+	if (n > 0)
+		paired_summarize(st->ratios, n, pl->confidence, &st->ps);
+	if (n >= 2) {
+		st->t = st->ps.t;
+		st->low = st->ps.low;
+		st->high = st->ps.high;
+	}
+	if (!comparable) {
+		st->verdict = "incomparable";
+		st->why = "node_class_has_several_cpu_models";
+	} else if (n < pl->repeats) {
+		st->verdict = "inconclusive";
+		st->why = "fewer_retained_pairs_than_repeats";
+	} else
+		st->verdict = paired_verdict(st->low, st->high, pl->margin, &st->why);
+	if (strcmp(st->verdict, "faster") != 0)
+		return;
+	st->cost = pl->variants[v].build_cost + pl->variants[v].deploy_cost;
+	for (int i = 0; i < n; i++)
+		ms += st->savings[i];
+	ms /= n;
+	for (int i = 0; i < n; i++)
+		ss += (st->savings[i] - ms) * (st->savings[i] - ms);
+	ss = sqrt(ss / (n - 1));
+	st->mean_saving = ms;
+	st->sd_saving = ss;
+	st->saving_low = ms - st->t * ss / sqrt((double)n);
+}
+
+static cJSON *
+ratio_json(const struct cell_stats *st)
+{
+	cJSON *ratio;
+
+	if (st->n == 0)
+		return json_new_null();
+	ratio = json_new_object();
+	json_set(ratio, "geometric_mean", json_new_float(st->ps.geometric_mean));
+	json_set(ratio, "median", json_new_float(st->ps.median));
+	json_set(ratio, "min", json_new_float(st->ps.min));
+	json_set(ratio, "max", json_new_float(st->ps.max));
+	json_set(ratio, "mean_log", json_new_float(st->ps.mean_log));
+	json_set(ratio, "sd_log", st->n >= 2 ? json_new_float(st->ps.sd_log) : json_new_null());
+	return ratio;
+}
+
+static cJSON *
+interval_json(const struct cell_stats *st)
+{
+	cJSON *interval;
+
+	if (st->n < 2)
+		return json_new_null();
+	interval = json_new_object();
+	json_set(interval, "low", json_new_float(st->low));
+	json_set(interval, "high", json_new_float(st->high));
+	json_set(interval, "t_quantile", json_new_float(st->t));
+	return interval;
+}
+
+static cJSON *
+break_even_json(const struct plan *pl, int v, const struct cell_stats *st)
+{
+	double cost = st->cost, ms = st->mean_saving, lb = st->saving_low;
+	cJSON *be;
+
+	if (strcmp(st->verdict, "faster") != 0)
+		return json_new_null();
+	be = json_new_object();
+	/* Integers stay integers (doc/campaign-report.md "Numbers"). */
+	json_set(be, "cost_core_seconds", pl->variants[v].int_costs && fabs(cost) < 9e15 ?
+	    json_new_int((long long)cost) : json_new_float(cost));
+	json_set(be, "mean_saving_core_seconds", json_new_float(ms));
+	json_set(be, "sd_saving_core_seconds", json_new_float(st->sd_saving));
+	json_set(be, "saving_lower_bound_core_seconds", json_new_float(lb));
+	json_set(be, "runs", ms > 0 ? json_new_float(cost / ms) : json_new_null());
+	json_set(be, "runs_conservative", ms > 0 && lb > 0 ? json_new_float(cost / lb) :
+	    json_new_null());
+	json_set(be, "reason", ms <= 0 ? json_new_string("mean_saving_not_positive") :
+	    lb <= 0 ? json_new_string("saving_lower_bound_not_positive") : json_new_null());
+	return be;
+}
+
+/* One cell: its pairs, statistics, verdict and break-even. Sets *mean_log_out. */
+static cJSON *
+cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_out,
+    long long *retained)
+{
+	const struct plan *pl = ix->pl;
+	cJSON *o = json_new_object(), *pairs = json_new_array(), *excluded = json_new_array();
+	cJSON *missing = json_new_array();
+	struct cell_stats st;
+
+	memset(&st, 0, sizeof st);
+	st.ratios = ecalloc((size_t)pl->repeats + 1, sizeof *st.ratios);
+	st.savings = ecalloc((size_t)pl->repeats + 1, sizeof *st.savings);
+	cell_pairs(ix, c, w, v, &st, pairs, excluded, missing);
+	cell_compute(pl, v, comparable, &st);
 	json_set(o, "node_class", json_new_string(pl->node_classes[c]));
-	json_set(o, "workload", json_new_string(wl->name));
+	json_set(o, "workload", json_new_string(pl->workloads[w].name));
 	json_set(o, "variant", json_new_string(pl->variants[v].name));
 	json_set(o, "planned_pairs", json_new_int(pl->repeats));
-	json_set(o, "retained_pairs", json_new_int(n));
-	json_set(o, "excluded_pairs", json_new_int(nex));
-	json_set(o, "missing_pairs", json_new_int(nmiss));
+	json_set(o, "retained_pairs", json_new_int(st.n));
+	json_set(o, "excluded_pairs", json_new_int(st.nexcluded));
+	json_set(o, "missing_pairs", json_new_int(st.nmissing));
 	json_set(o, "pairs", pairs);
 	json_set(o, "excluded", excluded);
 	json_set(o, "missing", missing);
-	if (n > 0)
-		paired_summarize(ratios, n, pl->confidence, &ps);
-	if (n == 0)
-		ratio = json_new_null();
-	else {
-		mean = ps.mean_log;
-		ratio = json_new_object();
-		json_set(ratio, "geometric_mean", json_new_float(ps.geometric_mean));
-		json_set(ratio, "median", json_new_float(ps.median));
-		json_set(ratio, "min", json_new_float(ps.min));
-		json_set(ratio, "max", json_new_float(ps.max));
-		json_set(ratio, "mean_log", json_new_float(ps.mean_log));
-		json_set(ratio, "sd_log", n >= 2 ? json_new_float(ps.sd_log) : json_new_null());
-	}
-	json_set(o, "ratio", ratio);
-	if (n < 2)
-		interval = json_new_null();
-	else {
-		t = ps.t;
-		low = ps.low;
-		high = ps.high;
-		interval = json_new_object();
-		json_set(interval, "low", json_new_float(low));
-		json_set(interval, "high", json_new_float(high));
-		json_set(interval, "t_quantile", json_new_float(t));
-	}
-	json_set(o, "interval", interval);
-	if (!comparable) {
-		verdict = "incomparable";
-		why = "node_class_has_several_cpu_models";
-	} else if (n < pl->repeats) {
-		verdict = "inconclusive";
-		why = "fewer_retained_pairs_than_repeats";
-	} else
-		verdict = paired_verdict(low, high, pl->margin, &why);
-	json_set(o, "verdict", json_new_string(verdict));
-	json_set(o, "verdict_reason", json_new_string(why));
-	if (strcmp(verdict, "faster") != 0)
-		be = json_new_null();
-	else {
-		double cost = pl->variants[v].build_cost + pl->variants[v].deploy_cost;
-		double ms = 0, ss = 0, lb;
-
-		for (int i = 0; i < n; i++)
-			ms += savings[i];
-		ms /= n;
-		for (int i = 0; i < n; i++)
-			ss += (savings[i] - ms) * (savings[i] - ms);
-		ss = sqrt(ss / (n - 1));
-		lb = ms - t * ss / sqrt((double)n);
-		be = json_new_object();
-		/* Integers stay integers (doc/campaign-report.md "Numbers"). */
-		json_set(be, "cost_core_seconds", pl->variants[v].int_costs && fabs(cost) < 9e15 ?
-		    json_new_int((long long)cost) : json_new_float(cost));
-		json_set(be, "mean_saving_core_seconds", json_new_float(ms));
-		json_set(be, "sd_saving_core_seconds", json_new_float(ss));
-		json_set(be, "saving_lower_bound_core_seconds", json_new_float(lb));
-		json_set(be, "runs", ms > 0 ? json_new_float(cost / ms) : json_new_null());
-		json_set(be, "runs_conservative", ms > 0 && lb > 0 ? json_new_float(cost / lb) :
-		    json_new_null());
-		json_set(be, "reason", ms <= 0 ? json_new_string("mean_saving_not_positive") :
-		    lb <= 0 ? json_new_string("saving_lower_bound_not_positive") : json_new_null());
-	}
-	json_set(o, "break_even", be);
-	*mean_log_out = mean;
-	*retained = n;
-	free(ratios);
-	free(savings);
+	json_set(o, "ratio", ratio_json(&st));
+	json_set(o, "interval", interval_json(&st));
+	json_set(o, "verdict", json_new_string(st.verdict));
+	json_set(o, "verdict_reason", json_new_string(st.why));
+	json_set(o, "break_even", break_even_json(pl, v, &st));
+	*mean_log_out = st.n > 0 ? st.ps.mean_log : 0;
+	*retained = st.n;
+	free(st.ratios);
+	free(st.savings);
 	return o;
 }
 
@@ -872,31 +948,11 @@ cmp_strp(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-cJSON *
-campaign_analyze(const struct plan *pl, const struct results *r)
+/* applies_to: what the report is about. */
+static cJSON *
+applies_to_json(const struct plan *pl)
 {
-	struct index ix = { pl, NULL, pl->warmup + pl->repeats };
-	cJSON *rep = json_new_object(), *o, *arr, *a2;
-	const cJSON *run;
-	bool *comparable = ecalloc((size_t)pl->nnode_classes, sizeof *comparable);
-	double *mean_log = ecalloc((size_t)pl->nnode_classes * (size_t)pl->nworkloads *
-	    (size_t)pl->nvariants + 1, sizeof *mean_log);
-	long long *kept = ecalloc((size_t)pl->nnode_classes * (size_t)pl->nworkloads *
-	    (size_t)pl->nvariants + 1, sizeof *kept);
-	size_t cells = (size_t)pl->nnode_classes * (size_t)pl->nworkloads * (size_t)pl->nvariants;
-
-	ix.run = ecalloc(cells * (size_t)ix.nblocks + 1, sizeof *ix.run);
-	cJSON_ArrayForEach(run, json_get(r->doc, "runs")) {
-		int c = plan_node_class_index(pl, json_get(run, "node_class")->valuestring);
-		int w = plan_workload_index(pl, json_get(run, "workload")->valuestring);
-		int v = plan_variant_index(pl, json_get(run, "variant")->valuestring);
-
-		*slot(&ix, c, w, v, strtoll(json_get(run, "block")->valuestring, NULL, 10)) = run;
-	}
-	json_set(rep, "schema_name", json_new_string("vq.benchmark-report/1"));
-	json_set(rep, "plan_id", json_new_string(pl->id));
-	json_set(rep, "plan_sha256", json_new_string(pl->sha));
-	json_set(rep, "results_sha256", json_new_string(r->sha));
+	cJSON *o, *arr, *a2;
 
 	o = json_new_object();
 	json_set(o, "baseline", json_new_string(pl->baseline));
@@ -929,7 +985,14 @@ campaign_analyze(const struct plan *pl, const struct results *r)
 	json_set(a2, "mpi_ranks", json_new_int(pl->mpi_ranks));
 	json_set(a2, "threads_per_rank", json_new_int(pl->threads));
 	json_set(o, "layout", a2);
-	json_set(rep, "applies_to", o);
+	return o;
+}
+
+/* settings: the design and the statistics used. */
+static cJSON *
+settings_json(const struct plan *pl)
+{
+	cJSON *o, *a2;
 
 	o = json_new_object();
 	json_set(o, "warmup", json_new_int(pl->warmup));
@@ -951,7 +1014,14 @@ campaign_analyze(const struct plan *pl, const struct results *r)
 		json_set(a2, "quantile", json_new_float((1 + pl->confidence) / 2));
 		json_set(o, k == 0 ? "ratio_interval" : "break_even_interval", a2);
 	}
-	json_set(rep, "settings", o);
+	return o;
+}
+
+/* costs: what each variant costs to build, deploy and store. */
+static cJSON *
+costs_json(const struct plan *pl)
+{
+	cJSON *arr;
 
 	arr = json_new_array();
 	for (int v = 0; v < pl->nvariants; v++) {
@@ -975,37 +1045,59 @@ campaign_analyze(const struct plan *pl, const struct results *r)
 		    json_new_int(pl->variants[v].storage) : json_new_null());
 		json_append(arr, e);
 	}
-	json_set(rep, "costs", arr);
+	return arr;
+}
 
-	arr = json_new_array();
+/*
+ * The CPU models the measured runs of node class c report, sorted, the
+ * measured and warm-up runs counted: a new array of *nm (borrowed strings).
+ */
+static const char **
+node_class_models(const struct plan *pl, const struct results *r, int c, int *nm,
+    long long *measured, long long *warm)
+{
+	const char **models = NULL;
+	const cJSON *run;
+
+	*nm = 0;
+	*measured = *warm = 0;
+	cJSON_ArrayForEach(run, json_get(r->doc, "runs")) {
+		const cJSON *m;
+		bool seen = false;
+
+		if (strcmp(json_get(run, "node_class")->valuestring, pl->node_classes[c]) != 0)
+			continue;
+		if (strtoll(json_get(run, "block")->valuestring, NULL, 10) <= 0) {
+			(*warm)++;
+			continue;
+		}
+		(*measured)++;
+		if ((m = cpu_model(run)) == NULL)
+			continue;
+		for (int i = 0; i < *nm && !seen; i++)
+			seen = strcmp(models[i], m->valuestring) == 0;
+		if (!seen) {
+			models = erealloc(models, (size_t)(*nm + 1) * sizeof *models);
+			models[(*nm)++] = m->valuestring;
+		}
+	}
+	if (*nm > 1)
+		qsort(models, (size_t)*nm, sizeof *models, cmp_strp);
+	return models;
+}
+
+/* node_classes: their CPU models; comparable[c] when one model at most. */
+static cJSON *
+node_classes_json(const struct plan *pl, const struct results *r, bool *comparable)
+{
+	cJSON *arr = json_new_array();
+
 	for (int c = 0; c < pl->nnode_classes; c++) {
-		const char **models = NULL;
-		int nm = 0;
-		long long measured = 0, warm = 0;
+		long long measured, warm;
+		int nm;
+		const char **models = node_class_models(pl, r, c, &nm, &measured, &warm);
 		cJSON *e = json_new_object(), *ml = json_new_array();
 
-		cJSON_ArrayForEach(run, json_get(r->doc, "runs")) {
-			const cJSON *m;
-			bool seen = false;
-
-			if (strcmp(json_get(run, "node_class")->valuestring, pl->node_classes[c]) != 0)
-				continue;
-			if (strtoll(json_get(run, "block")->valuestring, NULL, 10) <= 0) {
-				warm++;
-				continue;
-			}
-			measured++;
-			if ((m = cpu_model(run)) == NULL)
-				continue;
-			for (int i = 0; i < nm && !seen; i++)
-				seen = strcmp(models[i], m->valuestring) == 0;
-			if (!seen) {
-				models = erealloc(models, (size_t)(nm + 1) * sizeof *models);
-				models[nm++] = m->valuestring;
-			}
-		}
-		if (nm > 1)
-			qsort(models, (size_t)nm, sizeof *models, cmp_strp);
 		for (int i = 0; i < nm; i++)
 			json_append(ml, json_new_string(models[i]));
 		comparable[c] = nm <= 1;
@@ -1017,7 +1109,15 @@ campaign_analyze(const struct plan *pl, const struct results *r)
 		json_append(arr, e);
 		free(models);
 	}
-	json_set(rep, "node_classes", arr);
+	return arr;
+}
+
+/* cells: one per node class, workload and variant other than the baseline. */
+static cJSON *
+cells_json(struct index *ix, const bool *comparable, double *mean_log, long long *kept)
+{
+	const struct plan *pl = ix->pl;
+	cJSON *arr;
 
 	arr = json_new_array();
 	for (int c = 0; c < pl->nnode_classes; c++)
@@ -1028,10 +1128,18 @@ campaign_analyze(const struct plan *pl, const struct results *r)
 
 				if (v == pl->base)
 					continue;
-				json_append(arr, cell(&ix, c, w, v, comparable[c], &mean_log[k],
+				json_append(arr, cell(ix, c, w, v, comparable[c], &mean_log[k],
 				    &kept[k]));
 			}
-	json_set(rep, "cells", arr);
+	return arr;
+}
+
+/* aggregates: per node class and variant, over the workloads with every pair. */
+static cJSON *
+aggregates_json(const struct plan *pl, const bool *comparable, const double *mean_log,
+    const long long *kept)
+{
+	cJSON *arr;
 
 	arr = json_new_array();
 	for (int c = 0; c < pl->nnode_classes; c++)
@@ -1072,7 +1180,40 @@ campaign_analyze(const struct plan *pl, const struct results *r)
 			json_set(e, "left_out", left);
 			json_append(arr, e);
 		}
-	json_set(rep, "aggregates", arr);
+	return arr;
+}
+
+cJSON *
+campaign_analyze(const struct plan *pl, const struct results *r)
+{
+	struct index ix = { pl, NULL, pl->warmup + pl->repeats };
+	cJSON *rep = json_new_object();
+	const cJSON *run;
+	bool *comparable = ecalloc((size_t)pl->nnode_classes, sizeof *comparable);
+	double *mean_log = ecalloc((size_t)pl->nnode_classes * (size_t)pl->nworkloads *
+	    (size_t)pl->nvariants + 1, sizeof *mean_log);
+	long long *kept = ecalloc((size_t)pl->nnode_classes * (size_t)pl->nworkloads *
+	    (size_t)pl->nvariants + 1, sizeof *kept);
+	size_t cells = (size_t)pl->nnode_classes * (size_t)pl->nworkloads * (size_t)pl->nvariants;
+
+	ix.run = ecalloc(cells * (size_t)ix.nblocks + 1, sizeof *ix.run);
+	cJSON_ArrayForEach(run, json_get(r->doc, "runs")) {
+		int c = plan_node_class_index(pl, json_get(run, "node_class")->valuestring);
+		int w = plan_workload_index(pl, json_get(run, "workload")->valuestring);
+		int v = plan_variant_index(pl, json_get(run, "variant")->valuestring);
+
+		*slot(&ix, c, w, v, strtoll(json_get(run, "block")->valuestring, NULL, 10)) = run;
+	}
+	json_set(rep, "schema_name", json_new_string("vq.benchmark-report/1"));
+	json_set(rep, "plan_id", json_new_string(pl->id));
+	json_set(rep, "plan_sha256", json_new_string(pl->sha));
+	json_set(rep, "results_sha256", json_new_string(r->sha));
+	json_set(rep, "applies_to", applies_to_json(pl));
+	json_set(rep, "settings", settings_json(pl));
+	json_set(rep, "costs", costs_json(pl));
+	json_set(rep, "node_classes", node_classes_json(pl, r, comparable));
+	json_set(rep, "cells", cells_json(&ix, comparable, mean_log, kept));
+	json_set(rep, "aggregates", aggregates_json(pl, comparable, mean_log, kept));
 	free(ix.run);
 	free(comparable);
 	free(mean_log);

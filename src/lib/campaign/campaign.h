@@ -80,6 +80,15 @@ void plan_free(struct plan *pl);
 
 /* The seeded run order (doc/campaign-report.md): a new array of *n runs. */
 struct order_run *plan_order(const struct plan *pl, size_t *n);
+/*
+ * The run report of one run (perf-measure(1) writes it in the job's
+ * working directory), and where a run's report lies among a pipeline's
+ * artifacts: campaign/NODE_CLASS/BLOCK/WORKLOAD/VARIANT/ under dir ("" for
+ * the path relative to it), a new string.
+ */
+#define CAMPAIGN_RUN_REPORT "vq-benchmark-run.json"
+char *campaign_report_dir(const char *dir, const struct plan *pl, const struct order_run *r);
+
 /* perf-plan --json: {plan_id, plan_sha256, order}. */
 cJSON *plan_order_json(const struct plan *pl);
 

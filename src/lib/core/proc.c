@@ -17,6 +17,9 @@
 #include "core/proc.h"
 
 #define KILL_GRACE 5.0
+#define WATCH_INTERVAL 0.01
+
+extern char **environ;
 
 static volatile sig_atomic_t stop_signal;
 /* Written by the SIGCHLD handler so that poll() wakes when a child ends. */
@@ -51,7 +54,8 @@ child_wakeups(void)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_child;
 	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_NOCLDSTOP;
+	/* Restarted: a child ending must not fail the reads and writes of the caller. */
+	sa.sa_flags = SA_NOCLDSTOP | SA_RESTART;
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
@@ -153,129 +157,381 @@ log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
 	}
 }
 
-/* The child: its own process group, output into the pipe, then exec. */
-static void __attribute__((noreturn))
-child(const struct proc_spec *spec, int out)
+/* The resident memory of a process in MB, from /proc; 0 when unknown. */
+static double
+rss_mb(pid_t pid)
 {
-	int null = open("/dev/null", O_RDONLY);
+	char path[64], line[256];
+	double kb = 0;
+	FILE *fp;
 
-	setpgid(0, 0);
+	snprintf(path, sizeof path, "/proc/%ld/status", (long)pid);
+	if ((fp = fopen(path, "r")) == NULL)
+		return 0;
+	while (fgets(line, sizeof line, fp) != NULL)
+		if (strncmp(line, "VmRSS:", 6) == 0) {
+			kb = strtod(line + 6, NULL);
+			break;
+		}
+	fclose(fp);
+	return kb / 1024;
+}
+
+/* NAME of a NAME=VALUE entry is name (a bare NAME too). */
+static bool
+env_is(const char *entry, const char *name, size_t len)
+{
+	return strncmp(entry, name, len) == 0 && (entry[len] == '=' || entry[len] == '\0');
+}
+
+/*
+ * The child's environment, built before the fork (the child only execs):
+ * ours without the names unset or set, then those set.
+ */
+static char **
+child_env(const struct proc_spec *spec)
+{
+	size_t n = 0, k = 0, j = 0, len;
+	bool keep;
+	char **env;
+
+	while (environ[n] != NULL)
+		n++;
+	while (spec->env != NULL && spec->env[k] != NULL)
+		k++;
+	env = ecalloc(n + k + 1, sizeof *env);
+	for (size_t i = 0; i < n; i++) {
+		keep = true;
+		for (const char *const *u = spec->unset; keep && u != NULL && *u != NULL; u++)
+			keep = !env_is(environ[i], *u, strlen(*u));
+		for (size_t e = 0; keep && e < k; e++) {
+			len = strcspn(spec->env[e], "=");
+			keep = !env_is(environ[i], spec->env[e], len);
+		}
+		if (keep)
+			env[j++] = environ[i];
+	}
+	for (size_t e = 0; e < k; e++)
+		env[j++] = spec->env[e];
+	env[j] = NULL;
+	return env;
+}
+
+/* The pipes and files of a run, and where it stands. */
+struct run {
+	const struct proc_spec *spec;
+	struct proc_result *r;
+	char **env;
+	pid_t pid;
+	int in[2];		/* its stdin, when fed from spec->input */
+	int out[2][2];		/* its stdout (and stderr, into a log), and stderr */
+	int logfd;
+	size_t in_off;
+	double start, killed_at, exited_at, next_sample, next_watch;
+	bool exited;
+};
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static void
+close_all(struct run *u)
+{
+	close_fd(&u->in[0]);
+	close_fd(&u->in[1]);
+	for (int i = 0; i < 2; i++) {
+		close_fd(&u->out[i][0]);
+		close_fd(&u->out[i][1]);
+	}
+	close_fd(&u->logfd);
+}
+
+/* Opens what the child needs before it starts. -1 with errno set. */
+static int
+open_streams(struct run *u)
+{
+	const struct proc_spec *s = u->spec;
+	int nout = s->log == NULL ? 2 : s->log_direct ? 0 : 1;
+
+	if (s->log != NULL &&
+	    (u->logfd = open(s->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666)) < 0)
+		return -1;
+	for (int i = 0; i < nout; i++)
+		if (pipe2(u->out[i], O_CLOEXEC) != 0)
+			return -1;
+	if (s->input != NULL) {
+		if (pipe2(u->in, O_CLOEXEC) != 0)
+			return -1;
+		/* Fed as far as it reads: never blocked while it waits for us to read. */
+		fcntl(u->in[1], F_SETFL, O_NONBLOCK);
+		if (s->input_len == 0)
+			close_fd(&u->in[1]);	/* end of file at once */
+	}
+	return 0;
+}
+
+/* The child: its group, streams, directory, limits, then exec. */
+static void __attribute__((noreturn))
+child(const struct run *u)
+{
+	const struct proc_spec *s = u->spec;
+	struct rlimit lim;
+	int null;
+
+	if (!s->same_group)
+		setpgid(0, 0);
 	signal(SIGPIPE, SIG_DFL);
 	signal(SIGXFSZ, SIG_DFL);
 	signal(SIGINT, SIG_DFL);
 	signal(SIGTERM, SIG_DFL);
-	if (null >= 0)
+	if (u->in[0] >= 0)
+		dup2(u->in[0], STDIN_FILENO);
+	else if (!s->keep_stdin && (null = open("/dev/null", O_RDONLY)) >= 0)
 		dup2(null, STDIN_FILENO);
-	dup2(out, STDOUT_FILENO);
-	dup2(out, STDERR_FILENO);
-	for (char *const *e = spec->env; e != NULL && *e != NULL; e++)
-		putenv(*e);
-	execvp(spec->argv[0], spec->argv);
-	dprintf(STDERR_FILENO, "perfkite: cannot run %s: %s\n", spec->argv[0],
-	    strerror(errno));
+	if (s->log != NULL && s->log_direct) {
+		dup2(u->logfd, STDOUT_FILENO);
+		dup2(u->logfd, STDERR_FILENO);
+	} else {
+		dup2(u->out[0][1], STDOUT_FILENO);
+		dup2(u->out[s->log != NULL ? 0 : 1][1], STDERR_FILENO);
+	}
+	if (s->keep_fd > STDERR_FILENO)
+		fcntl(s->keep_fd, F_SETFD, 0);
+	if (s->dir != NULL && chdir(s->dir) != 0) {
+		dprintf(STDERR_FILENO, "cannot enter %s: %s\n", s->dir, strerror(errno));
+		_exit(127);
+	}
+	for (size_t i = 0; i < s->nrlimits; i++) {
+		lim.rlim_cur = lim.rlim_max = (rlim_t)s->rlimits[i].value;
+		setrlimit(s->rlimits[i].resource, &lim);
+	}
+	execvpe(s->argv[0], s->argv, u->env);
+	dprintf(STDERR_FILENO, "%s%s: %s\n", s->exec_error != NULL ? s->exec_error :
+	    "perfkite: cannot run ", s->argv[0], strerror(errno));
 	_exit(127);
+}
+
+/* A signal to the child: to its whole group when it has one. */
+static void
+signal_child(const struct run *u, int sig)
+{
+	kill(u->spec->same_group ? u->pid : -u->pid, sig);
+}
+
+/* Stops the child past a limit or when we are asked to stop. */
+static void
+check_limits(struct run *u, double now)
+{
+	const struct proc_spec *s = u->spec;
+	struct proc_result *r = u->r;
+	double grace = s->grace > 0 ? s->grace : KILL_GRACE;
+
+	if (u->exited)
+		return;
+	if (u->killed_at > 0) {
+		if (now - u->killed_at > grace)
+			signal_child(u, SIGKILL);
+		return;
+	}
+	if (proc_stop_signal() != 0 && !s->finish_on_stop)
+		r->interrupted = true;
+	else if (s->timeout > 0 && now - u->start > s->timeout)
+		r->timed_out = true;
+	else if (s->mem_mb > 0 && now >= u->next_watch) {
+		u->next_watch = now + WATCH_INTERVAL;
+		r->mem_exceeded = rss_mb(u->pid) > s->mem_mb;
+	}
+	if (r->interrupted || r->timed_out || r->mem_exceeded) {
+		signal_child(u, s->kill_at_once ? SIGKILL : SIGTERM);
+		u->killed_at = now;
+	}
+}
+
+/* How long poll() may sleep: until the next thing to do. */
+static int
+poll_ms(const struct run *u)
+{
+	const struct proc_spec *s = u->spec;
+	double deadline = -1, grace = s->grace > 0 ? s->grace : KILL_GRACE;
+	int ms;
+
+	if (u->exited)
+		return 0;
+	if (s->sample != NULL)
+		deadline = u->next_sample;
+	if (u->killed_at == 0) {
+		if (s->timeout > 0 && (deadline < 0 || u->start + s->timeout < deadline))
+			deadline = u->start + s->timeout;
+		if (s->mem_mb > 0 && (deadline < 0 || u->next_watch < deadline))
+			deadline = u->next_watch;
+	} else if (deadline < 0 || u->killed_at + grace < deadline)
+		deadline = u->killed_at + grace;
+	if (deadline >= 0) {
+		ms = (int)((deadline - proc_now()) * 1000) + 1;
+		return ms > 0 ? ms : 0;
+	}
+	if (proc_stop_signal() != 0 && !s->finish_on_stop)
+		return 0;
+	return 1000;	/* a lost wakeup costs at most a second */
+}
+
+/* A chunk of output, where the spec says it goes. */
+static void
+deliver(struct run *u, int stream, const char *p, size_t n)
+{
+	const struct proc_spec *s = u->spec;
+
+	if (s->log != NULL) {
+		log_append(s, &u->logfd, p, n);
+		return;
+	}
+	if (s->capture[stream] != NULL)
+		buf_add(s->capture[stream], p, n);
+	if (s->tee_fd[stream] > 0)
+		write_all(s->tee_fd[stream], p, n);
+	if (s->output != NULL)
+		s->output(s->ctx, stream, p, n);
+}
+
+static void
+end_stream(struct run *u, int stream)
+{
+	close_fd(&u->out[stream][0]);
+	if (u->spec->log == NULL && u->spec->output != NULL)
+		u->spec->output(u->spec->ctx, stream, NULL, 0);
+}
+
+/* Feeds its stdin and reads its output: one poll(), until the next thing to do. */
+static void
+pump(struct run *u)
+{
+	struct pollfd pfd[4];
+	char chunk[65536];
+	int np = 0, ready;
+	ssize_t n;
+
+	for (int i = 0; i < 2; i++)
+		pfd[np++] = (struct pollfd){ u->out[i][0], POLLIN, 0 };
+	pfd[np++] = (struct pollfd){ u->in[1], POLLOUT, 0 };
+	pfd[np++] = (struct pollfd){ chld_pipe[0], POLLIN, 0 };
+	ready = poll(pfd, (nfds_t)np, poll_ms(u));
+	if (ready <= 0) {
+		if (ready == 0 && u->exited)	/* drained: what is left is a straggler's */
+			for (int i = 0; i < 2; i++)
+				if (u->out[i][0] >= 0)
+					end_stream(u, i);
+		return;
+	}
+	if (pfd[3].revents & POLLIN)
+		while (read(chld_pipe[0], chunk, sizeof chunk) > 0)
+			;
+	for (int i = 0; i < 2; i++) {
+		if (u->out[i][0] < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		n = read(u->out[i][0], chunk, sizeof chunk);
+		if (n > 0)
+			deliver(u, i, chunk, (size_t)n);
+		else if (n == 0 || errno != EINTR)
+			end_stream(u, i);
+	}
+	if (u->in[1] >= 0 && pfd[2].revents != 0) {
+		n = write(u->in[1], u->spec->input + u->in_off, u->spec->input_len - u->in_off);
+		if (n > 0)
+			u->in_off += (size_t)n;
+		if ((n < 0 && errno != EINTR && errno != EAGAIN) ||
+		    u->in_off == u->spec->input_len)
+			close_fd(&u->in[1]);
+	}
+}
+
+/* Reaps the child when it has ended, with the kernel's accounting. */
+static void
+reap(struct run *u)
+{
+	struct rusage ru;
+	int st;
+
+	if (u->exited || wait4(u->pid, &st, WNOHANG, &ru) != u->pid)
+		return;
+	u->exited = true;
+	u->exited_at = proc_now();
+	u->r->seconds = u->exited_at - u->start;
+	u->r->status = st;
+	u->r->maxrss_kb = ru.ru_maxrss;
+	u->r->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	close_fd(&u->in[1]);
 }
 
 int
 proc_run(const struct proc_spec *spec, struct proc_result *r)
 {
-	int p[2], logfd, st = 0, e, timeout_ms;
-	double start, now, deadline, next_sample, killed_at = 0, exited_at = 0;
-	bool open_pipe = true, exited = false;
-	struct pollfd pfd[2];
-	struct rusage ru;
-	char chunk[65536];
-	ssize_t n;
-	pid_t pid;
+	struct run u = { .spec = spec, .r = r, .in = { -1, -1 },
+	    .out = { { -1, -1 }, { -1, -1 } }, .logfd = -1 };
+	void (*old_pipe)(int) = SIG_ERR;
+	double now;
+	int e;
 
 	memset(r, 0, sizeof *r);
 	child_wakeups();
-	logfd = open(spec->log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-	if (logfd < 0)
-		return -1;
-	if (pipe2(p, O_CLOEXEC) != 0) {
+	if (open_streams(&u) != 0) {
 		e = errno;
-		close(logfd);
+		close_all(&u);
 		errno = e;
 		return -1;
 	}
-	start = proc_now();
-	if ((pid = fork()) < 0) {
+	u.env = child_env(spec);
+	/* A child that stops reading must not kill us while we feed it. */
+	if (u.in[1] >= 0)
+		old_pipe = signal(SIGPIPE, SIG_IGN);
+	u.start = proc_now();
+	if ((u.pid = fork()) < 0) {
 		e = errno;
-		close(p[0]);
-		close(p[1]);
-		close(logfd);
+		close_all(&u);
+		free(u.env);
+		if (old_pipe != SIG_ERR)
+			signal(SIGPIPE, old_pipe);
 		errno = e;
 		return -1;
 	}
-	if (pid == 0)
-		child(spec, p[1]);
-	setpgid(pid, pid);	/* also here, so a kill cannot race the child's own */
-	close(p[1]);
-	next_sample = start;
+	if (u.pid == 0)
+		child(&u);
+	if (!spec->same_group)
+		setpgid(u.pid, u.pid);	/* also here, so a kill cannot race the child's own */
+	free(u.env);
+	close_fd(&u.in[0]);
+	for (int i = 0; i < 2; i++)
+		close_fd(&u.out[i][1]);
+	if (spec->log_direct)
+		close_fd(&u.logfd);
+	u.next_sample = u.next_watch = u.start;
 	for (;;) {
 		now = proc_now();
-		if (spec->sample != NULL && !exited && now >= next_sample) {
+		if (spec->sample != NULL && !u.exited && now >= u.next_sample) {
 			spec->sample(spec->ctx);
-			next_sample = now + spec->interval;
+			u.next_sample = now + spec->interval;
 		}
-		if (!exited && killed_at == 0 && (proc_stop_signal() != 0 ||
-		    (spec->timeout > 0 && now - start > spec->timeout))) {
-			r->timed_out = proc_stop_signal() == 0;
-			r->interrupted = !r->timed_out;
-			kill(-pid, SIGTERM);
-			killed_at = now;
-		}
-		if (!exited && killed_at > 0 && now - killed_at > KILL_GRACE)
-			kill(-pid, SIGKILL);
-		if (!exited && wait4(pid, &st, WNOHANG, &ru) == pid) {
-			exited = true;
-			exited_at = proc_now();
-			r->seconds = exited_at - start;
-			r->status = st;
-			r->maxrss_kb = ru.ru_maxrss;
-		}
+		check_limits(&u, now);
+		reap(&u);
 		/* After the exit, drain what is left, a second at most. */
-		if (exited && (!open_pipe || proc_now() - exited_at > 1.0))
+		if (u.exited && ((u.out[0][0] < 0 && u.out[1][0] < 0) ||
+		    proc_now() - u.exited_at > 1.0))
 			break;
-		/* Sleep until output, a child's end, or the next thing to do. */
-		deadline = -1;
-		if (spec->sample != NULL && !exited)
-			deadline = next_sample;
-		if (spec->timeout > 0 && killed_at == 0 &&
-		    (deadline < 0 || start + spec->timeout < deadline))
-			deadline = start + spec->timeout;
-		if (killed_at > 0 && (deadline < 0 || killed_at + KILL_GRACE < deadline))
-			deadline = killed_at + KILL_GRACE;
-		timeout_ms = deadline < 0 ? -1 : (int)((deadline - proc_now()) * 1000) + 1;
-		if (exited || (timeout_ms < 0 && proc_stop_signal() != 0))
-			timeout_ms = 0;
-		else if (timeout_ms < 0)
-			timeout_ms = 1000;	/* a lost wakeup costs at most a second */
-		pfd[0].fd = open_pipe ? p[0] : -1;
-		pfd[0].events = POLLIN;
-		pfd[1].fd = chld_pipe[0];
-		pfd[1].events = POLLIN;
-		if (poll(pfd, 2, timeout_ms) <= 0) {
-			if (exited)
-				open_pipe = false;
-			continue;
-		}
-		if (pfd[1].revents & POLLIN)
-			while (read(chld_pipe[0], chunk, sizeof chunk) > 0)
-				;
-		if (open_pipe && (pfd[0].revents & (POLLIN | POLLHUP))) {
-			n = read(p[0], chunk, sizeof chunk);
-			if (n > 0)
-				log_append(spec, &logfd, chunk, (size_t)n);
-			else if (n == 0 || errno != EINTR)
-				open_pipe = false;
-		}
+		pump(&u);
 	}
-	if (killed_at == 0)
-		kill(-pid, SIGKILL);	/* descendants left behind in its group */
-	close(p[0]);
-	close(logfd);
+	for (int i = 0; i < 2; i++)
+		if (u.out[i][0] >= 0)
+			end_stream(&u, i);
+	if (!spec->same_group)
+		kill(-u.pid, SIGKILL);	/* descendants left behind in its group, stopped or not */
+	close_all(&u);
+	if (old_pipe != SIG_ERR)
+		signal(SIGPIPE, old_pipe);
 	return 0;
 }
 
@@ -286,6 +542,8 @@ proc_describe(const struct proc_result *r, char *out, size_t n)
 		snprintf(out, n, "stopped by %s", strsignal(proc_stop_signal()));
 	else if (r->timed_out)
 		snprintf(out, n, "timed out after %.1f s and was killed", r->seconds);
+	else if (r->mem_exceeded)
+		snprintf(out, n, "exceeded its memory limit and was killed");
 	else if (WIFEXITED(r->status))
 		snprintf(out, n, "exited with status %d", WEXITSTATUS(r->status));
 	else if (WIFSIGNALED(r->status))

@@ -1,8 +1,5 @@
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,9 +8,8 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/proc.h"
 #include "lane/store/git_command.h"
-
-extern char **environ;
 
 /* Set in the environment of git, so that this program knows it is the helper. */
 #define ASKPASS_MARK "PERFKITE_GIT_ASKPASS"
@@ -187,41 +183,29 @@ git_lock_conflict(const buf *err)
 	return path;
 }
 
-/* The environment git runs in. */
+/* What git's environment loses: the GIT_DIR family a hook leaves, prompts, locales. */
+static const char *const git_unset[] = { "GIT_DIR", "GIT_WORK_TREE",
+    "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_QUARANTINE_PATH",
+    "GIT_ASKPASS", "SSH_ASKPASS", "GIT_TERMINAL_PROMPT", "LC_ALL",
+    "LANGUAGE", "GIT_CONFIG_COUNT", ASKPASS_MARK, NULL };
+
+/* What git's environment gets: no prompts, the C locale, extra, the token's helper. */
 static char **
 git_env(char *const *extra)
 {
-	static const char *const drop[] = { "GIT_DIR", "GIT_WORK_TREE",
-	    "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-	    "GIT_COMMON_DIR", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_QUARANTINE_PATH",
-	    "GIT_ASKPASS", "SSH_ASKPASS", "GIT_TERMINAL_PROMPT", "LC_ALL",
-	    "LANGUAGE", "GIT_CONFIG_COUNT", ASKPASS_MARK };
 	static char noprompt[] = "GIT_TERMINAL_PROMPT=0", lc[] = "LC_ALL=C",
 	    lang[] = "LANGUAGE=C", mark[] = ASKPASS_MARK "=1",
 	    count[] = "GIT_CONFIG_COUNT=1", key[] = "GIT_CONFIG_KEY_0=credential.helper",
 	    value[] = "GIT_CONFIG_VALUE_0=";
 	static char self[4096];
-	size_t n = 0, i, j, k;
+	size_t j = 0, k;
 	char **env;
 	ssize_t len;
 
-	for (n = 0; environ[n] != NULL; n++)
-		;
 	for (k = 0; extra != NULL && extra[k] != NULL; k++)
 		;
-	env = ecalloc(n + k + 10, sizeof *env);
-	for (i = j = 0; i < n; i++) {
-		bool keep = true;
-
-		for (k = 0; k < sizeof drop / sizeof *drop && keep; k++) {
-			size_t dl = strlen(drop[k]);
-
-			keep = !(strncmp(environ[i], drop[k], dl) == 0 &&
-			    environ[i][dl] == '=');
-		}
-		if (keep)
-			env[j++] = environ[i];
-	}
+	env = ecalloc(k + 10, sizeof *env);
 	env[j++] = noprompt;
 	env[j++] = lc;
 	env[j++] = lang;
@@ -247,73 +231,6 @@ git_env(char *const *extra)
 	return env;
 }
 
-/* Drains the child's output pipes and feeds its stdin. */
-static void
-pump(int infd, const char *in, size_t n, int outfd, int errfd, buf *out, buf *err)
-{
-	struct pollfd p[3];
-	char chunk[16384];
-	size_t off = 0;
-	ssize_t r;
-
-	if (infd >= 0 && n == 0) {	/* empty input: end of file at once */
-		close(infd);
-		infd = -1;
-	}
-	while (infd >= 0 || outfd >= 0 || errfd >= 0) {
-		int np = 0, io = -1, oo = -1, eo = -1;
-
-		if (infd >= 0) {
-			io = np;
-			p[np++] = (struct pollfd){ infd, POLLOUT, 0 };
-		}
-		if (outfd >= 0) {
-			oo = np;
-			p[np++] = (struct pollfd){ outfd, POLLIN, 0 };
-		}
-		if (errfd >= 0) {
-			eo = np;
-			p[np++] = (struct pollfd){ errfd, POLLIN, 0 };
-		}
-		if (poll(p, (nfds_t)np, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			break;
-		}
-		if (io >= 0 && p[io].revents != 0) {
-			r = write(infd, in + off, n - off);
-			if (r > 0)
-				off += (size_t)r;
-			if ((r < 0 && errno != EINTR && errno != EAGAIN) || off == n) {
-				close(infd);
-				infd = -1;
-			}
-		}
-		if (oo >= 0 && p[oo].revents != 0) {
-			r = read(outfd, chunk, sizeof chunk);
-			if (r > 0) {
-				if (out != NULL)
-					buf_add(out, chunk, (size_t)r);
-			} else if (r == 0 || errno != EINTR) {
-				close(outfd);
-				outfd = -1;
-			}
-		}
-		if (eo >= 0 && p[eo].revents != 0) {
-			r = read(errfd, chunk, sizeof chunk);
-			if (r > 0) {
-				if (err != NULL)
-					buf_add(err, chunk, (size_t)r);
-			} else if (r == 0 || errno != EINTR) {
-				close(errfd);
-				errfd = -1;
-			}
-		}
-	}
-	if (infd >= 0)
-		close(infd);
-}
-
 int
 git_run(const char *dir, const char *const *args, const char *in, size_t n,
     buf *out, buf *err)
@@ -325,77 +242,45 @@ int
 git_run_env(const char *dir, char *const *extra, const char *const *args,
     const char *in, size_t n, buf *out, buf *err)
 {
-	int pin[2], pout[2], perr[2], status, e;
+	static char git[] = "git";
+	struct proc_spec spec = { 0 };
+	struct proc_result res;
 	size_t na;
 	char **argv, **env;
-	pid_t pid;
-	void (*old)(int);
+	int rc, e;
 
 	for (na = 0; args[na] != NULL; na++)
 		;
 	argv = ecalloc(na + 2, sizeof *argv);
-	static char git[] = "git";
-
 	argv[0] = git;
 	for (size_t i = 0; i < na; i++)
 		argv[i + 1] = (char *)args[i];
 	env = git_env(extra);
-	if (pipe2(pin, O_CLOEXEC) != 0 || pipe2(pout, O_CLOEXEC) != 0 ||
-	    pipe2(perr, O_CLOEXEC) != 0) {
-		e = errno;
-		free(argv);
-		free(env);
-		if (err != NULL)
-			buf_addf(err, "cannot run git: %s\n", strerror(e));
-		return -1;
-	}
-	/* A remote that hangs up must not kill us while we feed git's stdin. */
-	old = signal(SIGPIPE, SIG_IGN);
-	if ((pid = fork()) == 0) {
-		dup2(pin[0], 0);
-		dup2(pout[1], 1);
-		dup2(perr[1], 2);
-		if (dir != NULL && chdir(dir) != 0) {
-			dprintf(2, "cannot enter %s: %s\n", dir, strerror(errno));
-			_exit(127);
-		}
-		signal(SIGPIPE, SIG_DFL);
-		signal(SIGXFSZ, SIG_DFL);
-		execvpe("git", argv, env);
-		dprintf(2, "cannot run git: %s\n", strerror(errno));
-		_exit(127);
-	}
+	spec.argv = argv;
+	spec.dir = dir;
+	spec.unset = git_unset;
+	spec.env = env;
+	spec.exec_error = "cannot run ";
+	spec.same_group = true;
+	spec.finish_on_stop = true;	/* a push or a clean-up is not cut short */
+	spec.input = in;
+	spec.input_len = n;
+	spec.capture[0] = out;
+	spec.capture[1] = err;
+	rc = proc_run(&spec, &res);
 	e = errno;
-	close(pin[0]);
-	close(pout[1]);
-	close(perr[1]);
 	free(argv);
 	free(env);
-	if (pid < 0) {
-		close(pin[1]);
-		close(pout[0]);
-		close(perr[0]);
-		signal(SIGPIPE, old);
+	if (rc != 0) {
 		if (err != NULL)
 			buf_addf(err, "cannot run git: %s\n", strerror(e));
 		return -1;
 	}
-	if (in == NULL) {
-		close(pin[1]);
-		pin[1] = -1;
-	}
-	pump(pin[1], in, n, pout[0], perr[0], out, err);
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR) {
-			status = -1;
-			break;
-		}
-	signal(SIGPIPE, old);
-	if (status != -1 && WIFEXITED(status))
-		return WEXITSTATUS(status) == 127 && err != NULL && err->s != NULL &&
-		    strstr(err->s, "cannot run git") != NULL ? -1 : WEXITSTATUS(status);
+	if (WIFEXITED(res.status))
+		return WEXITSTATUS(res.status) == 127 && err != NULL && err->s != NULL &&
+		    strstr(err->s, "cannot run git") != NULL ? -1 : WEXITSTATUS(res.status);
 	if (err != NULL)
 		buf_addf(err, "git was killed by signal %d\n",
-		    status != -1 && WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+		    WIFSIGNALED(res.status) ? WTERMSIG(res.status) : 0);
 	return -1;
 }
