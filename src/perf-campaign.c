@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -46,6 +45,8 @@
 #include "core/cli.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/lock.h"
+#include "core/now.h"
 #include "campaign/tree_digest.h"
 
 #define REPORT "vq-benchmark-run.json"
@@ -559,15 +560,6 @@ rss_mb(pid_t pid)
  * in a process group of its own under the binding's limits, and writes
  * status.json.
  */
-static double
-wall_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void __attribute__((noreturn))
 supervise(const struct runner *rn, const struct job *jb, char **argv, const char *ws,
     const char *meta, int lockfd)
@@ -575,7 +567,7 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 	char *log = easprintf("%s/job.log", meta), *status_path = easprintf("%s/status.json", meta);
 	char *job_path_ = easprintf("%s/job.json", meta);
 	struct rusage ru;
-	struct timespec t0, t1;
+	double t0;
 	int st = 0, fd, logfd;
 	pid_t pid;
 	bool timed_out = false, oom = false;
@@ -588,14 +580,14 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 	json_set(o, "workload", json_new_string(rn->pl->workloads[jb->r.workload].name));
 	json_set(o, "variant", json_new_string(rn->pl->variants[jb->r.variant].name));
 	json_set(o, "block", json_new_int(jb->r.block));
-	json_set(o, "started", json_new_float(wall_clock()));
+	json_set(o, "started", json_new_float(now_wall()));
 	json_write(&t, o, JSON_INDENT2, NULL);
 	atomic_write_file(job_path_, t.s, t.len);
 	cJSON_Delete(o);
 	buf_reset(&t);
 	o = json_new_object();
 	logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = now_monotonic();
 	if ((pid = fork()) == 0) {
 		struct rlimit lim;
 
@@ -625,8 +617,7 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 
 		if (w == pid)
 			break;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		el = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		el = now_monotonic() - t0;
 		if (!timed_out && !oom && el > rn->b->wall) {
 			timed_out = true;
 			kill(-pid, SIGKILL);
@@ -649,7 +640,7 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 	else
 		status = "completed";
 	json_set(o, "status", json_new_string(status));
-	json_set(o, "ended", json_new_float(wall_clock()));
+	json_set(o, "ended", json_new_float(now_wall()));
 	json_set(o, "exit", WIFEXITED(st) ? json_new_int(WEXITSTATUS(st)) : json_new_null());
 	json_set(o, "signal", WIFSIGNALED(st) ? json_new_int(WTERMSIG(st)) : json_new_null());
 	json_set(o, "peak_rss_mb", json_new_float((double)ru.ru_maxrss / 1024));
@@ -695,8 +686,7 @@ start_job(struct runner *rn, struct job *jb)
 	if (argv[0][0] != '/' && strchr(argv[0], '/') != NULL)
 		argv[0] = prog = easprintf("%s/%s", rn->b->dir, argv[0]);
 	/* Locked before the fork: the supervisor holds it from its first moment. */
-	lk = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (lk < 0 || flock(lk, LOCK_EX) != 0) {
+	if ((lk = lock_open(lockp, 0)) < 0) {
 		warnx_("%s: %s", lockp, strerror(errno));
 		free(argv);
 		goto done;
@@ -743,7 +733,8 @@ job_state(struct runner *rn, struct job *jb)
 		;	/* our own supervisors, reaped */
 	if (stat(status, &st) == 0)
 		rc = 1;
-	else if ((lk = open(lockp, O_RDWR | O_CLOEXEC)) >= 0 && flock(lk, LOCK_EX | LOCK_NB) != 0)
+	else if ((lk = lock_open(lockp, LOCK_OPT_NOWAIT | LOCK_OPT_NOCREATE)) < 0 &&
+	    errno == EWOULDBLOCK)
 		rc = 0;
 	else
 		rc = stat(status, &st) == 0 ? 1 : stat(job, &st) == 0 ? -1 : -2;
@@ -1018,7 +1009,7 @@ cmd_run(int argc, char **argv)
 	struct runner rn;
 	bool once = false;
 	int lock, rc, c;
-	char *lockpath, *real = NULL;
+	char *lockpath, *real = NULL, why[64];
 	static const struct option longopts[] = {
 		{ "once", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
@@ -1051,10 +1042,12 @@ cmd_run(int argc, char **argv)
 	}
 	rn.dir = real;
 	lockpath = easprintf("%s/.lock", rn.dir);
-	lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
-		warnx_("%s: %s", rn.dir, lock < 0 ? strerror(errno) :
-		    "another perf-campaign runs this campaign");
+	if ((lock = lock_open(lockpath, LOCK_OPT_NOWAIT)) < 0) {
+		if (errno == EWOULDBLOCK)
+			warnx_("%s: another perf-campaign runs this campaign (%s)", rn.dir,
+			    lock_why(lockpath, errno, why, sizeof why));
+		else
+			warnx_("%s: %s", rn.dir, strerror(errno));
 		free(lockpath);
 		goto out;
 	}

@@ -20,14 +20,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/fd.h"
+#include "core/host.h"
 #include "core/json.h"
+#include "core/now.h"
 #include "core/num.h"
 #include "campaign/tree_digest.h"
 
@@ -108,15 +110,6 @@ static const char usage_text[] =
     "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
     "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n";
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A number as the programs print it ("1.0D-03" included). */
 static bool
 capture_num(const char *line, const regmatch_t *m, double *out)
@@ -171,7 +164,7 @@ scan_line(struct state *s, const char *line)
 		s->last_iter = n;
 		if (!s->iterated) {
 			s->iterated = true;
-			s->first_iter = now();
+			s->first_iter = now_monotonic();
 		}
 		s->iterations++;
 	}
@@ -216,41 +209,6 @@ feed(struct state *s, struct stream *st, const char *p, size_t n)
 	}
 }
 
-static void
-write_all(int fd, const char *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;	/* a closed log must not stop the measurement */
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
-static char *
-cpu_model(void)
-{
-	FILE *fp = fopen("/proc/cpuinfo", "r");
-	char line[512], *v = NULL;
-
-	while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
-		if (strncmp(line, "model name", 10) == 0 && (v = strchr(line, ':')) != NULL) {
-			v++;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			v[strcspn(v, "\n")] = '\0';
-			v = estrdup(v);
-			break;
-		}
-	if (fp != NULL)
-		fclose(fp);
-	return v;
-}
-
 /* Runs argv with its output passed through and scanned; returns its wait status. */
 static int
 run(struct state *s, char **argv)
@@ -262,7 +220,7 @@ run(struct state *s, char **argv)
 
 	if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0)
 		die("cannot make a pipe: %s", strerror(errno));
-	s->start = now();
+	s->start = now_monotonic();
 	if ((pid = fork()) == 0) {
 		dup2(out[1], 1);
 		dup2(err[1], 2);
@@ -302,7 +260,8 @@ run(struct state *s, char **argv)
 				continue;
 			r = read(x->from, chunk, sizeof chunk);
 			if (r > 0) {
-				write_all(x->to, chunk, (size_t)r);
+				/* A closed stream must not stop the measurement. */
+				fd_write_all(x->to, chunk, (size_t)r);
 				feed(s, x, chunk, (size_t)r);
 			} else if (r == 0 || errno != EINTR) {
 				if (x->line.len > 0)
@@ -355,7 +314,7 @@ main(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *const *base = vibeqc;
-	char digest[SHA256_HEX] = "", after[SHA256_HEX], *why = NULL, *cpu;
+	char digest[SHA256_HEX] = "", after[SHA256_HEX], *why = NULL, cpu[512];
 	struct state s;
 	cJSON *rep, *vals;
 	buf text = BUF_INIT;
@@ -449,7 +408,7 @@ main(int argc, char *argv[])
 
 	signal(SIGPIPE, SIG_IGN);
 	status = run(&s, argv + optind);
-	end = now();
+	end = now_monotonic();
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (opt.root != NULL) {
 		if (tree_digest(opt.root, after, &why) != 0 || strcmp(after, digest) != 0) {
@@ -476,10 +435,8 @@ main(int argc, char *argv[])
 	if (s.have_gap)
 		json_set(vals, "gap_ev", json_new_float(s.gap));
 	json_set(rep, "values", vals);
-	if ((cpu = cpu_model()) != NULL) {
+	if (host_cpu_model(cpu, sizeof cpu))
 		json_set(rep, "cpu_model", json_new_string(cpu));
-		free(cpu);
-	}
 	if (opt.ranks > 0)
 		json_set(rep, "mpi_ranks", json_new_int(opt.ranks));
 	if (opt.threads > 0)

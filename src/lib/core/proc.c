@@ -10,10 +10,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/fd.h"
+#include "core/now.h"
 #include "core/proc.h"
 
 #define KILL_GRACE 5.0
@@ -74,31 +75,6 @@ proc_stop_signal(void)
 	return stop_signal;
 }
 
-double
-proc_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (fd >= 0 && n > 0) {
-		if ((w = write(fd, p, n)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return;	/* a full disk loses log lines, not the benchmark */
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 static void
 rotate(const struct proc_spec *spec, int *fd)
 {
@@ -113,7 +89,8 @@ rotate(const struct proc_spec *spec, int *fd)
 /*
  * Appends to the log, moving it to <log>.1 whenever the next lines would
  * take it past the limit, so that the split does not depend on how the
- * output arrived (a single line longer than the limit stays whole).
+ * output arrived (a single line longer than the limit stays whole). A
+ * failed write is passed over: a full disk loses log lines, not the benchmark.
  */
 static void
 log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
@@ -125,13 +102,13 @@ log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
 
 	while (*fd >= 0 && n > 0) {
 		if (spec->rotate_bytes <= 0 || fstat(*fd, &st) != 0) {
-			write_all(*fd, p, n);
+			fd_write_all(*fd, p, n);
 			return;
 		}
 		size = st.st_size;
 		room = size < spec->rotate_bytes ? (size_t)(spec->rotate_bytes - size) : 0;
 		if (n <= room) {
-			write_all(*fd, p, n);
+			fd_write_all(*fd, p, n);
 			return;
 		}
 		if (size > 0) {
@@ -147,7 +124,7 @@ log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
 		}
 		if (take == 0)
 			take = (nl = memchr(p, '\n', n)) != NULL ? (size_t)(nl - p) + 1 : n;
-		write_all(*fd, p, take);
+		fd_write_all(*fd, p, take);
 		p += take;
 		n -= take;
 	}
@@ -199,7 +176,7 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 		errno = e;
 		return -1;
 	}
-	start = proc_now();
+	start = now_monotonic();
 	if ((pid = fork()) < 0) {
 		e = errno;
 		close(p[0]);
@@ -214,7 +191,7 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 	close(p[1]);
 	next_sample = start;
 	for (;;) {
-		now = proc_now();
+		now = now_monotonic();
 		if (spec->sample != NULL && !exited && now >= next_sample) {
 			spec->sample(spec->ctx);
 			next_sample = now + spec->interval;
@@ -230,13 +207,13 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 			kill(-pid, SIGKILL);
 		if (!exited && wait4(pid, &st, WNOHANG, &ru) == pid) {
 			exited = true;
-			exited_at = proc_now();
+			exited_at = now_monotonic();
 			r->seconds = exited_at - start;
 			r->status = st;
 			r->maxrss_kb = ru.ru_maxrss;
 		}
 		/* After the exit, drain what is left, a second at most. */
-		if (exited && (!open_pipe || proc_now() - exited_at > 1.0))
+		if (exited && (!open_pipe || now_monotonic() - exited_at > 1.0))
 			break;
 		/* Sleep until output, a child's end, or the next thing to do. */
 		deadline = -1;
@@ -247,7 +224,7 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 			deadline = start + spec->timeout;
 		if (killed_at > 0 && (deadline < 0 || killed_at + KILL_GRACE < deadline))
 			deadline = killed_at + KILL_GRACE;
-		timeout_ms = deadline < 0 ? -1 : (int)((deadline - proc_now()) * 1000) + 1;
+		timeout_ms = deadline < 0 ? -1 : (int)((deadline - now_monotonic()) * 1000) + 1;
 		if (exited || (timeout_ms < 0 && proc_stop_signal() != 0))
 			timeout_ms = 0;
 		else if (timeout_ms < 0)
