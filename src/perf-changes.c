@@ -342,12 +342,6 @@ read_records(char *const *paths, int n)
 	return ok;
 }
 
-static int
-cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Reads the cohorts of --batch; false when a record was bad. */
 static bool
 read_batch(void)
@@ -371,7 +365,7 @@ read_batch(void)
 	}
 	ok = jsonl_errors(r) == 0;
 	jsonl_close(r);
-	qsort(run.batch, run.nbatch, sizeof *run.batch, cmp_strp);
+	qsort(run.batch, run.nbatch, sizeof *run.batch, text_cmp_ptr);
 	return ok;
 }
 
@@ -380,7 +374,7 @@ static bool
 in_batch(const struct cohort *c)
 {
 	return opt.batch == NULL ||
-	    bsearch(&c->key, run.batch, run.nbatch, sizeof *run.batch, cmp_strp) != NULL;
+	    bsearch(&c->key, run.batch, run.nbatch, sizeof *run.batch, text_cmp_ptr) != NULL;
 }
 
 /* SHA-256 of the first n values, as stored in memory. */

@@ -64,12 +64,6 @@ static const char usage_text[] =
     "                    [--sample-interval seconds] [config | dir ...]\n"
     "       perf-collect --telemetry file [--interval seconds]\n";
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Adds path, or the *.json files of directory path, to the list. */
 static int
 add_configs(const char *path, char ***list, size_t *n)
@@ -939,7 +933,7 @@ main(int argc, char *argv[])
 		warnx_("no benchmark configs (*.json) found");
 		return EXIT_TROUBLE;
 	}
-	qsort(paths, n, sizeof *paths, cmp_str);
+	qsort(paths, n, sizeof *paths, text_cmp_ptr);
 	bad = load_configs(paths, n, &b);
 	if (opt.check) {
 		for (i = 0; i < n; i++)

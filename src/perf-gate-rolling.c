@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/text.h"
 #include "lane/store/git_command.h"
 #include "lane/history.h"
 #include "lane/identity.h"
@@ -198,12 +199,6 @@ lookup_history(struct current *cur, size_t n, char **raised)
 	free(lk.owner);
 	free(lk.is_cohort);
 	return rc;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Appends a float, or null for a missing value. */
@@ -439,7 +434,7 @@ classify(struct current *c, bool unattributed, const char *raised,
 		reason = easprintf("%s cannot compare v2 record: %s", c->model_id,
 		    c->id.error);
 	} else if (c->id.complete && n == 0 && c->nfps > 0) {
-		qsort(c->fps, c->nfps, sizeof *c->fps, cmp_str);
+		qsort(c->fps, c->nfps, sizeof *c->fps, text_cmp_ptr);
 		for (size_t i = 0; i < c->nfps; i++)
 			buf_addf(&b, "%s%s", i ? ", " : "", c->fps[i]);
 		status = "RECIPE_MISMATCH";

@@ -279,12 +279,6 @@ on_found(const struct store_hit *h, void *ctx)
 		identity_add_other_recipe(h->record, f->id->value[3], &f->fps, &f->nfps);
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
  * Prepare: the history in dir (a store directory; missing is empty)
  * holds no baseline-eligible record of the identity and no trusted record
@@ -312,7 +306,7 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 		rc = fail("%s already has a baseline-eligible record for the exact comparable "
 		    "identity; the CALIBRATION_NEEDED source artifact is stale", label);
 	else if (rc == 0 && f.nfps > 0) {
-		qsort(f.fps, f.nfps, sizeof *f.fps, cmp_str);
+		qsort(f.fps, f.nfps, sizeof *f.fps, text_cmp_ptr);
 		for (size_t i = 0; i < f.nfps; i++)
 			buf_addf(&list, "%s%s", i > 0 ? ", " : "", f.fps[i]);
 		rc = fail("%s already has trusted records for another recipe in this workload, "

@@ -10,6 +10,7 @@
 #include "core/json.h"
 #include "campaign/py_random.h"
 #include "campaign/paired.h"
+#include "core/text.h"
 
 void
 problems_add(struct problems *p, const char *code, const char *fmt, ...)
@@ -866,12 +867,6 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 	return o;
 }
 
-static int
-cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 cJSON *
 campaign_analyze(const struct plan *pl, const struct results *r)
 {
@@ -1005,7 +1000,7 @@ campaign_analyze(const struct plan *pl, const struct results *r)
 			}
 		}
 		if (nm > 1)
-			qsort(models, (size_t)nm, sizeof *models, cmp_strp);
+			qsort(models, (size_t)nm, sizeof *models, text_cmp_ptr);
 		for (int i = 0; i < nm; i++)
 			json_append(ml, json_new_string(models[i]));
 		comparable[c] = nm <= 1;

@@ -343,3 +343,9 @@ text_hash(const char *s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
 	return h;
 }
+
+int
+text_cmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}

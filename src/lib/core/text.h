@@ -61,4 +61,7 @@ void text_xml_escape(buf *b, const char *s);
 /* The 64-bit FNV-1a hash of a string, for the hash tables of the library. */
 uint64_t text_hash(const char *s);
 
+/* For qsort() and bsearch() of an array of strings (char *): strcmp() order. */
+int text_cmp_ptr(const void *a, const void *b);
+
 #endif
