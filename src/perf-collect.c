@@ -861,13 +861,7 @@ results_writable(void)
 static double
 seconds_opt(const char *name, const char *s, double min)
 {
-	double v;
-
-	if (!num_opt_double(s, min, 1e9, &v)) {
-		warnx_("%s: not a number of seconds: '%s'", name, s);
-		cli_usage(usage_text, EXIT_TROUBLE);
-	}
-	return v;
+	return cli_double(usage_text, name, s, min, 1e9, "a number of seconds");
 }
 
 int

@@ -319,7 +319,6 @@ main(int argc, char *argv[])
 	cJSON *rep, *vals;
 	buf text = BUF_INIT;
 	int c, status, code;
-	long v;
 	double end;
 
 	err_init(argv[0]);
@@ -335,12 +334,9 @@ main(int argc, char *argv[])
 		case 'r': opt.root = optarg; break;
 		case 'm':
 		case 't':
-			if (!num_opt_long(optarg, 1, 1L << 20, &v)) {
-				warnx_("--%s: not a positive integer: '%s'",
-				    c == 'm' ? "mpi-ranks" : "threads-per-rank", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
-			*(c == 'm' ? &opt.ranks : &opt.threads) = v;
+			*(c == 'm' ? &opt.ranks : &opt.threads) = cli_long(usage_text,
+			    c == 'm' ? "--mpi-ranks" : "--threads-per-rank", optarg, 1, 1L << 20,
+			    "a positive integer");
 			break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();

@@ -1089,20 +1089,13 @@ main(int argc, char *argv[])
 		case 'O': opt.operator = *optarg != '\0' ? optarg : NULL; break;
 		case 'G': opt.staging = optarg; break;
 		case 'M':
-			if (!num_opt_double(optarg, 0, INFINITY, &opt.max_regression) ||
-			    !isfinite(opt.max_regression)) {
-				warnx_("--max-intra-batch-regression: not a finite non-negative "
-				    "number: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.max_regression = cli_double(usage_text, "--max-intra-batch-regression",
+			    optarg, 0, INFINITY, "a finite non-negative number");
 			break;
 		case 's': opt.store = optarg; break;
 		case 'C': opt.cache = optarg; break;
 		case 'N':
-			if (!isotime_parse(optarg, &opt.now)) {
-				warnx_("--now: not an ISO 8601 time: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
 			opt.now_given = true;
 			break;
 		case 'Y': opt.confirm = true; break;
