@@ -82,7 +82,6 @@ void json_arena_free(struct json_arena *a);
 cJSON *json_new_int(long long v);
 cJSON *json_new_float(double v);
 bool json_is_int(const cJSON *v);
-bool json_is_float(const cJSON *v);
 
 /* Case-sensitive member lookup (NULL when absent or obj is not an object). */
 cJSON *json_get(const cJSON *obj, const char *key);

@@ -91,7 +91,8 @@ text_utf8_valid(const char *s, size_t n)
 	return true;
 }
 
-bool
+/* Python's str.isspace() for one code point. */
+static bool
 text_py_isspace(uint32_t cp)
 {
 	switch (cp) {

@@ -34,8 +34,6 @@ bool text_utf8_valid(const char *s, size_t n);
  */
 bool text_utf8_error(const char *text, size_t n, char *msg, size_t msgn);
 
-/* Python's str.isspace() for one code point. */
-bool text_py_isspace(uint32_t cp);
 /*
  * Python's str.strip(): finds the span of s without leading and trailing
  * whitespace. Returns the start and sets *len.

@@ -377,20 +377,6 @@ gitstore_head(const gitstore *g)
 	return g->head[0] != '\0' ? g->head : NULL;
 }
 
-bool
-gitstore_head_has(gitstore *g, const char *path)
-{
-	char *spec;
-	bool has;
-
-	if (g->head[0] == '\0')
-		return false;
-	spec = easprintf("%s:%s", g->head, path);
-	has = run(g, NULL, ARGS("cat-file", "-e", spec), NULL, 0, NULL) == 0;
-	free(spec);
-	return has;
-}
-
 int
 gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg)
 {
