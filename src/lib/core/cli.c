@@ -22,18 +22,27 @@ cli_usage(const char *text, int status)
 	exit(status);
 }
 
+/* "name: not what: 's'" (what NULL: "a number from RANGE"), the usage, exit 2. */
+static void __attribute__((noreturn))
+refuse(const char *usage, const char *name, const char *s, const char *what, const char *range)
+{
+	if (what != NULL)
+		warnx_("%s: not %s: '%s'", name, what, s);
+	else
+		warnx_("%s: not a number from %s: '%s'", name, range, s);
+	cli_usage(usage, EXIT_TROUBLE);
+}
+
 long
 cli_long(const char *usage, const char *name, const char *s, long min, long max,
     const char *what)
 {
+	char range[64];
 	long v;
 
 	if (!num_opt_long(s, min, max, &v)) {
-		if (what != NULL)
-			warnx_("%s: not %s: '%s'", name, what, s);
-		else
-			warnx_("%s: not a number from %ld to %ld: '%s'", name, min, max, s);
-		cli_usage(usage, EXIT_TROUBLE);
+		snprintf(range, sizeof range, "%ld to %ld", min, max);
+		refuse(usage, name, s, what, range);
 	}
 	return v;
 }
@@ -42,14 +51,12 @@ double
 cli_double(const char *usage, const char *name, const char *s, double min, double max,
     const char *what)
 {
+	char range[64];
 	double v;
 
 	if (!num_opt_double(s, min, max, &v)) {
-		if (what != NULL)
-			warnx_("%s: not %s: '%s'", name, what, s);
-		else
-			warnx_("%s: not a number from %g to %g: '%s'", name, min, max, s);
-		cli_usage(usage, EXIT_TROUBLE);
+		snprintf(range, sizeof range, "%g to %g", min, max);
+		refuse(usage, name, s, what, range);
 	}
 	return v;
 }
@@ -59,9 +66,7 @@ cli_time(const char *usage, const char *name, const char *s, const char *what)
 {
 	int64_t v;
 
-	if (!isotime_parse(s, &v)) {
-		warnx_("%s: not %s: '%s'", name, what, s);
-		cli_usage(usage, EXIT_TROUBLE);
-	}
+	if (!isotime_parse(s, &v))
+		refuse(usage, name, s, what, NULL);
 	return v;
 }
