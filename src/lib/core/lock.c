@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #include "core/lock.h"
@@ -39,10 +40,11 @@ lock_open(const char *path, int opts)
 }
 
 /*
- * /proc/locks lines read "1: FLOCK  ADVISORY  WRITE 1234 08:02:5678 0 EOF":
- * the holder's pid, then the file's device (major:minor, hex) and inode.
+ * The process holding path's lock as /proc/locks says, or 0 when unknown.
+ * Its lines read "1: FLOCK  ADVISORY  WRITE 1234 08:02:5678 0 EOF": the
+ * holder's pid, then the file's device (major:minor, hex) and inode.
  */
-pid_t
+static pid_t
 lock_holder(const char *path)
 {
 	struct stat st;

@@ -10,7 +10,6 @@
 #define PERF_CORE_LOCK_H
 
 #include <stddef.h>
-#include <sys/types.h>
 
 enum {
 	LOCK_OPT_NOWAIT = 1,	/* fail at once (EWOULDBLOCK) when another holds it */
@@ -38,8 +37,5 @@ int lock_open(const char *path, int opts);
  * EWOULDBLOCK, else strerror(e). Written into buf (size n); returns buf.
  */
 char *lock_why(const char *path, int e, char *buf, size_t n);
-
-/* The process holding path's lock as /proc/locks says, or 0 when unknown. */
-pid_t lock_holder(const char *path);
 
 #endif
