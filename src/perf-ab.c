@@ -737,7 +737,6 @@ parse_options(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	double d;
 	long long seed;
 	int c;
 
@@ -763,17 +762,12 @@ parse_options(int argc, char *argv[])
 			}
 			break;
 		case 'B':
-			if (!num_opt_double(optarg, 0, 100, &d)) {
-				warnx_("--band: not a percentage from 0 to 100: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
-			opt.band = d / 100;
+			opt.band = cli_double(usage_text, "--band", optarg, 0, 100,
+			    "a percentage from 0 to 100") / 100;
 			break;
 		case 'a':
-			if (!num_opt_double(optarg, 1e-6, 0.5, &opt.alpha)) {
-				warnx_("--alpha: not a level from 0.000001 to 0.5: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.alpha = cli_double(usage_text, "--alpha", optarg, 1e-6, 0.5,
+			    "a level from 0.000001 to 0.5");
 			break;
 		case 's':
 			if (num_py_int(optarg, &seed) != 1 || seed < 0 || strchr(optarg, '_')) {
@@ -783,10 +777,8 @@ parse_options(int argc, char *argv[])
 			opt.seed = (unsigned long long)seed;
 			break;
 		case 't':
-			if (!num_opt_double(optarg, 0.001, 1e9, &d)) {
-				warnx_("--timeout: not a number of seconds: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			/* Checked here, passed on as written. */
+			cli_double(usage_text, "--timeout", optarg, 0.001, 1e9, "a number of seconds");
 			opt.timeout = optarg;
 			break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);

@@ -31,7 +31,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -47,6 +46,8 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/proc.h"
+#include "core/lock.h"
+#include "core/now.h"
 #include "campaign/tree_digest.h"
 
 static const char usage_text[] =
@@ -566,16 +567,6 @@ done:
 	return rc;
 }
 
-/* The supervisor's clock: job.json and status.json say when, in Unix seconds. */
-static double
-wall_clock(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* How a job ended, as status.json says it. */
 static const char *
 job_status(const struct proc_result *res)
@@ -617,7 +608,7 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 	json_set(o, "workload", json_new_string(rn->pl->workloads[jb->r.workload].name));
 	json_set(o, "variant", json_new_string(rn->pl->variants[jb->r.variant].name));
 	json_set(o, "block", json_new_int(jb->r.block));
-	json_set(o, "started", json_new_float(wall_clock()));
+	json_set(o, "started", json_new_float(now_wall()));
 	json_write(&t, o, JSON_INDENT2, NULL);
 	atomic_write_file(job_path_, t.s, t.len);
 	cJSON_Delete(o);
@@ -646,7 +637,7 @@ supervise(const struct runner *rn, const struct job *jb, char **argv, const char
 		res.status = 127 << 8;
 	}
 	json_set(o, "status", json_new_string(job_status(&res)));
-	json_set(o, "ended", json_new_float(wall_clock()));
+	json_set(o, "ended", json_new_float(now_wall()));
 	json_set(o, "exit", WIFEXITED(res.status) ? json_new_int(WEXITSTATUS(res.status)) :
 	    json_new_null());
 	json_set(o, "signal", WIFSIGNALED(res.status) ? json_new_int(WTERMSIG(res.status)) :
@@ -692,8 +683,7 @@ start_job(struct runner *rn, struct job *jb)
 	if (argv[0][0] != '/' && strchr(argv[0], '/') != NULL)
 		argv[0] = prog = easprintf("%s/%s", rn->b->dir, argv[0]);
 	/* Locked before the fork: the supervisor holds it from its first moment. */
-	lk = open(lockp, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (lk < 0 || flock(lk, LOCK_EX) != 0) {
+	if ((lk = lock_open(lockp, 0)) < 0) {
 		warnx_("%s: %s", lockp, strerror(errno));
 		free(argv);
 		goto done;
@@ -740,7 +730,8 @@ job_state(struct runner *rn, struct job *jb)
 		;	/* our own supervisors, reaped */
 	if (stat(status, &st) == 0)
 		rc = 1;
-	else if ((lk = open(lockp, O_RDWR | O_CLOEXEC)) >= 0 && flock(lk, LOCK_EX | LOCK_NB) != 0)
+	else if ((lk = lock_open(lockp, LOCK_OPT_NOWAIT | LOCK_OPT_NOCREATE)) < 0 &&
+	    errno == EWOULDBLOCK)
 		rc = 0;
 	else
 		rc = stat(status, &st) == 0 ? 1 : stat(job, &st) == 0 ? -1 : -2;
@@ -1016,7 +1007,7 @@ cmd_run(int argc, char **argv)
 	struct runner rn;
 	bool once = false;
 	int lock, rc, c;
-	char *lockpath, *real = NULL;
+	char *lockpath, *real = NULL, why[64];
 	static const struct option longopts[] = {
 		{ "once", no_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
@@ -1049,10 +1040,12 @@ cmd_run(int argc, char **argv)
 	}
 	rn.dir = real;
 	lockpath = easprintf("%s/.lock", rn.dir);
-	lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-	if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) != 0) {
-		warnx_("%s: %s", rn.dir, lock < 0 ? strerror(errno) :
-		    "another perf-campaign runs this campaign");
+	if ((lock = lock_open(lockpath, LOCK_OPT_NOWAIT)) < 0) {
+		if (errno == EWOULDBLOCK)
+			warnx_("%s: another perf-campaign runs this campaign (%s)", rn.dir,
+			    lock_why(lockpath, errno, why, sizeof why));
+		else
+			warnx_("%s: %s", rn.dir, strerror(errno));
 		free(lockpath);
 		goto out;
 	}

@@ -8,6 +8,7 @@
  * direction: a slow drift or a step the rolling gate let through.
  */
 #include <errno.h>
+#include <float.h>
 #include <getopt.h>
 #include <math.h>
 #include <pthread.h>
@@ -28,10 +29,8 @@
 #include "lane/store/git_command.h"
 #include "lane/history.h"
 #include "lane/identity.h"
-#include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
-#include "core/num.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
 #include "core/text.h"
@@ -549,12 +548,6 @@ read_records(char *const *paths, int n)
 	return ok;
 }
 
-static int
-cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Reads the cohorts of --batch; false when a record was bad. */
 static bool
 read_batch(void)
@@ -578,7 +571,7 @@ read_batch(void)
 	}
 	ok = jsonl_errors(r) == 0;
 	jsonl_close(r);
-	qsort(run.batch, run.nbatch, sizeof *run.batch, cmp_strp);
+	qsort(run.batch, run.nbatch, sizeof *run.batch, text_cmp_ptr);
 	return ok;
 }
 
@@ -587,7 +580,7 @@ static bool
 in_batch(const struct cohort *c)
 {
 	return opt.batch == NULL ||
-	    bsearch(&c->key, run.batch, run.nbatch, sizeof *run.batch, cmp_strp) != NULL;
+	    bsearch(&c->key, run.batch, run.nbatch, sizeof *run.batch, text_cmp_ptr) != NULL;
 }
 
 /* SHA-256 of the first n values, as stored in memory. */
@@ -1120,35 +1113,24 @@ parse_options(int argc, char *argv[])
 			opt.metric[k] = any_metric = true;
 			break;
 		case 'w':
-			if (!num_opt_long(optarg, 2, 100000, &opt.window)) {
-				warnx_("--window: not an integer from 2 to 100000: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.window = cli_long(usage_text, "--window", optarg, 2, 100000,
+			    "an integer from 2 to 100000");
 			break;
 		case 'p':
-			if (!num_opt_double(optarg, 0, 1, &opt.pvalue) || opt.pvalue == 0) {
-				warnx_("--pvalue: not a number above 0 and at most 1: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.pvalue = cli_double(usage_text, "--pvalue", optarg, DBL_TRUE_MIN, 1,
+			    "a number above 0 and at most 1");
 			break;
 		case 'M':
-			if (!num_opt_double(optarg, 0, 1e300, &opt.min_magnitude)) {
-				warnx_("--min-magnitude: not a number of 0 or more: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.min_magnitude = cli_double(usage_text, "--min-magnitude", optarg, 0, 1e300,
+			    "a number of 0 or more");
 			break;
 		case 'S':
-			if (!isotime_parse(optarg, &opt.since)) {
-				warnx_("--since: not an ISO time: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.since = cli_time(usage_text, "--since", optarg, "an ISO time");
 			opt.has_since = true;
 			break;
 		case 'l':
-			if (!num_opt_long(optarg, 1, 1000000000, &opt.last)) {
-				warnx_("--last: not a positive integer: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.last = cli_long(usage_text, "--last", optarg, 1, 1000000000,
+			    "a positive integer");
 			break;
 		case 'i': opt.state = optarg; break;
 		case 'B': opt.batch = optarg; break;

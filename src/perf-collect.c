@@ -68,12 +68,6 @@ static const char usage_text[] =
     "                    [--sample-interval seconds] [config | dir ...]\n"
     "       perf-collect --telemetry file [--interval seconds]\n";
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* Adds path, or the *.json files of directory path, to the list. */
 static int
 add_configs(const char *path, char ***list, size_t *n)
@@ -895,13 +889,7 @@ results_writable(void)
 static double
 seconds_opt(const char *name, const char *s, double min)
 {
-	double v;
-
-	if (!num_opt_double(s, min, 1e9, &v)) {
-		warnx_("%s: not a number of seconds: '%s'", name, s);
-		cli_usage(usage_text, EXIT_TROUBLE);
-	}
-	return v;
+	return cli_double(usage_text, name, s, min, 1e9, "a number of seconds");
 }
 
 /* The configs given (or the default directory), read and checked. */
@@ -925,7 +913,7 @@ read_configs(int argc, char **argv, struct configs *cf)
 		warnx_("no benchmark configs (*.json) found");
 		return -1;
 	}
-	qsort(cf->paths, cf->n, sizeof *cf->paths, cmp_str);
+	qsort(cf->paths, cf->n, sizeof *cf->paths, text_cmp_ptr);
 	cf->bad = load_configs(cf->paths, cf->n, &cf->b);
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/text.h"
 #include "lane/store/git_command.h"
 #include "lane/history.h"
 #include "lane/identity.h"
@@ -198,12 +199,6 @@ lookup_history(struct current *cur, size_t n, char **raised)
 	free(lk.owner);
 	free(lk.is_cohort);
 	return rc;
-}
-
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Appends a float, or null for a missing value. */
@@ -464,7 +459,7 @@ comparison_status(struct current *c, bool unattributed, const char *raised, size
 		return "INFRA_ERROR";
 	}
 	if (c->id.complete && n == 0 && c->nfps > 0) {
-		qsort(c->fps, c->nfps, sizeof *c->fps, cmp_str);
+		qsort(c->fps, c->nfps, sizeof *c->fps, text_cmp_ptr);
 		for (size_t i = 0; i < c->nfps; i++)
 			buf_addf(&b, "%s%s", i ? ", " : "", c->fps[i]);
 		*reason = easprintf("%s recipe_fingerprint=%s does not match baseline "
@@ -746,17 +741,11 @@ parse_options(int argc, char *argv[])
 		case 'R': collect_status(optarg, true); rc_given = true; break;
 		case 'a': opt.artifacts = optarg; break;
 		case 'W':
-			if (!num_opt_long(optarg, SENS_MIN_RUNS, 100000, &opt.noise_window)) {
-				warnx_("--noise-window: not a number from %d to 100000: '%s'",
-				    SENS_MIN_RUNS, optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.noise_window = cli_long(usage_text, "--noise-window", optarg,
+			    SENS_MIN_RUNS, 100000, NULL);
 			break;
 		case 'P':
-			if (!num_opt_double(optarg, 0.5, 0.999, &opt.power)) {
-				warnx_("--power: not a number from 0.5 to 0.999: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.power = cli_double(usage_text, "--power", optarg, 0.5, 0.999, NULL);
 			break;
 		case 'U':
 			if (strcmp(optarg, "reference") == 0)
@@ -771,17 +760,11 @@ parse_options(int argc, char *argv[])
 			}
 			break;
 		case 'F':
-			if (!num_opt_double(optarg, 0.5, 0.999999, &opt.confidence)) {
-				warnx_("--confidence: not a number from 0.5 to 0.999999: '%s'",
-				    optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.confidence = cli_double(usage_text, "--confidence", optarg, 0.5, 0.999999,
+			    NULL);
 			break;
 		case 'Z':
-			if (!num_opt_double(optarg, 0.1, 100, &opt.z)) {
-				warnx_("--z: not a number from 0.1 to 100: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.z = cli_double(usage_text, "--z", optarg, 0.1, 100, NULL);
 			break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();

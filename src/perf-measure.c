@@ -24,7 +24,9 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/host.h"
 #include "core/json.h"
+#include "core/now.h"
 #include "core/num.h"
 #include "core/proc.h"
 #include "campaign/campaign.h"
@@ -159,7 +161,7 @@ scan_line(struct state *s, const char *line)
 		s->last_iter = n;
 		if (!s->iterated) {
 			s->iterated = true;
-			s->first_iter = proc_now();
+			s->first_iter = now_monotonic();
 		}
 		s->iterations++;
 	}
@@ -210,26 +212,6 @@ feed(void *ctx, int stream, const char *p, size_t n)
 	}
 }
 
-static char *
-cpu_model(void)
-{
-	FILE *fp = fopen("/proc/cpuinfo", "r");
-	char line[512], *v = NULL;
-
-	while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
-		if (strncmp(line, "model name", 10) == 0 && (v = strchr(line, ':')) != NULL) {
-			v++;
-			while (*v == ' ' || *v == '\t')
-				v++;
-			v[strcspn(v, "\n")] = '\0';
-			v = estrdup(v);
-			break;
-		}
-	if (fp != NULL)
-		fclose(fp);
-	return v;
-}
-
 /*
  * Runs argv with its output passed through and scanned; returns its wait
  * status. It stays in our process group, so that whatever stops us (a
@@ -250,7 +232,7 @@ run(struct state *s, char **argv)
 	spec.tee_fd[1] = STDERR_FILENO;
 	spec.output = feed;
 	spec.ctx = &sc;
-	s->start = proc_now();
+	s->start = now_monotonic();
 	if (proc_run(&spec, &res) != 0)
 		die("cannot start %s: %s", argv[0], strerror(errno));
 	buf_free(&sc.line[0]);
@@ -294,7 +276,6 @@ parse_options(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	long v;
 
 	opt.program = "vibe-qc";
 	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
@@ -308,12 +289,9 @@ parse_options(int argc, char *argv[])
 		case 'r': opt.root = optarg; break;
 		case 'm':
 		case 't':
-			if (!num_opt_long(optarg, 1, 1L << 20, &v)) {
-				warnx_("--%s: not a positive integer: '%s'",
-				    c == 'm' ? "mpi-ranks" : "threads-per-rank", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
-			*(c == 'm' ? &opt.ranks : &opt.threads) = v;
+			*(c == 'm' ? &opt.ranks : &opt.threads) = cli_long(usage_text,
+			    c == 'm' ? "--mpi-ranks" : "--threads-per-rank", optarg, 1, 1L << 20,
+			    "a positive integer");
 			break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
@@ -416,7 +394,7 @@ static cJSON *
 build_report(const struct state *s, const char *digest, int code, double end)
 {
 	cJSON *rep = json_new_object(), *vals;
-	char *cpu;
+	char cpu[512];
 
 	json_set(rep, "schema_name", json_new_string("vq.benchmark-run-report/1"));
 	json_set(rep, "runtime_digest", json_new_string(digest));
@@ -434,10 +412,8 @@ build_report(const struct state *s, const char *digest, int code, double end)
 	if (s->have_gap)
 		json_set(vals, "gap_ev", json_new_float(s->gap));
 	json_set(rep, "values", vals);
-	if ((cpu = cpu_model()) != NULL) {
+	if (host_cpu_model(cpu, sizeof cpu))
 		json_set(rep, "cpu_model", json_new_string(cpu));
-		free(cpu);
-	}
 	if (opt.ranks > 0)
 		json_set(rep, "mpi_ranks", json_new_int(opt.ranks));
 	if (opt.threads > 0)
@@ -484,7 +460,7 @@ main(int argc, char *argv[])
 	}
 	signal(SIGPIPE, SIG_IGN);
 	status = run(&s, argv + optind);
-	end = proc_now();
+	end = now_monotonic();
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	if (runtime_changed(digest)) {
 		free_patterns(&s);

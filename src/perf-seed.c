@@ -279,12 +279,6 @@ on_found(const struct store_hit *h, void *ctx)
 		identity_add_other_recipe(h->record, f->id->value[3], &f->fps, &f->nfps);
 }
 
-static int
-cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
  * Prepare: the history in dir (a store directory; missing is empty)
  * holds no baseline-eligible record of the identity and no trusted record
@@ -312,7 +306,7 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 		rc = fail("%s already has a baseline-eligible record for the exact comparable "
 		    "identity; the CALIBRATION_NEEDED source artifact is stale", label);
 	else if (rc == 0 && f.nfps > 0) {
-		qsort(f.fps, f.nfps, sizeof *f.fps, cmp_str);
+		qsort(f.fps, f.nfps, sizeof *f.fps, text_cmp_ptr);
 		for (size_t i = 0; i < f.nfps; i++)
 			buf_addf(&list, "%s%s", i > 0 ? ", " : "", f.fps[i]);
 		rc = fail("%s already has trusted records for another recipe in this workload, "
@@ -1272,20 +1266,13 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		case 'O': opt.operator = *optarg != '\0' ? optarg : NULL; break;
 		case 'G': opt.staging = optarg; break;
 		case 'M':
-			if (!num_opt_double(optarg, 0, INFINITY, &opt.max_regression) ||
-			    !isfinite(opt.max_regression)) {
-				warnx_("--max-intra-batch-regression: not a finite non-negative "
-				    "number: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.max_regression = cli_double(usage_text, "--max-intra-batch-regression",
+			    optarg, 0, INFINITY, "a finite non-negative number");
 			break;
 		case 's': opt.store = optarg; break;
 		case 'C': opt.cache = optarg; break;
 		case 'N':
-			if (!isotime_parse(optarg, &opt.now)) {
-				warnx_("--now: not an ISO 8601 time: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
 			opt.now_given = true;
 			break;
 		case 'Y': opt.confirm = true; break;

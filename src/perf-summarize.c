@@ -884,13 +884,7 @@ static const struct mode {
 static long
 long_opt(const char *name, const char *s, long min, long max)
 {
-	long v;
-
-	if (!num_opt_long(s, min, max, &v)) {
-		warnx_("%s: not a number from %ld to %ld: '%s'", name, min, max, s);
-		cli_usage(usage_text, EXIT_TROUBLE);
-	}
-	return v;
+	return cli_long(usage_text, name, s, min, max, NULL);
 }
 
 /* Reads the environment and the options into opt; exits on a usage error. */
@@ -940,10 +934,7 @@ parse_options(int argc, char *argv[])
 			break;
 		case 'd': opt.days = long_opt("--days", optarg, 1, 36500); break;
 		case 'N':
-			if (!isotime_parse(optarg, &opt.now)) {
-				warnx_("--now: not an ISO 8601 time: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
 			break;
 		case 'S': opt.stability = true; break;
 		case 'J': opt.json = true; break;

@@ -226,6 +226,7 @@ setup() {
 	campaign '["class-a"]'
 	jq --arg j "$ROOT_DIR/fixtures/campaign/demo/job.sh" '.variants.tuned.command = [$j, "tuned", "hang"] | .wall_time_seconds = 0.4' binding.json >slow.json
 	perf-campaign run plan.json slow.json rd >/dev/null 2>&1 &
+	runner=$!
 	# the runner holds the lock once its first job has started
 	for _ in $(seq 1200); do
 		[ -n "$(find rd/jobs -name job.json 2>/dev/null)" ] && break
@@ -234,7 +235,8 @@ setup() {
 	run --separate-stderr perf-campaign run plan.json slow.json rd
 	echo "stderr: $stderr"
 	assert_failure 2
-	grep -q 'another perf-campaign runs this campaign' <<<"$stderr"
+	# the message names the process that holds the directory
+	grep -qF "another perf-campaign runs this campaign (held by process $runner)" <<<"$stderr"
 	wait || true
 	perf-campaign run plan.json binding.json one >/dev/null 2>&1
 	perf-campaign run plan.json binding.json two >/dev/null 2>&1

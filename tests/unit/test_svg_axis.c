@@ -155,5 +155,37 @@ main(void)
 	is_str(svgaxis_anchor(350, 60, 0, 360), "end", "a label past the right edge ends at its tick");
 	is_str(svgaxis_anchor(10, 60, 0, 360), "start", "a label past the left edge starts at its tick");
 	is_str(svgaxis_anchor(180, 60, 0, 360), "middle", "else centred");
+	/*
+	 * The campaign figure's ratio axis (domain padded 8%, at least 0.01;
+	 * 470 px from 200; ticks 42 px apart), as its hand-picked ticks were.
+	 */
+	{
+		static const struct { double lo, hi; const char *want; } rc[] = {
+			{ 1, 1, "0.98 1 1.02" },
+			{ 0.9, 1.1, "0.9 0.95 0.98 1 1.05 1.1" },
+			{ 0.5, 2, "0.5 0.67 0.8 0.95 1 1.25 1.5 2" },
+			{ 0.1, 100, "0.1 0.25 0.67 1 3 10 50" },
+			{ 0.97, 1.3, "0.95 0.98 1 1.05 1.1 1.25" },
+			{ 0.05, 1, "0.1 0.2 0.5 0.8 1" },
+		};
+
+		for (size_t i = 0; i < sizeof rc / sizeof *rc; i++) {
+			double lo = log10(rc[i].lo), hi = log10(rc[i].hi);
+
+			svgaxis_pad(&lo, &hi, 0.08, 0.01);
+			svgaxis_ratio(&a, lo, hi, 200, 470, 42);
+			is_str(joined(&a), rc[i].want, "ratio axis over [%g, %g]", rc[i].lo, rc[i].hi);
+			ok(distinct(&a), "ratio axis over [%g, %g]: distinct labels", rc[i].lo, rc[i].hi);
+		}
+	}
+	{
+		double lo = 0, hi = 1;
+
+		svgaxis_pad(&lo, &hi, 0.06, 0.02);
+		ok(fabs(lo + 0.06) < 1e-12 && fabs(hi - 1.06) < 1e-12, "pad: a fraction of the span each side");
+		lo = hi = 2;
+		svgaxis_pad(&lo, &hi, 0.06, 0.02);
+		ok(fabs(lo - 1.98) < 1e-12 && fabs(hi - 2.02) < 1e-12, "pad: at least the minimum");
+	}
 	return done_testing();
 }

@@ -10,6 +10,7 @@
 #include "core/json.h"
 #include "campaign/py_random.h"
 #include "campaign/paired.h"
+#include "core/text.h"
 
 void
 problems_add(struct problems *p, const char *code, const char *fmt, ...)
@@ -942,12 +943,6 @@ cell(struct index *ix, int c, int w, int v, bool comparable, double *mean_log_ou
 	return o;
 }
 
-static int
-cmp_strp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* applies_to: what the report is about. */
 static cJSON *
 applies_to_json(const struct plan *pl)
@@ -1082,7 +1077,7 @@ node_class_models(const struct plan *pl, const struct results *r, int c, int *nm
 		}
 	}
 	if (*nm > 1)
-		qsort(models, (size_t)*nm, sizeof *models, cmp_strp);
+		qsort(models, (size_t)*nm, sizeof *models, text_cmp_ptr);
 	return models;
 }
 

@@ -6,6 +6,7 @@
 #include "core/buf.h"
 #include "campaign/campaign_figure.h"
 #include "core/json.h"
+#include "core/svg_axis.h"
 #include "core/text.h"
 
 /* Page geometry, in SVG user units (pixels). */
@@ -43,7 +44,7 @@ static struct axis
 make_axis(const cJSON *rep)
 {
 	const cJSON *band = json_get(json_get(rep, "settings"), "equivalence_band"), *c;
-	double lo = 1, hi = 1, pad;
+	double lo = 1, hi = 1;
 	struct axis a;
 
 	widen(&lo, &hi, json_num(band, "low"));
@@ -59,34 +60,24 @@ make_axis(const cJSON *rep)
 		widen(&lo, &hi, json_num(c, "geometric_mean"));
 	a.lo = log10(lo);
 	a.hi = log10(hi);
-	pad = (a.hi - a.lo) * 0.08;
-	if (pad < 0.01)
-		pad = 0.01;
-	a.lo -= pad;
-	a.hi += pad;
+	svgaxis_pad(&a.lo, &a.hi, 0.08, 0.01);
 	return a;
 }
 
-/* Ticks: 1 and nice ratios inside the domain, thinned to fit. */
+/* Ticks: 1 and the ratios a reader knows inside the domain, thinned to fit. */
 static void
 ticks(buf *b, const struct axis *a, double y0, double y1)
 {
-	static const double nice[] = { 0.1, 0.2, 0.25, 0.5, 0.67, 0.8, 0.9, 0.95, 0.98, 1,
-	    1.02, 1.05, 1.1, 1.25, 1.5, 2, 3, 4, 5, 10, 20, 50, 100 };
-	double last = -1e9;
+	struct svgaxis t;
 
-	for (size_t i = 0; i < sizeof nice / sizeof *nice; i++) {
-		double v = nice[i], x;
+	svgaxis_ratio(&t, a->lo, a->hi, LEFT, PLOT_W, 42);
+	for (int i = 0; i < t.n; i++) {
+		double x = x_of(a, t.v[i]);
 
-		if (log10(v) < a->lo || log10(v) > a->hi)
-			continue;
-		x = x_of(a, v);
-		if (x - last < 42 && v != 1)
-			continue;
-		last = x;
 		buf_addf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" class=\"grid\"/>\n",
 		    x, y0, x, y1);
-		buf_addf(b, "<text x=\"%.2f\" y=\"%.2f\" class=\"tick\">%g</text>\n", x, y1 + 14, v);
+		buf_addf(b, "<text x=\"%.2f\" y=\"%.2f\" class=\"tick\">%s</text>\n", x, y1 + 14,
+		    t.label[i]);
 	}
 }
 

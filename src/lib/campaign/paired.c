@@ -4,15 +4,8 @@
 
 #include "core/err.h"
 #include "campaign/paired.h"
+#include "core/num.h"
 #include "core/stats.h"
-
-static int
-cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 void
 paired_summarize(const double *ratios, int n, double confidence, struct paired *s)
@@ -31,7 +24,7 @@ paired_summarize(const double *ratios, int n, double confidence, struct paired *
 	}
 	memcpy(sorted, ratios, (size_t)n * sizeof *sorted);
 	if (n > 1)
-		qsort(sorted, (size_t)n, sizeof *sorted, cmp_dbl);
+		qsort(sorted, (size_t)n, sizeof *sorted, num_cmp_double);
 	s->mean_log = mean;
 	s->sd_log = sd;
 	s->geometric_mean = exp(mean);

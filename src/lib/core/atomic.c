@@ -8,31 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/atomic.h"
 #include "core/err.h"
-
-static int
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n > 0) {
-		w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
+#include "core/fd.h"
+#include "core/lock.h"
 
 /*
  * Moves tmp to path without ever replacing a file there: renameat2's
@@ -59,7 +42,7 @@ write_in_place(const char *path, const void *data, size_t n)
 
 	if (fd < 0)
 		return -1;
-	if (write_all(fd, data, n) != 0) {
+	if (fd_write_all(fd, data, n) != 0) {
 		e = errno;
 		close(fd);
 		errno = e;
@@ -130,10 +113,10 @@ write_file(const char *path, const void *data, size_t n, bool replace)
 	if ((fd = mkstemp(tmp)) < 0)
 		goto fail;
 	/* Held until the file is in place: atomic_sweep() leaves it alone. */
-	flock(fd, LOCK_EX | LOCK_NB);
+	lock_fd(fd, LOCK_OPT_NOWAIT);
 	mask = umask(0);
 	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || write_all(fd, data, n) != 0 ||
+	if (fchmod(fd, 0666 & ~mask) != 0 || fd_write_all(fd, data, n) != 0 ||
 	    fsync(fd) != 0) {
 		e = errno;
 		unlink(tmp);
@@ -206,7 +189,7 @@ atomic_sweep(const char *dir, long min_age)
 		fd = openat(dfd, e->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			continue;
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &fst) == 0 &&
+		if (lock_fd(fd, LOCK_OPT_NOWAIT) == 0 && fstat(fd, &fst) == 0 &&
 		    fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 		    st.st_ino == fst.st_ino && st.st_dev == fst.st_dev &&
 		    unlinkat(dfd, e->d_name, 0) == 0)

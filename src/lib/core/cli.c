@@ -3,6 +3,8 @@
 
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/isotime.h"
+#include "core/num.h"
 
 void
 cli_version(void)
@@ -18,4 +20,53 @@ cli_usage(const char *text, int status)
 	if (status == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		status = EXIT_TROUBLE;
 	exit(status);
+}
+
+/* "name: not what: 's'" (what NULL: "a number from RANGE"), the usage, exit 2. */
+static void __attribute__((noreturn))
+refuse(const char *usage, const char *name, const char *s, const char *what, const char *range)
+{
+	if (what != NULL)
+		warnx_("%s: not %s: '%s'", name, what, s);
+	else
+		warnx_("%s: not a number from %s: '%s'", name, range, s);
+	cli_usage(usage, EXIT_TROUBLE);
+}
+
+long
+cli_long(const char *usage, const char *name, const char *s, long min, long max,
+    const char *what)
+{
+	char range[64];
+	long v;
+
+	if (!num_opt_long(s, min, max, &v)) {
+		snprintf(range, sizeof range, "%ld to %ld", min, max);
+		refuse(usage, name, s, what, range);
+	}
+	return v;
+}
+
+double
+cli_double(const char *usage, const char *name, const char *s, double min, double max,
+    const char *what)
+{
+	char range[64];
+	double v;
+
+	if (!num_opt_double(s, min, max, &v)) {
+		snprintf(range, sizeof range, "%g to %g", min, max);
+		refuse(usage, name, s, what, range);
+	}
+	return v;
+}
+
+int64_t
+cli_time(const char *usage, const char *name, const char *s, const char *what)
+{
+	int64_t v;
+
+	if (!isotime_parse(s, &v))
+		refuse(usage, name, s, what, NULL);
+	return v;
 }

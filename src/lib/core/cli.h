@@ -1,10 +1,12 @@
 /*
  * cli: what every program's main() does the same way: --version, usage
- * on the right stream with the right status.
+ * on the right stream with the right status, numeric options parsed
+ * strictly with one message.
  */
 #ifndef PERF_CORE_CLI_H
 #define PERF_CORE_CLI_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #ifndef PERFKITE_VERSION
@@ -19,5 +21,20 @@ void cli_version(void) __attribute__((noreturn));
  * stderr and exits with status otherwise.
  */
 void cli_usage(const char *text, int status) __attribute__((noreturn));
+
+/*
+ * The value s of the numeric option name: a whole number in [min, max]
+ * (num_opt_long()) or a finite number in [min, max] (num_opt_double()).
+ * Anything else prints "prog: name: not what: 's'" and the usage on
+ * stderr, and exits 2; a NULL what reads "a number from MIN to MAX"
+ * (%ld, or %g for a double).
+ */
+long cli_long(const char *usage, const char *name, const char *s, long min, long max,
+    const char *what);
+double cli_double(const char *usage, const char *name, const char *s, double min, double max,
+    const char *what);
+
+/* The time s of option name (isotime_parse(), microseconds), as cli_long(). */
+int64_t cli_time(const char *usage, const char *name, const char *s, const char *what);
 
 #endif

@@ -3,7 +3,8 @@
 #include "core/csv.h"
 #include "core/json.h"
 
-void
+/* Appends s as one field. */
+static void
 csv_field(buf *b, const char *s)
 {
 	if (strpbrk(s, ",\"\r\n") == NULL) {

@@ -8,8 +8,6 @@
 
 #include "core/buf.h"
 
-/* Appends s as one field. */
-void csv_field(buf *b, const char *s);
 /* Appends a JSON value as one field: empty for null or NULL, JSON text otherwise. */
 void csv_value(buf *b, const cJSON *v);
 

@@ -1250,12 +1250,6 @@ json_is_int(const cJSON *v)
 	return cJSON_IsNumber(v) && (v->type & JSON_INT);
 }
 
-bool
-json_is_float(const cJSON *v)
-{
-	return cJSON_IsNumber(v) && !(v->type & JSON_INT);
-}
-
 cJSON *
 json_get(const cJSON *obj, const char *key)
 {

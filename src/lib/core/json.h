@@ -99,7 +99,6 @@ cJSON *json_parse_fast(const char *text, size_t len, const struct json_keyset *k
 cJSON *json_new_int(long long v);
 cJSON *json_new_float(double v);
 bool json_is_int(const cJSON *v);
-bool json_is_float(const cJSON *v);
 
 /* Case-sensitive member lookup (NULL when absent or obj is not an object). */
 cJSON *json_get(const cJSON *obj, const char *key);

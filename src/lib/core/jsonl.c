@@ -406,7 +406,8 @@ type_name(const cJSON *v)
 	}
 }
 
-cJSON *
+/* Parses a span; NULL after reporting the problem. */
+static cJSON *
 jsonl_parse(jsonl_reader *r, const jsonl_span *s)
 {
 	json_error err;

@@ -50,8 +50,6 @@ void jsonl_label(jsonl_reader *r, const char *label);
 void jsonl_accept_any(jsonl_reader *r);
 /* The next record's text: 1, or 0 at the end of all inputs. */
 int jsonl_next_span(jsonl_reader *r, jsonl_span *s);
-/* Parses a span; NULL after reporting the problem. */
-cJSON *jsonl_parse(jsonl_reader *r, const jsonl_span *s);
 /* jsonl_next_span + jsonl_parse, skipping bad records: NULL at the end. */
 cJSON *jsonl_next(jsonl_reader *r, jsonl_span *s);
 /* Reports a problem with a record (diag) and counts it. */

@@ -369,6 +369,22 @@ slow:
 	return d;
 }
 
+int
+num_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+num_cmp_size(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	return (x > y) - (x < y);
+}
+
 bool
 num_opt_long(const char *s, long min, long max, long *out)
 {

@@ -52,6 +52,13 @@ char *num_repr(char buf[NUM_BUFSZ], double x);
 double num_parse_json(const char *s, size_t n);
 
 /*
+ * For qsort() of doubles and of size_t values, ascending (NaN sorts with
+ * everything as equal: callers sort finite values).
+ */
+int num_cmp_double(const void *a, const void *b);
+int num_cmp_size(const void *a, const void *b);
+
+/*
  * Strict parsing of option values: the whole string must be a number in
  * [min, max] (finite for doubles). Return false otherwise.
  */

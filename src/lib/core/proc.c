@@ -10,10 +10,11 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/fd.h"
+#include "core/now.h"
 #include "core/proc.h"
 
 #define KILL_GRACE 5.0
@@ -78,31 +79,6 @@ proc_stop_signal(void)
 	return stop_signal;
 }
 
-double
-proc_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void
-write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (fd >= 0 && n > 0) {
-		if ((w = write(fd, p, n)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return;	/* a full disk loses log lines, not the benchmark */
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 static void
 rotate(const struct proc_spec *spec, int *fd)
 {
@@ -117,7 +93,8 @@ rotate(const struct proc_spec *spec, int *fd)
 /*
  * Appends to the log, moving it to <log>.1 whenever the next lines would
  * take it past the limit, so that the split does not depend on how the
- * output arrived (a single line longer than the limit stays whole).
+ * output arrived (a single line longer than the limit stays whole). A
+ * failed write is passed over: a full disk loses log lines, not the benchmark.
  */
 static void
 log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
@@ -129,13 +106,13 @@ log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
 
 	while (*fd >= 0 && n > 0) {
 		if (spec->rotate_bytes <= 0 || fstat(*fd, &st) != 0) {
-			write_all(*fd, p, n);
+			fd_write_all(*fd, p, n);
 			return;
 		}
 		size = st.st_size;
 		room = size < spec->rotate_bytes ? (size_t)(spec->rotate_bytes - size) : 0;
 		if (n <= room) {
-			write_all(*fd, p, n);
+			fd_write_all(*fd, p, n);
 			return;
 		}
 		if (size > 0) {
@@ -151,7 +128,7 @@ log_append(const struct proc_spec *spec, int *fd, const char *p, size_t n)
 		}
 		if (take == 0)
 			take = (nl = memchr(p, '\n', n)) != NULL ? (size_t)(nl - p) + 1 : n;
-		write_all(*fd, p, take);
+		fd_write_all(*fd, p, take);
 		p += take;
 		n -= take;
 	}
@@ -372,7 +349,7 @@ poll_ms(const struct run *u)
 	} else if (deadline < 0 || u->killed_at + grace < deadline)
 		deadline = u->killed_at + grace;
 	if (deadline >= 0) {
-		ms = (int)((deadline - proc_now()) * 1000) + 1;
+		ms = (int)((deadline - now_monotonic()) * 1000) + 1;
 		return ms > 0 ? ms : 0;
 	}
 	if (proc_stop_signal() != 0 && !s->finish_on_stop)
@@ -393,7 +370,7 @@ deliver(struct run *u, int stream, const char *p, size_t n)
 	if (s->capture[stream] != NULL)
 		buf_add(s->capture[stream], p, n);
 	if (s->tee_fd[stream] > 0)
-		write_all(s->tee_fd[stream], p, n);
+		fd_write_all(s->tee_fd[stream], p, n);
 	if (s->output != NULL)
 		s->output(s->ctx, stream, p, n);
 }
@@ -459,7 +436,7 @@ reap(struct run *u)
 	if (u->exited || wait4(u->pid, &st, WNOHANG, &ru) != u->pid)
 		return;
 	u->exited = true;
-	u->exited_at = proc_now();
+	u->exited_at = now_monotonic();
 	u->r->seconds = u->exited_at - u->start;
 	u->r->status = st;
 	u->r->maxrss_kb = ru.ru_maxrss;
@@ -489,7 +466,7 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 	/* A child that stops reading must not kill us while we feed it. */
 	if (u.in[1] >= 0)
 		old_pipe = signal(SIGPIPE, SIG_IGN);
-	u.start = proc_now();
+	u.start = now_monotonic();
 	if ((u.pid = fork()) < 0) {
 		e = errno;
 		close_all(&u);
@@ -511,7 +488,7 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 		close_fd(&u.logfd);
 	u.next_sample = u.next_watch = u.start;
 	for (;;) {
-		now = proc_now();
+		now = now_monotonic();
 		if (spec->sample != NULL && !u.exited && now >= u.next_sample) {
 			spec->sample(spec->ctx);
 			u.next_sample = now + spec->interval;
@@ -520,7 +497,7 @@ proc_run(const struct proc_spec *spec, struct proc_result *r)
 		reap(&u);
 		/* After the exit, drain what is left, a second at most. */
 		if (u.exited && ((u.out[0][0] < 0 && u.out[1][0] < 0) ||
-		    proc_now() - u.exited_at > 1.0))
+		    now_monotonic() - u.exited_at > 1.0))
 			break;
 		pump(&u);
 	}

@@ -106,7 +106,4 @@ void proc_handle_signals(void);
 /* The signal that asked us to stop, or 0. */
 int proc_stop_signal(void);
 
-/* Monotonic seconds. */
-double proc_now(void);
-
 #endif

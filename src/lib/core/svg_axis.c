@@ -130,6 +130,43 @@ svgaxis_log(struct svgaxis *a, double lo, double hi, int min_ticks)
 	}
 }
 
+void
+svgaxis_ratio(struct svgaxis *a, double log_lo, double log_hi, double x0, double width,
+    double gap)
+{
+	static const double nice[] = { 0.1, 0.2, 0.25, 0.5, 0.67, 0.8, 0.9, 0.95, 0.98, 1,
+	    1.02, 1.05, 1.1, 1.25, 1.5, 2, 3, 4, 5, 10, 20, 50, 100 };
+	double last = -1e9;
+
+	memset(a, 0, sizeof *a);
+	a->lo = pow(10, log_lo);
+	a->hi = pow(10, log_hi);
+	for (size_t i = 0; i < sizeof nice / sizeof *nice; i++) {
+		double v = nice[i], x;
+
+		if (log10(v) < log_lo || log10(v) > log_hi)
+			continue;
+		x = x0 + (log10(v) - log_lo) / (log_hi - log_lo) * width;
+		if (x - last < gap && v != 1)
+			continue;
+		last = x;
+		a->v[a->n] = v;
+		snprintf(a->label[a->n], SVGAXIS_LABEL, "%g", v);
+		a->n++;
+	}
+}
+
+void
+svgaxis_pad(double *lo, double *hi, double frac, double min_pad)
+{
+	double pad = (*hi - *lo) * frac;
+
+	if (pad < min_pad)
+		pad = min_pad;
+	*lo -= pad;
+	*hi += pad;
+}
+
 double
 svgaxis_text_width(const char *s, double font_px)
 {

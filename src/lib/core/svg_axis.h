@@ -38,6 +38,26 @@ void svgaxis_linear(struct svgaxis *a, double lo, double hi, int target);
  */
 void svgaxis_log(struct svgaxis *a, double lo, double hi, int min_ticks);
 
+/*
+ * The ticks of a ratio axis (log scale) whose domain is [10^log_lo,
+ * 10^log_hi], drawn from x0 over width pixels: the ratios a reader knows
+ * (0.1 0.2 0.25 0.5 0.67 0.8 0.9 0.95 0.98 1 1.02 1.05 1.1 1.25 1.5 2 3 4
+ * 5 10 20 50 100) inside the domain, each at least gap pixels right of
+ * the tick before it, except 1, which is always kept (the next is then
+ * measured from it). Labels are the shortest decimal ("0.67", "1.25",
+ * "100"), so they always differ. A tick's position is x0 + (log10(v) -
+ * log_lo) / (log_hi - log_lo) * width, as a figure computes it.
+ */
+void svgaxis_ratio(struct svgaxis *a, double log_lo, double log_hi, double x0, double width,
+    double gap);
+
+/*
+ * Widens the domain [*lo, *hi] (log10 values, for a log axis) each side by
+ * frac of its span, and by at least min_pad: the room that keeps the
+ * outermost marks off the frame.
+ */
+void svgaxis_pad(double *lo, double *hi, double frac, double min_pad);
+
 /* v with decimals decimals ("%.*f" rounding), never "-0". */
 void svgaxis_format(char s[SVGAXIS_LABEL], double v, int decimals);
 

@@ -91,7 +91,8 @@ text_utf8_valid(const char *s, size_t n)
 	return true;
 }
 
-bool
+/* Python's str.isspace() for one code point. */
+static bool
 text_py_isspace(uint32_t cp)
 {
 	switch (cp) {
@@ -342,4 +343,10 @@ text_hash(const char *s)
 	while (*s)
 		h = (h ^ (unsigned char)*s++) * 1099511628211ULL;
 	return h;
+}
+
+int
+text_cmp_ptr(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }

@@ -34,8 +34,6 @@ bool text_utf8_valid(const char *s, size_t n);
  */
 bool text_utf8_error(const char *text, size_t n, char *msg, size_t msgn);
 
-/* Python's str.isspace() for one code point. */
-bool text_py_isspace(uint32_t cp);
 /*
  * Python's str.strip(): finds the span of s without leading and trailing
  * whitespace. Returns the start and sets *len.
@@ -60,5 +58,8 @@ void text_xml_escape(buf *b, const char *s);
 
 /* The 64-bit FNV-1a hash of a string, for the hash tables of the library. */
 uint64_t text_hash(const char *s);
+
+/* For qsort() and bsearch() of an array of strings (char *): strcmp() order. */
+int text_cmp_ptr(const void *a, const void *b);
 
 #endif

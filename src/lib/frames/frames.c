@@ -484,14 +484,6 @@ curve(struct frames_csv *c)
 
 /* ---- order statistics without a full sort ---- */
 
-static int
-cmp_size(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /*
  * Puts into v[at[0..na)] (ascending positions) the elements a sort of
  * v[0..n) would put there; the rest of v is then scrap. One pass finds the
@@ -595,7 +587,7 @@ order(double *v, size_t n, bool full, const int *pcts)
 			r = 1;
 		at[na++] = pcts[k] < 0 ? n - r : r - 1;
 	}
-	qsort(at, (size_t)na, sizeof *at, cmp_size);
+	qsort(at, (size_t)na, sizeof *at, num_cmp_size);
 	for (int k = 0; k < na; k++)
 		if (k == 0 || at[k] != at[k - 1])
 			at[m++] = at[k];

@@ -234,7 +234,7 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 	const cJSON *cap = json_get(rep, "capture"), *ms = json_get(rep, "measurement");
 	bool tick = strcmp(json_str(cap, "kind"), "server_tick") == 0;
 	const char *unit = tick ? "tick" : "frame";
-	double lo = INFINITY, hi = 0, qmax = 10, pad;
+	double lo = INFINITY, hi = 0, qmax = 10;
 	struct axis ax, ay;
 	int y = TOP + 20;
 	int *order = ecalloc((size_t)nruns + 1, sizeof *order);
@@ -259,11 +259,7 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 		lo = hi = 1;
 	ay.lo = log10(lo);
 	ay.hi = log10(hi);
-	pad = (ay.hi - ay.lo) * 0.06;
-	if (pad < 0.02)
-		pad = 0.02;
-	ay.lo -= pad;
-	ay.hi += pad;
+	svgaxis_pad(&ay.lo, &ay.hi, 0.06, 0.02);
 	ax.lo = 0;
 	ax.hi = log10(qmax) * 1.02;
 	if (legend_h + 40 > h)

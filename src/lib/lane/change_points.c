@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/num.h"
 #include "lane/change_points.h"
 #include "core/err.h"
 #include "core/stats.h"
@@ -343,14 +344,6 @@ detect(struct calc *k, const double *w, size_t m, double alpha, size_t *out,
 	return ncp;
 }
 
-static int
-cmp_size(const void *a, const void *b)
-{
-	size_t x = *(const size_t *)a, y = *(const size_t *)b;
-
-	return (x > y) - (x < y);
-}
-
 /* A comparison made by an earlier merge over the same series. */
 struct memo {
 	size_t lo, idx, hi;	/* hi == 0: an empty slot */
@@ -422,7 +415,7 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 		sp->resume = 0;
 		sp->nearly = 0;
 	}
-	qsort(weak, nweak, sizeof *weak, cmp_size);
+	qsort(weak, nweak, sizeof *weak, num_cmp_size);
 	free(sp->weak);
 	sp->weak = weak;
 	sp->nweak = nweak;

@@ -10,7 +10,8 @@
 #include "lane/policy.h"
 #include "lane/store/read.h"
 
-bool
+/* Whether a change point's direction is "worse". */
+static bool
 cpoints_worse(const cJSON *cp)
 {
 	return strcmp(json_str(cp, "direction"), "worse") == 0;

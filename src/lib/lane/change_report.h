@@ -13,9 +13,6 @@
 
 #include "core/buf.h"
 
-/* Whether a change point's direction is "worse". */
-bool cpoints_worse(const cJSON *cp);
-
 /*
  * Appends the Markdown table of cps[0..n) (n >= 1): a header row, then
  * the worse changes first, newest first within each (cps is sorted so).

@@ -148,7 +148,7 @@ dash_new(int64_t now, long days)
 	return d;
 }
 
-size_t
+static size_t
 dash_count(const struct dash *d)
 {
 	size_t n = 0;

@@ -40,8 +40,6 @@ void dash_add(struct dash *d, const cJSON *rec, bool current);
 void dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
     const char *key);
 
-size_t dash_count(const struct dash *d);
-
 /*
  * A change point as perf-changes writes it: drawn as a vertical line on
  * its cohort's chart of its metric, with the commit and the change in its

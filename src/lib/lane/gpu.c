@@ -6,6 +6,7 @@
 #include <sys/utsname.h>
 #include <time.h>
 
+#include "core/host.h"
 #include "lane/gpu.h"
 
 /* The few entry points used, with the types of the vendors' headers. */
@@ -44,28 +45,6 @@ sym(void *lib, const char *name)
 	return lib != NULL ? dlsym(lib, name) : NULL;
 }
 
-static void
-cpu_model(char *out, size_t n)
-{
-	FILE *fp = fopen("/proc/cpuinfo", "r");
-	char line[512], *colon;
-	struct utsname u;
-
-	out[0] = '\0';
-	while (fp != NULL && fgets(line, sizeof line, fp) != NULL)
-		if (strncmp(line, "model name", 10) == 0 &&
-		    (colon = strchr(line, ':')) != NULL) {
-			colon += strspn(colon + 1, " \t") + 1;
-			colon[strcspn(colon, "\n")] = '\0';
-			snprintf(out, n, "%s", colon);
-			break;
-		}
-	if (fp != NULL)
-		fclose(fp);
-	if (out[0] == '\0')
-		snprintf(out, n, "%s", uname(&u) == 0 ? u.machine : "cpu");
-}
-
 /* The NVML handle of a CUDA device: by PCI bus id, else by index. */
 static void *
 nvml_handle(const struct gpu *g, int ordinal, cu_pci_t pci)
@@ -99,9 +78,13 @@ gpu_open(struct gpu *g)
 	nv_void_t ninit;
 	int n = 0, dev;
 	size_t bytes;
+	struct utsname u;
 
 	memset(g, 0, sizeof *g);
-	cpu_model(g->cpu_model, sizeof g->cpu_model);
+	/* The device without a GPU: never blank, the architecture at least. */
+	if (!host_cpu_model(g->cpu_model, sizeof g->cpu_model))
+		snprintf(g->cpu_model, sizeof g->cpu_model, "%s", uname(&u) == 0 ? u.machine :
+		    "cpu");
 	g->cuda_lib = dlopen(cpath != NULL ? cpath : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
 	g->nvml_lib = dlopen(npath != NULL ? npath : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	ninit = (nv_void_t)sym(g->nvml_lib, "nvmlInit_v2");

@@ -50,7 +50,13 @@ identity_free(struct identity *id)
 	memset(id, 0, sizeof *id);
 }
 
-char *
+/*
+ * 5.8: when rec is a trusted record (run_source "scheduled_main", or
+ * baseline_eligible true) of another recipe than fp (its non-blank
+ * recipe_fingerprint differs), str() of its fingerprint as a new string;
+ * else NULL.
+ */
+static char *
 identity_other_recipe(const cJSON *rec, const char *fp)
 {
 	const cJSON *rs = json_get(rec, "run_source"), *v = json_get(rec, "recipe_fingerprint");

@@ -27,14 +27,6 @@ struct identity {
 void identity_of(const cJSON *rec, struct identity *id);
 void identity_free(struct identity *id);
 
-/*
- * 5.8: when rec is a trusted record (run_source "scheduled_main", or
- * baseline_eligible true) of another recipe than fp (its non-blank
- * recipe_fingerprint differs), str() of its fingerprint as a new string;
- * else NULL.
- */
-char *identity_other_recipe(const cJSON *rec, const char *fp);
-
 /* Adds identity_other_recipe(rec, fp), when there is one, to the set fps[0..*n). */
 void identity_add_other_recipe(const cJSON *rec, const char *fp, char ***fps, size_t *n);
 

@@ -13,7 +13,8 @@
 #include "lane/recipe.h"
 #include "core/text.h"
 
-const char *
+/* The variable PERF_<name>, else FASTVIDEO_<name>, else NULL. */
+static const char *
 recipe_env(const char *name)
 {
 	char key[128];
@@ -144,7 +145,8 @@ recipe_model_path(const cJSON *value)
 	}
 }
 
-cJSON *
+/* init_kwargs with num_gpus set to count and text_encoder_precisions last. */
+static cJSON *
 recipe_init_kwargs(const cJSON *cfg, long count)
 {
 	const cJSON *ik = json_get(cfg, "init_kwargs");

@@ -18,17 +18,11 @@ struct hw_gpu {
 	int cc_major, cc_minor;
 };
 
-/* The variable PERF_<name>, else FASTVIDEO_<name>, else NULL. */
-const char *recipe_env(const char *name);
-
 /*
  * The reference's model path normalization: NULL for none; a local
  * path as Path(text).expanduser().as_posix() writes it, ".." kept.
  */
 char *recipe_model_path(const cJSON *value);
-
-/* init_kwargs with num_gpus set to count and text_encoder_precisions last. */
-cJSON *recipe_init_kwargs(const cJSON *cfg, long count);
 
 /*
  * The recipe of a v2 config for the measured prompt (runtime: the runner's

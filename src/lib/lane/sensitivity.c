@@ -106,7 +106,8 @@ sens_mde(const struct sens_noise *ns, const struct sens_gate *g, double power)
 	    g->higher);
 }
 
-double
+/* The percent floor whose own false-alarm rate is rate. */
+static double
 sens_floor_for(const struct sens_noise *ns, const struct sens_gate *g, double rate)
 {
 	struct cond c[2];

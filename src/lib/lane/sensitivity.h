@@ -60,9 +60,6 @@ double sens_false_alarm(const struct sens_noise *ns, const struct sens_gate *g);
  */
 double sens_mde(const struct sens_noise *ns, const struct sens_gate *g, double power);
 
-/* The percent floor whose own false-alarm rate is rate. */
-double sens_floor_for(const struct sens_noise *ns, const struct sens_gate *g, double rate);
-
 enum sens_advice { SENS_UNKNOWN, SENS_OK, SENS_NOISY, SENS_BLIND };
 
 struct sens_report {

@@ -1,11 +1,9 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -14,6 +12,7 @@
 #include "core/buf.h"
 #include "core/canon.h"
 #include "core/err.h"
+#include "core/lock.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "core/text.h"
@@ -215,18 +214,13 @@ lock(gitstore *g)
 	char *path = easprintf("%s.lock", g->dir);
 
 	/* Not close-on-exec: a git that outlives us keeps the cache locked. */
-	g->lockfd = open(path, O_RDWR | O_CREAT, 0666);
+	g->lockfd = lock_open(path, LOCK_OPT_INHERIT);
 	if (g->lockfd < 0) {
 		warnx_("%s: cannot lock the store cache: %s", path, strerror(errno));
 		free(path);
 		return -1;
 	}
 	free(path);
-	while (flock(g->lockfd, LOCK_EX) != 0)
-		if (errno != EINTR) {
-			warnx_("%s: cannot lock the store cache: %s", g->dir, strerror(errno));
-			return -1;
-		}
 	return 0;
 }
 
@@ -381,20 +375,6 @@ const char *
 gitstore_head(const gitstore *g)
 {
 	return g->head[0] != '\0' ? g->head : NULL;
-}
-
-bool
-gitstore_head_has(gitstore *g, const char *path)
-{
-	char *spec;
-	bool has;
-
-	if (g->head[0] == '\0')
-		return false;
-	spec = easprintf("%s:%s", g->head, path);
-	has = run(g, NULL, ARGS("cat-file", "-e", spec), NULL, 0, NULL) == 0;
-	free(spec);
-	return has;
 }
 
 int

@@ -44,8 +44,6 @@ const char *gitstore_remote_error(const gitstore *g);
 
 /* The remote branch's commit as fetched (40 hex), or NULL for an empty remote. */
 const char *gitstore_head(const gitstore *g);
-/* True when path (store-relative) exists in the remote head. */
-bool gitstore_head_has(gitstore *g, const char *path);
 
 /*
  * Commits the files at paths (store-relative, already written in the work

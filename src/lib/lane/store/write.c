@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/lock.h"
 #include "lane/store/git_store.h"
 #include "lane/store/write.h"
 
@@ -96,18 +96,13 @@ open_dir(store_writer *w, const char *spec, bool readonly)
 		return -1;
 	}
 	path = easprintf("%s/" LOCK_FILE, spec);
-	w->lockfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+	w->lockfd = lock_open(path, 0);
 	if (w->lockfd < 0) {
 		warnx_("%s: cannot lock the store: %s", path, strerror(errno));
 		free(path);
 		return -1;
 	}
 	free(path);
-	while (flock(w->lockfd, LOCK_EX) != 0)
-		if (errno != EINTR) {
-			warnx_("%s: cannot lock the store: %s", spec, strerror(errno));
-			return -1;
-		}
 	sweep(w, spec);
 revision:
 	if (read_revision(w, &rev) != 0) {

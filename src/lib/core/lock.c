@@ -1,0 +1,85 @@
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "core/lock.h"
+
+int
+lock_fd(int fd, int opts)
+{
+	int how = LOCK_EX | ((opts & LOCK_OPT_NOWAIT) ? LOCK_NB : 0);
+
+	while (flock(fd, how) != 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+int
+lock_open(const char *path, int opts)
+{
+	int flags = O_RDWR | ((opts & LOCK_OPT_INHERIT) ? 0 : O_CLOEXEC) |
+	    ((opts & LOCK_OPT_NOCREATE) ? 0 : O_CREAT);
+	int fd = open(path, flags, 0666), e;
+
+	if (fd < 0)
+		return -1;
+	if (lock_fd(fd, opts) != 0) {
+		e = errno;
+		close(fd);
+		errno = e;
+		return -1;
+	}
+	return fd;
+}
+
+/*
+ * The process holding path's lock as /proc/locks says, or 0 when unknown.
+ * Its lines read "1: FLOCK  ADVISORY  WRITE 1234 08:02:5678 0 EOF": the
+ * holder's pid, then the file's device (major:minor, hex) and inode.
+ */
+static pid_t
+lock_holder(const char *path)
+{
+	struct stat st;
+	char line[256], kind[16];
+	unsigned maj, mnr;
+	unsigned long long ino;
+	long pid;
+	pid_t found = 0;
+	FILE *fp;
+
+	if (stat(path, &st) != 0 || (fp = fopen("/proc/locks", "r")) == NULL)
+		return 0;
+	while (found == 0 && fgets(line, sizeof line, fp) != NULL) {
+		const char *p = strchr(line, ':');
+
+		if (p != NULL && sscanf(p + 1, " %15s %*s %*s %ld %x:%x:%llu", kind, &pid,
+		    &maj, &mnr, &ino) == 5 && strcmp(kind, "FLOCK") == 0 &&
+		    ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) &&
+		    mnr == minor(st.st_dev) && pid > 0)
+			found = (pid_t)pid;
+	}
+	fclose(fp);
+	return found;
+}
+
+char *
+lock_why(const char *path, int e, char *buf, size_t n)
+{
+	pid_t pid;
+
+	if (e != EWOULDBLOCK)
+		snprintf(buf, n, "%s", strerror(e));
+	else if ((pid = lock_holder(path)) > 0)
+		snprintf(buf, n, "held by process %ld", (long)pid);
+	else
+		snprintf(buf, n, "held by another process");
+	return buf;
+}

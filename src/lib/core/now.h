@@ -1,0 +1,13 @@
+/*
+ * now: the clocks, read in one way everywhere, in seconds.
+ */
+#ifndef PERF_CORE_NOW_H
+#define PERF_CORE_NOW_H
+
+/* CLOCK_MONOTONIC: for durations and deadlines (a clock step moves nothing). */
+double now_monotonic(void);
+
+/* CLOCK_REALTIME: seconds since the epoch, for the times a record states. */
+double now_wall(void);
+
+#endif
