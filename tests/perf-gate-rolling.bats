@@ -395,5 +395,27 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	echo "stderr: $stderr"
 	assert_success
 	assert_line --partial "all within 2 points and 20%"
-	[ "$(grep -c ' ok$' <<<"$output")" -eq 3 ]
+	[ "$(grep -c '^normal  *3\.0% .* ok$' <<<"$output")" -eq 3 ]
+	[ -z "$stderr" ]
+}
+
+@test "bench/sensitivity.py: the caller's environment cannot change the gate; a gate that judged nothing is said, with its status" {
+	local sim=$BATS_TEST_DIRNAME/../bench/sensitivity.py
+	# PERF_REPORTS_DIR would have the gate write every simulated record there.
+	run --separate-stderr env PERF_REPORTS_DIR="$BATS_TEST_TMPDIR/reports" PERF_PYTEST_RC=1 \
+		PERFORMANCE_TRACKING_ROOT="$BATS_TEST_TMPDIR/nowhere" python3 "$sim" --quick --histories 1 --bin "$(command -v $N)"
+	[ -z "$stderr" ]
+	[ "$(grep -c '^normal  *3\.0% ' <<<"$output")" -eq 3 ]
+	[ ! -e "$BATS_TEST_TMPDIR/reports" ]
+	# Exit 1 with nothing out, or killed: exit 1 and why, never a traceback.
+	run --separate-stderr python3 "$sim" --quick --histories 1 --bin "$(command -v false)"
+	assert_failure 1
+	[[ $stderr == "sensitivity.py: 0 records out for 20 in ($(command -v false), status 1, 20 records, history "*"); its stderr ends:"*"(nothing)" ]]
+	[ "${#lines[@]}" -eq 2 ]
+	printf '#!/bin/sh\necho "perf-gate-rolling: out of luck" >&2\nkill -SEGV $$\n' >"$BATS_TEST_TMPDIR/crash"
+	chmod +x "$BATS_TEST_TMPDIR/crash"
+	run --separate-stderr python3 "$sim" --quick --histories 1 --bin "$BATS_TEST_TMPDIR/crash"
+	assert_failure 1
+	[[ $stderr == "sensitivity.py: the gate could not judge the batch ($BATS_TEST_TMPDIR/crash, status signal SIGSEGV, 20 records, history "*"); its stderr ends:"*"perf-gate-rolling: out of luck"* ]]
+	not grep -q Traceback <<<"$stderr"
 }

@@ -72,5 +72,94 @@ main(void)
 		g.ta = 1.0;
 		ok(fabs(sens_mde(&ns, &g, 0.8) - 0.1) < 1e-15, "...or the absolute floor where it is wider");
 	}
+	{
+		/*
+		 * sens_rule_check: each rule's bound in both directions, a value
+		 * just inside passes and one just outside fails. Window: mean 10,
+		 * sample standard deviation sqrt(0.5) (zscore, linear space).
+		 */
+		double w[] = { 9, 10, 11, 10, 10 }, sd = sqrt(0.5);
+		struct sens_verdict v;
+
+		ok(sens_rule_check(SENS_RULE_ZSCORE, w, 5, 10 + 1.99 * sd, false, 2, &v) &&
+		    !v.exceeded && fabs(v.z - 1.99) < 1e-12 && fabs(v.limit - (10 + 2 * sd)) < 1e-12 &&
+		    v.n == 5, "zscore, lower is better: z 1.99 under 2 passes");
+		ok(sens_rule_check(SENS_RULE_ZSCORE, w, 5, 10 + 2.01 * sd, false, 2, &v) &&
+		    v.exceeded && fabs(v.z - 2.01) < 1e-12, "zscore, lower is better: z 2.01 fails");
+		ok(sens_rule_check(SENS_RULE_ZSCORE, w, 5, 10 - 50 * sd, false, 2, &v) &&
+		    !v.exceeded && v.z < 0, "zscore, lower is better: far better passes");
+		ok(sens_rule_check(SENS_RULE_ZSCORE, w, 5, 10 - 1.99 * sd, true, 2, &v) &&
+		    !v.exceeded && fabs(v.z - 1.99) < 1e-12 && fabs(v.limit - (10 - 2 * sd)) < 1e-12,
+		    "zscore, higher is better: z 1.99 under 2 passes");
+		ok(sens_rule_check(SENS_RULE_ZSCORE, w, 5, 10 - 2.01 * sd, true, 2, &v) &&
+		    v.exceeded, "zscore, higher is better: z 2.01 fails");
+		ok(sens_rule_check(SENS_RULE_ZSCORE, w, 5, 10 + 50 * sd, true, 2, &v) &&
+		    !v.exceeded && v.z < 0, "zscore, higher is better: far better passes");
+	}
+	{
+		/*
+		 * prediction, log space: logs log(10) + {-0.01, 0, 0.01, 0, 0};
+		 * bounds 10 exp(+-t(0.99, 4) s sqrt(1 + 1/5)), in 40 digits (mpmath,
+		 * t from the closed form for 4 degrees of freedom: 3.7469473879791957).
+		 */
+		double w[5], up = 10.294490226662686, down = 9.7139341335232342;
+		const double logs[] = { -0.01, 0, 0.01, 0, 0 };
+		struct sens_verdict v;
+
+		for (int i = 0; i < 5; i++)
+			w[i] = 10 * exp(logs[i]);
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, up * (1 - 1e-9), false, 0.99, &v) &&
+		    !v.exceeded && fabs(v.limit / up - 1) < 1e-12 && v.n == 5,
+		    "prediction, lower is better: just under the bound passes");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, up * (1 + 1e-9), false, 0.99, &v) &&
+		    v.exceeded, "prediction, lower is better: just over the bound fails");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, 1, false, 0.99, &v) && !v.exceeded,
+		    "prediction, lower is better: far better passes");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, down * (1 + 1e-9), true, 0.99, &v) &&
+		    !v.exceeded && fabs(v.limit / down - 1) < 1e-12,
+		    "prediction, higher is better: just over the bound passes");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, down * (1 - 1e-9), true, 0.99, &v) &&
+		    v.exceeded, "prediction, higher is better: just under the bound fails");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, 100, true, 0.99, &v) && !v.exceeded,
+		    "prediction, higher is better: far better passes");
+	}
+	{
+		/*
+		 * prediction in linear space where a value is not positive:
+		 * mean 0.1, s 0.7416198487095663, t(0.9, 4) = 1.5332062740589441,
+		 * the bounds in 40 digits as above.
+		 */
+		double w[] = { -1, 0, 1, 0, 0.5 };
+		double up = 1.3455826652683668, down = -1.1455826652683668;
+		struct sens_verdict v;
+
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, up - 1e-9, false, 0.9, &v) &&
+		    !v.exceeded && fabs(v.limit - up) < 1e-12, "prediction, linear: under passes");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, up + 1e-9, false, 0.9, &v) &&
+		    v.exceeded, "prediction, linear: over fails");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, down + 1e-9, true, 0.9, &v) &&
+		    !v.exceeded && fabs(v.limit - down) < 1e-12, "prediction, linear, higher is "
+		    "better: over passes");
+		ok(sens_rule_check(SENS_RULE_PREDICTION, w, 5, down - 1e-9, true, 0.9, &v) &&
+		    v.exceeded, "prediction, linear, higher is better: under fails");
+	}
+	{
+		/* Where a rule cannot judge, it says so and the reference decides. */
+		double four[] = { 1, 2, 3, 4 }, flat[] = { 7, 7, 7, 7, 7 },
+		    odd[] = { 1, 2, NAN, 4, 5 }, w[] = { 9, 10, 11, 10, 10 };
+		struct sens_verdict v;
+
+		for (int r = SENS_RULE_PREDICTION; r <= SENS_RULE_ZSCORE; r++) {
+			double p = r == SENS_RULE_ZSCORE ? 2 : 0.99;
+
+			ok(!sens_rule_check(r, four, 4, 100, false, p, &v) && !v.exceeded && v.n == 4,
+			    "%s: four values cannot judge", sens_rule_name(r));
+			ok(!sens_rule_check(r, flat, 5, 100, false, p, &v) && !v.exceeded,
+			    "%s: a window without spread cannot judge", sens_rule_name(r));
+			ok(!sens_rule_check(r, odd, 5, 100, false, p, &v) &&
+			    !sens_rule_check(r, w, 5, INFINITY, false, p, &v),
+			    "%s: a value that is not finite cannot judge", sens_rule_name(r));
+		}
+	}
 	return done_testing();
 }

@@ -19,7 +19,10 @@
  * (normal approximation). Higher-is-better metrics mirror it: 1 - tp and
  * 1 - ta/m. s is estimated as 1.4826 MAD / median of the window, times
  * the small-sample factor of Croux and Rousseeuw (1992) that makes it
- * unbiased at normal noise.
+ * unbiased at normal noise. The detectable regression is linear in s and
+ * is computed at the estimate; a chance is not, and is the unbiased
+ * estimate of the chance given the estimate's scatter (a chi whose degrees
+ * of freedom fit the MAD's), a Student t tail (sens.c, exceed()).
  */
 #ifndef PERF_LANE_SENSITIVITY_H
 #define PERF_LANE_SENSITIVITY_H
