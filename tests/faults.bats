@@ -235,20 +235,25 @@ sweep() {
 	"$@" >ref.out 2>/dev/null || ref_rc=$?
 	FAILALLOC_COUNT=$PWD/count LD_PRELOAD=$shim "$@" >/dev/null 2>&1 || true
 	total=$(cat count)
-	for n in $(seq 1 $((total < 300 ? total : 300))) $(seq 301 $(((total - 300) / 60 + 1)) "$total"); do
-		rc=0
-		FAILALLOC_N=$n LD_PRELOAD=$shim "$@" >out 2>err || rc=$?
-		if [ "$rc" -ge 3 ] && [ "$rc" -ne "$ref_rc" ]; then
-			echo "$1: allocation $n of $total: status $rc: $(head -c 300 err)" >&2
-			return 1
-		fi
-		if [ "$rc" -eq 2 ] && [ "$ref_rc" -ne 2 ]; then
-			[ -s err ] || { echo "$1: allocation $n: exit 2 without a message" >&2; return 1; }
-		elif ! cmp -s out ref.out; then
-			echo "$1: allocation $n: status $rc and different output: $(head -c 300 err)" >&2
-			return 1
-		fi
-	done
+	# (a subshell without bats's trace of every command, which costs more
+	# than the runs themselves over thousands of them)
+	(
+		trap - DEBUG
+		for n in $(seq 1 $((total < 300 ? total : 300))) $(seq 301 $(((total - 300) / 60 + 1)) "$total"); do
+			rc=0
+			FAILALLOC_N=$n LD_PRELOAD=$shim "$@" >out 2>err || rc=$?
+			if [ "$rc" -ge 3 ] && [ "$rc" -ne "$ref_rc" ]; then
+				echo "$1: allocation $n of $total: status $rc: $(head -c 300 err)" >&2
+				exit 1
+			fi
+			if [ "$rc" -eq 2 ] && [ "$ref_rc" -ne 2 ]; then
+				[ -s err ] || { echo "$1: allocation $n: exit 2 without a message" >&2; exit 1; }
+			elif ! cmp -s out ref.out; then
+				echo "$1: allocation $n: status $rc and different output: $(head -c 300 err)" >&2
+				exit 1
+			fi
+		done
+	) || return 1
 	echo "# $1: $total allocations swept" >&3
 }
 
