@@ -2,7 +2,7 @@
 #
 #   make                 build libperf.a and bin/perf-*
 #   make test            build with -Werror, run every test, print "N passed, N failed"
-#                        (TEST_JOBS files at once, default: the number of cores;
+#                        (TEST_JOBS files at once, default: twice the cores;
 #                        the build, unless make was given -j, on every core too)
 #   make SANITIZE=address,undefined test
 #                        the same, built with sanitizers into build/sanitize/
