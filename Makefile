@@ -2,7 +2,8 @@
 #
 #   make                 build libperf.a and bin/perf-*
 #   make test            build with -Werror, run every test, print "N passed, N failed"
-#                        (TEST_JOBS files at once, default: the number of cores)
+#                        (TEST_JOBS files at once, default: twice the cores;
+#                        the build, unless make was given -j, on every core too)
 #   make SANITIZE=address,undefined test
 #                        the same, built with sanitizers into build/sanitize/
 #   make install         install programs, perf-lane and its library, man pages
@@ -19,6 +20,8 @@
 #                        what they need (tests/deps.sh PROFILE)
 #   make fuzz            build the libFuzzer targets (clang) and run each for
 #                        FUZZ_TIME seconds (default 20) from its seed corpus
+#                        (FUZZ_JOBS at once, default: the number of cores; the
+#                        build, unless make was given -j, on every core too)
 
 .DELETE_ON_ERROR:
 .SUFFIXES:
@@ -50,6 +53,10 @@ else
 BUILD = build/default
 OUTBIN = bin
 endif
+
+# The builds make test and make fuzz start: on every core, unless make
+# was given -j (then its own jobs).
+SUBJOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
 ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
@@ -131,7 +138,7 @@ fuzz-build: $(FUZZ_BINS)
 
 fuzz:
 	@sh tests/deps.sh fuzz
-	@$(MAKE) --no-print-directory fuzz-build
+	@$(MAKE) --no-print-directory $(SUBJOBS) fuzz-build
 	@FUZZ_TIME=$(FUZZ_TIME) bash fuzz/run $(FUZZ_BINS)
 
 deps:
@@ -139,9 +146,9 @@ deps:
 
 test:
 	@sh tests/deps.sh test
-	@$(MAKE) --no-print-directory EXTRA_CFLAGS=-Werror all units
+	@$(MAKE) --no-print-directory $(SUBJOBS) EXTRA_CFLAGS=-Werror all units
 	@PERF_BIN=$(CURDIR)/$(OUTBIN) UNIT_DIR=$(CURDIR)/$(BUILD)/unit \
-		PERF_STUBS=$(CURDIR)/$(BUILD)/stubs bash tests/run
+		PERF_STUBS=$(CURDIR)/$(BUILD)/stubs TEST_TIMES=$(CURDIR)/build/test-times bash tests/run
 
 units: $(UNITS) $(STUBS)
 

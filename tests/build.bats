@@ -10,9 +10,20 @@ mk() {
 
 @test "make install honours PREFIX and DESTDIR" {
 	# built in a directory of its own: the checkout's build and bin/ are
-	# in use by the test files that run beside this one
+	# in use by the test files that run beside this one. Its library is
+	# the checkout's build's with the same flags, where there is one (make
+	# test compiled it just now): the programs are linked and installed,
+	# the library not compiled once more.
+	local b=$BATS_TEST_TMPDIR/build d
+	mk BUILD="$b" OUTBIN="$b/bin" EXTRA_CFLAGS=-Werror "$b/cflags"
+	for d in "$ROOT_DIR"/build/*/; do
+		if cmp -s "$d/cflags" "$b/cflags" && [ -f "$d/libperf.a" ]; then
+			cp -r "$d/lib" "$d/libperf.a" "$b/"
+			break
+		fi
+	done
 	run mk -j"$(nproc)" install PREFIX=/opt/pk DESTDIR="$BATS_TEST_TMPDIR/root" \
-		BUILD="$BATS_TEST_TMPDIR/build" OUTBIN="$BATS_TEST_TMPDIR/build/bin"
+		BUILD="$b" OUTBIN="$b/bin" EXTRA_CFLAGS=-Werror
 	assert_success
 	for src in "$ROOT_DIR"/src/perf-*.c; do
 		prog=$(basename "$src" .c)

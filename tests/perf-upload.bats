@@ -204,26 +204,32 @@ EOF
 	assert_equal "$(gzip -dc all.jsonl.gz | wc -l)" 320
 }
 
-@test "SIGKILL at random points while a batch is written: the store always reads back cleanly (100 times)" {
-	local i pid
-	gen_records 150 kill >big.jsonl
-	for i in $(seq 100); do
-		gen_records 150 "k$i" >batch.jsonl
+@test "SIGKILL at 30 points spread over a batch's writing (10 in a sanitizer build): the store always reads back cleanly" {
+	local i n pid t mid=0
+	n=$(stress 30 10)
+	gen_records 40 kill >big.jsonl
+	# the time a batch takes here, to its end: the kills are spread over it
+	gen_records 40 timing >batch.jsonl
+	t=$(elapsed perf-upload -s timing -p always batch.jsonl)
+	for i in $(seq "$n"); do
+		gen_records 40 "k$i" >batch.jsonl
 		perf-upload -s store -p always batch.jsonl >/dev/null 2>"log$i" &
 		pid=$!
-		sleep "0.0$((RANDOM % 10))$((RANDOM % 10))"
+		sleep "$(spread "$i" "$n" "$t")"
 		kill -9 "$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 		store_reads_clean store
 		# every acknowledged record is there, whole
 		acknowledged "log$i" | sed 's|^|store/|' | xargs -r jq -e -n '[inputs | .model_id] | all' >/dev/null
+		case $(find store -name "*_k$i-*.json" | wc -l) in 0 | 40) ;; *) mid=$((mid + 1)) ;; esac
 	done
+	echo "# $mid of $n kills landed in the middle of the batch (a ${t} s one)" >&3
 	# a clean run afterwards completes every batch
 	run --separate-stderr perf-upload -s store -p always big.jsonl
 	assert_success
 	store_reads_clean store
 	perf-upload --export -s store -o all.gz
-	[ "$(gzip -dc all.gz | grep -c '"commit_sha":"kill-')" -eq 150 ]
+	[ "$(gzip -dc all.gz | grep -c '"commit_sha":"kill-')" -eq 40 ]
 }
 
 @test "a full disk is exit 2 and leaves no partial record" {
@@ -448,21 +454,30 @@ EOF
 	not git -C user rev-parse -q --verify HEAD
 }
 
-@test "SIGKILL at random points of a git upload: the remote always reads back cleanly and the next run recovers (100 times)" {
+@test "SIGKILL at 30 points spread over a git upload (10 in a sanitizer build): the remote always reads back cleanly and the next run recovers" {
 	# Over http, so that killing perf-upload and its git children (the
 	# process group, as a CI agent does) cannot kill the server's side.
 	lighttpd_or_skip
-	local i pid acked=0
+	local i n pid t acked=0
+	n=$(stress 30 10)
 	mkdir srv
 	bare_remote srv/perf.git
+	bare_remote srv/timing.git
 	git_http_start "$PWD/srv" tok
 	export HF_TOKEN=tok
-	for i in $(seq 100); do
+	# the time an upload takes here, to its end, once its cache is cloned
+	# (the first of the loop's, killed early, clones): the kills are
+	# spread over it
+	gen_records 3 clone >batch.jsonl
+	perf-upload -s "git+$GIT_HTTP_URL/timing.git" --cache timing-cache -p always batch.jsonl >/dev/null 2>&1
+	gen_records 3 timing >batch.jsonl
+	t=$(elapsed perf-upload -s "git+$GIT_HTTP_URL/timing.git" --cache timing-cache -p always batch.jsonl)
+	for i in $(seq "$n"); do
 		gen_records 3 "g$i" >batch.jsonl
 		setsid perf-upload -s "git+$GIT_HTTP_URL/perf.git" --cache cache -p always batch.jsonl \
 			>/dev/null 2>"log$i" &
 		pid=$!
-		sleep "0.$((RANDOM % 2))$((RANDOM % 10))$((RANDOM % 10))"
+		sleep "$(spread "$i" "$n" "$t")"
 		kill -9 -- "-$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 		# what the remote's branch holds is whole (the server may still be
@@ -475,7 +490,7 @@ EOF
 			git -C srv/perf.git cat-file -e "main:$p"
 		done <ack
 	done
-	echo "# $acked of 100 runs finished before the kill" >&3
+	echo "# $acked of $n runs finished before the kill (a ${t} s one)" >&3
 	# the next run recovers the cache and pushes whatever was committed
 	gen_records 3 final >final.jsonl
 	run --separate-stderr perf-upload -s "git+$GIT_HTTP_URL/perf.git" --cache cache -p always final.jsonl
@@ -536,14 +551,23 @@ ls_locks() {
 	(cd remote.git && find . -name '*.lock' | sed 's|^\./||')
 }
 
-@test "SIGKILL of a git upload's whole process group (file://, the remote's side too): a stale lock is named at once, the next run recovers (50 times)" {
+@test "SIGKILL of a git upload's whole process group (file://, the remote's side too) at 30 points spread over it (10 in a sanitizer build): a stale lock is named at once, the next run recovers" {
 	bare_remote remote.git
-	local url="git+file://$PWD/remote.git" i pid locks=0 acked=0 harmless=0 rc lock
-	for i in $(seq 50); do
+	bare_remote timing.git
+	local url="git+file://$PWD/remote.git" i n t pid locks=0 acked=0 harmless=0 rc lock
+	n=$(stress 30 10)
+	# the time an upload takes here, to its end, once its cache is cloned
+	# (the first of the loop's, killed early, clones): the kills are
+	# spread over it
+	gen_records 3 clone >batch.jsonl
+	perf-upload -s "git+file://$PWD/timing.git" --cache timing-cache -p always batch.jsonl >/dev/null 2>&1
+	gen_records 3 timing >batch.jsonl
+	t=$(elapsed perf-upload -s "git+file://$PWD/timing.git" --cache timing-cache -p always batch.jsonl)
+	for i in $(seq "$n"); do
 		gen_records 3 "pg$i" >batch.jsonl
 		setsid perf-upload -s "$url" --cache cache -p always batch.jsonl >/dev/null 2>"log$i" &
 		pid=$!
-		sleep "0.$((RANDOM % 8))$((RANDOM % 10))"
+		sleep "$(spread "$i" "$n" "$t")"
 		kill -9 -- "-$pid" 2>/dev/null || true
 		wait "$pid" 2>/dev/null || true
 		remote_whole remote.git
@@ -575,7 +599,7 @@ ls_locks() {
 			done
 		fi
 	done
-	echo "# $acked of 50 runs finished before the kill; $locks left a lock in the remote ($harmless stopped no push)" >&3
+	echo "# $acked of $n runs finished before the kill (a ${t} s one); $locks left a lock in the remote ($harmless stopped no push)" >&3
 	gen_records 3 final >final.jsonl
 	run --separate-stderr perf-upload -s "$url" --cache cache -p always final.jsonl
 	assert_success

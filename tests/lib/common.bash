@@ -35,6 +35,29 @@ sanitized() {
 	ldd "$(command -v perf-normalize)" 2>/dev/null | grep -q libasan
 }
 
+# stress PLAIN SANITIZED: how many times a stress loop repeats: PLAIN, or
+# SANITIZED in a sanitizer build (several times slower, and there to find
+# memory errors, which the first rounds meet as well as the last).
+stress() {
+	if sanitized; then echo "$2"; else echo "$1"; fi
+}
+
+# elapsed CMD...: runs CMD to its end, its output discarded; prints its
+# wall time in seconds.
+elapsed() {
+	local t=$EPOCHREALTIME
+	"$@" >/dev/null 2>&1 || true
+	awk -v a="$t" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f\n", b - a }'
+}
+
+# spread I N T: the Ith of N delays spread evenly over T seconds and a
+# fifth more (the last ones after the end): where a kill loop's Ith kill
+# lands, so that N kills hit every phase of a run that takes T, rather
+# than N random ones clustering.
+spread() {
+	awk -v i="$1" -v n="$2" -v t="$3" 'BEGIN { printf "%.3f\n", 1.2 * t * i / n }'
+}
+
 # not CMD...: succeeds when CMD fails. (A bare "! cmd" never fails a bats
 # test: set -e ignores negated commands.)
 not() {
