@@ -108,7 +108,12 @@ struct touched {
 	size_t n;
 };
 
-static struct {
+/*
+ * What one run of the program holds: the cohorts, the change points found,
+ * the new state, the spill file. Reader and analysis threads share it
+ * under its lock; every function that needs it is passed it.
+ */
+struct run {
 	struct cohort **c;
 	size_t n, cap;
 	struct found *found;
@@ -131,7 +136,7 @@ static struct {
 	size_t spill_at;	/* spill them all when they pass this */
 	int spill_fd;		/* the spill file (unlinked), or -1 */
 	off_t spill_off;
-} run = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 };
+};
 
 static const char usage_text[] =
     "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
@@ -179,55 +184,55 @@ cohort_key(const cJSON *rec, struct identity *id, buf *b)
 	return true;
 }
 
-/* The cohort of key (made by cohort_key()), created when new; under run.lock. */
+/* The cohort of key (made by cohort_key()), created when new; under the run's lock. */
 static struct cohort *
-cohort_find(const char *key, const struct identity *id)
+cohort_find(struct run *run, const char *key, const struct identity *id)
 {
 	struct cohort *c;
 	size_t i;
 
-	if (2 * (run.n + 1) > run.slots) {
-		size_t ns = run.slots ? run.slots * 2 : 256;
-		free(run.slot);
-		run.slot = emalloc(ns * sizeof *run.slot);
-		memset(run.slot, 0xff, ns * sizeof *run.slot);
-		run.slots = ns;
-		for (size_t k = 0; k < run.n; k++) {
-			for (i = text_hash(run.c[k]->key) & (run.slots - 1); run.slot[i] != (size_t)-1;
-			    i = (i + 1) & (run.slots - 1))
+	if (2 * (run->n + 1) > run->slots) {
+		size_t ns = run->slots ? run->slots * 2 : 256;
+		free(run->slot);
+		run->slot = emalloc(ns * sizeof *run->slot);
+		memset(run->slot, 0xff, ns * sizeof *run->slot);
+		run->slots = ns;
+		for (size_t k = 0; k < run->n; k++) {
+			for (i = text_hash(run->c[k]->key) & (run->slots - 1); run->slot[i] != (size_t)-1;
+			    i = (i + 1) & (run->slots - 1))
 				;
-			run.slot[i] = k;
+			run->slot[i] = k;
 		}
 	}
-	for (i = text_hash(key) & (run.slots - 1); run.slot[i] != (size_t)-1;
-	    i = (i + 1) & (run.slots - 1))
-		if (strcmp(run.c[run.slot[i]]->key, key) == 0)
-			return run.c[run.slot[i]];
+	for (i = text_hash(key) & (run->slots - 1); run->slot[i] != (size_t)-1;
+	    i = (i + 1) & (run->slots - 1))
+		if (strcmp(run->c[run->slot[i]]->key, key) == 0)
+			return run->c[run->slot[i]];
 	c = ecalloc(1, sizeof *c);
 	c->key = estrdup(key);
 	c->v2 = id->complete;
 	for (int k = 0; c->v2 && k < IDENTITY_KEYS; k++)
 		c->ident[k] = estrdup(id->value[k]);
-	if (run.n == run.cap) {
-		run.cap = run.cap ? run.cap * 2 : 64;
-		run.c = erealloc(run.c, run.cap * sizeof *run.c);
+	if (run->n == run->cap) {
+		run->cap = run->cap ? run->cap * 2 : 64;
+		run->c = erealloc(run->c, run->cap * sizeof *run->c);
 	}
-	run.slot[i] = run.n;
-	run.c[run.n++] = c;
+	run->slot[i] = run->n;
+	run->c[run->n++] = c;
 	return c;
 }
 
 /* Makes room for store unit u. */
 static void
-grow_units(size_t u)
+grow_units(struct run *run, size_t u)
 {
-	if (u < run.nunits)
+	if (u < run->nunits)
 		return;
-	run.touched = erealloc(run.touched, (u + 1) * sizeof *run.touched);
-	run.unit_name = erealloc(run.unit_name, (u + 1) * sizeof *run.unit_name);
-	memset(run.touched + run.nunits, 0, (u + 1 - run.nunits) * sizeof *run.touched);
-	memset(run.unit_name + run.nunits, 0, (u + 1 - run.nunits) * sizeof *run.unit_name);
-	run.nunits = u + 1;
+	run->touched = erealloc(run->touched, (u + 1) * sizeof *run->touched);
+	run->unit_name = erealloc(run->unit_name, (u + 1) * sizeof *run->unit_name);
+	memset(run->touched + run->nunits, 0, (u + 1 - run->nunits) * sizeof *run->touched);
+	memset(run->unit_name + run->nunits, 0, (u + 1 - run->nunits) * sizeof *run->unit_name);
+	run->nunits = u + 1;
 }
 
 /*
@@ -235,7 +240,7 @@ grow_units(size_t u)
  * unit after its analysis began spans units.
  */
 static void
-note_unit(struct cohort *c, size_t u)
+note_unit(struct run *run, struct cohort *c, size_t u)
 {
 	struct touched *t;
 
@@ -247,8 +252,8 @@ note_unit(struct cohort *c, size_t u)
 	c->units = erealloc(c->units, (c->nunits + 1) * sizeof *c->units);
 	c->units[c->nunits++] = u;
 	c->open++;
-	grow_units(u);
-	t = &run.touched[u];
+	grow_units(run, u);
+	t = &run->touched[u];
 	t->c = erealloc(t->c, (t->n + 1) * sizeof *t->c);
 	t->c[t->n++] = c;
 }
@@ -375,32 +380,32 @@ decode_points(struct cohort *c, char *s, size_t len)
 /*
  * Writes the points held by the cohorts still being read to the spill
  * file (made on first use, unlinked), so that memory holds no more than
- * run.spill_at of them; under run.lock.
+ * the run's spill_at of them; under the run's lock.
  */
 static void
-spill(void)
+spill(struct run *run)
 {
-	if (run.spill_fd < 0) {
+	if (run->spill_fd < 0) {
 		const char *dir = getenv("TMPDIR");
 		char *name = easprintf("%s/perf-changes.XXXXXX", dir != NULL && *dir != '\0' ?
 		    dir : "/tmp");
 
-		if ((run.spill_fd = mkstemp(name)) < 0)
+		if ((run->spill_fd = mkstemp(name)) < 0)
 			die("cannot make a spill file for the history (%s): %s", name,
 			    strerror(errno));
 		unlink(name);
 		free(name);
 	}
-	for (size_t i = 0; i < run.n; i++) {
-		struct cohort *c = run.c[i];
+	for (size_t i = 0; i < run->n; i++) {
+		struct cohort *c = run->c[i];
 		size_t done = 0;
 		ssize_t w;
 
 		if (c->phase != COLLECTING || c->pending.len == 0)
 			continue;
 		while (done < c->pending.len) {
-			w = pwrite(run.spill_fd, c->pending.s + done, c->pending.len - done,
-			    run.spill_off + (off_t)done);
+			w = pwrite(run->spill_fd, c->pending.s + done, c->pending.len - done,
+			    run->spill_off + (off_t)done);
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0)
@@ -409,17 +414,17 @@ spill(void)
 			done += (size_t)w;
 		}
 		c->chunks = erealloc(c->chunks, (c->nchunks + 1) * sizeof *c->chunks);
-		c->chunks[c->nchunks].off = run.spill_off;
+		c->chunks[c->nchunks].off = run->spill_off;
 		c->chunks[c->nchunks++].len = c->pending.len;
-		run.spill_off += (off_t)c->pending.len;
-		run.pending -= c->pending.cap;
+		run->spill_off += (off_t)c->pending.len;
+		run->pending -= c->pending.cap;
 		buf_free(&c->pending);
 	}
 }
 
 /* The points of a cohort, spilled and held, in the order read (into b). */
 static void
-load_points(struct cohort *c, buf *b)
+load_points(struct run *run, struct cohort *c, buf *b)
 {
 	for (size_t i = 0; i < c->nchunks; i++) {
 		size_t done = 0;
@@ -427,7 +432,7 @@ load_points(struct cohort *c, buf *b)
 
 		buf_grow(b, c->chunks[i].len + 1);
 		while (done < c->chunks[i].len) {
-			r = pread(run.spill_fd, b->s + b->len + done, c->chunks[i].len - done,
+			r = pread(run->spill_fd, b->s + b->len + done, c->chunks[i].len - done,
 			    c->chunks[i].off + (off_t)done);
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -440,20 +445,20 @@ load_points(struct cohort *c, buf *b)
 	}
 	if (c->pending.len > 0)
 		buf_add(b, c->pending.s, c->pending.len);
-	pthread_mutex_lock(&run.lock);
-	run.pending -= c->pending.cap;
+	pthread_mutex_lock(&run->lock);
+	run->pending -= c->pending.cap;
 	buf_free(&c->pending);
 	free(c->chunks);
 	c->chunks = NULL;
 	c->nchunks = 0;
-	pthread_mutex_unlock(&run.lock);
+	pthread_mutex_unlock(&run->lock);
 }
 
 /* Drops the points of a cohort, to be read again. */
 static void
-drop_points(struct cohort *c)
+drop_points(struct run *run, struct cohort *c)
 {
-	run.pending -= c->pending.cap;
+	run->pending -= c->pending.cap;
 	buf_free(&c->pending);
 	free(c->chunks);
 	c->chunks = NULL;
@@ -468,30 +473,30 @@ drop_points(struct cohort *c)
 static void
 on_hit(const struct store_hit *h, void *ctx)
 {
+	struct run *run = ctx;
 	struct identity id;
 	struct cohort *c;
 	buf key = BUF_INIT, pt = BUF_INIT;
 
-	(void)ctx;
 	if (!cohort_key(h->record, &id, &key)) {
 		identity_free(&id);
 		buf_free(&key);
 		return;
 	}
-	encode_point(&pt, h, !run.by_unit);
-	pthread_mutex_lock(&run.lock);
-	c = cohort_find(key.s, &id);
-	if (run.by_unit)
-		note_unit(c, h->unit);
-	if (c->phase == COLLECTING && (!run.again || c->again)) {
+	encode_point(&pt, h, !run->by_unit);
+	pthread_mutex_lock(&run->lock);
+	c = cohort_find(run, key.s, &id);
+	if (run->by_unit)
+		note_unit(run, c, h->unit);
+	if (c->phase == COLLECTING && (!run->again || c->again)) {
 		size_t cap = c->pending.cap;
 
 		buf_add(&c->pending, pt.s, pt.len);
-		run.pending += c->pending.cap - cap;
-		if (run.pending > run.spill_at)
-			spill();
+		run->pending += c->pending.cap - cap;
+		if (run->pending > run->spill_at)
+			spill(run);
 	}
-	pthread_mutex_unlock(&run.lock);
+	pthread_mutex_unlock(&run->lock);
 	identity_free(&id);
 	buf_free(&key);
 	buf_free(&pt);
@@ -507,7 +512,7 @@ trusted_query(struct store_query *q)
 
 /* Reads JSON-lines records from the operands; false when one was bad. */
 static bool
-read_records(char *const *paths, int n)
+read_records(struct run *run, char *const *paths, int n)
 {
 	jsonl_reader *r = jsonl_open(paths, n);
 	struct store_query q;
@@ -537,7 +542,7 @@ read_records(char *const *paths, int n)
 			h.path = path != NULL ? path : where;
 			h.stream = true;
 			h.instant = store_record_instant(rec);
-			on_hit(&h, NULL);
+			on_hit(&h, run);
 			free(path);
 			free(where);
 		}
@@ -550,7 +555,7 @@ read_records(char *const *paths, int n)
 
 /* Reads the cohorts of --batch; false when a record was bad. */
 static bool
-read_batch(void)
+read_batch(struct run *run)
 {
 	jsonl_reader *r = jsonl_open((char *const *)&opt.batch, 1);
 	struct identity id;
@@ -562,8 +567,8 @@ read_batch(void)
 		buf b = BUF_INIT;
 
 		if (cohort_key(rec, &id, &b)) {
-			run.batch = erealloc(run.batch, (run.nbatch + 1) * sizeof *run.batch);
-			run.batch[run.nbatch++] = buf_detach(&b);
+			run->batch = erealloc(run->batch, (run->nbatch + 1) * sizeof *run->batch);
+			run->batch[run->nbatch++] = buf_detach(&b);
 		}
 		buf_free(&b);
 		identity_free(&id);
@@ -571,16 +576,16 @@ read_batch(void)
 	}
 	ok = jsonl_errors(r) == 0;
 	jsonl_close(r);
-	qsort(run.batch, run.nbatch, sizeof *run.batch, text_cmp_ptr);
+	qsort(run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr);
 	return ok;
 }
 
 /* Whether a cohort is analysed: every one, or those of --batch. */
 static bool
-in_batch(const struct cohort *c)
+in_batch(struct run *run, const struct cohort *c)
 {
 	return opt.batch == NULL ||
-	    bsearch(&c->key, run.batch, run.nbatch, sizeof *run.batch, text_cmp_ptr) != NULL;
+	    bsearch(&c->key, run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr) != NULL;
 }
 
 /* SHA-256 of the first n values, as stored in memory. */
@@ -602,11 +607,11 @@ digest(const double *x, size_t n, char hex[SHA256_HEX])
 }
 
 static struct saved *
-find_saved(const char *series)
+find_saved(struct run *run, const char *series)
 {
-	for (size_t i = 0; i < run.nsaved; i++)
-		if (!run.saved[i].used && strcmp(run.saved[i].series, series) == 0)
-			return &run.saved[i];
+	for (size_t i = 0; i < run->nsaved; i++)
+		if (!run->saved[i].used && strcmp(run->saved[i].series, series) == 0)
+			return &run->saved[i];
 	return NULL;
 }
 
@@ -625,7 +630,7 @@ state_header(void)
 
 /* Loads --incremental's state; a state that cannot be used is ignored (a cache). */
 static void
-load_state(void)
+load_state(struct run *run)
 {
 	FILE *fp = fopen(opt.state, "r");
 	char *line = NULL;
@@ -673,19 +678,19 @@ load_state(void)
 				sv.early[sv.nearly++] = (size_t)d;
 			}
 			bad |= sv.resume >= sv.n;
-			run.saved = erealloc(run.saved, (run.nsaved + 1) * sizeof *run.saved);
-			run.saved[run.nsaved++] = sv;
+			run->saved = erealloc(run->saved, (run->nsaved + 1) * sizeof *run->saved);
+			run->saved[run->nsaved++] = sv;
 		}
 		cJSON_Delete(o);
 	}
 	if (bad) {
 		diag(opt.state, no, "ignoring the incremental state: not this "
 		    "program's state for these options");
-		for (size_t i = 0; i < run.nsaved; i++) {
-			free(run.saved[i].series);
-			free(run.saved[i].early);
+		for (size_t i = 0; i < run->nsaved; i++) {
+			free(run->saved[i].series);
+			free(run->saved[i].early);
 		}
-		run.nsaved = 0;
+		run->nsaved = 0;
 	}
 	free(line);
 	fclose(fp);
@@ -737,7 +742,7 @@ point_fields(const struct cohort *c, size_t i, char *f[AT_FIELDS])
 
 /* Analyses one metric of one cohort. */
 static void
-analyse(struct cohort *c, int m, double *x, bool *has)
+analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 {
 	struct changes_split sp = { 0 };
 	struct change_point *cp;
@@ -752,7 +757,7 @@ analyse(struct cohort *c, int m, double *x, bool *has)
 	if (!changes_fill(x, has, n))
 		return;
 	series = easprintf("%s\x1e%s", c->key, metric_table[m].key);
-	if (opt.state != NULL && (sv = find_saved(series)) != NULL && sv->n <= n) {
+	if (opt.state != NULL && (sv = find_saved(run, series)) != NULL && sv->n <= n) {
 		sv->used = true;
 		digest(x, sv->n, hex);
 		if (strcmp(hex, sv->digest) == 0) {
@@ -807,30 +812,30 @@ forget(struct cohort *c)
 
 /* Analyses every metric of a cohort read whole, then releases its records. */
 static void
-finish(struct cohort *c)
+finish(struct run *run, struct cohort *c)
 {
 	buf points = BUF_INIT;
 	double *x;
 	bool *has;
 
-	load_points(c, &points);
+	load_points(run, c, &points);
 	decode_points(c, points.s, points.len);
 	x = emalloc((c->h.n + 1) * sizeof *x);
 	has = emalloc((c->h.n + 1) * sizeof *has);
 	history_sort(&c->h);
-	for (int m = 0; m < METRIC_COUNT && in_batch(c); m++)
+	for (int m = 0; m < METRIC_COUNT && in_batch(run, c); m++)
 		if (opt.metric[m])
-			analyse(c, m, x, has);
+			analyse(run, c, m, x, has);
 	free(x);
 	free(has);
-	pthread_mutex_lock(&run.lock);
+	pthread_mutex_lock(&run->lock);
 	/* Records of it came from another directory meanwhile: read it again. */
 	if (c->phase == SPANNING)
 		forget(c);
 	else
 		c->phase = ANALYSED;
 	history_free(&c->h);
-	pthread_mutex_unlock(&run.lock);
+	pthread_mutex_unlock(&run->lock);
 	buf_free(&points);
 }
 
@@ -876,20 +881,20 @@ found_json(const struct found *f)
 
 /* The Markdown table of --md. */
 static void
-write_md(void)
+write_md(struct run *run)
 {
-	const cJSON **cps = emalloc((run.nfound + 1) * sizeof *cps);
+	const cJSON **cps = emalloc((run->nfound + 1) * sizeof *cps);
 	buf out = BUF_INIT;
 
-	for (size_t i = 0; i < run.nfound; i++)
-		cps[i] = found_json(&run.found[i]);
+	for (size_t i = 0; i < run->nfound; i++)
+		cps[i] = found_json(&run->found[i]);
 	buf_adds(&out, "## Change points\n\n");
-	if (run.nfound == 0)
+	if (run->nfound == 0)
 		buf_adds(&out, "No change points.\n");
 	else
-		cpoints_markdown(&out, cps, run.nfound);
+		cpoints_markdown(&out, cps, run->nfound);
 	fwrite(out.s, 1, out.len, stdout);
-	for (size_t i = 0; i < run.nfound; i++)
+	for (size_t i = 0; i < run->nfound; i++)
 		cJSON_Delete((cJSON *)cps[i]);
 	free(cps);
 	buf_free(&out);
@@ -899,16 +904,16 @@ write_md(void)
 static void *
 worker(void *arg)
 {
+	struct run *run = arg;
 	size_t i;
 
-	(void)arg;
 	for (;;) {
-		pthread_mutex_lock(&run.lock);
-		i = run.next++;
-		pthread_mutex_unlock(&run.lock);
-		if (i >= run.ntodo)
+		pthread_mutex_lock(&run->lock);
+		i = run->next++;
+		pthread_mutex_unlock(&run->lock);
+		if (i >= run->ntodo)
 			break;
-		finish(run.todo[i]);
+		finish(run, run->todo[i]);
 	}
 	return NULL;
 }
@@ -919,7 +924,7 @@ worker(void *arg)
  * gathered in cohort order, so they do not depend on the threads.
  */
 static void
-analyse_all(void)
+analyse_all(struct run *run)
 {
 	const char *env = getenv("PERF_STORE_THREADS");
 	long nt = env != NULL ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
@@ -927,35 +932,35 @@ analyse_all(void)
 	int started = 0;
 
 	nt = nt < 1 ? 1 : nt > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : nt;
-	run.todo = emalloc((run.n + 1) * sizeof *run.todo);
-	for (size_t i = 0; i < run.n; i++)
-		if (run.c[i]->phase == COLLECTING) {
-			run.c[i]->phase = ANALYSING;
-			run.todo[run.ntodo++] = run.c[i];
+	run->todo = emalloc((run->n + 1) * sizeof *run->todo);
+	for (size_t i = 0; i < run->n; i++)
+		if (run->c[i]->phase == COLLECTING) {
+			run->c[i]->phase = ANALYSING;
+			run->todo[run->ntodo++] = run->c[i];
 		}
-	while (started < nt - 1 && (size_t)started + 1 < run.ntodo &&
-	    pthread_create(&tid[started], NULL, worker, NULL) == 0)
+	while (started < nt - 1 && (size_t)started + 1 < run->ntodo &&
+	    pthread_create(&tid[started], NULL, worker, run) == 0)
 		started++;
-	worker(NULL);
+	worker(run);
 	while (started > 0)
 		pthread_join(tid[--started], NULL);
-	free(run.todo);
+	free(run->todo);
 }
 
 /* Gathers the change points and state lines of every cohort, in cohort order. */
 static void
-gather(void)
+gather(struct run *run)
 {
-	for (size_t i = 0; i < run.n; i++) {
-		struct cohort *c = run.c[i];
+	for (size_t i = 0; i < run->n; i++) {
+		struct cohort *c = run->c[i];
 
 		if (c->nfound > 0) {
-			run.found = erealloc(run.found, (run.nfound + c->nfound) * sizeof *run.found);
-			memcpy(run.found + run.nfound, c->found, c->nfound * sizeof *c->found);
-			run.nfound += c->nfound;
+			run->found = erealloc(run->found, (run->nfound + c->nfound) * sizeof *run->found);
+			memcpy(run->found + run->nfound, c->found, c->nfound * sizeof *c->found);
+			run->nfound += c->nfound;
 		}
 		if (c->state.len > 0)
-			buf_adds(&run.state, c->state.s);
+			buf_adds(&run->state, c->state.s);
 	}
 }
 
@@ -963,15 +968,15 @@ gather(void)
 static void
 unit_done(size_t u, const char *name, void *ctx)
 {
+	struct run *run = ctx;
 	struct cohort **ready;
 	struct touched *t;
 	size_t n = 0;
 
-	(void)ctx;
-	pthread_mutex_lock(&run.lock);
-	grow_units(u);
-	run.unit_name[u] = estrdup(name);
-	t = &run.touched[u];
+	pthread_mutex_lock(&run->lock);
+	grow_units(run, u);
+	run->unit_name[u] = estrdup(name);
+	t = &run->touched[u];
 	ready = emalloc((t->n + 1) * sizeof *ready);
 	for (size_t i = 0; i < t->n; i++)
 		if (--t->c[i]->open == 0 && t->c[i]->phase == COLLECTING) {
@@ -981,9 +986,9 @@ unit_done(size_t u, const char *name, void *ctx)
 	free(t->c);
 	t->c = NULL;
 	t->n = 0;
-	pthread_mutex_unlock(&run.lock);
+	pthread_mutex_unlock(&run->lock);
 	for (size_t i = 0; i < n; i++)
-		finish(ready[i]);
+		finish(run, ready[i]);
 	free(ready);
 }
 
@@ -991,11 +996,12 @@ unit_done(size_t u, const char *name, void *ctx)
 static bool
 want_unit(const char *name, void *ctx)
 {
-	(void)ctx;
-	for (size_t i = 0; i < run.n; i++)
-		for (size_t k = 0; run.c[i]->again && k < run.c[i]->nunits; k++)
-			if (run.unit_name[run.c[i]->units[k]] != NULL &&
-			    strcmp(run.unit_name[run.c[i]->units[k]], name) == 0)
+	struct run *run = ctx;
+
+	for (size_t i = 0; i < run->n; i++)
+		for (size_t k = 0; run->c[i]->again && k < run->c[i]->nunits; k++)
+			if (run->unit_name[run->c[i]->units[k]] != NULL &&
+			    strcmp(run->unit_name[run->c[i]->units[k]], name) == 0)
 				return true;
 	return false;
 }
@@ -1005,18 +1011,18 @@ want_unit(const char *name, void *ctx)
  * whose records span directories, read again from those directories.
  */
 static int
-read_again(store *st, const struct store_query *q)
+read_again(struct run *run, store *st, const struct store_query *q)
 {
 	struct store_units u = { .want = want_unit, .quiet = true };
 	bool any = false;
 
-	for (size_t i = 0; i < run.n; i++) {
-		struct cohort *c = run.c[i];
+	for (size_t i = 0; i < run->n; i++) {
+		struct cohort *c = run->c[i];
 
 		if (c->phase != SPANNING)
 			continue;
 		forget(c);
-		drop_points(c);
+		drop_points(run, c);
 		free(c->latest_path);
 		c->latest_path = NULL;
 		c->phase = COLLECTING;
@@ -1024,9 +1030,9 @@ read_again(store *st, const struct store_query *q)
 	}
 	if (!any)
 		return 0;
-	run.by_unit = false;
-	run.again = true;
-	return store_scan_units(st, q, 1, on_hit, &u, NULL, NULL);
+	run->by_unit = false;
+	run->again = true;
+	return store_scan_units(st, q, 1, on_hit, &u, run, NULL);
 }
 
 /*
@@ -1036,7 +1042,7 @@ read_again(store *st, const struct store_query *q)
  * read, not the store.
  */
 static int
-read_store(void)
+read_store(struct run *run)
 {
 	struct store_query q;
 	store *st;
@@ -1049,13 +1055,13 @@ read_store(void)
 	for (int h = 0; h < opt.nhistories; h++)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
-	if (run.by_unit) {
+	if (run->by_unit) {
 		struct store_units u = { .done = unit_done, .unlocked = true };
-		rc = store_scan_units(st, &q, 1, on_hit, &u, NULL, &raised);
+		rc = store_scan_units(st, &q, 1, on_hit, &u, run, &raised);
 		if (rc == 0 && raised == NULL)
-			rc = read_again(st, &q);
+			rc = read_again(run, st, &q);
 	} else
-		rc = store_scan(st, &q, 1, on_hit, NULL, &raised);
+		rc = store_scan(st, &q, 1, on_hit, run, &raised);
 	store_close(st);
 	if (rc == 0 && raised != NULL) {
 		warnx_("cannot read the store: %s", raised);
@@ -1153,6 +1159,7 @@ parse_options(int argc, char *argv[])
 int
 main(int argc, char *argv[])
 {
+	struct run state = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 }, *run = &state;
 	bool trouble = false, worse = false;
 	size_t i;
 
@@ -1161,39 +1168,39 @@ main(int argc, char *argv[])
 	parse_options(argc, argv);
 	/* Undocumented, for the tests: spill points held past this many bytes. */
 	if (getenv("PERF_CHANGES_SPILL") != NULL)
-		run.spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);
+		run->spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);
 	/* The cohorts of --batch and the saved state are needed while reading. */
 	if (opt.batch != NULL)
-		trouble |= !read_batch();
+		trouble |= !read_batch(run);
 	if (opt.state != NULL)
-		load_state();
-	run.by_unit = opt.store != NULL && opt.nhistories == 0 && optind == argc;
-	if ((opt.store != NULL || opt.nhistories > 0) && read_store() != 0)
+		load_state(run);
+	run->by_unit = opt.store != NULL && opt.nhistories == 0 && optind == argc;
+	if ((opt.store != NULL || opt.nhistories > 0) && read_store(run) != 0)
 		return EXIT_TROUBLE;
 	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
-		trouble |= !read_records(argv + optind, argc - optind);
-	analyse_all();
-	if (run.n > 1)
-		qsort(run.c, run.n, sizeof *run.c, cmp_cohort);
+		trouble |= !read_records(run, argv + optind, argc - optind);
+	analyse_all(run);
+	if (run->n > 1)
+		qsort(run->c, run->n, sizeof *run->c, cmp_cohort);
 	if (opt.state != NULL) {
 		cJSON *head = state_header();
-		json_write(&run.state, head, JSON_COMPACT, NULL);
-		buf_addc(&run.state, '\n');
+		json_write(&run->state, head, JSON_COMPACT, NULL);
+		buf_addc(&run->state, '\n');
 		cJSON_Delete(head);
 	}
-	gather();
-	for (i = 0; i < run.nfound; i++)
-		worse |= run.found[i].worse;
+	gather(run);
+	for (i = 0; i < run->nfound; i++)
+		worse |= run->found[i].worse;
 	if (opt.md)
-		write_md();
+		write_md(run);
 	else
-		for (i = 0; i < run.nfound; i++) {
-			cJSON *o = found_json(&run.found[i]);
+		for (i = 0; i < run->nfound; i++) {
+			cJSON *o = found_json(&run->found[i]);
 			jsonl_emit(stdout, o, NULL);
 			cJSON_Delete(o);
 		}
 	if (opt.state != NULL &&
-	    atomic_save("incremental state", opt.state, run.state.s, run.state.len) != 0)
+	    atomic_save("incremental state", opt.state, run->state.s, run->state.len) != 0)
 		trouble = true;
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		return EXIT_TROUBLE;

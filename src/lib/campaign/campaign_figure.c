@@ -234,6 +234,11 @@ aggregate_of(const cJSON *rep, const char *nc, const char *variant)
 	return NULL;
 }
 
+/*
+ * The figure, written in document order. Over 100 lines on purpose: most
+ * are the document's fixed text (title, metadata, style sheet, legend), one
+ * template read top to bottom; the computed parts are in the helpers above.
+ */
 void
 campaign_svg(buf *b, const cJSON *rep)
 {

@@ -672,6 +672,12 @@ wanted(const struct parser *ps, const char *key, size_t n)
 	return false;
 }
 
+/*
+ * One object. Over 100 lines on purpose: one pass over the members, in which
+ * Python's rule for a repeated key (first position, last value) and the
+ * wanted-keys filter of json_parse_keys must see each member once; split,
+ * every step would take the loop's whole state.
+ */
 static cJSON *
 parse_object(struct parser *ps)
 {

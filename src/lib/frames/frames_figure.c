@@ -228,6 +228,11 @@ deltas(buf *b, const cJSON *rep, const char *unit, int y)
 	return y;
 }
 
+/*
+ * The figure, written in document order. Over 100 lines on purpose: most
+ * are the document's fixed text (title, style sheet, axis labels), one
+ * template read top to bottom; the computed parts are in the helpers above.
+ */
 void
 frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nruns)
 {
