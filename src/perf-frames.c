@@ -27,7 +27,7 @@
 #include "core/json.h"
 #include "core/num.h"
 #include "core/path.h"
-#include "core/text.h"
+#include "core/utf8.h"
 
 static struct {
 	const char *out[2];	/* -o report, --svg figure */
@@ -439,7 +439,7 @@ load_manifest(struct comparison *cmp)
 		goto out;
 	}
 	canon_sha256_hex(text.s != NULL ? text.s : "", text.len, cmp->sha);
-	if (text_utf8_error(text.s != NULL ? text.s : "", text.len, msg, sizeof msg)) {
+	if (utf8_error(text.s != NULL ? text.s : "", text.len, msg, sizeof msg)) {
 		bad("invalid_json", "%s: not UTF-8: %s", cmp->manifest, msg);
 		goto out;
 	}

@@ -5,6 +5,7 @@
 #include "core/buf.h"
 #include "tap.h"
 #include "core/text.h"
+#include "core/utf8.h"
 
 #include "sanitize_vectors.h"
 #include "strip_vectors.h"
@@ -38,21 +39,21 @@ main(void)
 	}
 	for (i = 0; i < sizeof utf8_vectors / sizeof *utf8_vectors; i++) {
 		char msg[200] = "";
-		bool bad = text_utf8_error(utf8_vectors[i].in, utf8_vectors[i].len, msg,
+		bool bad = utf8_error(utf8_vectors[i].in, utf8_vectors[i].len, msg,
 		    sizeof msg);
 		ok(bad == (utf8_vectors[i].msg[0] != '\0'), "UTF-8 vector %zu judged as Python", i);
 		if (bad)
 			is_str(msg, utf8_vectors[i].msg, "UnicodeDecodeError text of vector %zu", i);
 	}
-	ok(text_utf8_valid("caf\xc3\xa9", 5), "valid UTF-8");
-	ok(!text_utf8_valid("\xc3", 1), "truncated sequence is invalid");
-	ok(!text_utf8_valid("\xe0\x80\x80", 3), "overlong form is invalid");
-	ok(!text_utf8_valid("\xed\xa0\x80", 3), "encoded surrogate is invalid");
-	ok(!text_utf8_valid("\xf4\x90\x80\x80", 4), "beyond U+10FFFF is invalid");
-	ok(text_utf8_decode((const unsigned char *)"\xed\xa0\x80", 3, &cp, true) == 3 &&
+	ok(utf8_valid("caf\xc3\xa9", 5), "valid UTF-8");
+	ok(!utf8_valid("\xc3", 1), "truncated sequence is invalid");
+	ok(!utf8_valid("\xe0\x80\x80", 3), "overlong form is invalid");
+	ok(!utf8_valid("\xed\xa0\x80", 3), "encoded surrogate is invalid");
+	ok(!utf8_valid("\xf4\x90\x80\x80", 4), "beyond U+10FFFF is invalid");
+	ok(utf8_decode((const unsigned char *)"\xed\xa0\x80", 3, &cp, true) == 3 &&
 	    cp == 0xd800, "surrogates decode when allowed");
 	buf_reset(&b);
-	text_utf8_encode(&b, 0x1f600);
+	utf8_encode(&b, 0x1f600);
 	ok(b.len == 4 && memcmp(b.s, "\xf0\x9f\x98\x80", 4) == 0, "encode astral");
 	buf_free(&b);
 	return done_testing();

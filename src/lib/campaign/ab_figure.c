@@ -4,7 +4,7 @@
 
 #include "campaign/ab_figure.h"
 #include "core/json.h"
-#include "core/text.h"
+#include "core/xml.h"
 
 #define WIDTH 900
 #define LABEL_W 230
@@ -85,9 +85,9 @@ ab_svg(buf *b, const cJSON *rep)
 #define XOF(r) (x2 + (log10(r) - lo) / (hi - lo) * PANEL_W)
 		buf_adds(b, "<text x=\"10\" y=\"");
 		buf_addf(b, "%.1f\">", mid);
-		text_xml_escape(b, json_str(e, "benchmark_id"));
+		xml_escape(b, json_str(e, "benchmark_id"));
 		buf_adds(b, " ");
-		text_xml_escape(b, json_str(e, "metric"));
+		xml_escape(b, json_str(e, "metric"));
 		buf_addf(b, "</text>\n<text x=\"10\" y=\"%.1f\" fill=\"%s\">%s</text>\n",
 		    mid + 15, color, v);
 		/* Left: the pairs over time, the band and 1. */

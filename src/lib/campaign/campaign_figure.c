@@ -7,7 +7,7 @@
 #include "campaign/campaign_figure.h"
 #include "core/json.h"
 #include "core/svg_axis.h"
-#include "core/text.h"
+#include "core/xml.h"
 
 /* Page geometry, in SVG user units (pixels). */
 #define WIDTH 980
@@ -103,10 +103,10 @@ cell_title(buf *b, const cJSON *c)
 	buf_adds(b, "<title>");
 	snprintf(t, sizeof t, "%s / %s / %s: ", json_str(c, "node_class"), json_str(c, "workload"),
 	    json_str(c, "variant"));
-	text_xml_escape(b, t);
-	text_xml_escape(b, json_str(c, "verdict"));
+	xml_escape(b, t);
+	xml_escape(b, json_str(c, "verdict"));
 	buf_adds(b, " (");
-	text_xml_escape(b, json_str(c, "verdict_reason"));
+	xml_escape(b, json_str(c, "verdict_reason"));
 	buf_adds(b, ")");
 	if (cJSON_IsObject(json_get(c, "ratio")))
 		buf_addf(b, "&#10;geometric mean %.4f, median %.4f, min %.4f, max %.4f",
@@ -121,7 +121,7 @@ cell_title(buf *b, const cJSON *c)
 		buf_addf(b, "&#10;block %s excluded:", json_get(x, "block")->valuestring);
 		cJSON_ArrayForEach(r, json_get(x, "reasons")) {
 			buf_addc(b, ' ');
-			text_xml_escape(b, r->valuestring);
+			xml_escape(b, r->valuestring);
 		}
 	}
 	cJSON_ArrayForEach(x, json_get(c, "missing")) {
@@ -156,7 +156,7 @@ cell_row(buf *b, const struct axis *a, const cJSON *c, double y)
 	buf_addf(b, "<rect x=\"0\" y=\"%.2f\" width=\"%d\" height=\"%d\" class=\"hit\"/>\n",
 	    y - ROW_H / 2.0, WIDTH, ROW_H);
 	buf_addf(b, "<text x=\"%d\" y=\"%.2f\" class=\"label\">", LEFT - 10, y + 4);
-	text_xml_escape(b, json_str(c, "workload"));
+	xml_escape(b, json_str(c, "workload"));
 	buf_adds(b, "</text>\n");
 	if (incomparable || !cJSON_IsObject(r) || !(gm > 0))
 		unavailable(b, y);
@@ -178,7 +178,7 @@ cell_row(buf *b, const struct axis *a, const cJSON *c, double y)
 	    y + 4, json_get(c, "retained_pairs")->valuestring,
 	    json_get(c, "planned_pairs")->valuestring);
 	buf_addf(b, "<tspan class=\"v-%s\">", incomparable ? "incomparable" : verdict_class(v));
-	text_xml_escape(b, v);
+	xml_escape(b, v);
 	buf_addf(b, "</tspan> \xc2\xb7 %s excluded \xc2\xb7 %s missing</text>\n",
 	    json_get(c, "excluded_pairs")->valuestring, json_get(c, "missing_pairs")->valuestring);
 	buf_adds(b, "</g>\n");
@@ -191,16 +191,16 @@ aggregate_row(buf *b, const struct axis *a, const cJSON *g, double y)
 	double gm = json_num(g, "geometric_mean");
 
 	buf_adds(b, "<g class=\"row\">\n<title>");
-	text_xml_escape(b, json_str(g, "node_class"));
+	xml_escape(b, json_str(g, "node_class"));
 	buf_adds(b, " / ");
-	text_xml_escape(b, json_str(g, "variant"));
+	xml_escape(b, json_str(g, "variant"));
 	buf_addf(b, ": equal-weight geometric mean over %d workload(s), no interval",
 	    cJSON_GetArraySize(json_get(g, "workloads")));
 	cJSON_ArrayForEach(x, json_get(g, "left_out")) {
 		buf_adds(b, "&#10;left out: ");
-		text_xml_escape(b, json_str(x, "workload"));
+		xml_escape(b, json_str(x, "workload"));
 		buf_adds(b, " (");
-		text_xml_escape(b, json_str(x, "reason"));
+		xml_escape(b, json_str(x, "reason"));
 		buf_adds(b, ")");
 	}
 	buf_adds(b, "</title>\n");
@@ -262,11 +262,11 @@ campaign_svg(buf *b, const cJSON *rep)
 				    y - ROW_H / 2.0 + 4);
 			y += HEAD_H - ROW_H / 2.0;
 			buf_addf(&body, "<text x=\"12\" y=\"%.2f\" class=\"group\">", y - 4);
-			text_xml_escape(&body, nc->valuestring);
+			xml_escape(&body, nc->valuestring);
 			buf_adds(&body, " \xc2\xb7 ");
-			text_xml_escape(&body, json_str(v, "name"));
+			xml_escape(&body, json_str(v, "name"));
 			buf_adds(&body, " vs ");
-			text_xml_escape(&body, json_str(applies, "baseline"));
+			xml_escape(&body, json_str(applies, "baseline"));
 			buf_adds(&body, "</text>\n");
 			y += ROW_H / 2.0 + 4;
 			cJSON_ArrayForEach(c, json_get(rep, "cells"))
@@ -291,12 +291,12 @@ campaign_svg(buf *b, const cJSON *rep)
 	    "viewBox=\"0 0 %d %.0f\" role=\"img\" aria-labelledby=\"title\">\n", WIDTH, height,
 	    WIDTH, height);
 	buf_adds(b, "<title id=\"title\">");
-	text_xml_escape(b, json_str(rep, "plan_id"));
+	xml_escape(b, json_str(rep, "plan_id"));
 	buf_adds(b, ": steady-time ratio of each variant against the baseline</title>\n");
 	/* The whole report, inert: shared with the figure, never run. */
 	json_write(&json, rep, JSON_COMPACT, NULL);
 	buf_adds(b, "<metadata id=\"vq-benchmark-report\" data-schema=\"vq.benchmark-report/1\">");
-	text_xml_escape(b, json.s);
+	xml_escape(b, json.s);
 	buf_adds(b, "</metadata>\n");
 	buf_adds(b, "<style>\n"
 	    "text{font-family:'DejaVu Sans','Helvetica Neue',Arial,sans-serif;fill:#222}\n"
@@ -317,7 +317,7 @@ campaign_svg(buf *b, const cJSON *rep)
 	    "text-anchor:middle}\n</style>\n");
 	buf_adds(b, "<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n");
 	buf_adds(b, "<text x=\"12\" y=\"26\" class=\"h1\">");
-	text_xml_escape(b, json_str(rep, "plan_id"));
+	xml_escape(b, json_str(rep, "plan_id"));
 	buf_adds(b, ": T<tspan baseline-shift=\"sub\" font-size=\"10px\">baseline</tspan> / "
 	    "T<tspan baseline-shift=\"sub\" font-size=\"10px\">variant</tspan> of steady time"
 	    "</text>\n");

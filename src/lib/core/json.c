@@ -11,6 +11,7 @@
 #include "core/json.h"
 #include "core/num.h"
 #include "core/text.h"
+#include "core/utf8.h"
 
 /*
  * cJSON allocates through emalloc: a node, a copy or a key it cannot
@@ -266,7 +267,7 @@ string_body(struct parser *ps, buf *out)
 			return true;
 		}
 		if (*ps->p >= 0x80) {
-			len = text_utf8_decode(ps->p, (size_t)(ps->end - ps->p),
+			len = utf8_decode(ps->p, (size_t)(ps->end - ps->p),
 			    &cp, false);
 			if (len == 0) {
 				fail(ps, "invalid UTF-8 (byte 0x%02x) in string",
@@ -325,7 +326,7 @@ string_body(struct parser *ps, buf *out)
 			return false;
 		}
 		if (out != NULL)
-			text_utf8_encode(out, (uint32_t)u);
+			utf8_encode(out, (uint32_t)u);
 	}
 }
 
@@ -1389,7 +1390,7 @@ json_write_string(buf *out, const char *s)
 			i++;
 			continue;
 		}
-		len = text_utf8_decode(p + i, n - i, &cp, true);
+		len = utf8_decode(p + i, n - i, &cp, true);
 		if (len == 0) {
 			/* Unreachable for parsed text; keep the output ASCII. */
 			buf_adds(out, "\\ufffd");

@@ -1,10 +1,8 @@
 /*
- * text: UTF-8 helpers, the reference's sanitize(), Python's whitespace
- * stripping and Python's repr() of a string.
- *
- * Strings inside perfkite are UTF-8; a lone surrogate read from a JSON
- * "\udXXX" escape is kept as its three-byte generalized UTF-8 form so that
- * it can be written back exactly as Python writes it.
+ * text: strings as the reference (Python) treats them: str.strip(),
+ * repr() and the reference's sanitize(); and the one hash and the one
+ * order of strings the library's tables and sorts use. The bytes are
+ * UTF-8 (core/utf8.h).
  */
 #ifndef PERF_CORE_TEXT_H
 #define PERF_CORE_TEXT_H
@@ -14,25 +12,6 @@
 #include <stdint.h>
 
 #include "core/buf.h"
-
-/*
- * Decodes one code point at s (n bytes available). Returns its length in
- * bytes (1..4) and stores it in *cp; returns 0 for an invalid sequence.
- * With allow_surrogates, ED A0..BF sequences decode as surrogates.
- */
-int text_utf8_decode(const unsigned char *s, size_t n, uint32_t *cp,
-    bool allow_surrogates);
-/* Appends the UTF-8 form of cp (surrogates as three bytes). */
-void text_utf8_encode(buf *b, uint32_t cp);
-/* True when s[0..n) is valid UTF-8 (no surrogates). */
-bool text_utf8_valid(const char *s, size_t n);
-
-/*
- * When text[0..n) is not valid UTF-8, writes Python's UnicodeDecodeError
- * text for its first bad sequence ("'utf-8' codec can't decode byte 0xff
- * in position 6: invalid start byte") and returns true.
- */
-bool text_utf8_error(const char *text, size_t n, char *msg, size_t msgn);
 
 /*
  * Python's str.strip(): finds the span of s without leading and trailing
@@ -49,12 +28,6 @@ char *text_sanitize(const char *s);
 
 /* Appends Python's repr() of the string s (quotes included). */
 void text_py_repr(buf *b, const char *s, size_t n);
-
-/*
- * Appends s escaped for XML and HTML text and attributes (& < > " '),
- * with control bytes XML 1.0 cannot hold (all but tab and newline) as spaces.
- */
-void text_xml_escape(buf *b, const char *s);
 
 /* The 64-bit FNV-1a hash of a string, for the hash tables of the library. */
 uint64_t text_hash(const char *s);

@@ -13,7 +13,7 @@
 #include "core/err.h"
 #include "frames/frames.h"
 #include "core/num.h"
-#include "core/text.h"
+#include "core/utf8.h"
 
 const char *const frames_metric_keys[FM_NMETRICS] = {
 	"median_frame_time_ms", "p95_frame_time_ms", "p99_frame_time_ms",
@@ -655,11 +655,11 @@ utf8_ok(const char *s, size_t n)
 
 		memcpy(&w, s + i, 8);
 		if (w & 0x8080808080808080ull)
-			return text_utf8_valid(s + i, n - i);
+			return utf8_valid(s + i, n - i);
 	}
 	for (; i < n; i++)
 		if (s[i] & 0x80)
-			return text_utf8_valid(s + i, n - i);
+			return utf8_valid(s + i, n - i);
 	return true;
 }
 
@@ -678,7 +678,7 @@ one_line(struct reader *r, const char *s, size_t n)
 	if (!r->bad_utf8 && !utf8_ok(s, n)) {
 		r->bad_utf8 = true;
 		r->utf8_line = r->line;
-		text_utf8_error(s, n, r->utf8_msg, sizeof r->utf8_msg);
+		utf8_error(s, n, r->utf8_msg, sizeof r->utf8_msg);
 	}
 	if (!r->bad_utf8 && r->c->code == NULL)
 		frames_csv_line(r->c, s, n);

@@ -7,7 +7,7 @@
 #include "frames/frames_figure.h"
 #include "core/json.h"
 #include "core/svg_axis.h"
-#include "core/text.h"
+#include "core/xml.h"
 
 /* Page geometry, in SVG user units (pixels). */
 #define WIDTH 980
@@ -206,7 +206,7 @@ deltas(buf *b, const cJSON *rep, const char *unit, int y)
 
 		y += ROW_H;
 		buf_addf(b, "<text x=\"%d\" y=\"%d\" class=\"delta\">", LEGEND_X, y);
-		text_xml_escape(b, id);
+		xml_escape(b, id);
 		buf_adds(b, ": ");
 		if (isfinite(base) && isfinite(succ)) {
 			svgaxis_format(m0, base, 2);
@@ -275,15 +275,15 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 	    "viewBox=\"0 0 %d %d\" role=\"img\">\n", WIDTH, h, WIDTH, h);
 	buf_adds(b, "<metadata>");
 	buf_adds(b, "manifest_sha256 ");
-	text_xml_escape(b, json_str(rep, "manifest_sha256"));
+	xml_escape(b, json_str(rep, "manifest_sha256"));
 	{
 		const cJSON *r;
 
 		cJSON_ArrayForEach(r, json_get(rep, "runs")) {
 			buf_adds(b, "\n");
-			text_xml_escape(b, json_str(r, "sample_file"));
+			xml_escape(b, json_str(r, "sample_file"));
 			buf_adds(b, " ");
-			text_xml_escape(b, json_str(r, "sample_sha256"));
+			xml_escape(b, json_str(r, "sample_sha256"));
 		}
 	}
 	buf_adds(b, "</metadata>\n");
@@ -292,13 +292,13 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 	buf_addf(b, "<text x=\"%d\" y=\"26\" class=\"title\">%s-time distribution per run: "
 	    "baseline and successor</text>\n", LEFT, tick ? "Tick" : "Frame");
 	buf_addf(b, "<text x=\"%d\" y=\"46\" class=\"sub\">", LEFT);
-	text_xml_escape(b, json_str(cap, "kind"));
+	xml_escape(b, json_str(cap, "kind"));
 	buf_adds(b, ", ");
-	text_xml_escape(b, json_str(cap, "environment"));
+	xml_escape(b, json_str(cap, "environment"));
 	buf_adds(b, ", ");
-	text_xml_escape(b, json_str(cap, "tool"));
+	xml_escape(b, json_str(cap, "tool"));
 	buf_adds(b, " ");
-	text_xml_escape(b, json_str(cap, "version"));
+	xml_escape(b, json_str(cap, "version"));
 	buf_addf(b, "; window %g to %g ms; acceptance not evaluated</text>\n",
 	    json_num(ms, "window_start_ms"), json_num(ms, "window_end_ms"));
 	if (strcmp(json_str(rep, "sample_origin"), "synthetic") == 0)
@@ -327,9 +327,9 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 			if (base != (pass == 0))
 				continue;
 			buf_adds(b, "<g class=\"run\"><title>");
-			text_xml_escape(b, r->repeat_id);
+			xml_escape(b, r->repeat_id);
 			buf_adds(b, " ");
-			text_xml_escape(b, r->variant);
+			xml_escape(b, r->variant);
 			buf_addf(b, ": %lld included %ss, coverage %.2f%%</title>\n", r->intervals,
 			    unit, r->coverage * 100);
 			buf_addf(b, "<polyline class=\"curve %s\" points=\"", base ? "baseline" :
@@ -354,9 +354,9 @@ frames_svg(buf *b, const cJSON *rep, const struct frames_svg_run *runs, int nrun
 		    "%s\"/>\n", LEGEND_X, y - 5, base ? "baseline" : "successor");
 		buf_addf(b, "<text x=\"%d\" y=\"%d\"%s>", LEGEND_X + 20, y,
 		    r->coverage < 0.995 ? " class=\"low\"" : "");
-		text_xml_escape(b, r->repeat_id);
+		xml_escape(b, r->repeat_id);
 		buf_adds(b, ", ");
-		text_xml_escape(b, r->variant);
+		xml_escape(b, r->variant);
 		buf_addf(b, ": %.2f%% (%lld %s%s)</text>\n", r->coverage * 100, r->intervals, unit,
 		    r->intervals == 1 ? "" : "s");
 	}

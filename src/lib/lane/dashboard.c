@@ -16,6 +16,7 @@
 #include "lane/store/read.h"
 #include "core/svg_axis.h"
 #include "core/text.h"
+#include "core/xml.h"
 
 enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
 
@@ -862,7 +863,7 @@ change_lines(const struct dash *d, const struct group *g, int m, const struct xa
 		buf_addf(b, "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
 		    "stroke=\"%s\" stroke-width=\"1.4\" stroke-dasharray=\"3 2\"/><title>", x, x,
 		    PT, CH - PB, c->worse ? "#c62828" : "#2e7d32");
-		text_xml_escape(b, c->tip);
+		xml_escape(b, c->tip);
 		buf_adds(b, "</title></g>");
 	}
 }
@@ -955,11 +956,11 @@ static void
 chart_title(buf *b, const struct group *g, const char *title_text)
 {
 	buf_addf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
-	text_xml_escape(b, title_text);
+	xml_escape(b, title_text);
 	buf_adds(b, "\n");
 	for (size_t i = 0; i < IDENTITY_KEYS; i++) {
 		buf_addf(b, "%s=", identity_keys[i]);
-		text_xml_escape(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
+		xml_escape(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
 		buf_adds(b, i + 1 < IDENTITY_KEYS ? "\n" : "");
 	}
 	buf_adds(b, "</title>");
@@ -1068,21 +1069,21 @@ marker_title(buf *b, const struct dash *d, const struct group *g, int m,
 	buf_adds(b, r->current ? " (this build)\n" : "\n");
 	/* Model and GPU when they are not the cohort's own (a rename). */
 	if (r->model != latest(d, g)->model || r->gpu != latest(d, g)->gpu) {
-		text_xml_escape(b, r->model);
+		xml_escape(b, r->model);
 		buf_adds(b, " | ");
-		text_xml_escape(b, r->gpu);
+		xml_escape(b, r->gpu);
 		buf_adds(b, "\n");
 	}
 	/* As precise as the axis, so that neighbours read apart. */
 	label_num(&lab, r->v[m], f->ya.decimals > mt->precision ? f->ya.decimals : mt->precision);
 	buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
 	buf_adds(b, " · ");
-	text_xml_escape(b, *r->run_source ? r->run_source : "unknown");
+	xml_escape(b, *r->run_source ? r->run_source : "unknown");
 	buf_adds(b, "\n");
-	text_xml_escape(b, *r->status ? r->status : "no status");
+	xml_escape(b, *r->status ? r->status : "no status");
 	if (*r->bstatus) {
 		buf_adds(b, " (");
-		text_xml_escape(b, r->bstatus);
+		xml_escape(b, r->bstatus);
 		buf_adds(b, ")");
 	}
 	/* A passing record's reason says nothing new; the others' do. */
@@ -1090,7 +1091,7 @@ marker_title(buf *b, const struct dash *d, const struct group *g, int m,
 		char *cut = strlen(r->reason) > 300 ?
 		    easprintf("%.297s...", r->reason) : NULL;
 		buf_adds(b, "\n");
-		text_xml_escape(b, cut != NULL ? cut : r->reason);
+		xml_escape(b, cut != NULL ? cut : r->reason);
 		free(cut);
 	}
 	if (url != NULL)
@@ -1116,7 +1117,7 @@ chart_markers(buf *b, const struct dash *d, const struct group *g, int m,
 		const char *url = links ? r->build_url : NULL;
 		if (url != NULL) {
 			buf_adds(b, "<a href=\"");
-			text_xml_escape(b, r->build_url);
+			xml_escape(b, r->build_url);
 			buf_adds(b, "\" target=\"_blank\">");
 		}
 		buf_adds(b, "<g>");
@@ -1196,9 +1197,9 @@ static void
 badge(buf *b, const char *status)
 {
 	buf_adds(b, "<span class=\"st ");
-	text_xml_escape(b, status);
+	xml_escape(b, status);
 	buf_adds(b, "\">");
-	text_xml_escape(b, *status ? status : "no status");
+	xml_escape(b, *status ? status : "no status");
 	buf_adds(b, "</span>");
 }
 
@@ -1259,11 +1260,11 @@ cohort_table(buf *out, const struct dash *d, const size_t *order)
 		const struct drec *r = latest(d, g);
 		cohort_title(g, &title, &detail);
 		buf_addf(out, "<tr><td><a href=\"#c%zu\">", i + 1);
-		text_xml_escape(out, title.s);
+		xml_escape(out, title.s);
 		buf_adds(out, "</a></td><td>");
-		text_xml_escape(out, r->model);
+		xml_escape(out, r->model);
 		buf_adds(out, "</td><td>");
-		text_xml_escape(out, r->gpu);
+		xml_escape(out, r->gpu);
 		buf_adds(out, "</td><td>");
 		if (r->instant != ISOTIME_MIN)
 			fmt_time(out, r->instant, "%Y-%m-%d %H:%M");
@@ -1286,17 +1287,17 @@ cohort_section(buf *out, const struct dash *d, const struct group *g, size_t i,
 
 	cohort_title(g, &title, &detail);
 	buf_addf(out, "<section id=\"c%zu\">\n<h3>", i + 1);
-	text_xml_escape(out, title.s);
+	xml_escape(out, title.s);
 	buf_adds(out, " ");
 	badge(out, r->status);
 	buf_adds(out, "</h3>\n<p class=\"who\">");
-	text_xml_escape(out, r->model);
+	xml_escape(out, r->model);
 	buf_adds(out, " | ");
-	text_xml_escape(out, r->gpu);
+	xml_escape(out, r->gpu);
 	buf_addf(out, " &middot; %zu record%s</p>\n", g->n, g->n == 1 ? "" : "s");
 	if (detail.len > 0) {
 		buf_adds(out, "<p class=\"detail\"><code>");
-		text_xml_escape(out, detail.s);
+		xml_escape(out, detail.s);
 		buf_adds(out, "</code></p>\n");
 	}
 	buf_adds(out, "<div class=\"charts\">\n");
@@ -1338,13 +1339,13 @@ skipped_table(buf *out, const struct dash *d)
 		const struct drec *r = latest(d, s->g);
 		cohort_title(s->g, &title, &detail);
 		buf_adds(out, "<tr><td>");
-		text_xml_escape(out, r->model);
+		xml_escape(out, r->model);
 		buf_adds(out, "</td><td>");
-		text_xml_escape(out, r->gpu);
+		xml_escape(out, r->gpu);
 		buf_adds(out, "</td><td>");
-		text_xml_escape(out, title.s);
+		xml_escape(out, title.s);
 		buf_adds(out, "<br><code>");
-		text_xml_escape(out, detail.s);
+		xml_escape(out, detail.s);
 		buf_addf(out, "</code></td><td>%s</td><td class=\"n\">%zu</td>"
 		    "<td class=\"n\">%zu</td><td>%s</td></tr>\n", metric_table[s->metric].key,
 		    s->g->n, s->non_null, s->reason);

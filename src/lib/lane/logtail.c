@@ -4,7 +4,7 @@
 
 #include "core/err.h"
 #include "lane/logtail.h"
-#include "core/text.h"
+#include "core/utf8.h"
 
 struct ring {
 	buf line[LOGTAIL_LINES];
@@ -35,7 +35,7 @@ add_text(buf *cur, const char *p, size_t n)
 			buf_addc(cur, p[i++]);
 			continue;
 		}
-		len = text_utf8_decode((const unsigned char *)p + i, n - i, &cp, false);
+		len = utf8_decode((const unsigned char *)p + i, n - i, &cp, false);
 		if (len == 0) {
 			buf_adds(cur, "\xef\xbf\xbd");
 			i++;

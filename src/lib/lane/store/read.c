@@ -21,6 +21,7 @@
 #include "lane/identity.h"
 #include "lane/store/read.h"
 #include "core/text.h"
+#include "core/utf8.h"
 
 struct store {
 	gitstore *git;		/* the git store whose cache is root, or NULL */
@@ -437,7 +438,7 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 	bool any = false, object_start;
 	int j;
 
-	if (text_utf8_error(text, len, msg, sizeof msg)) {
+	if (utf8_error(text, len, msg, sizeof msg)) {
 		note_raise(sc, path != NULL ? path : where, msg);
 		return;
 	}

@@ -1,0 +1,15 @@
+/*
+ * xml: text for the SVG figures and the HTML dashboard.
+ */
+#ifndef PERF_CORE_XML_H
+#define PERF_CORE_XML_H
+
+#include "core/buf.h"
+
+/*
+ * Appends s escaped for XML and HTML text and attributes (& < > " '),
+ * with control bytes XML 1.0 cannot hold (all but tab and newline) as spaces.
+ */
+void xml_escape(buf *b, const char *s);
+
+#endif
