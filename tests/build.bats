@@ -46,8 +46,9 @@ mk() {
 	assert_line --index 0 "--- perf-lane: run source unknown, upload policy never, store s, reports r1"
 	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0: exit 0"
 	# ... and where make install put it (LANELIBDIR), wherever that is
+	# (the same build and flags: nothing is compiled again)
 	run mk install PREFIX="$BATS_TEST_TMPDIR/p" LANELIBDIR="$BATS_TEST_TMPDIR/lanelib" \
-		BUILD="$BATS_TEST_TMPDIR/build" OUTBIN="$BATS_TEST_TMPDIR/build/bin"
+		BUILD="$b" OUTBIN="$b/bin" EXTRA_CFLAGS=-Werror
 	assert_success
 	[ -f "$BATS_TEST_TMPDIR/lanelib/lane.bash" ] && [ -f "$BATS_TEST_TMPDIR/lanelib/python.bash" ]
 	PATH=$BATS_TEST_TMPDIR/p/bin:/usr/bin:/bin run --separate-stderr \
