@@ -1159,7 +1159,13 @@ parse_options(int argc, char *argv[])
 int
 main(int argc, char *argv[])
 {
-	struct run state = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 }, *run = &state;
+	/*
+	 * The run's state: main's own, passed to every function that needs it.
+	 * Static so that what it holds stays reachable until the process ends,
+	 * which frees it (the program never frees its cohorts one by one).
+	 */
+	static struct run state = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 };
+	struct run *run = &state;
 	bool trouble = false, worse = false;
 	size_t i;
 
