@@ -129,6 +129,7 @@ struct run {
 	char **unit_name;
 	size_t nunits;
 	pthread_mutex_t lock;	/* the cohorts, while the store is read */
+	struct json_keyset *keys;	/* of wanted[] */
 	size_t *slot, slots;	/* cohort index by key (open addressing) */
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
@@ -145,49 +146,119 @@ static const char usage_text[] =
     "                    [--batch records.jsonl]\n"
     "                    [--json | --md] [file ...]\n";
 
-/* The keys perf-changes reads of a record. */
-static const char *const wanted_keys[] = { "model_id", "gpu_type", "timestamp",
-    "commit_sha", "result_schema_version", "workload_id", "variant_id",
-    "benchmark_version", "recipe_fingerprint", "hardware_profile_id",
-    "software_profile_id", "latency", "throughput", "memory",
-    "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "success",
-    "baseline_eligible", "run_source" };
+/*
+ * The members of a record perf-changes reads, by position in wanted[]:
+ * found in one pass over the record (record_view()) rather than looked up
+ * one by one. The store's query reads success, baseline_eligible and
+ * run_source, the last three.
+ */
+enum {
+	W_MODEL, W_GPU, W_TIMESTAMP, W_COMMIT, W_SCHEMA,
+	W_IDENT,			/* identity_keys[], in their order */
+	W_METRIC = W_IDENT + IDENTITY_KEYS,	/* metric_table[], in its order */
+	W_VIEWED = W_METRIC + METRIC_COUNT,
+	W_KEYS = W_VIEWED + 3
+};
+
+static const char *wanted[W_KEYS] = { "model_id", "gpu_type", "timestamp", "commit_sha",
+	"result_schema_version", [W_VIEWED] = "success", "baseline_eligible", "run_source" };
+
+/* wanted[] made whole, and its keyset; once, before anything is read. */
+static struct json_keyset *
+wanted_keyset(void)
+{
+	int i;
+
+	for (i = 0; i < IDENTITY_KEYS; i++)
+		wanted[W_IDENT + i] = identity_keys[i];
+	for (i = 0; i < METRIC_COUNT; i++)
+		wanted[W_METRIC + i] = metric_table[i].key;
+	return json_keyset_new(wanted, W_KEYS);
+}
+
+/* A record's members of wanted[] (json_get()'s: the first of a name), NULL when absent. */
+struct view {
+	const cJSON *v[W_VIEWED];
+};
+
+static void
+record_view(const struct json_keyset *ks, const cJSON *rec, struct view *w)
+{
+	const cJSON *c;
+	int k;
+
+	memset(w, 0, sizeof *w);
+	if (!cJSON_IsObject(rec))
+		return;
+	for (c = rec->child; c != NULL; c = c->next)
+		if ((k = json_keyset_index(ks, c->string)) >= 0 && k < W_VIEWED &&
+		    w->v[k] == NULL)
+			w->v[k] = c;
+}
+
+/* str() of v into b, or dflt when v is absent. */
+static void
+add_pystr(buf *b, const cJSON *v, const char *dflt)
+{
+	if (v != NULL)
+		json_pystr(b, v);
+	else
+		buf_adds(b, dflt);
+}
 
 /*
  * The cohort key of a record into b ("v2" and the identity, or "legacy",
  * model and GPU, joined by \x1f); false for an incomplete v2 identity,
- * which is never compared (as the rolling gate).
+ * which is never compared (as the rolling gate). The rules are
+ * identity_of()'s, read from the view.
  */
 static bool
-cohort_key(const cJSON *rec, struct identity *id, buf *b)
+cohort_key(const struct view *w, buf *b)
 {
-	size_t i;
+	const cJSON *v;
+	bool v2 = false, complete = true;
+	size_t i, n, at = b->len;
 
-	identity_of(rec, id);
-	if (id->uses_v2 && !id->complete)
+	for (i = 0; i < IDENTITY_KEYS; i++) {
+		v = w->v[W_IDENT + i];
+		v2 |= v != NULL;
+		if (v == NULL || cJSON_IsNull(v) || (cJSON_IsString(v) && !(
+		    /* A visible ASCII first character is no whitespace of str.strip(). */
+		    (v->valuestring[0] > ' ' && v->valuestring[0] < 0x7f) ||
+		    (text_py_strip(v->valuestring, &n), n > 0))))
+			complete = false;
+	}
+	if (!v2 && (v = w->v[W_SCHEMA]) != NULL) {
+		json_pystr(b, v);
+		v2 = strcmp(b->s + at, "2") == 0;
+		b->len = at;
+		b->s[at] = '\0';
+	}
+	if (v2 && !complete)
 		return false;
-	if (id->complete) {
+	if (complete) {
 		buf_adds(b, "v2");
 		for (i = 0; i < IDENTITY_KEYS; i++) {
 			buf_addc(b, '\x1f');
-			buf_adds(b, id->value[i]);
+			json_pystr(b, w->v[W_IDENT + i]);
 		}
 	} else {
-		char *m = json_get(rec, "model_id") ? json_pystr_dup(json_get(rec, "model_id")) :
-		    estrdup("unknown");
-		char *g = json_get(rec, "gpu_type") ? json_pystr_dup(json_get(rec, "gpu_type")) :
-		    estrdup("unknown");
-		buf_addf(b, "legacy\x1f%s\x1f%s", m, g);
-		free(m);
-		free(g);
+		buf_adds(b, "legacy\x1f");
+		add_pystr(b, w->v[W_MODEL], "unknown");
+		buf_addc(b, '\x1f');
+		add_pystr(b, w->v[W_GPU], "unknown");
 	}
 	return true;
 }
 
-/* The cohort of key (made by cohort_key()), created when new; under the run's lock. */
+/*
+ * The cohort of key (made by cohort_key() from rec), created when new;
+ * under the run's lock.
+ */
 static struct cohort *
-cohort_find(struct run *run, const char *key, const struct identity *id)
+cohort_find(struct run *run, const char *key, const cJSON *rec)
 {
+	struct identity id;
 	struct cohort *c;
 	size_t i;
 
@@ -210,9 +281,11 @@ cohort_find(struct run *run, const char *key, const struct identity *id)
 			return run->c[run->slot[i]];
 	c = ecalloc(1, sizeof *c);
 	c->key = estrdup(key);
-	c->v2 = id->complete;
+	identity_of(rec, &id);
+	c->v2 = id.complete;
 	for (int k = 0; c->v2 && k < IDENTITY_KEYS; k++)
-		c->ident[k] = estrdup(id->value[k]);
+		c->ident[k] = estrdup(id.value[k]);
+	identity_free(&id);
 	if (run->n == run->cap) {
 		run->cap = run->cap ? run->cap * 2 : 64;
 		run->c = erealloc(run->c, run->cap * sizeof *run->c);
@@ -270,9 +343,8 @@ note_unit(struct run *run, struct cohort *c, size_t u)
 enum { PT_STREAM = 1, PT_KEY = 2, PT_KEY_IS_PATH = 4 };
 
 static void
-encode_point(buf *b, const struct store_hit *h, bool want_key)
+encode_point(buf *b, const struct store_hit *h, const struct view *w, bool want_key)
 {
-	const cJSON *t = json_get(h->record, "timestamp"), *c = json_get(h->record, "commit_sha");
 	char *key = want_key ? store_record_path(h->record) : NULL;
 	unsigned char flags = 0, has = 0;
 	double v[METRIC_COUNT], d;
@@ -280,8 +352,7 @@ encode_point(buf *b, const struct store_hit *h, bool want_key)
 
 	for (int m = 0; m < METRIC_COUNT; m++)
 		/* History is read leniently: what is not a finite number is missing. */
-		if (policy_coerce(json_get(h->record, metric_table[m].key), &d) == COERCE_OK &&
-		    isfinite(d)) {
+		if (policy_coerce(w->v[W_METRIC + m], &d) == COERCE_OK && isfinite(d)) {
 			has |= (unsigned char)(1u << m);
 			v[nv++] = d;
 		}
@@ -295,26 +366,14 @@ encode_point(buf *b, const struct store_hit *h, bool want_key)
 	buf_add(b, h->path, strlen(h->path) + 1);
 	if (key != NULL && !(flags & PT_KEY_IS_PATH))
 		buf_add(b, key, strlen(key) + 1);
-	if (t != NULL)
-		json_pystr(b, t);
-	else
-		buf_adds(b, "None");
+	add_pystr(b, w->v[W_TIMESTAMP], "None");
 	buf_addc(b, '\0');
-	if (c != NULL)
-		json_pystr(b, c);
-	else
-		buf_adds(b, "None");
+	add_pystr(b, w->v[W_COMMIT], "None");
 	buf_addc(b, '\0');
 	/* The model and GPU shown are the latest record's. */
-	if ((t = json_get(h->record, "model_id")) != NULL)
-		json_pystr(b, t);
-	else
-		buf_adds(b, "unknown");
+	add_pystr(b, w->v[W_MODEL], "unknown");
 	buf_addc(b, '\0');
-	if ((t = json_get(h->record, "gpu_type")) != NULL)
-		json_pystr(b, t);
-	else
-		buf_adds(b, "unknown");
+	add_pystr(b, w->v[W_GPU], "unknown");
 	buf_addc(b, '\0');
 	free(key);
 }
@@ -474,32 +533,34 @@ static void
 on_hit(const struct store_hit *h, void *ctx)
 {
 	struct run *run = ctx;
-	struct identity id;
+	struct view w;
 	struct cohort *c;
-	buf key = BUF_INIT, pt = BUF_INIT;
+	buf b = BUF_INIT;	/* the cohort key, its '\0', the point */
+	size_t at;
 
-	if (!cohort_key(h->record, &id, &key)) {
-		identity_free(&id);
-		buf_free(&key);
+	record_view(run->keys, h->record, &w);
+	buf_grow(&b, 512);
+	if (!cohort_key(&w, &b)) {
+		buf_free(&b);
 		return;
 	}
-	encode_point(&pt, h, !run->by_unit);
+	at = b.len + 1;
+	buf_addc(&b, '\0');
+	encode_point(&b, h, &w, !run->by_unit);
 	pthread_mutex_lock(&run->lock);
-	c = cohort_find(run, key.s, &id);
+	c = cohort_find(run, b.s, h->record);
 	if (run->by_unit)
 		note_unit(run, c, h->unit);
 	if (c->phase == COLLECTING && (!run->again || c->again)) {
 		size_t cap = c->pending.cap;
 
-		buf_add(&c->pending, pt.s, pt.len);
+		buf_add(&c->pending, b.s + at, b.len - at);
 		run->pending += c->pending.cap - cap;
 		if (run->pending > run->spill_at)
 			spill(run);
 	}
 	pthread_mutex_unlock(&run->lock);
-	identity_free(&id);
-	buf_free(&key);
-	buf_free(&pt);
+	buf_free(&b);
 }
 
 /* The query of every record (trusted ones unless --all). */
@@ -558,7 +619,7 @@ static bool
 read_batch(struct run *run)
 {
 	jsonl_reader *r = jsonl_open((char *const *)&opt.batch, 1);
-	struct identity id;
+	struct view w;
 	jsonl_span s;
 	cJSON *rec;
 	bool ok;
@@ -566,12 +627,12 @@ read_batch(struct run *run)
 	while ((rec = jsonl_next(r, &s)) != NULL) {
 		buf b = BUF_INIT;
 
-		if (cohort_key(rec, &id, &b)) {
+		record_view(run->keys, rec, &w);
+		if (cohort_key(&w, &b)) {
 			run->batch = erealloc(run->batch, (run->nbatch + 1) * sizeof *run->batch);
 			run->batch[run->nbatch++] = buf_detach(&b);
 		}
 		buf_free(&b);
-		identity_free(&id);
 		cJSON_Delete(rec);
 	}
 	ok = jsonl_errors(r) == 0;
@@ -1051,7 +1112,7 @@ read_store(struct run *run)
 
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		return -1;
-	store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
+	store_want(st, wanted, W_KEYS);
 	for (int h = 0; h < opt.nhistories; h++)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
@@ -1172,6 +1233,7 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	parse_options(argc, argv);
+	run->keys = wanted_keyset();
 	/* Undocumented, for the tests: spill points held past this many bytes. */
 	if (getenv("PERF_CHANGES_SPILL") != NULL)
 		run->spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);

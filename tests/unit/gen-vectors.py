@@ -70,6 +70,19 @@ def repr_vectors():
     vals += [float('1' + '0' * k) for k in range(0, 23)]
     vals += [float('0.' + '0' * k + '5') for k in range(0, 23)]
     vals += [999999999999999.0, 999999999999999.9, 100000000000000.1, 0.1 ** 22]
+    # num_repr() tries 15 digits first for normal numbers and every length
+    # below DBL_MIN: short subnormals, the edge, powers of two and their
+    # neighbours, 15-, 16- and 17-digit values.
+    r = random.Random(11)
+    vals += [1.036131e-317, 5.43230922487e-312, 1.32624737e-315, 2.2250738585072014e-308,
+             2.225073858507201e-308, 2.2250738585072019e-308, 1e-310, 4.9406564584124654e-320]
+    for _ in range(200):
+        vals.append(float('%.*e' % (r.randint(0, 6), r.random() * 10.0 ** r.randint(-323, -309))))
+    for k in range(-1022, 1024, 37):
+        x = math.ldexp(1.0, k)
+        vals += [x, math.nextafter(x, 0.0), math.nextafter(x, math.inf)]
+    for _ in range(300):
+        vals.append(float('%.*e' % (r.choice([14, 15, 16]), r.uniform(1, 10) * 10.0 ** r.randint(-300, 300))))
     rows = ['{ 0x%016xULL, "%s" }' % (struct.unpack('<Q', struct.pack('<d', x))[0],
                                       repr(x)) for x in vals]
     header('repr_vectors.h', '(bits, repr(float)).',

@@ -1019,6 +1019,12 @@ json_keyset_free(struct json_keyset *ks)
 	free(ks);
 }
 
+int
+json_keyset_index(const struct json_keyset *ks, const char *key)
+{
+	return ks->slot[keyset_slot(ks, (const unsigned char *)key, strlen(key))];
+}
+
 #define FAST_MAX_DEPTH 32
 
 static void

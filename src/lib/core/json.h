@@ -92,6 +92,8 @@ void json_arena_free(struct json_arena *a);
 struct json_keyset;
 struct json_keyset *json_keyset_new(const char *const *keys, size_t n);	/* NULL over 64 */
 void json_keyset_free(struct json_keyset *ks);
+/* The position of key among those given to json_keyset_new(), or -1. */
+int json_keyset_index(const struct json_keyset *ks, const char *key);
 cJSON *json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
     struct json_arena *arena);
 

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
@@ -178,7 +179,21 @@ shortest(double x, char *digits)
 	char t[160], *e;
 	int p, exp10 = 0, mexp, i, n;
 
-	for (p = 1; p <= 17; p++) {
+	/*
+	 * A decimal of p <= 15 digits that reads back as x lies within half
+	 * an ulp of x (2^-53 of it, either side, powers of two included),
+	 * closer than half the spacing of 15-digit decimals (5e-15 of its
+	 * decade): so rounding x to 15 digits gives that decimal padded with
+	 * zeros, and when those 15 digits do not read back, nothing shorter
+	 * does. One try at 15 digits stands for the 15 tries below it. Not
+	 * so below DBL_MIN, where ulps are coarser: there every p is tried.
+	 */
+	p = 1;
+	if (x >= DBL_MIN) {
+		snprintf(t, sizeof t, "%.14e", x);
+		p = strtod(t, NULL) == x ? 18 : 16;
+	}
+	for (; p <= 17; p++) {
 		snprintf(t, sizeof t, "%.*e", p - 1, x);
 		if (strtod(t, NULL) == x)
 			break;
