@@ -288,6 +288,38 @@ for i, line in enumerate(open(sys.argv[1])):
 	assert_equal "$stderr" "$fast_err"
 }
 
+@test "record files read in batches (io_uring) give what files read one by one give" {
+	# More files in a directory than one batch takes, some too long for a
+	# batch's buffer, a link, a subdirectory between them, an invalid file.
+	st=$BATS_TEST_TMPDIR/store
+	py -c '
+import json, os, sys
+lines = open(sys.argv[1]).read().splitlines()
+for i, line in enumerate(lines):
+    r = json.loads(line)
+    if i % 9 == 4:
+        r["note"] = "x" * (16384 + i)
+    d = os.path.join(sys.argv[2], "d%d" % (i % 5 == 0), "sub" if i % 11 == 5 else "")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "r%04d.json" % i), "w") as f:
+        f.write(json.dumps(r, indent=2))
+with open(os.path.join(sys.argv[2], "d0", "bad.json"), "w") as f:
+    f.write("{\"latency\": ")
+os.symlink(os.path.join("..", "d1", "r0000.json"), os.path.join(sys.argv[2], "d0", "link.json"))
+' "$H" "$st"
+	[ "$(find "$st/d0" -maxdepth 1 -name '*.json' | wc -l)" -gt 64 ]
+	run --separate-stderr env PERF_FILE_BATCH=0 $N -s "$st"
+	plain_status=$status plain_out=$output plain_err=$stderr
+	[ -n "$plain_out" ]
+	[[ "$plain_err" == *"d0/bad.json:1: skipping invalid JSON in the history"* ]] || { echo "$plain_err"; false; }
+	for t in 1 2; do
+		run --separate-stderr env PERF_STORE_THREADS=$t $N -s "$st"
+		assert_equal "$status" "$plain_status"
+		assert_equal "$output" "$plain_out"
+		assert_equal "$stderr" "$plain_err"
+	done
+}
+
 @test "a history spilled to a file gives what one held in memory gives" {
 	gzip -c "$H" >"$BATS_TEST_TMPDIR/h.jsonl.gz"
 	run -1 --separate-stderr $N -H "$BATS_TEST_TMPDIR/h.jsonl.gz"

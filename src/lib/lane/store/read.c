@@ -13,6 +13,7 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "core/file_batch.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -85,7 +86,13 @@ struct worker {
 	buf text;
 	struct json_arena *arena;	/* each record's tree, released whole */
 	size_t unit;			/* the unit being read */
+	struct file_batch *batch;	/* NULL: files are read one by one */
+	buf names;			/* the files of a directory waiting for the batch */
+	size_t name_at[FILE_BATCH_MAX], nnames;
 };
+
+/* The most a record file read in a batch may hold; a longer one is read alone. */
+#define BATCH_FILE_SIZE 16384
 
 /* The length of the scheme of "scheme://...", or 0 (RFC 3986 letters). */
 static size_t
@@ -539,6 +546,47 @@ read_file(struct worker *w, int dfd, const char *name, const char *full,
 	return 0;
 }
 
+/*
+ * Reads the files waiting in w (names in the open directory dfd, whose
+ * paths full and rel hold; restored on return) with one batch, in the
+ * order they were listed.
+ */
+static void
+read_waiting(struct worker *w, int dfd, buf *full, buf *rel)
+{
+	size_t flen = full->len, rlen = rel->len, i;
+	const char *names[FILE_BATCH_MAX];
+	char *text[FILE_BATCH_MAX];
+	long res[FILE_BATCH_MAX];
+
+	if (w->nnames == 0)
+		return;
+	for (i = 0; i < w->nnames; i++)
+		names[i] = w->names.s + w->name_at[i];
+	file_batch_read(w->batch, dfd, names, w->nnames, text, res);
+	for (i = 0; i < w->nnames; i++) {
+		buf_addc(full, '/');
+		buf_adds(full, names[i]);
+		if (rel->len > 0)
+			buf_addc(rel, '/');
+		buf_adds(rel, names[i]);
+		if (res[i] == FILE_BATCH_LONG)
+			read_file(w, dfd, names[i], full->s, rel->s, true);
+		else if (res[i] < 0)
+			warn_later(w->sc, full->s, 0, "skipping unreadable history file: %s",
+			    strerror((int)-res[i]));
+		else
+			scan_text(w, text[i], (size_t)res[i], rel->s, full->s, 0);
+		full->len = flen;
+		full->s[flen] = '\0';
+		rel->len = rlen;
+		if (rel->s != NULL)
+			rel->s[rlen] = '\0';
+	}
+	w->nnames = 0;
+	buf_reset(&w->names);
+}
+
 static bool
 json_name(const char *name)
 {
@@ -569,13 +617,23 @@ walk(struct worker *w, buf *full, buf *rel)
 
 		if (de->d_name[0] == '.')
 			continue;	/* hidden files and directories, . and .. */
+		isdir = de->d_type == DT_DIR;
+		isreg = de->d_type == DT_REG;
+		if (isreg && w->batch != NULL && json_name(de->d_name)) {
+			/* Read with the next files of the directory, in one batch. */
+			w->name_at[w->nnames++] = w->names.len;
+			buf_add(&w->names, de->d_name, strlen(de->d_name) + 1);
+			if (w->nnames == FILE_BATCH_MAX)
+				read_waiting(w, dirfd(d), full, rel);
+			continue;
+		}
+		/* What is read alone, or walked, comes after the files listed before it. */
+		read_waiting(w, dirfd(d), full, rel);
 		buf_addc(full, '/');
 		buf_adds(full, de->d_name);
 		if (rel->len > 0)
 			buf_addc(rel, '/');
 		buf_adds(rel, de->d_name);
-		isdir = de->d_type == DT_DIR;
-		isreg = de->d_type == DT_REG;
 		if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) {
 			/* Follow links to files; never descend through a link. */
 			if (stat(full->s, &st) == 0) {
@@ -598,6 +656,10 @@ walk(struct worker *w, buf *full, buf *rel)
 		store_failed(w->sc, full->s, errno);
 		rc = -1;
 	}
+	if (rc == 0)
+		read_waiting(w, dirfd(d), full, rel);
+	w->nnames = 0;
+	buf_reset(&w->names);
 	closedir(d);
 	return rc;
 }
@@ -626,6 +688,7 @@ worker_init(struct worker *w, struct scan *sc)
 	w->sc = sc;
 	w->match = ecalloc((size_t)sc->nq + 1, sizeof *w->match);
 	w->arena = json_arena_new();
+	w->batch = file_batch_new(BATCH_FILE_SIZE);
 }
 
 static void
@@ -634,6 +697,8 @@ worker_free(struct worker *w)
 	free(w->match);
 	buf_free(&w->text);
 	json_arena_free(w->arena);
+	file_batch_free(w->batch);
+	buf_free(&w->names);
 }
 
 /* A reader thread: top-level directories of the store, one at a time. */
