@@ -73,6 +73,16 @@ canon_sha_final(struct canon_sha *h, char hex[SHA256_HEX])
 	hex_of(md, hex);
 }
 
+void
+canon_sha_peek(const struct canon_sha *h, char hex[SHA256_HEX])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	SHA256_CTX ctx = h->ctx;
+
+	SHA256_Final(md, &ctx);
+	hex_of(md, hex);
+}
+
 int
 canon_sha256(const cJSON *v, char hex[SHA256_HEX])
 {
