@@ -139,7 +139,8 @@ from_kept(const double *x, size_t n, size_t window, struct kept *k,
 	size_t r;
 
 	s.early = malloc((k->nearly + 1) * sizeof *s.early);
-	memcpy(s.early, k->early, k->nearly * sizeof *s.early);
+	if (k->nearly > 0)
+		memcpy(s.early, k->early, k->nearly * sizeof *s.early);
 	changes_split(x, n, window, 0.01, &s);
 	changes_memo_add(&s, k->memo, k->nmemo);
 	r = changes_merge_split(x, n, &s, 0.001, 0, out);
@@ -152,7 +153,8 @@ from_kept(const double *x, size_t n, size_t window, struct kept *k,
 	k->resume = s.resume;
 	k->nearly = s.nearly;
 	k->early = malloc((s.nearly + 1) * sizeof *k->early);
-	memcpy(k->early, s.early, s.nearly * sizeof *k->early);
+	if (s.nearly > 0)
+		memcpy(k->early, s.early, s.nearly * sizeof *k->early);
 	changes_split_free(&s);
 	return r;
 }
