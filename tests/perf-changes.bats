@@ -165,7 +165,7 @@ compares() {
 	head -n 500 "$BATS_TEST_TMPDIR/all.jsonl" >"$h"
 	$N --incremental "$st" "$h" >/dev/null || true
 	jq -c 'del(.merge)' "$st" >"$BATS_TEST_TMPDIR/old.jsonl"
-	! grep -q merge "$BATS_TEST_TMPDIR/old.jsonl"
+	if grep -q merge "$BATS_TEST_TMPDIR/old.jsonl"; then return 1; fi
 	cp "$BATS_TEST_TMPDIR/old.jsonl" "$st"
 	cp "$BATS_TEST_TMPDIR/all.jsonl" "$h"
 	full=$($N "$h") || true
@@ -181,16 +181,16 @@ compares() {
 	[ -z "$stderr" ]
 }
 
-# set_line L FILTER [jq args]: the state $st is good.jsonl with jq's FILTER
+# set_line L FILTER OUT [jq args]: OUT is good.jsonl with jq's FILTER
 # applied to its line L.
 set_line() {
-	local l=$1 f=$2
-	shift 2
+	local l=$1 f=$2 out=$3
+	shift 3
 	{
 		head -n "$((l - 1))" "$BATS_TEST_TMPDIR/good.jsonl"
 		sed -n "${l}p" "$BATS_TEST_TMPDIR/good.jsonl" | jq -c "$@" "$f"
 		tail -n "+$((l + 1))" "$BATS_TEST_TMPDIR/good.jsonl"
-	} >"$st"
+	} >"$out"
 }
 
 @test "--incremental ignores a state with a malformed comparison, with a warning naming its line" {
@@ -209,9 +209,10 @@ set_line() {
 	    "-1 $idx $hi $rest" "$lo $idx $hi ${rest/ / x}" "$lo $idx $hi ${rest/ /	}" \
 	    "99999999999999999999 $idx $hi $rest" 7; do
 		if [ "$bad" = 7 ]; then
-			set_line "$l" '.merge[0] = 7'
+			set_line "$l" '.merge[0] = 7' "$st"
 		else
-			set_line "$l" '.merge[0] = $b' --arg b "$bad"
+			# shellcheck disable=SC2016 # $b is jq's
+			set_line "$l" '.merge[0] = $b' "$st" --arg b "$bad"
 		fi
 		run --separate-stderr $N --incremental "$st" "$h"
 		[ "$output" = "$full" ] || { echo "output differs for '$bad'" >&2; return 1; }
@@ -219,7 +220,7 @@ set_line() {
 		cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
 	done
 	# Not an array at all.
-	set_line "$l" '.merge = "x"'
+	set_line "$l" '.merge = "x"' "$st"
 	run --separate-stderr $N --incremental "$st" "$h"
 	[ "$output" = "$full" ]
 	assert_equal "$stderr" "$N: $st:$l: ignoring the incremental state: not this program's state for these options"
