@@ -602,12 +602,17 @@ changes_memo_add(struct changes_split *sp, const struct changes_memo *m, size_t 
 	struct changes_cache *c;
 	struct memo *e;
 
+	size_t cap = 16;
+
 	if (sp->cache == NULL)
 		sp->cache = ecalloc(1, sizeof *sp->cache);
 	c = sp->cache;
+	/* Room for them all at once (a short series needs no more). */
+	while (cap < 2 * (c->n + n + 1))
+		cap *= 2;
+	if (cap > c->cap)
+		memo_rehash(c, cap, true);
 	for (size_t i = 0; i < n; i++) {
-		if (2 * (c->n + 1) > c->cap)
-			memo_rehash(c, c->cap ? 2 * c->cap : 256, true);
 		e = &c->memo[memo_slot(c, m[i].lo, m[i].cp.index, m[i].hi)];
 		if (e->hi != 0)
 			continue;
