@@ -625,13 +625,24 @@ digest(const double *x, size_t n, char hex[SHA256_HEX], size_t at, char at_hex[S
 	canon_sha_final(h, hex);
 }
 
+/*
+ * The saved state of a series of n points made from no more points, taken
+ * (marked used) under the run's lock, as analysis threads look at once.
+ */
 static struct saved *
-find_saved(struct run *run, const char *series)
+find_saved(struct run *run, const char *series, size_t n)
 {
-	for (size_t i = 0; i < run->nsaved; i++)
-		if (!run->saved[i].used && strcmp(run->saved[i].series, series) == 0)
-			return &run->saved[i];
-	return NULL;
+	struct saved *sv = NULL;
+
+	pthread_mutex_lock(&run->lock);
+	for (size_t i = 0; i < run->nsaved && sv == NULL; i++)
+		if (!run->saved[i].used && strcmp(run->saved[i].series, series) == 0 &&
+		    run->saved[i].n <= n) {
+			sv = &run->saved[i];
+			sv->used = true;
+		}
+	pthread_mutex_unlock(&run->lock);
+	return sv;
 }
 
 /* The header line of a state file for the options in force. */
@@ -843,20 +854,17 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 		return;
 	series = easprintf("%s\x1e%s", c->key, metric_table[m].key);
 	if (opt.state != NULL) {
-		sv = find_saved(run, series);
+		sv = find_saved(run, series, n);
 		digest(x, n, now, sv != NULL ? sv->n : SIZE_MAX, hex);
 	}
-	if (opt.state != NULL && sv != NULL && sv->n <= n) {
-		sv->used = true;
-		if (strcmp(hex, sv->digest) == 0) {
-			/* The same history and more: resume the split. */
-			sp.n = sv->n;
-			sp.resume = sv->resume;
-			sp.early = sv->early;
-			sp.nearly = sv->nearly;
-			sv->early = NULL;
-			resumed = true;
-		}
+	if (sv != NULL && strcmp(hex, sv->digest) == 0) {
+		/* The same history and more: resume the split. */
+		sp.n = sv->n;
+		sp.resume = sv->resume;
+		sp.early = sv->early;
+		sp.nearly = sv->nearly;
+		sv->early = NULL;
+		resumed = true;
 	}
 	changes_split(x, n, (size_t)opt.window, changes_first_pass(opt.pvalue), &sp);
 	cp = emalloc((sp.nweak + 1) * sizeof *cp);
