@@ -79,8 +79,8 @@ printf '  %-66s %8.3f ms\n' "  the same, 90th percentile of 1,000 appends" \
 
 # The program's incremental append: a history of one 10,000-point series
 # (one cohort, --metric latency), its state, then one record appended (a
-# copy of the last with a later time). PERF_CHANGES_STATS reports the time
-# analyse() took, the reading of the records left out; median of 21 runs,
+# copy of the last with a later time). PERF_CHANGES_STATS reports the CPU
+# time analyse() took, the reading of the records left out; median of 21 runs,
 # the state put back before each.
 inc=$out/incremental
 mkdir -p "$inc"
@@ -101,7 +101,7 @@ incremental() {
 	for i in $(seq 21); do
 		[ -z "$state" ] || cp "$state" "$inc/state.jsonl"
 		PERF_CHANGES_STATS=1 perf-changes "$@" -m latency "$inc/append.jsonl" 2>&1 >/dev/null |
-			sed -n 's/.*analysis \([0-9.]*\) ms; the merges compared \([0-9]*\) segments, reused \([0-9]*\)$/\1 \2 \3/p'
+			sed -n 's/.*analysis \([0-9.]*\) ms CPU; the merges compared \([0-9]*\) segments, reused \([0-9]*\)$/\1 \2 \3/p'
 		: "$i"
 	done | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'
 }
@@ -111,7 +111,7 @@ read -r full_ms _ < <(incremental "")
 cp "$inc/kept.jsonl" "$inc/state.jsonl"
 read -r whole _ < <(best3 "perf-changes --incremental $inc/state.jsonl -m latency $inc/append.jsonl >/dev/null; [ \$? -le 1 ]")
 echo "  perf-changes --incremental, one record appended to a 10,000-point series"
-echo "  (the program's analysis, reading left out; median of 21 runs):"
+echo "  (the program's analysis, CPU time, reading left out; median of 21 runs):"
 printf '  %-66s %8.3f ms\n' "  the state keeps the merge's comparisons ($kept_made compared, $kept_reused reused)" "$kept_ms"
 printf '  %-66s %8.3f ms\n' "  a state without them, the earlier format ($earlier_made compared)" "$earlier_ms"
 printf '  %-66s %8.3f ms\n' "  no state: the full analysis" "$full_ms"

@@ -137,7 +137,7 @@ struct run {
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
 	size_t compared, reused;	/* comparisons the merges made, reused */
-	double analysis_s;	/* seconds in analyse(), all threads together */
+	double analysis_s;	/* CPU seconds in analyse(), all threads together */
 	size_t pending;		/* bytes held for points, all cohorts together */
 	size_t spill_at;	/* spill them all when they pass this */
 	int spill_fd;		/* the spill file (unlinked), or -1 */
@@ -843,7 +843,7 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	struct saved *sv = NULL;
 	char hex[SHA256_HEX], now[SHA256_HEX], *series;
 	size_t n = c->h.n, k;
-	double t0 = now_monotonic();
+	double t0 = now_thread_cpu();
 	bool resumed = false;
 
 	for (size_t i = 0; i < n; i++) {
@@ -901,7 +901,7 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	pthread_mutex_lock(&run->lock);
 	run->compared += sp.compared;
 	run->reused += sp.reused;
-	run->analysis_s += now_monotonic() - t0;
+	run->analysis_s += now_thread_cpu() - t0;
 	pthread_mutex_unlock(&run->lock);
 	changes_split_free(&sp);
 }
@@ -1321,7 +1321,7 @@ main(int argc, char *argv[])
 		trouble = true;
 	/* Undocumented, for the tests and the bench: what the analysis did. */
 	if (getenv("PERF_CHANGES_STATS") != NULL)
-		warnx_("analysis %.3f ms; the merges compared %zu segments, reused %zu",
+		warnx_("analysis %.3f ms CPU; the merges compared %zu segments, reused %zu",
 		    run->analysis_s * 1000, run->compared, run->reused);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		return EXIT_TROUBLE;
