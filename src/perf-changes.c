@@ -780,6 +780,48 @@ load_state(struct run *run)
 	cJSON_Delete(head);
 }
 
+/*
+ * d as printf's %a writes it (exact: strtod reads back the same double),
+ * at o; returns the end. Normal numbers by hand, as a state holds a few
+ * hundred of them per series and snprintf() took a third of the analysis
+ * of an append.
+ */
+static char *
+hex_float(char *o, double d)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint64_t u, m;
+	int e, k;
+	char t[8];
+
+	memcpy(&u, &d, sizeof u);
+	e = (int)(u >> 52 & 0x7ff);
+	m = u & 0xfffffffffffffULL;
+	if (e == 0 || e == 0x7ff)	/* zero, subnormal, infinite, NaN: rare */
+		return o + sprintf(o, "%a", d);
+	if (u >> 63)
+		*o++ = '-';
+	memcpy(o, "0x1", 3);
+	o += 3;
+	if (m != 0) {
+		*o++ = '.';
+		for (k = 48; m != 0; k -= 4) {
+			*o++ = digits[m >> k & 15];
+			m &= (1ULL << k) - 1;
+		}
+	}
+	*o++ = 'p';
+	*o++ = e >= 1023 ? '+' : '-';
+	e = e >= 1023 ? e - 1023 : 1023 - e;
+	k = 0;
+	do
+		t[k++] = (char)('0' + e % 10);
+	while ((e /= 10) > 0);
+	while (k > 0)
+		*o++ = t[--k];
+	return o;
+}
+
 /* The state line of a series, after its merge. */
 static void
 keep_state(buf *out, const char *series, const char *hex, const struct changes_split *sp)
@@ -798,11 +840,16 @@ keep_state(buf *out, const char *series, const char *hex, const struct changes_s
 	json_set(o, "weak", w);
 	for (size_t i = 0; i < nm; i++) {
 		const struct change_point *cp = &m[i].cp;
-		char t[5 * 32 + 3 * 24];
+		const double f[5] = { cp->mean_before, cp->mean_after, cp->std_before,
+		    cp->std_after, cp->pvalue };
+		char t[5 * 32 + 3 * 24], *e;
 
-		snprintf(t, sizeof t, "%zu %zu %zu %a %a %a %a %a", m[i].lo, cp->index,
-		    m[i].hi, cp->mean_before, cp->mean_after, cp->std_before,
-		    cp->std_after, cp->pvalue);
+		e = t + snprintf(t, 3 * 24, "%zu %zu %zu", m[i].lo, cp->index, m[i].hi);
+		for (int k = 0; k < 5; k++) {
+			*e++ = ' ';
+			e = hex_float(e, f[k]);
+		}
+		*e = '\0';
 		json_append(a, json_new_string(t));
 	}
 	json_set(o, "merge", a);
