@@ -601,7 +601,6 @@ changes_memo_add(struct changes_split *sp, const struct changes_memo *m, size_t 
 {
 	struct changes_cache *c;
 	struct memo *e;
-
 	size_t cap = 16;
 
 	if (sp->cache == NULL)
