@@ -77,6 +77,46 @@ printf '  %-66s %8.3f ms\n' "  the same, 90th percentile of 1,000 appends" \
 	"$(awk -v a="$append90" 'BEGIN { print a * 1000 }')"
 [ -n "${OTAVA_DIR:-}" ] || echo "  (set OTAVA_DIR to a checkout of apache/otava to run Otava in the same bench)"
 
+# The program's incremental append: a history of one 10,000-point series
+# (one cohort, --metric latency), its state, then one record appended (a
+# copy of the last with a later time). PERF_CHANGES_STATS reports the CPU
+# time analyse() took, the reading of the records left out; median of 21 runs,
+# the state put back before each.
+inc=$out/incremental
+mkdir -p "$inc"
+if [ ! -s "$inc/append.jsonl" ] || [ bench/gen-store.c -nt "$inc/append.jsonl" ]; then
+	"$tools/gen-store" 10000 - 1 >"$inc/base.jsonl"
+	{ cat "$inc/base.jsonl"; tail -n 1 "$inc/base.jsonl" |
+		sed 's/"timestamp":"[^"]*"/"timestamp":"2027-01-01T00:00:00+00:00"/'; } >"$inc/append.jsonl.tmp"
+	mv "$inc/append.jsonl.tmp" "$inc/append.jsonl"
+fi
+rm -f "$inc/state.jsonl"
+perf-changes --incremental "$inc/state.jsonl" -m latency "$inc/base.jsonl" >/dev/null || true
+cp "$inc/state.jsonl" "$inc/kept.jsonl"
+jq -c 'del(.merge)' "$inc/kept.jsonl" >"$inc/earlier.jsonl"
+# incremental STATE [options]: "median-ms made reused" over 21 runs.
+incremental() {
+	local state=$1 i
+	shift
+	for i in $(seq 21); do
+		[ -z "$state" ] || cp "$state" "$inc/state.jsonl"
+		PERF_CHANGES_STATS=1 perf-changes "$@" -m latency "$inc/append.jsonl" 2>&1 >/dev/null |
+			sed -n 's/.*analysis \([0-9.]*\) ms CPU; the merges compared \([0-9]*\) segments, reused \([0-9]*\)$/\1 \2 \3/p'
+		: "$i"
+	done | sort -n | awk '{ a[NR] = $0 } END { print a[int((NR + 1) / 2)] }'
+}
+read -r kept_ms kept_made kept_reused < <(incremental "$inc/kept.jsonl" --incremental "$inc/state.jsonl")
+read -r earlier_ms earlier_made _ < <(incremental "$inc/earlier.jsonl" --incremental "$inc/state.jsonl")
+read -r full_ms _ < <(incremental "")
+cp "$inc/kept.jsonl" "$inc/state.jsonl"
+read -r whole _ < <(best3 "perf-changes --incremental $inc/state.jsonl -m latency $inc/append.jsonl >/dev/null; [ \$? -le 1 ]")
+echo "  perf-changes --incremental, one record appended to a 10,000-point series"
+echo "  (the program's analysis, CPU time, reading left out; median of 21 runs):"
+printf '  %-66s %8.3f ms\n' "  the state keeps the merge's comparisons ($kept_made compared, $kept_reused reused)" "$kept_ms"
+printf '  %-66s %8.3f ms\n' "  a state without them, the earlier format ($earlier_made compared)" "$earlier_ms"
+printf '  %-66s %8.3f ms\n' "  no state: the full analysis" "$full_ms"
+printf '  %-66s %9.3f s\n' "  the whole run, reading the 10,001 records included (best of 3)" "$whole"
+
 echo
 echo "perf-changes over a store of $n records in 200 cohorts x 6 metrics (target < 1 s wall), best of 3:"
 printf '  %-58s %8s %8s %10s %8s\n' "" "wall s" "CPU s" "peak MiB" "vs cat"

@@ -7,6 +7,7 @@
  * --md). Exit 1 when a reported change point is worse by the metric's
  * direction: a slow drift or a step the rolling gate let through.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <getopt.h>
@@ -31,6 +32,7 @@
 #include "lane/identity.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/now.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
 #include "core/text.h"
@@ -99,6 +101,8 @@ struct saved {
 	size_t n;
 	char digest[SHA256_HEX];
 	size_t resume, *early, nearly;
+	struct changes_memo *memo;	/* the comparisons its last merge used */
+	size_t nmemo;
 	bool used;
 };
 
@@ -133,6 +137,8 @@ struct run {
 	size_t *slot, slots;	/* cohort index by key (open addressing) */
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
+	size_t compared, reused;	/* comparisons the merges made, reused */
+	double analysis_s;	/* CPU seconds in analyse(), all threads together */
 	size_t pending;		/* bytes held for points, all cohorts together */
 	size_t spill_at;	/* spill them all when they pass this */
 	int spill_fd;		/* the spill file (unlinked), or -1 */
@@ -649,31 +655,55 @@ in_batch(struct run *run, const struct cohort *c)
 	    bsearch(&c->key, run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr) != NULL;
 }
 
-/* SHA-256 of the first n values, as stored in memory. */
+/*
+ * SHA-256 of the first n values as stored in memory (little-endian) into
+ * hex and, in the same pass, of the first at values into at_hex when
+ * at <= n.
+ */
 static void
-digest(const double *x, size_t n, char hex[SHA256_HEX])
+digest(const double *x, size_t n, char hex[SHA256_HEX], size_t at, char at_hex[SHA256_HEX])
 {
 	struct canon_sha *h = canon_sha_new();
+	unsigned char b[8 * 512];	/* 512 values at a time */
+	size_t i, j, end;
 
-	for (size_t i = 0; i < n; i++) {
-		unsigned char b[8];
-		uint64_t u;
+	for (i = 0; i <= n; i += j) {
+		if (i == at)
+			canon_sha_peek(h, at_hex);
+		end = i + 512 < n ? i + 512 : n;
+		end = at > i && at < end ? at : end;
+		for (j = 0; i + j < end; j++) {
+			uint64_t u;
 
-		memcpy(&u, &x[i], sizeof u);
-		for (int k = 0; k < 8; k++)
-			b[k] = (unsigned char)(u >> (8 * k));
-		canon_sha_update(h, b, sizeof b);
+			memcpy(&u, &x[i + j], sizeof u);
+			for (int k = 0; k < 8; k++)
+				b[8 * j + k] = (unsigned char)(u >> (8 * k));
+		}
+		canon_sha_update(h, b, 8 * j);
+		if (i == n)
+			break;
 	}
 	canon_sha_final(h, hex);
 }
 
+/*
+ * The saved state of a series of n points made from no more points, taken
+ * (marked used) under the run's lock, as analysis threads look at once.
+ */
 static struct saved *
-find_saved(struct run *run, const char *series)
+find_saved(struct run *run, const char *series, size_t n)
 {
-	for (size_t i = 0; i < run->nsaved; i++)
-		if (!run->saved[i].used && strcmp(run->saved[i].series, series) == 0)
-			return &run->saved[i];
-	return NULL;
+	struct saved *sv = NULL;
+
+	pthread_mutex_lock(&run->lock);
+	for (size_t i = 0; i < run->nsaved && sv == NULL; i++)
+		if (!run->saved[i].used && strcmp(run->saved[i].series, series) == 0 &&
+		    run->saved[i].n <= n) {
+			sv = &run->saved[i];
+			sv->used = true;
+		}
+	pthread_mutex_unlock(&run->lock);
+	return sv;
 }
 
 /* The header line of a state file for the options in force. */
@@ -687,6 +717,56 @@ state_header(void)
 	json_set(o, "pvalue", json_new_float(opt.pvalue));
 	json_set(o, "all", json_new_bool(opt.all));
 	return o;
+}
+
+/*
+ * The merge's comparisons on a state line, one string each: lo, index
+ * and hi in decimal, then the means before and after, the standard
+ * deviations before and after and the p-value as C's hexadecimal floats
+ * (%a: exact), separated by single spaces, with lo < index < hi <= n.
+ * False when they are not that.
+ */
+static bool
+load_memo(struct saved *sv, const cJSON *a)
+{
+	const cJSON *e;
+	unsigned long long p[3];
+	double f[5];
+	const char *s;
+	char *end;
+
+	if (!cJSON_IsArray(a))
+		return false;
+	sv->memo = emalloc(((size_t)cJSON_GetArraySize(a) + 1) * sizeof *sv->memo);
+	cJSON_ArrayForEach(e, a) {
+		if ((s = cJSON_GetStringValue(e)) == NULL)
+			return false;
+		for (int k = 0; k < 8; k++) {
+			/* One space between fields, none around them. */
+			if ((k > 0 && *s++ != ' ') || *s == '\0' || isspace((unsigned char)*s))
+				return false;
+			errno = 0;
+			if (k < 3) {
+				if (!isdigit((unsigned char)*s))
+					return false;
+				p[k] = strtoull(s, &end, 10);
+				if (errno != 0)
+					return false;
+			} else	/* ERANGE for a subnormal: still exact */
+				f[k - 3] = strtod(s, &end);
+			if (end == s)
+				return false;
+			s = end;
+		}
+		if (*s != '\0' || !(p[0] < p[1] && p[1] < p[2] && p[2] <= sv->n))
+			return false;
+		sv->memo[sv->nmemo++] = (struct changes_memo){ .lo = (size_t)p[0],
+		    .hi = (size_t)p[2], .cp = { .index = (size_t)p[1],
+		    .n_before = (size_t)(p[1] - p[0]), .n_after = (size_t)(p[2] - p[1]),
+		    .mean_before = f[0], .mean_after = f[1], .std_before = f[2],
+		    .std_after = f[3], .pvalue = f[4] } };
+	}
+	return true;
 }
 
 /* Loads --incremental's state; a state that cannot be used is ignored (a cache). */
@@ -739,6 +819,8 @@ load_state(struct run *run)
 				sv.early[sv.nearly++] = (size_t)d;
 			}
 			bad |= sv.resume >= sv.n;
+			if (!bad && json_get(o, "merge") != NULL)
+				bad = !load_memo(&sv, json_get(o, "merge"));
 			run->saved = erealloc(run->saved, (run->nsaved + 1) * sizeof *run->saved);
 			run->saved[run->nsaved++] = sv;
 		}
@@ -750,6 +832,7 @@ load_state(struct run *run)
 		for (size_t i = 0; i < run->nsaved; i++) {
 			free(run->saved[i].series);
 			free(run->saved[i].early);
+			free(run->saved[i].memo);
 		}
 		run->nsaved = 0;
 	}
@@ -758,15 +841,57 @@ load_state(struct run *run)
 	cJSON_Delete(head);
 }
 
-/* The state line of a series. */
-static void
-keep_state(buf *out, const char *series, const double *x, const struct changes_split *sp)
+/*
+ * d as printf's %a writes it (exact: strtod reads back the same double),
+ * at o; returns the end. Normal numbers by hand, as a state holds a few
+ * hundred of them per series and snprintf() took a third of the analysis
+ * of an append.
+ */
+static char *
+hex_float(char *o, double d)
 {
-	cJSON *o = json_new_object(), *w = json_new_array();
-	char hex[SHA256_HEX];
-	buf line = BUF_INIT;
+	static const char digits[] = "0123456789abcdef";
+	uint64_t u, m;
+	int e, k;
+	char t[8];
 
-	digest(x, sp->n, hex);
+	memcpy(&u, &d, sizeof u);
+	e = (int)(u >> 52 & 0x7ff);
+	m = u & 0xfffffffffffffULL;
+	if (e == 0 || e == 0x7ff)	/* zero, subnormal, infinite, NaN: rare */
+		return o + sprintf(o, "%a", d);
+	if (u >> 63)
+		*o++ = '-';
+	memcpy(o, "0x1", 3);
+	o += 3;
+	if (m != 0) {
+		*o++ = '.';
+		for (k = 48; m != 0; k -= 4) {
+			*o++ = digits[m >> k & 15];
+			m &= (1ULL << k) - 1;
+		}
+	}
+	*o++ = 'p';
+	*o++ = e >= 1023 ? '+' : '-';
+	e = e >= 1023 ? e - 1023 : 1023 - e;
+	k = 0;
+	do
+		t[k++] = (char)('0' + e % 10);
+	while ((e /= 10) > 0);
+	while (k > 0)
+		*o++ = t[--k];
+	return o;
+}
+
+/* The state line of a series, after its merge. */
+static void
+keep_state(buf *out, const char *series, const char *hex, const struct changes_split *sp)
+{
+	cJSON *o = json_new_object(), *w = json_new_array(), *a = json_new_array();
+	buf line = BUF_INIT;
+	struct changes_memo *m;
+	size_t nm = changes_memo_get(sp, &m);
+
 	json_set(o, "series", json_new_string(series));
 	json_set(o, "n", json_new_int((long long)sp->n));
 	json_set(o, "digest", json_new_string(hex));
@@ -774,6 +899,22 @@ keep_state(buf *out, const char *series, const double *x, const struct changes_s
 	for (size_t i = 0; i < sp->nearly; i++)
 		json_append(w, json_new_int((long long)sp->early[i]));
 	json_set(o, "weak", w);
+	for (size_t i = 0; i < nm; i++) {
+		const struct change_point *cp = &m[i].cp;
+		const double f[5] = { cp->mean_before, cp->mean_after, cp->std_before,
+		    cp->std_after, cp->pvalue };
+		char t[5 * 32 + 3 * 24], *e;
+
+		e = t + snprintf(t, 3 * 24, "%zu %zu %zu", m[i].lo, cp->index, m[i].hi);
+		for (int k = 0; k < 5; k++) {
+			*e++ = ' ';
+			e = hex_float(e, f[k]);
+		}
+		*e = '\0';
+		json_append(a, json_new_string(t));
+	}
+	json_set(o, "merge", a);
+	free(m);
 	json_write(&line, o, JSON_COMPACT, NULL);
 	buf_adds(out, line.s);
 	buf_addc(out, '\n');
@@ -807,9 +948,11 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 {
 	struct changes_split sp = { 0 };
 	struct change_point *cp;
-	struct saved *sv;
-	char hex[SHA256_HEX], *series;
+	struct saved *sv = NULL;
+	char hex[SHA256_HEX], now[SHA256_HEX], *series;
 	size_t n = c->h.n, k;
+	double t0 = now_thread_cpu();
+	bool resumed = false;
 
 	for (size_t i = 0; i < n; i++) {
 		x[i] = c->h.p[i].v[m];
@@ -818,23 +961,33 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	if (!changes_fill(x, has, n))
 		return;
 	series = easprintf("%s\x1e%s", c->key, metric_table[m].key);
-	if (opt.state != NULL && (sv = find_saved(run, series)) != NULL && sv->n <= n) {
-		sv->used = true;
-		digest(x, sv->n, hex);
-		if (strcmp(hex, sv->digest) == 0) {
-			/* The same history and more: resume the split. */
-			sp.n = sv->n;
-			sp.resume = sv->resume;
-			sp.early = sv->early;
-			sp.nearly = sv->nearly;
-			sv->early = NULL;
-		}
+	if (opt.state != NULL) {
+		sv = find_saved(run, series, n);
+		digest(x, n, now, sv != NULL ? sv->n : SIZE_MAX, hex);
+	}
+	if (sv != NULL && strcmp(hex, sv->digest) == 0) {
+		/* The same history and more: resume the split. */
+		sp.n = sv->n;
+		sp.resume = sv->resume;
+		sp.early = sv->early;
+		sp.nearly = sv->nearly;
+		sv->early = NULL;
+		resumed = true;
 	}
 	changes_split(x, n, (size_t)opt.window, changes_first_pass(opt.pvalue), &sp);
-	if (opt.state != NULL)
-		keep_state(&c->state, series, x, &sp);
 	cp = emalloc((sp.nweak + 1) * sizeof *cp);
-	k = changes_merge(x, n, sp.weak, sp.nweak, opt.pvalue, opt.min_magnitude, cp);
+	if (opt.state != NULL) {
+		/* The same points lo..hi - 1: the last merge's comparisons hold. */
+		if (resumed) {
+			changes_memo_add(&sp, sv->memo, sv->nmemo);
+			free(sv->memo);
+			sv->memo = NULL;
+			sv->nmemo = 0;
+		}
+		k = changes_merge_split(x, n, &sp, opt.pvalue, opt.min_magnitude, cp);
+		keep_state(&c->state, series, now, &sp);
+	} else
+		k = changes_merge(x, n, sp.weak, sp.nweak, opt.pvalue, opt.min_magnitude, cp);
 	for (size_t i = 0; i < k; i++) {
 		struct found *f;
 		bool up = cp[i].mean_after > cp[i].mean_before;
@@ -853,6 +1006,11 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	}
 	free(cp);
 	free(series);
+	pthread_mutex_lock(&run->lock);
+	run->compared += sp.compared;
+	run->reused += sp.reused;
+	run->analysis_s += now_thread_cpu() - t0;
+	pthread_mutex_unlock(&run->lock);
 	changes_split_free(&sp);
 }
 
@@ -1270,6 +1428,10 @@ main(int argc, char *argv[])
 	if (opt.state != NULL &&
 	    atomic_save("incremental state", opt.state, run->state.s, run->state.len) != 0)
 		trouble = true;
+	/* Undocumented, for the tests and the bench: what the analysis did. */
+	if (getenv("PERF_CHANGES_STATS") != NULL)
+		warnx_("analysis %.3f ms CPU; the merges compared %zu segments, reused %zu",
+		    run->analysis_s * 1000, run->compared, run->reused);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		return EXIT_TROUBLE;
 	return worse ? EXIT_GATE : EXIT_PASS;

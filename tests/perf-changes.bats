@@ -112,6 +112,120 @@ for line in open(sys.argv[1]):
 	[ "$output" = "$($N "$BATS_TEST_TMPDIR/h.jsonl")" ]
 }
 
+# steps_history N FILE: N legacy records of one cohort, a level that steps
+# now and then under noise (seeded), in time order.
+steps_history() {
+	py -c '
+import json, random, sys
+rng = random.Random(7)
+level = 20.0
+for i in range(int(sys.argv[1])):
+    if rng.random() < 0.04:
+        level *= 1 + rng.choice((-1, 1)) * rng.uniform(0.02, 0.08)
+    print(json.dumps({"model_id": "m", "gpu_type": "NVIDIA H100",
+        "timestamp": "2026-01-%02dT%02d:%02d:00+00:00" % (1 + i // 1440, i // 60 % 24, i % 60),
+        "commit_sha": "%040x" % (i + 1), "latency": round(level + rng.gauss(0, 0.2), 3),
+        "memory": round(4000 + 10 * rng.random(), 1)}, separators=(",", ":")))
+' "$1" >"$2"
+}
+
+# compares STDERR: "made reused" from PERF_CHANGES_STATS's line.
+compares() {
+	sed -n 's/.*the merges compared \([0-9]*\) segments, reused \([0-9]*\)$/\1 \2/p' <<<"$1"
+}
+
+@test "--incremental keeps the merge's comparisons: an append compares only what the tail touches, the answer and the state a full run's" {
+	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
+	steps_history 700 "$BATS_TEST_TMPDIR/all.jsonl"
+	total_made=0 total_reused=0
+	for n in 400 401 402 405 430 431 480 600 601 700; do
+		head -n "$n" "$BATS_TEST_TMPDIR/all.jsonl" >"$h"
+		full=$($N "$h") || true
+		rm -f "$BATS_TEST_TMPDIR/fresh.jsonl"
+		PERF_CHANGES_STATS=1 $N --incremental "$BATS_TEST_TMPDIR/fresh.jsonl" "$h" \
+		    >/dev/null 2>"$BATS_TEST_TMPDIR/fresh.err" || true
+		run --separate-stderr env PERF_CHANGES_STATS=1 $N --incremental "$st" "$h"
+		[ "$output" = "$full" ] || { echo "differs after $n records" >&2; return 1; }
+		cmp "$st" "$BATS_TEST_TMPDIR/fresh.jsonl"
+		read -r made reused < <(compares "$stderr")
+		read -r fresh_made _ < <(compares "$(cat "$BATS_TEST_TMPDIR/fresh.err")")
+		echo "$n records: compared $made, reused $reused; afresh $fresh_made" >&2
+		[ "$n" -eq 400 ] || [ "$made" -lt "$fresh_made" ]
+		total_made=$((total_made + made)) total_reused=$((total_reused + reused))
+	done
+	# Every comparison is kept exactly: lo, index and hi, then %a floats.
+	jq -e '.merge // [] | all(test("^[0-9]+ [0-9]+ [0-9]+( -?(0x[0-9a-f.]+p[-+][0-9]+|nan|inf)){5}$"))' "$st" >/dev/null
+	[ "$(jq -s '[.[].merge // [] | length] | add' "$st")" -gt 10 ]
+	[ "$total_reused" -gt $((2 * total_made)) ]
+}
+
+@test "--incremental reads a state without the merge's comparisons (the earlier format): the same answer, all compared, the state rewritten with them" {
+	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
+	steps_history 501 "$BATS_TEST_TMPDIR/all.jsonl"
+	head -n 500 "$BATS_TEST_TMPDIR/all.jsonl" >"$h"
+	$N --incremental "$st" "$h" >/dev/null || true
+	jq -c 'del(.merge)' "$st" >"$BATS_TEST_TMPDIR/old.jsonl"
+	if grep -q merge "$BATS_TEST_TMPDIR/old.jsonl"; then return 1; fi
+	cp "$BATS_TEST_TMPDIR/old.jsonl" "$st"
+	cp "$BATS_TEST_TMPDIR/all.jsonl" "$h"
+	full=$($N "$h") || true
+	run --separate-stderr env PERF_CHANGES_STATS=1 $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	read -r made reused < <(compares "$stderr")
+	[ "$reused" -lt "$made" ]
+	grep -q '"merge":\["' "$st"
+	# The split still resumed: the old state's digest is the new one's.
+	cp "$BATS_TEST_TMPDIR/old.jsonl" "$st"
+	run --separate-stderr $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	[ -z "$stderr" ]
+}
+
+# set_line L FILTER OUT [jq args]: OUT is good.jsonl with jq's FILTER
+# applied to its line L.
+set_line() {
+	local l=$1 f=$2 out=$3
+	shift 3
+	{
+		head -n "$((l - 1))" "$BATS_TEST_TMPDIR/good.jsonl"
+		sed -n "${l}p" "$BATS_TEST_TMPDIR/good.jsonl" | jq -c "$@" "$f"
+		tail -n "+$((l + 1))" "$BATS_TEST_TMPDIR/good.jsonl"
+	} >"$out"
+}
+
+@test "--incremental ignores a state with a malformed comparison, with a warning naming its line" {
+	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
+	steps_history 300 "$h"
+	$N --incremental "$st" "$h" >/dev/null || true
+	cp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	full=$($N "$h") || true
+	# The first series with comparisons, on line l of the state.
+	l=$(grep -n '"merge":\["' "$st" | head -n 1 | cut -d: -f1)
+	entry=$(sed -n "${l}p" "$st" | jq -r '.merge[0]')
+	n=$(sed -n "${l}p" "$st" | jq -r '.n')
+	read -r lo idx hi rest <<<"$entry"
+	for bad in "$lo $idx $hi" "$entry 0x1p+0" "$entry " " $entry" "$lo  $idx $hi $rest" \
+	    "$lo $idx $((n + 1)) $rest" "$idx $idx $hi $rest" "$lo $hi $idx $rest" \
+	    "-1 $idx $hi $rest" "$lo $idx $hi ${rest/ / x}" "$lo $idx $hi ${rest/ /	}" \
+	    "99999999999999999999 $idx $hi $rest" 7; do
+		if [ "$bad" = 7 ]; then
+			set_line "$l" '.merge[0] = 7' "$st"
+		else
+			# shellcheck disable=SC2016 # $b is jq's
+			set_line "$l" '.merge[0] = $b' "$st" --arg b "$bad"
+		fi
+		run --separate-stderr $N --incremental "$st" "$h"
+		[ "$output" = "$full" ] || { echo "output differs for '$bad'" >&2; return 1; }
+		assert_equal "$stderr" "$N: $st:$l: ignoring the incremental state: not this program's state for these options"
+		cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	done
+	# Not an array at all.
+	set_line "$l" '.merge = "x"' "$st"
+	run --separate-stderr $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	assert_equal "$stderr" "$N: $st:$l: ignoring the incremental state: not this program's state for these options"
+}
+
 @test "--incremental ignores a state written for other options, with a warning" {
 	st=$BATS_TEST_TMPDIR/state.jsonl
 	$N --incremental "$st" --window 20 "$H" >/dev/null || true

@@ -117,19 +117,67 @@ gauss(void)
 }
 
 /*
+ * What an incremental run keeps between processes: the split's resume
+ * state and the comparisons of its last merge.
+ */
+struct kept {
+	size_t n, resume, *early, nearly;
+	struct changes_memo *memo;
+	size_t nmemo;
+};
+
+/*
+ * A split and merge in a fresh object given only what k kept (as
+ * perf-changes --incremental, a process per append); k then keeps what
+ * this one leaves. Returns the change points in out.
+ */
+static size_t
+from_kept(const double *x, size_t n, size_t window, struct kept *k,
+    struct change_point *out, size_t *compared, size_t *reused)
+{
+	struct changes_split s = { .n = k->n, .resume = k->resume, .nearly = k->nearly };
+	size_t r;
+
+	s.early = malloc((k->nearly + 1) * sizeof *s.early);
+	if (k->nearly > 0)
+		memcpy(s.early, k->early, k->nearly * sizeof *s.early);
+	changes_split(x, n, window, 0.01, &s);
+	changes_memo_add(&s, k->memo, k->nmemo);
+	r = changes_merge_split(x, n, &s, 0.001, 0, out);
+	*compared = s.compared;
+	*reused = s.reused;
+	free(k->memo);
+	free(k->early);
+	k->nmemo = changes_memo_get(&s, &k->memo);
+	k->n = s.n;
+	k->resume = s.resume;
+	k->nearly = s.nearly;
+	k->early = malloc((s.nearly + 1) * sizeof *k->early);
+	if (s.nearly > 0)
+		memcpy(k->early, s.early, s.nearly * sizeof *k->early);
+	changes_split_free(&s);
+	return r;
+}
+
+/*
  * 1,000 random appends (1 to 5 points each, steps and drifts, several
  * windows): the resumed split and its merge (reusing the comparisons of
- * the merges before) equal a full run every time.
+ * the merges before) equal a full run every time, and so does a fresh
+ * split given only what the last one kept and its merge's comparisons
+ * (as a process per append), which then compares exactly what the
+ * object kept in memory compares.
  */
 static void
 check_appends(void)
 {
-	size_t cap = 4000, n = 0, appends = 0, bad = 0;
+	size_t cap = 4000, n = 0, appends = 0, bad = 0, bad_kept = 0, made = 0,
+	    reused = 0, bad_count = 0;
 	double *x = malloc(cap * sizeof *x), level = 100;
 	static const size_t windows[] = { 50, 7, 30, 2 };
 
 	for (size_t w = 0; w < 4; w++) {
 		struct changes_split inc = { 0 };
+		struct kept kept = { 0 };
 		n = 0;
 		for (size_t a = 0; a < 250; a++, appends++) {
 			size_t k = 1 + (size_t)(uniform() * 5);
@@ -141,23 +189,36 @@ check_appends(void)
 			}
 			struct changes_split full = { 0 };
 			struct change_point *a1 = malloc((n + 1) * sizeof *a1),
-			    *a2 = malloc((n + 1) * sizeof *a2);
+			    *a2 = malloc((n + 1) * sizeof *a2), *a3 = malloc((n + 1) * sizeof *a3);
+			size_t c3, r3;
 			changes_split(x, n, windows[w], 0.01, &inc);
 			changes_split(x, n, windows[w], 0.01, &full);
 			size_t k1 = changes_merge_split(x, n, &inc, 0.001, 0, a1);
 			size_t k2 = changes_merge(x, n, full.weak, full.nweak, 0.001, 0, a2);
+			size_t k3 = from_kept(x, n, windows[w], &kept, a3, &c3, &r3);
 			bad += inc.nweak != full.nweak || inc.resume != full.resume ||
 			    inc.nearly != full.nearly || k1 != k2 ||
 			    memcmp(inc.weak, full.weak, inc.nweak * sizeof *inc.weak) != 0 ||
 			    memcmp(a1, a2, k1 * sizeof *a1) != 0;
+			bad_kept += k3 != k2 || memcmp(a3, a2, k2 * sizeof *a3) != 0;
+			bad_count += c3 != inc.compared || r3 != inc.reused;
+			made += c3;
+			reused += r3;
 			changes_split_free(&full);
 			free(a1);
 			free(a2);
+			free(a3);
 		}
 		changes_split_free(&inc);
+		free(kept.early);
+		free(kept.memo);
 	}
 	ok(appends == 1000 && bad == 0, "%zu random appends: the resumed analysis equals "
 	    "a full one every time (%zu differ)", appends, bad);
+	ok(bad_kept == 0 && bad_count == 0 && reused > 4 * made, "the same from what a "
+	    "previous process kept, comparisons included: %zu differ, %zu compare otherwise "
+	    "than in memory; %zu comparisons made, %zu reused", bad_kept, bad_count, made,
+	    reused);
 	free(x);
 }
 

@@ -30,8 +30,12 @@ struct canon_sha {
 static void
 hex_of(const unsigned char *md, char hex[SHA256_HEX])
 {
-	for (int i = 0; i < SHA256_DIGEST_LENGTH; i++)
-		sprintf(hex + 2 * i, "%02x", md[i]);
+	static const char digits[] = "0123456789abcdef";
+
+	for (int i = 0; i < SHA256_DIGEST_LENGTH; i++) {
+		hex[2 * i] = digits[md[i] >> 4];
+		hex[2 * i + 1] = digits[md[i] & 15];
+	}
 	hex[64] = '\0';
 }
 
@@ -70,6 +74,16 @@ canon_sha_final(struct canon_sha *h, char hex[SHA256_HEX])
 
 	SHA256_Final(md, &h->ctx);
 	free(h);
+	hex_of(md, hex);
+}
+
+void
+canon_sha_peek(const struct canon_sha *h, char hex[SHA256_HEX])
+{
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	SHA256_CTX ctx = h->ctx;
+
+	SHA256_Final(md, &ctx);
 	hex_of(md, hex);
 }
 

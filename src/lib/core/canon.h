@@ -25,6 +25,8 @@ struct canon_sha;
 struct canon_sha *canon_sha_new(void);
 void canon_sha_update(struct canon_sha *h, const void *data, size_t n);
 void canon_sha_final(struct canon_sha *h, char hex[SHA256_HEX]);
+/* The SHA-256 of the bytes h has had so far; h goes on as it was. */
+void canon_sha_peek(const struct canon_sha *h, char hex[SHA256_HEX]);
 /* SHA-256 of the canonical text of v. Returns -1 for a non-finite number. */
 int canon_sha256(const cJSON *v, char hex[SHA256_HEX]);
 /*

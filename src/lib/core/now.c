@@ -22,3 +22,9 @@ now_wall(void)
 {
 	return seconds(CLOCK_REALTIME);
 }
+
+double
+now_thread_cpu(void)
+{
+	return seconds(CLOCK_THREAD_CPUTIME_ID);
+}

@@ -10,4 +10,7 @@ double now_monotonic(void);
 /* CLOCK_REALTIME: seconds since the epoch, for the times a record states. */
 double now_wall(void);
 
+/* CLOCK_THREAD_CPUTIME_ID: the CPU time of the calling thread (work, not waits). */
+double now_thread_cpu(void);
+
 #endif

@@ -357,6 +357,7 @@ struct changes_cache {
 	struct memo *memo;
 	size_t cap, n;
 	unsigned gen;
+	size_t compared, reused;	/* by the merge under way */
 };
 
 void
@@ -492,7 +493,9 @@ compare_memo(struct changes_cache *c, const double *x, size_t lo, size_t idx, si
 		m->idx = idx;
 		m->hi = hi;
 		c->n++;
-	}
+		c->compared++;
+	} else
+		c->reused++;
 	m->gen = c->gen;
 	*cp = m->cp;
 }
@@ -504,8 +507,10 @@ merge(const double *x, size_t n, const size_t *weak, size_t nweak, double pvalue
 	double *scratch = emalloc((n + 1) * sizeof *scratch);
 	size_t cnt = nweak, w, i, r;
 
-	if (c != NULL)
+	if (c != NULL) {
 		c->gen++;
+		c->compared = c->reused = 0;
+	}
 	for (i = 0; i < nweak; i++)
 		compare_memo(c, x, i > 0 ? weak[i - 1] : 0, weak[i],
 		    i + 1 < nweak ? weak[i + 1] : n, scratch, &out[i]);
@@ -549,9 +554,76 @@ size_t
 changes_merge_split(const double *x, size_t n, struct changes_split *sp,
     double pvalue, double min_magnitude, struct change_point *out)
 {
+	size_t k;
+
 	if (sp->cache == NULL)
 		sp->cache = ecalloc(1, sizeof *sp->cache);
-	return merge(x, n, sp->weak, sp->nweak, pvalue, min_magnitude, out, sp->cache);
+	k = merge(x, n, sp->weak, sp->nweak, pvalue, min_magnitude, out, sp->cache);
+	sp->compared = sp->cache->compared;
+	sp->reused = sp->cache->reused;
+	return k;
+}
+
+static int
+memo_cmp(const void *a, const void *b)
+{
+	const struct changes_memo *p = a, *q = b;
+
+	if (p->cp.index != q->cp.index)
+		return p->cp.index < q->cp.index ? -1 : 1;
+	if (p->lo != q->lo)
+		return p->lo < q->lo ? -1 : 1;
+	return (p->hi > q->hi) - (p->hi < q->hi);
+}
+
+size_t
+changes_memo_get(const struct changes_split *sp, struct changes_memo **out)
+{
+	const struct changes_cache *c = sp->cache;
+	size_t k = 0;
+
+	*out = NULL;
+	if (c == NULL || c->n == 0)
+		return 0;
+	*out = emalloc(c->n * sizeof **out);
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->memo[i].hi != 0) {
+			(*out)[k].lo = c->memo[i].lo;
+			(*out)[k].hi = c->memo[i].hi;
+			(*out)[k++].cp = c->memo[i].cp;
+		}
+	qsort(*out, k, sizeof **out, memo_cmp);
+	return k;
+}
+
+void
+changes_memo_add(struct changes_split *sp, const struct changes_memo *m, size_t n)
+{
+	struct changes_cache *c;
+	struct memo *e;
+	size_t cap = 16;
+
+	if (sp->cache == NULL)
+		sp->cache = ecalloc(1, sizeof *sp->cache);
+	c = sp->cache;
+	/* Room for them all at once (a short series needs no more). */
+	while (cap < 2 * (c->n + n + 1))
+		cap *= 2;
+	if (cap > c->cap)
+		memo_rehash(c, cap, true);
+	for (size_t i = 0; i < n; i++) {
+		e = &c->memo[memo_slot(c, m[i].lo, m[i].cp.index, m[i].hi)];
+		if (e->hi != 0)
+			continue;
+		e->lo = m[i].lo;
+		e->idx = m[i].cp.index;
+		e->hi = m[i].hi;
+		e->gen = c->gen;
+		e->cp = m[i].cp;
+		e->cp.n_before = e->idx - e->lo;
+		e->cp.n_after = e->hi - e->idx;
+		c->n++;
+	}
 }
 
 size_t

@@ -56,6 +56,7 @@ struct changes_split {
 	size_t *early, nearly;
 	size_t *weak, nweak;
 	struct changes_cache *cache;	/* work kept between calls (private) */
+	size_t compared, reused;	/* comparisons the last merge made, reused */
 };
 
 /*
@@ -72,9 +73,39 @@ void changes_split_free(struct changes_split *s);
  * call made over the same series (the same points, maybe fewer) are
  * reused rather than made again, so that the merge after an append costs
  * what the new tail costs; the answer is changes_merge()'s, bit for bit.
+ * s->compared and s->reused count the comparisons it made and reused.
  */
 size_t changes_merge_split(const double *x, size_t n, struct changes_split *s,
     double pvalue, double min_magnitude, struct change_point *out);
+
+/*
+ * One comparison of the merge: the change point at cp.index between the
+ * segments x[lo..cp.index) and x[cp.index..hi), as the merge computes it.
+ * It depends on those points only, so it stays right for any series whose
+ * points lo to hi - 1 are the same.
+ */
+struct changes_memo {
+	size_t lo, hi;
+	struct change_point cp;
+};
+
+/*
+ * The comparisons the last changes_merge_split() of s used (what its next
+ * merge would reuse), sorted by index, lo and hi: *out (malloc'd, NULL
+ * when none) gets them; returns how many.
+ */
+size_t changes_memo_get(const struct changes_split *s, struct changes_memo **out);
+
+/*
+ * Gives s, after its changes_split(), comparisons m[0..n) for its next
+ * changes_merge_split() to reuse (those it holds for the same positions
+ * stay), as changes_memo_get() gave them for an earlier form of the
+ * series, maybe in another process. The caller promises that the points
+ * of each, x[lo..hi), are those of the series the next merge reads, and
+ * that lo < cp.index < hi; n_before and n_after are taken from the
+ * positions. What that merge does not use is then forgotten.
+ */
+void changes_memo_add(struct changes_split *s, const struct changes_memo *m, size_t n);
 
 /*
  * The merge step over the weak points weak[0..nweak) (sorted) of
