@@ -376,6 +376,8 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 	double *R = k->R, *cv = k->cv, *col = k->col, *q = k->q, acc = 0, best;
 	v2i keep;	/* lanes all of whose entries are <= best (so not NaN) */
 	bool more;	/* the entry after the last pair is > best or NaN */
+	bool nan;
+	double top;
 
 	/*
 	 * cv: the cumulative sums of the columns of T's block below the
@@ -448,15 +450,29 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 		}
 		if (!more && (keep[0] & keep[1]) != 0)
 			continue;
-		for (j = i; j < n; j++)
-			if (q[j] > best || isnan(q[j])) {
-				best = q[j];
-				bi = i;
-				if (isnan(best))
-					goto found;
-			}
+		/*
+		 * The row in order, without a branch an entry could mislead:
+		 * top takes each entry greater than it, as best would, and a
+		 * NaN (which no comparison lets in) is looked for apart.
+		 */
+		top = best;
+		nan = false;
+		for (j = i; j < n; j++) {
+			top = q[j] > top ? q[j] : top;
+			nan |= isnan(q[j]);
+		}
+		if (nan) {
+			for (j = i; !isnan(q[j]); j++)
+				continue;
+			best = q[j];
+			bi = i;
+			break;
+		}
+		if (top > best) {
+			best = top;
+			bi = i;
+		}
 	}
-found:
 	*index = bi + 1 + s;
 	*qhat = best;
 }
