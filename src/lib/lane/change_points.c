@@ -69,16 +69,17 @@ np_mean_std(const double *a, size_t n, double *scratch, double *mean, double *st
 }
 
 /*
- * Otava's TTestSignificanceTester.compare of x[lo..idx) and x[idx..hi):
- * SciPy's pooled two-sided t-test fed population deviations; p = 1 when
- * the two sides hold two points or fewer.
+ * Otava's TTestSignificanceTester.compare of x[lo..idx) and x[idx..hi)
+ * up to the t statistic: SciPy's pooled t-test fed population deviations.
+ * Fills cp but its p-value and returns true, or, when the two sides hold
+ * two points or fewer, sets the p-value to 1 and returns false.
  */
-static void
-compare(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
-    struct change_point *cp)
+static bool
+compare_t(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
+    struct change_point *cp, double *t, double *df)
 {
 	size_t nl = idx - lo, nr = hi - idx;
-	double df, svar, denom, t;
+	double svar, denom;
 
 	cp->index = idx;
 	cp->n_before = nl;
@@ -87,14 +88,25 @@ compare(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
 	np_mean_std(x + idx, nr, scratch, &cp->mean_after, &cp->std_after);
 	if (nl + nr <= 2) {
 		cp->pvalue = 1;
-		return;
+		return false;
 	}
-	df = (double)nl + (double)nr - 2.0;
+	*df = (double)nl + (double)nr - 2.0;
 	svar = ((double)(nl - 1) * (cp->std_before * cp->std_before) +
-	    (double)(nr - 1) * (cp->std_after * cp->std_after)) / df;
+	    (double)(nr - 1) * (cp->std_after * cp->std_after)) / *df;
 	denom = sqrt(svar * (1.0 / (double)nl + 1.0 / (double)nr));
-	t = (cp->mean_before - cp->mean_after) / denom;
-	cp->pvalue = stats_t_two_sided(t, df);
+	*t = (cp->mean_before - cp->mean_after) / denom;
+	return true;
+}
+
+/* Otava's compare: compare_t() and the two-sided p-value. */
+static void
+compare(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
+    struct change_point *cp)
+{
+	double t, df;
+
+	if (compare_t(x, lo, idx, hi, scratch, cp, &t, &df))
+		cp->pvalue = stats_t_two_sided(t, df);
 }
 
 double
@@ -196,6 +208,12 @@ struct calc {
 	double *H, *R, *cv, *col, *q;
 	/* The coefficients of A, B and C, which depend on the positions only. */
 	double *ca, *cb, *cc;
+	/*
+	 * For each df (an index), the largest |t| seen whose p-value was
+	 * above alpha (-1: none yet) and the smallest whose p-value was below
+	 * it (NaN: none yet), beyond stats_t_two_sided()'s error both.
+	 */
+	double alpha, *t_above, *t_below;
 };
 
 static void
@@ -213,6 +231,9 @@ calc_alloc(struct calc *k, size_t window)
 	k->ca = emalloc(window * sizeof *k->ca);
 	k->cb = emalloc(window * window * sizeof *k->cb);
 	k->cc = emalloc(window * window * sizeof *k->cc);
+	k->t_above = emalloc(window * sizeof *k->t_above);
+	k->t_below = emalloc(window * sizeof *k->t_below);
+	k->alpha = NAN;
 	/*
 	 * Their upper triangles (j >= i), the part that is read:
 	 * cb[i][j] = 2(j - i + 1) / ((j + 2)i) but 0 in row 0, and cc[i][j] =
@@ -251,6 +272,8 @@ calc_free(struct calc *k)
 	free(k->ca);
 	free(k->cb);
 	free(k->cc);
+	free(k->t_above);
+	free(k->t_below);
 }
 
 /*
@@ -484,6 +507,47 @@ struct cand {
 };
 
 /*
+ * Whether compare() of w[lo..idx) and w[idx..hi) finds p <= alpha, which
+ * is all that detect() asks of the p-value. With df fixed, the p-value
+ * falls as |t| grows, so a |t| no larger than one whose p-value was above
+ * alpha by more than stats_t_two_sided()'s error (about 1e-12 relative;
+ * 1e-6 is taken) has a p-value above alpha too, and one no smaller than
+ * a |t| whose p-value was that far below alpha has one below it: the
+ * answer is the p-value's, without computing it (the incomplete beta
+ * function is most of what a comparison costs). Only an alpha well
+ * inside the normal range is trusted with that relative error.
+ */
+static bool
+significant(struct calc *k, const double *w, size_t lo, size_t idx, size_t hi,
+    double alpha, double *scratch)
+{
+	struct change_point cp;
+	double t, df, at, p, margin = fabs(alpha) * 1e-6;
+	size_t d = hi - lo - 2;
+
+	if (!compare_t(w, lo, idx, hi, scratch, &cp, &t, &df))
+		return cp.pvalue <= alpha;
+	if (!(k->alpha == alpha)) {
+		for (size_t i = 0; i < k->window; i++) {
+			k->t_above[i] = -1;
+			k->t_below[i] = NAN;
+		}
+		k->alpha = alpha;
+	}
+	at = fabs(t);
+	if (at <= k->t_above[d])
+		return false;
+	if (at >= k->t_below[d])
+		return true;
+	p = stats_t_two_sided(t, df);
+	if (alpha >= 1e-200 && p > alpha + margin && at > k->t_above[d])
+		k->t_above[d] = at;
+	if (alpha >= 1e-200 && p < alpha - margin && !(at >= k->t_below[d]))
+		k->t_below[d] = at;
+	return p <= alpha;
+}
+
+/*
  * Otava's ChangePointDetector over the window w[0..m): candidates while
  * significant at alpha. Writes the change points (window positions,
  * sorted) to out and returns how many.
@@ -493,7 +557,6 @@ detect(struct calc *k, const double *w, size_t m, double alpha, size_t *out,
     struct cand *cache, double *scratch)
 {
 	size_t ncp = 0, t, bt, s, e;
-	struct change_point cp;
 	bool have;
 
 	calc_init(k, w, m);
@@ -520,12 +583,11 @@ detect(struct calc *k, const double *w, size_t m, double alpha, size_t *out,
 			break;
 		s = bt > 0 ? out[bt - 1] : 0;
 		e = bt < ncp ? out[bt] : m;
-		compare(w, s, cache[bt].index, e, scratch, &cp);
-		if (!(cp.pvalue <= alpha))
+		if (!significant(k, w, s, cache[bt].index, e, alpha, scratch))
 			break;
 		memmove(out + bt + 1, out + bt, (ncp - bt) * sizeof *out);
 		memmove(cache + bt + 1, cache + bt, (ncp + 1 - bt) * sizeof *cache);
-		out[bt] = cp.index;
+		out[bt] = cache[bt].index;
 		ncp++;
 		cache[bt].valid = cache[bt + 1].valid = false;
 	}
