@@ -609,13 +609,36 @@ struct changes_cache {
 	unsigned gen;
 };
 
+/*
+ * Adds the point p to the set weak[0..*nweak), which stays sorted while
+ * the points come in increasing order, as the windows find them: a window
+ * starts at or after the last point of the one before and finds points
+ * after its start. *sorted turns false when one does not (the set is then
+ * sorted at the end, as Otava sorts it).
+ */
+static void
+weak_add(size_t *weak, size_t *nweak, size_t p, bool *sorted)
+{
+	size_t i;
+
+	if (*nweak == 0 || p > weak[*nweak - 1]) {
+		weak[(*nweak)++] = p;
+		return;
+	}
+	for (i = *nweak; i-- > 0;)
+		if (weak[i] == p)
+			return;
+	weak[(*nweak)++] = p;
+	*sorted = false;
+}
+
 void
 changes_split(const double *x, size_t n, size_t window, double alpha,
     struct changes_split *sp)
 {
 	size_t start = 0, step = window / 2, end, nw, last, i, *local, nweak = 0;
 	size_t *weak = emalloc((n + 1) * sizeof *weak);
-	bool *seen = ecalloc(n + 1, sizeof *seen), cut = false;
+	bool cut = false, sorted = true;
 	struct cand *cache = emalloc((window + 2) * sizeof *cache);
 	double *scratch = emalloc(window * sizeof *scratch);
 	struct changes_cache *c;
@@ -637,10 +660,8 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 	}
 	if (sp->n > 0 && sp->n <= n) {
 		start = sp->resume;
-		for (i = 0; i < sp->nearly; i++) {
-			weak[nweak++] = sp->early[i];
-			seen[sp->early[i]] = true;
-		}
+		for (i = 0; i < sp->nearly; i++)
+			weak_add(weak, &nweak, sp->early[i], &sorted);
 	}
 	while (start < n) {
 		end = start + window < n ? start + window : n;
@@ -655,23 +676,20 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 		nw = detect(&c->k, x + start, end - start, alpha, local, cache, scratch);
 		last = nw > 0 ? local[nw - 1] + start : 0;
 		for (i = 0; i < nw; i++)
-			if (!seen[local[i] + start]) {
-				seen[local[i] + start] = true;
-				weak[nweak++] = local[i] + start;
-			}
+			weak_add(weak, &nweak, local[i] + start, &sorted);
 		start = last > start + step ? last : start + step;
 	}
 	if (!cut) {
 		sp->resume = 0;
 		sp->nearly = 0;
 	}
-	qsort(weak, nweak, sizeof *weak, num_cmp_size);
+	if (!sorted)
+		qsort(weak, nweak, sizeof *weak, num_cmp_size);
 	free(sp->weak);
 	sp->weak = weak;
 	sp->nweak = nweak;
 	sp->n = n;
 	free(local);
-	free(seen);
 	free(cache);
 	free(scratch);
 }
