@@ -1,4 +1,5 @@
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,16 +69,17 @@ np_mean_std(const double *a, size_t n, double *scratch, double *mean, double *st
 }
 
 /*
- * Otava's TTestSignificanceTester.compare of x[lo..idx) and x[idx..hi):
- * SciPy's pooled two-sided t-test fed population deviations; p = 1 when
- * the two sides hold two points or fewer.
+ * Otava's TTestSignificanceTester.compare of x[lo..idx) and x[idx..hi)
+ * up to the t statistic: SciPy's pooled t-test fed population deviations.
+ * Fills cp but its p-value and returns true, or, when the two sides hold
+ * two points or fewer, sets the p-value to 1 and returns false.
  */
-static void
-compare(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
-    struct change_point *cp)
+static bool
+compare_t(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
+    struct change_point *cp, double *t, double *df)
 {
 	size_t nl = idx - lo, nr = hi - idx;
-	double df, svar, denom, t;
+	double svar, denom;
 
 	cp->index = idx;
 	cp->n_before = nl;
@@ -86,14 +88,25 @@ compare(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
 	np_mean_std(x + idx, nr, scratch, &cp->mean_after, &cp->std_after);
 	if (nl + nr <= 2) {
 		cp->pvalue = 1;
-		return;
+		return false;
 	}
-	df = (double)nl + (double)nr - 2.0;
+	*df = (double)nl + (double)nr - 2.0;
 	svar = ((double)(nl - 1) * (cp->std_before * cp->std_before) +
-	    (double)(nr - 1) * (cp->std_after * cp->std_after)) / df;
+	    (double)(nr - 1) * (cp->std_after * cp->std_after)) / *df;
 	denom = sqrt(svar * (1.0 / (double)nl + 1.0 / (double)nr));
-	t = (cp->mean_before - cp->mean_after) / denom;
-	cp->pvalue = stats_t_two_sided(t, df);
+	*t = (cp->mean_before - cp->mean_after) / denom;
+	return true;
+}
+
+/* Otava's compare: compare_t() and the two-sided p-value. */
+static void
+compare(const double *x, size_t lo, size_t idx, size_t hi, double *scratch,
+    struct change_point *cp)
+{
+	double t, df;
+
+	if (compare_t(x, lo, idx, hi, scratch, cp, &t, &df))
+		cp->pvalue = stats_t_two_sided(t, df);
 }
 
 double
@@ -138,38 +151,111 @@ changes_first_pass(double p)
 }
 
 /*
- * Otava's PairDistanceCalculator over one window w[0..m): the distances
- * D, their column sums V and row prefix sums H as numpy forms them, and
- * room for one interval's Q.
+ * Lanes: two doubles side by side, which GCC and Clang compile to SSE2
+ * on x86-64 and to scalar code elsewhere. They serve loops whose
+ * iterations are independent sums and products: each lane does what one
+ * iteration of the scalar loop does, the same operations in the same
+ * order (C11 leaves contraction off, so no fused multiply-add either),
+ * so every value is the same bits as the scalar loop's.
+ */
+typedef double v2d __attribute__((vector_size(16)));
+typedef int64_t v2i __attribute__((vector_size(16)));
+
+static v2d
+load2(const double *p)
+{
+	v2d v;
+
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static void
+store2(double *p, v2d v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+static v2d
+splat2(double x)
+{
+	return (v2d){ x, x };
+}
+
+/* fabs() in each lane: it clears the sign bit and nothing else. */
+static v2d
+fabs2(v2d v)
+{
+	return (v2d)((v2i)v & (v2i){ INT64_MAX, INT64_MAX });
+}
+
+/*
+ * Otava's PairDistanceCalculator over one window w[0..m): with D[r][c] =
+ * |w[r] - w[c]| and T = triu(D, 1)[:-1, 1:] (T[r][c] = D[r][c + 1] for c
+ * >= r, else 0), the column sums of T and its row prefix sums H as numpy
+ * forms them, and room for one interval's Q. Every table has rows of
+ * window doubles.
  */
 struct calc {
 	const double *w;
 	size_t m, window;
-	double *D, *V, *H, *R, *cv, *col;
+	/*
+	 * P[r][c]: column c of T summed over rows 0..r - 1, row after row as
+	 * np.sum(axis=0) adds them, so that V[c] (the whole column) is
+	 * P[c + 1][c]; row 0 (no rows) is +0.0 throughout.
+	 */
+	double *P;
+	double *H, *R, *cv, *col, *q;
 	/* The coefficients of A, B and C, which depend on the positions only. */
 	double *ca, *cb, *cc;
+	/*
+	 * For each df (an index), the largest |t| seen whose p-value was
+	 * above alpha (-1: none yet) and the smallest whose p-value was below
+	 * it (NaN: none yet), beyond stats_t_two_sided()'s error both.
+	 */
+	double alpha, *t_above, *t_below;
 };
 
 static void
 calc_alloc(struct calc *k, size_t window)
 {
-	k->D = emalloc(window * window * sizeof *k->D);
-	k->V = emalloc(window * sizeof *k->V);
+	k->P = emalloc(window * window * sizeof *k->P);
+	for (size_t c = 0; c < window; c++)
+		k->P[c] = 0.0;
 	k->H = emalloc(window * window * sizeof *k->H);
 	k->R = emalloc(window * window * sizeof *k->R);
 	k->cv = emalloc(window * sizeof *k->cv);
 	k->col = emalloc(window * sizeof *k->col);
+	k->q = emalloc(window * sizeof *k->q);
 	k->window = window;
 	k->ca = emalloc(window * sizeof *k->ca);
 	k->cb = emalloc(window * window * sizeof *k->cb);
 	k->cc = emalloc(window * window * sizeof *k->cc);
+	k->t_above = emalloc(window * sizeof *k->t_above);
+	k->t_below = emalloc(window * sizeof *k->t_below);
+	k->alpha = NAN;
+	/*
+	 * Their upper triangles (j >= i), the part that is read:
+	 * cb[i][j] = 2(j - i + 1) / ((j + 2)i) but 0 in row 0, and cc[i][j] =
+	 * 2(i + 1) / ((j + 2)(j - i)) but 0 on the diagonal. Two entries at a
+	 * time: the integers are exact in doubles, and so the quotient of a
+	 * lane is the quotient of the integers, correctly rounded.
+	 */
 	for (size_t i = 0; i < window; i++) {
-		k->ca[i] = 2.0 / (double)(i + 2);
-		for (size_t j = 0; j < window; j++) {
-			k->cb[i * window + j] = i >= 1 && j >= i ?
-			    (double)(2 * (j - i + 1)) / (double)((j + 2) * i) : 0;
-			k->cc[i * window + j] = j > i ?
-			    (double)(2 * (i + 1)) / (double)((j + 2) * (j - i)) : 0;
+		double *cb = k->cb + i * window, *cc = k->cc + i * window, di = (double)i;
+		v2d j2 = { di + 1, di + 2 };
+		size_t j;
+
+		k->ca[i] = 2.0 / (di + 2);
+		cb[i] = i >= 1 ? 2.0 / ((di + 2) * di) : 0;
+		cc[i] = 0;
+		for (j = i + 1; j + 2 <= window; j += 2, j2 += 2.0) {
+			store2(cb + j, i >= 1 ? 2.0 * (j2 - di + 1) / ((j2 + 2) * di) : splat2(0.0));
+			store2(cc + j, 2.0 * (di + 1) / ((j2 + 2) * (j2 - di)));
+		}
+		if (j < window) {
+			cb[j] = i >= 1 ? 2.0 * ((double)j - di + 1) / (((double)j + 2) * di) : 0;
+			cc[j] = 2.0 * (di + 1) / (((double)j + 2) * ((double)j - di));
 		}
 	}
 }
@@ -177,46 +263,128 @@ calc_alloc(struct calc *k, size_t window)
 static void
 calc_free(struct calc *k)
 {
-	free(k->D);
-	free(k->V);
+	free(k->P);
 	free(k->H);
 	free(k->R);
 	free(k->cv);
 	free(k->col);
+	free(k->q);
 	free(k->ca);
 	free(k->cb);
 	free(k->cc);
+	free(k->t_above);
+	free(k->t_below);
+}
+
+/*
+ * Column c of rows r..r + 3 of T's sums (see calc_rows4()), the lanes
+ * of the rows that start left of c masked by live.
+ */
+static inline void
+calc_rows4_column(struct calc *k, size_t r, size_t c, v2d *h01, v2d *h23,
+    v2i live01, v2i live23)
+{
+	const double *w = k->w;
+	size_t W = k->window;
+	double *h = k->H + r * W + c, *p = k->P + r * W + c, sum;
+	v2d x = splat2(w[c + 1]);
+	v2d d01 = (v2d)((v2i)fabs2((v2d){ w[r], w[r + 1] } - x) & live01);
+	v2d d23 = (v2d)((v2i)fabs2((v2d){ w[r + 2], w[r + 3] } - x) & live23);
+
+	*h01 += d01;
+	*h23 += d23;
+	h[0] = (*h01)[0];
+	h[W] = (*h01)[1];
+	h[2 * W] = (*h23)[0];
+	h[3 * W] = (*h23)[1];
+	sum = p[0];
+	p[W] = sum += d01[0];
+	p[2 * W] = sum += d01[1];
+	p[3 * W] = sum += d23[0];
+	p[4 * W] = sum + d23[1];
+}
+
+/*
+ * Rows r..r + 3 of T's sums (r + 4 <= m - 1): H's rows, four rows in four
+ * lanes, and with them rows r + 1..r + 4 of P, each column's sum adding
+ * the four rows' distances one after another.
+ *
+ * Lane l (row r + l) adds nothing before column r + l, its diagonal: its
+ * sum stays +0.0 (what H holds below the diagonal) and starts there as
+ * 0.0 + T[r + l][r + l], as np.cumsum does. The columns of P left of
+ * r + l add +0.0 there too, to entries that are never read.
+ */
+static void
+calc_rows4(struct calc *k, size_t r)
+{
+	static const v2i live01[3] = { { -1, 0 }, { -1, -1 }, { -1, -1 } };
+	static const v2i live23[3] = { { 0, 0 }, { 0, 0 }, { -1, 0 } };
+	v2d h01 = splat2(0.0), h23 = splat2(0.0);
+	size_t c;
+
+	for (c = r; c < r + 3; c++)
+		calc_rows4_column(k, r, c, &h01, &h23, live01[c - r], live23[c - r]);
+	for (; c < k->m - 1; c++)
+		calc_rows4_column(k, r, c, &h01, &h23, (v2i){ -1, -1 }, (v2i){ -1, -1 });
 }
 
 static void
 calc_init(struct calc *k, const double *w, size_t m)
 {
-	size_t r, c, m1 = m - 1;
+	size_t r, c, m1 = m - 1, W = k->window;
+	double *P = k->P, *H = k->H, d;
 
 	k->w = w;
 	k->m = m;
-	/* Only the upper triangle is ever read. */
-	for (r = 0; r < m; r++)
-		for (c = r + 1; c < m; c++)
-			k->D[r * m + c] = fabs(w[r] - w[c]);
 	/*
-	 * triu(D, 1)[:-1, 1:]: T[r][c] = D[r][c + 1] for c >= r, else 0. V
-	 * sums its columns and H its rows (prefix sums), each in numpy's
-	 * order; the sums run side by side rather than one after another, and
-	 * H below its diagonal (zeros) is never read, so never written.
+	 * A row's prefix sums are one after another, and so are a column's
+	 * sums, so the rows of H go side by side in lanes, four at a time,
+	 * and the columns of P take their four terms one after another.
 	 */
-	for (c = 0; c < m1; c++)
-		k->V[c] = 0;
-	for (r = 0; r < m1; r++)
-		for (c = r; c < m1; c++)
-			k->V[c] += k->D[r * m + c + 1];
-	for (c = 0; c < m1; c++) {
-		k->H[c * m1 + c] = 0.0 + k->D[c * m + c + 1];
-		for (r = 0; r < c; r++)
-			k->H[r * m1 + c] = k->H[r * m1 + c - 1] + k->D[r * m + c + 1];
-	}
+	for (r = 0; r + 4 <= m1; r += 4)
+		calc_rows4(k, r);
+	for (; r < m1; r++)
+		for (c = r; c < m1; c++) {
+			d = fabs(w[r] - w[c + 1]);
+			H[r * W + c] = (c > r ? H[r * W + c - 1] : 0.0) + d;
+			P[(r + 1) * W + c] = P[r * W + c] + d;
+		}
 }
 
+/*
+ * Q[i][j] (j >= i) of an interval as _get_Q_vals() computes it, for a
+ * lane or a scalar: ca[j] * (col[j] - prev) is A, cb[i][j] * prev is B
+ * and cc[i][j] * R[i][j] is C.
+ */
+#define Q_OF(ca, col, prev, cb, cc, r) \
+	((((ca) * ((col) - (prev))) - ((cb) * (prev))) - ((cc) * (r)))
+
+/*
+ * Rows i - 2 and i - 1 of R (rows of W doubles from r) from row i below
+ * them, with h the rows i - 1 and i of H (see calc_candidate()). The
+ * columns, each its own sum, go two by two.
+ */
+static void
+calc_r_rows2(double *r, const double *h, size_t i, size_t n, size_t W)
+{
+	double *r1 = r + W;
+	const double *below = r + 2 * W, *h1 = h + W;
+	size_t j;
+
+	r[i - 2] = 0.0;
+	r1[i - 1] = 0.0;
+	r[i - 1] = r1[i - 1] + h[i - 1];
+	for (j = i; j + 2 <= n; j += 2) {
+		v2d v = load2(below + j) + load2(h1 + j);
+
+		store2(r1 + j, v);
+		store2(r + j, v + load2(h + j));
+	}
+	for (; j < n; j++) {
+		r1[j] = below[j] + h1[j];
+		r[j] = r1[j] + h[j];
+	}
+}
 
 /*
  * The candidate of the interval [s, e) of the window (e - s >= 2): the
@@ -226,65 +394,108 @@ calc_init(struct calc *k, const double *w, size_t m)
 static void
 calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 {
-	size_t m = k->m, m1 = m - 1, n = e - 1 - s, i, j, r, bi = 0;
-	const double *H = k->H;
-	double *R = k->R, *cv = k->cv, *col = k->col, acc = 0, sub, q, a, b, c, best = 0;
+	size_t W = k->window, n = e - 1 - s, i, j, bi = 0;
+	const double *H = k->H + s * W + s, *P = k->P, *ca = k->ca;
+	double *R = k->R, *cv = k->cv, *col = k->col, *q = k->q, acc = 0, best;
+	v2i keep;	/* lanes all of whose entries are <= best (so not NaN) */
+	bool more;	/* the entry after the last pair is > best or NaN */
+	bool nan;
+	double top;
 
-#define HS(t, u) H[(s + (t)) * m1 + s + (u)]
+	/*
+	 * cv: the cumulative sums of the columns of T's block below the
+	 * interval's first row, each column V[s + j] less its part above
+	 * (P[s][s + j], +0.0 when s is 0), which is what Otava subtracts.
+	 */
 	for (j = 0; j < n; j++) {
-		sub = 0;
-		for (r = 0; r < s; r++)
-			sub += k->D[r * m + s + 1 + j];
-		acc += k->V[s + j] - sub;
+		acc += P[(s + j + 1) * W + s + j] - P[s * W + s + j];
 		cv[j] = acc;
 		col[j] = 0;
 	}
 	/*
-	 * R[i][j]: column j of H summed from the bottom row up to row i + 1,
-	 * read for j > i only. Below its diagonal H is +0.0, and adding +0.0
-	 * to a sum of distances (never -0.0) leaves it as it is, so the terms
-	 * below the diagonal are left out: R[i + 1][i + 1] is +0.0, and col[j]
-	 * takes no row below j.
+	 * R[i][j]: column j of H (from row s) summed from the bottom row up
+	 * to row i + 1, read for j > i; R[i][i] is +0.0. Below its diagonal
+	 * H is +0.0, and adding +0.0 to a sum of distances (never -0.0) leaves
+	 * it as it is, so the terms below the diagonal are left out: each
+	 * column's sum starts as R[j][j] + H[j][j], which is 0.0 + H[j][j].
 	 */
-	if (n >= 2) {
-		R[(n - 2) * n + n - 1] = HS(n - 1, n - 1);
-		for (i = n - 2; i-- > 0;) {
-			R[i * n + i + 1] = HS(i + 1, i + 1);
-			for (j = i + 2; j < n; j++)
-				R[i * n + j] = R[(i + 1) * n + j] + HS(i + 1, j);
-		}
+	i = n - 1;
+	R[i * W + i] = 0.0;
+	if (i % 2 == 1) {
+		/* Row n - 2 on its own, so that the pairs of rows end at row 0. */
+		R[(i - 1) * W + i - 1] = 0.0;
+		R[(i - 1) * W + i] = R[i * W + i] + H[i * W + i];
+		i--;
 	}
+	for (; i >= 2; i -= 2)
+		calc_r_rows2(R + (i - 2) * W, H + (i - 1) * W, i, n, W);
 	/*
+	 * Q row by row, two entries at a time; col[j] sums column j of H from
+	 * the top. Otava's B and C are 0 where _get_Q_vals() leaves them out:
+	 * row 0 (cb[0][j] and prev are +0.0) and the diagonal (cc[i][i] and
+	 * R[i][i] are +0.0), and a - +0.0 - +0.0 is the a - 0 - 0 Otava
+	 * computes there, so every entry is the same expression.
+	 *
 	 * np.argmax: the first maximum, or the first NaN, after which nothing
-	 * changes (so the search ends there). The first entry, Q[0][0], is
-	 * where it starts.
+	 * changes (so the search ends there). Starting from -inf is starting
+	 * from the first entry, Q[0][0]: it is either greater than -inf or
+	 * -inf itself. Only the row of the maximum and its value matter, so a
+	 * row is scanned in order only when some entry of it is greater than
+	 * the maximum so far, or NaN.
 	 */
+	best = -INFINITY;
 	for (i = 0; i < n; i++) {
-		for (j = i; j < n; j++)
-			col[j] += HS(i, j);
+		const double *h = H + i * W, *cb = k->cb + i * W, *cc = k->cc + i * W;
+		const double *Ri = R + i * W;
+		double prev = i >= 1 ? cv[i - 1] : 0.0;
+		v2d prev2 = splat2(prev), best2, cl, qv;
+
 		/* Below the diagonal Q is 0; the first such entry of the row counts. */
 		if (i >= 1 && 0.0 > best) {
 			best = 0.0;
 			bi = i;
 		}
-		const double *cb = k->cb + i * k->window, *cc = k->cc + i * k->window;
-		double prev = i >= 1 ? cv[i - 1] : 0.0;
-
+		best2 = splat2(best);
+		keep = (v2i){ -1, -1 };
+		more = false;
+		for (j = i; j + 2 <= n; j += 2) {
+			cl = load2(col + j) + load2(h + j);
+			store2(col + j, cl);
+			qv = Q_OF(load2(ca + j), cl, prev2, load2(cb + j), load2(cc + j),
+			    load2(Ri + j));
+			store2(q + j, qv);
+			keep &= (v2i)(qv <= best2);
+		}
+		for (; j < n; j++) {
+			col[j] += h[j];
+			q[j] = Q_OF(ca[j], col[j], prev, cb[j], cc[j], Ri[j]);
+			more |= q[j] > best || isnan(q[j]);
+		}
+		if (!more && (keep[0] & keep[1]) != 0)
+			continue;
+		/*
+		 * The row in order, without a branch an entry could mislead:
+		 * top takes each entry greater than it, as best would, and a
+		 * NaN (which no comparison lets in) is looked for apart.
+		 */
+		top = best;
+		nan = false;
 		for (j = i; j < n; j++) {
-			a = k->ca[j] * (col[j] - prev);
-			b = i >= 1 ? cb[j] * prev : 0;
-			c = j > i ? cc[j] * R[i * n + j] : 0;
-			q = (a - b) - c;
-			if ((i == 0 && j == 0) || q > best || isnan(q)) {
-				best = q;
-				bi = i;
-				if (isnan(q))
-					goto found;
-			}
+			top = q[j] > top ? q[j] : top;
+			nan |= isnan(q[j]);
+		}
+		if (nan) {
+			for (j = i; !isnan(q[j]); j++)
+				continue;
+			best = q[j];
+			bi = i;
+			break;
+		}
+		if (top > best) {
+			best = top;
+			bi = i;
 		}
 	}
-found:
-#undef HS
 	*index = bi + 1 + s;
 	*qhat = best;
 }
@@ -296,6 +507,47 @@ struct cand {
 };
 
 /*
+ * Whether compare() of w[lo..idx) and w[idx..hi) finds p <= alpha, which
+ * is all that detect() asks of the p-value. With df fixed, the p-value
+ * falls as |t| grows, so a |t| no larger than one whose p-value was above
+ * alpha by more than stats_t_two_sided()'s error (about 1e-12 relative;
+ * 1e-6 is taken) has a p-value above alpha too, and one no smaller than
+ * a |t| whose p-value was that far below alpha has one below it: the
+ * answer is the p-value's, without computing it (the incomplete beta
+ * function is most of what a comparison costs). Only an alpha well
+ * inside the normal range is trusted with that relative error.
+ */
+static bool
+significant(struct calc *k, const double *w, size_t lo, size_t idx, size_t hi,
+    double alpha, double *scratch)
+{
+	struct change_point cp;
+	double t, df, at, p, margin = fabs(alpha) * 1e-6;
+	size_t d = hi - lo - 2;
+
+	if (!compare_t(w, lo, idx, hi, scratch, &cp, &t, &df))
+		return cp.pvalue <= alpha;
+	if (!(k->alpha == alpha)) {
+		for (size_t i = 0; i < k->window; i++) {
+			k->t_above[i] = -1;
+			k->t_below[i] = NAN;
+		}
+		k->alpha = alpha;
+	}
+	at = fabs(t);
+	if (at <= k->t_above[d])
+		return false;
+	if (at >= k->t_below[d])
+		return true;
+	p = stats_t_two_sided(t, df);
+	if (alpha >= 1e-200 && p > alpha + margin && at > k->t_above[d])
+		k->t_above[d] = at;
+	if (alpha >= 1e-200 && p < alpha - margin && !(at >= k->t_below[d]))
+		k->t_below[d] = at;
+	return p <= alpha;
+}
+
+/*
  * Otava's ChangePointDetector over the window w[0..m): candidates while
  * significant at alpha. Writes the change points (window positions,
  * sorted) to out and returns how many.
@@ -305,7 +557,6 @@ detect(struct calc *k, const double *w, size_t m, double alpha, size_t *out,
     struct cand *cache, double *scratch)
 {
 	size_t ncp = 0, t, bt, s, e;
-	struct change_point cp;
 	bool have;
 
 	calc_init(k, w, m);
@@ -332,12 +583,11 @@ detect(struct calc *k, const double *w, size_t m, double alpha, size_t *out,
 			break;
 		s = bt > 0 ? out[bt - 1] : 0;
 		e = bt < ncp ? out[bt] : m;
-		compare(w, s, cache[bt].index, e, scratch, &cp);
-		if (!(cp.pvalue <= alpha))
+		if (!significant(k, w, s, cache[bt].index, e, alpha, scratch))
 			break;
 		memmove(out + bt + 1, out + bt, (ncp - bt) * sizeof *out);
 		memmove(cache + bt + 1, cache + bt, (ncp + 1 - bt) * sizeof *cache);
-		out[bt] = cp.index;
+		out[bt] = cache[bt].index;
 		ncp++;
 		cache[bt].valid = cache[bt + 1].valid = false;
 	}
@@ -360,13 +610,36 @@ struct changes_cache {
 	size_t compared, reused;	/* by the merge under way */
 };
 
+/*
+ * Adds the point p to the set weak[0..*nweak), which stays sorted while
+ * the points come in increasing order, as the windows find them: a window
+ * starts at or after the last point of the one before and finds points
+ * after its start. *sorted turns false when one does not (the set is then
+ * sorted at the end, as Otava sorts it).
+ */
+static void
+weak_add(size_t *weak, size_t *nweak, size_t p, bool *sorted)
+{
+	size_t i;
+
+	if (*nweak == 0 || p > weak[*nweak - 1]) {
+		weak[(*nweak)++] = p;
+		return;
+	}
+	for (i = *nweak; i-- > 0;)
+		if (weak[i] == p)
+			return;
+	weak[(*nweak)++] = p;
+	*sorted = false;
+}
+
 void
 changes_split(const double *x, size_t n, size_t window, double alpha,
     struct changes_split *sp)
 {
 	size_t start = 0, step = window / 2, end, nw, last, i, *local, nweak = 0;
 	size_t *weak = emalloc((n + 1) * sizeof *weak);
-	bool *seen = ecalloc(n + 1, sizeof *seen), cut = false;
+	bool cut = false, sorted = true;
 	struct cand *cache = emalloc((window + 2) * sizeof *cache);
 	double *scratch = emalloc(window * sizeof *scratch);
 	struct changes_cache *c;
@@ -388,10 +661,8 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 	}
 	if (sp->n > 0 && sp->n <= n) {
 		start = sp->resume;
-		for (i = 0; i < sp->nearly; i++) {
-			weak[nweak++] = sp->early[i];
-			seen[sp->early[i]] = true;
-		}
+		for (i = 0; i < sp->nearly; i++)
+			weak_add(weak, &nweak, sp->early[i], &sorted);
 	}
 	while (start < n) {
 		end = start + window < n ? start + window : n;
@@ -406,23 +677,20 @@ changes_split(const double *x, size_t n, size_t window, double alpha,
 		nw = detect(&c->k, x + start, end - start, alpha, local, cache, scratch);
 		last = nw > 0 ? local[nw - 1] + start : 0;
 		for (i = 0; i < nw; i++)
-			if (!seen[local[i] + start]) {
-				seen[local[i] + start] = true;
-				weak[nweak++] = local[i] + start;
-			}
+			weak_add(weak, &nweak, local[i] + start, &sorted);
 		start = last > start + step ? last : start + step;
 	}
 	if (!cut) {
 		sp->resume = 0;
 		sp->nearly = 0;
 	}
-	qsort(weak, nweak, sizeof *weak, num_cmp_size);
+	if (!sorted)
+		qsort(weak, nweak, sizeof *weak, num_cmp_size);
 	free(sp->weak);
 	sp->weak = weak;
 	sp->nweak = nweak;
 	sp->n = n;
 	free(local);
-	free(seen);
 	free(cache);
 	free(scratch);
 }
