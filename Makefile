@@ -39,8 +39,11 @@ CC ?= cc
 WARN = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
 	-Wformat=2 -Wvla -Wpointer-arith -Wwrite-strings -Wundef \
 	-Wold-style-definition -Wnull-dereference
+# -ffp-contract=off: no multiply-add is fused, so that every sum and product
+# rounds as numpy's and Python's do (GCC's ISO mode fuses none already;
+# clang fuses by default where the target has FMA, as aarch64 does).
 BASE_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O2 -g -pthread \
-	$(WARN) -DPERFKITE_VERSION='"$(VERSION)"' -Isrc/lib
+	-ffp-contract=off $(WARN) -DPERFKITE_VERSION='"$(VERSION)"' -Isrc/lib
 LIBS = -lcjson -lz -lcrypto -lm -lpthread -ldl
 
 ifdef SANITIZE
@@ -81,7 +84,7 @@ SCRIPTS = $(sort .ci/run tests/run tests/deps.sh fuzz/run $(wildcard bench/*.sh 
 FUZZ_TIME ?= 20
 FUZZ_CC ?= clang
 FUZZ_BUILD = build/fuzz
-FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g \
+FUZZ_CFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE -O1 -g -ffp-contract=off \
 	-pthread -Isrc/lib -DPERFKITE_VERSION='"$(VERSION)"' \
 	-DFUZZ_PLAN='"$(CURDIR)/fixtures/campaign/plan.json"' \
 	-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
