@@ -1,4 +1,5 @@
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,8 +207,8 @@ struct calc {
 	 */
 	double *P;
 	double *H, *R, *cv, *col, *q;
-	/* The coefficients of A, B and C, which depend on the positions only. */
-	double *ca, *cb, *cc;
+	/* The coefficients of A, B and C (coefs_of()), shared. */
+	const double *ca, *cb, *cc;
 	/*
 	 * For each df (an index), the largest |t| seen whose p-value was
 	 * above alpha (-1: none yet) and the smallest whose p-value was below
@@ -216,24 +217,37 @@ struct calc {
 	double alpha, *t_above, *t_below;
 };
 
-static void
-calc_alloc(struct calc *k, size_t window)
+/*
+ * The coefficients of A, B and C for one window size: they depend on the
+ * positions only, so they are made once, the first time a window of that
+ * size is analysed, and shared by every series and thread (never freed).
+ */
+struct coefs {
+	size_t window;
+	double *ca, *cb, *cc;
+	struct coefs *next;
+};
+
+static struct coefs *coef_list;
+static pthread_mutex_t coef_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct coefs *
+coefs_of(size_t window)
 {
-	k->P = emalloc(window * window * sizeof *k->P);
-	for (size_t c = 0; c < window; c++)
-		k->P[c] = 0.0;
-	k->H = emalloc(window * window * sizeof *k->H);
-	k->R = emalloc(window * window * sizeof *k->R);
-	k->cv = emalloc(window * sizeof *k->cv);
-	k->col = emalloc(window * sizeof *k->col);
-	k->q = emalloc(window * sizeof *k->q);
-	k->window = window;
-	k->ca = emalloc(window * sizeof *k->ca);
-	k->cb = emalloc(window * window * sizeof *k->cb);
-	k->cc = emalloc(window * window * sizeof *k->cc);
-	k->t_above = emalloc(window * sizeof *k->t_above);
-	k->t_below = emalloc(window * sizeof *k->t_below);
-	k->alpha = NAN;
+	struct coefs *t;
+
+	pthread_mutex_lock(&coef_lock);
+	for (t = coef_list; t != NULL && t->window != window; t = t->next)
+		;
+	if (t != NULL) {
+		pthread_mutex_unlock(&coef_lock);
+		return t;
+	}
+	t = ecalloc(1, sizeof *t);
+	t->window = window;
+	t->ca = emalloc(window * sizeof *t->ca);
+	t->cb = emalloc(window * window * sizeof *t->cb);
+	t->cc = emalloc(window * window * sizeof *t->cc);
 	/*
 	 * Their upper triangles (j >= i), the part that is read:
 	 * cb[i][j] = 2(j - i + 1) / ((j + 2)i) but 0 in row 0, and cc[i][j] =
@@ -242,11 +256,11 @@ calc_alloc(struct calc *k, size_t window)
 	 * lane is the quotient of the integers, correctly rounded.
 	 */
 	for (size_t i = 0; i < window; i++) {
-		double *cb = k->cb + i * window, *cc = k->cc + i * window, di = (double)i;
+		double *cb = t->cb + i * window, *cc = t->cc + i * window, di = (double)i;
 		v2d j2 = { di + 1, di + 2 };
 		size_t j;
 
-		k->ca[i] = 2.0 / (di + 2);
+		t->ca[i] = 2.0 / (di + 2);
 		cb[i] = i >= 1 ? 2.0 / ((di + 2) * di) : 0;
 		cc[i] = 0;
 		for (j = i + 1; j + 2 <= window; j += 2, j2 += 2.0) {
@@ -258,6 +272,32 @@ calc_alloc(struct calc *k, size_t window)
 			cc[j] = 2.0 * (di + 1) / (((double)j + 2) * ((double)j - di));
 		}
 	}
+	t->next = coef_list;
+	coef_list = t;
+	pthread_mutex_unlock(&coef_lock);
+	return t;
+}
+
+static void
+calc_alloc(struct calc *k, size_t window)
+{
+	const struct coefs *t = coefs_of(window);
+
+	k->P = emalloc(window * window * sizeof *k->P);
+	for (size_t c = 0; c < window; c++)
+		k->P[c] = 0.0;
+	k->H = emalloc(window * window * sizeof *k->H);
+	k->R = emalloc(window * window * sizeof *k->R);
+	k->cv = emalloc(window * sizeof *k->cv);
+	k->col = emalloc(window * sizeof *k->col);
+	k->q = emalloc(window * sizeof *k->q);
+	k->window = window;
+	k->ca = t->ca;
+	k->cb = t->cb;
+	k->cc = t->cc;
+	k->t_above = emalloc(window * sizeof *k->t_above);
+	k->t_below = emalloc(window * sizeof *k->t_below);
+	k->alpha = NAN;
 }
 
 static void
@@ -269,9 +309,6 @@ calc_free(struct calc *k)
 	free(k->cv);
 	free(k->col);
 	free(k->q);
-	free(k->ca);
-	free(k->cb);
-	free(k->cc);
 	free(k->t_above);
 	free(k->t_below);
 }
