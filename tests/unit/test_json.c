@@ -150,6 +150,18 @@ struct diff {
 	int texts, bad;
 };
 
+/* cJSON's links: each member's prev is the one before, the first's the last. */
+static bool
+links_ok(const cJSON *obj)
+{
+	const cJSON *c, *last = NULL;
+
+	for (c = obj->child; c != NULL; last = c, c = c->next)
+		if (c != obj->child && c->prev != last)
+			return false;
+	return obj->child == NULL || obj->child->prev == last;
+}
+
 static void
 diff_one(struct diff *d, const char *t, size_t n, int want)
 {
@@ -161,7 +173,8 @@ diff_one(struct diff *d, const char *t, size_t n, int want)
 	memcpy(b, t, n);
 	f = json_parse_fast(b, n, d->ks, d->fa);
 	sl = json_parse_arena(b, n, d->keys, d->nkeys, d->sa, &e);
-	good = f == NULL ? want != 1 : want != 0 && sl != NULL && same_tree(f, sl);
+	good = f == NULL ? want != 1 : want != 0 && sl != NULL && same_tree(f, sl) &&
+	    links_ok(f);
 	d->texts++;
 	if (!good && d->bad++ < 5) {
 		char *z = strndup(t, n);
@@ -283,6 +296,37 @@ check_fast_differential(void)
 			diff_one(&d, b.s, b.len, between && !in_string ? 1 : !in_string ? -1 :
 			    w == 0 || w == 5 ? 1 : 0);
 		}
+	/* Numbers of 1 to 20 digits, the point anywhere, read to the same bits. */
+	{
+		unsigned long r = 12345;
+
+		for (int nd = 1; nd <= 20; nd++)
+			for (int at = 0; at <= nd; at++)
+				for (int form = 0; form < 8; form++) {
+					char num[64];
+					int k = 0;
+
+					if (form & 1)
+						num[k++] = '-';
+					if (at == 0)
+						num[k++] = '0';
+					for (int i = 0; i < nd; i++) {
+						if (i == at && at > 0)
+							num[k++] = '.';
+						if (at == 0 && i == 0)
+							num[k++] = '.';
+						r = r * 1103515245 + 12345;
+						num[k++] = (char)('0' + (i == 0 && at > 0 ?
+						    1 + r / 65536 % 9 : form & 4 ? 0 : r / 65536 % 10));
+					}
+					if (form & 2)
+						k += snprintf(num + k, sizeof num - (size_t)k, "e%s%d",
+						    form & 4 ? "-" : "", (int)(r % 30));
+					num[k] = '\0';
+					snprintf(t, sizeof t, "{\"latency\": %s, \"x\": [%s]}", num, num);
+					diff_one(&d, t, strlen(t), 1);
+				}
+	}
 	/* A line break and indentation of every length up to past two vectors. */
 	for (int n = 0; n <= 40; n++) {
 		buf_reset(&b);

@@ -477,14 +477,12 @@ fits_int64(const char *s, size_t n)
 	return memcmp(s, lim, 19) <= 0;
 }
 
-/* The node of the number s[0..n), just scanned (ps->p is past it). */
+/* The node of the number s[0..n) of value d, just scanned (ps->p is past it). */
 static cJSON *
-number_node(struct parser *ps, const unsigned char *s, size_t n, bool isint)
+number_node(struct parser *ps, const unsigned char *s, size_t n, bool isint, double d)
 {
 	cJSON *v;
-	double d;
 
-	d = num_parse_json((const char *)s, n);
 	if (ps->strict && (isinf(d) || (isint && !fits_int64((const char *)s, n)))) {
 		ps->p = s;
 		fail(ps, "number out of range: %.*s", (int)(n > 40 ? 40 : n), s);
@@ -510,7 +508,8 @@ parse_number(struct parser *ps)
 
 	if (!scan_number(ps, &isint))
 		return NULL;
-	return number_node(ps, s, (size_t)(ps->p - s), isint);
+	return number_node(ps, s, (size_t)(ps->p - s), isint,
+	    num_parse_json((const char *)s, (size_t)(ps->p - s)));
 }
 
 /*
@@ -1172,6 +1171,57 @@ fast_number(const unsigned char *p, const unsigned char *end, bool *isint)
 }
 
 /*
+ * fast_number() that also reads the value of a number without exponent
+ * of at most 15 digits (*have then): num_parse_json()'s exact fast path,
+ * the digits as an integer divided once by an exact power of ten.
+ */
+static const unsigned char *
+fast_decimal(const unsigned char *p, const unsigned char *end, bool *isint,
+    double *d, bool *have)
+{
+	static const double p10[16] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+	    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+	const unsigned char *s = p;
+	uint64_t m = 0;
+	int nd = 0, frac = 0;
+	bool neg = false;
+
+	*isint = true;
+	*have = false;
+	if (p < end && *p == '-') {
+		neg = true;
+		p++;
+	}
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		do {
+			m = m * 10 + (unsigned)(*p - '0');
+			nd++;
+		} while (++p < end && DIGIT(*p));
+	else
+		return NULL;
+	if (p < end && *p == '.') {
+		*isint = false;
+		if (++p >= end || !DIGIT(*p))
+			return NULL;
+		do {
+			m = m * 10 + (unsigned)(*p - '0');
+			nd++;
+			frac++;
+		} while (++p < end && DIGIT(*p));
+	}
+	if (p < end && (*p == 'e' || *p == 'E'))
+		return fast_number(s, end, isint);
+	if (nd <= 15) {
+		*d = frac == 0 ? (double)m : (double)m / p10[frac];
+		*d = neg ? -*d : *d;
+		*have = true;
+	}
+	return p;
+}
+
+/*
  * Past a value of the simple kind at p: plain strings, numbers of the
  * grammar, true, false, null, and objects and arrays of those nested up
  * to FAST_MAX_DEPTH (depth: the containers around the value). NULL for
@@ -1258,8 +1308,9 @@ static cJSON *
 fast_value(struct parser *ps, const unsigned char **pp, const unsigned char *end)
 {
 	const unsigned char *p = *pp, *q;
-	bool isint;
+	bool isint, have;
 	cJSON *v;
+	double d;
 
 	if (p >= end)
 		return NULL;
@@ -1286,9 +1337,10 @@ fast_value(struct parser *ps, const unsigned char **pp, const unsigned char *end
 		v = node(ps, cJSON_NULL);
 		break;
 	default:
-		if ((q = fast_number(p, end, &isint)) == NULL)
+		if ((q = fast_decimal(p, end, &isint, &d, &have)) == NULL)
 			return NULL;
-		v = number_node(ps, p, (size_t)(q - p), isint);
+		v = number_node(ps, p, (size_t)(q - p), isint,
+		    have ? d : num_parse_json((const char *)p, (size_t)(q - p)));
 		break;
 	}
 	*pp = q;
@@ -1301,7 +1353,7 @@ json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
 {
 	const unsigned char *p = (const unsigned char *)text, *end = p + len, *key;
 	struct parser ps;
-	cJSON *obj, *val;
+	cJSON *obj, *val, *last = NULL;
 	uint64_t seen = 0;
 	size_t klen;
 	int k;
@@ -1321,7 +1373,8 @@ json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
 		if (p >= end || *p != '"' || (p = fast_string(p, end)) == NULL)
 			return NULL;
 		klen = (size_t)(p - key) - 1;
-		p = fast_ws(p, end);
+		if (p < end && *p != ':')
+			p = fast_ws(p, end);
 		if (p >= end || *p != ':')
 			return NULL;
 		p = fast_ws(p + 1, end);
@@ -1335,9 +1388,17 @@ json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
 			seen |= 1ULL << k;
 			/* The keyset's own copy of the name: the same bytes. */
 			val->string = (char *)ks->key[k];
-			cJSON_AddItemToArray(obj, val);
+			/* Linked as cJSON_AddItemToArray() links: the first's prev is the last. */
+			if (last == NULL)
+				obj->child = val;
+			else {
+				last->next = val;
+				val->prev = last;
+			}
+			obj->child->prev = last = val;
 		}
-		p = fast_ws(p, end);
+		if (p < end && *p != ',' && *p != '}')
+			p = fast_ws(p, end);
 		if (p < end && *p == ',') {
 			p++;
 			continue;
