@@ -191,7 +191,7 @@ hex4(struct parser *ps)
 }
 
 /* A new node, in the arena when there is one. */
-static cJSON *
+static inline cJSON *
 node(struct parser *ps, int type)
 {
 	cJSON *n;
