@@ -382,6 +382,15 @@ check_fast_differential(void)
 			}
 		}
 	}
+	{
+		/* Without an arena: cJSON's own tree, every name and value its own copy. */
+		cJSON *h = json_parse_fast(record, strlen(record), d.ks, NULL);
+
+		ok(h != NULL && cJSON_GetArraySize(h) == 6 && links_ok(h) &&
+		    strcmp(h->child->string, "model_id") == 0 && h->child->string != keys[0],
+		    "the quick scanner builds a heap tree without an arena");
+		cJSON_Delete(h);
+	}
 	ok(d.bad == 0, "the quick scanner reads %d generated texts as the parser does, "
 	    "or leaves them to it (%d differ)", d.texts, d.bad);
 	buf_free(&b);

@@ -1386,8 +1386,9 @@ json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
 			if (seen & (1ULL << k) || (val = fast_value(&ps, &p, end)) == NULL)
 				return NULL;
 			seen |= 1ULL << k;
-			/* The keyset's own copy of the name: the same bytes. */
-			val->string = (char *)ks->key[k];
+			/* In an arena the keyset's own string (the same bytes) names it. */
+			val->string = arena != NULL ? (char *)ks->key[k] :
+			    dupstr(&ps, (const char *)key, klen);
 			/* Linked as cJSON_AddItemToArray() links: the first's prev is the last. */
 			if (last == NULL)
 				obj->child = val;
