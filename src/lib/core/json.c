@@ -477,7 +477,7 @@ fits_int64(const char *s, size_t n)
 	return memcmp(s, lim, 19) <= 0;
 }
 
-/* The node of the number s[0..n) of value d, just scanned (ps->p is past it). */
+/* The node of the number text s[0..n) of value d (strict: NULL after failing at s). */
 static cJSON *
 number_node(struct parser *ps, const unsigned char *s, size_t n, bool isint, double d)
 {
