@@ -136,6 +136,269 @@ check_fast(void)
 	}
 }
 
+/*
+ * The quick scanner against the full parser on generated texts, each in
+ * a buffer of its exact size (a sanitizer build sees any read past it).
+ * want: 1 the scanner must read the text, 0 it must leave it to the
+ * parser, -1 either; whatever it reads must be the parser's tree.
+ */
+struct diff {
+	const struct json_keyset *ks;
+	const char *const *keys;
+	size_t nkeys;
+	struct json_arena *fa, *sa;
+	int texts, bad;
+};
+
+/* cJSON's links: each member's prev is the one before, the first's the last. */
+static bool
+links_ok(const cJSON *obj)
+{
+	const cJSON *c, *last = NULL;
+
+	for (c = obj->child; c != NULL; last = c, c = c->next)
+		if (c != obj->child && c->prev != last)
+			return false;
+	return obj->child == NULL || obj->child->prev == last;
+}
+
+static void
+diff_one(struct diff *d, const char *t, size_t n, int want)
+{
+	char *b = malloc(n > 0 ? n : 1), shown[200];
+	json_error e;
+	cJSON *f, *sl;
+	bool good;
+
+	memcpy(b, t, n);
+	f = json_parse_fast(b, n, d->ks, d->fa);
+	sl = json_parse_arena(b, n, d->keys, d->nkeys, d->sa, &e);
+	good = f == NULL ? want != 1 : want != 0 && sl != NULL && same_tree(f, sl) &&
+	    links_ok(f);
+	d->texts++;
+	if (!good && d->bad++ < 5) {
+		char *z = strndup(t, n);
+
+		printf("#   quick scanner %s: %s\n", f == NULL ? "gave up" : "differs",
+		    err_clean(z, shown, sizeof shown));
+		free(z);
+	}
+	json_arena_reset(d->fa);
+	json_arena_reset(d->sa);
+	free(b);
+}
+
+/* Every prefix of t too: the parser's way at any end of input. */
+static void
+diff_cut(struct diff *d, const char *t, int want)
+{
+	size_t n = strlen(t);
+
+	diff_one(d, t, n, want);
+	for (size_t k = 0; k < n; k++)
+		diff_one(d, t, k, -1);
+}
+
+static void
+check_fast_differential(void)
+{
+	static const char *const keys[] = { "model_id", "latency", "ok", "none", "n",
+	    "a_key_of_sixteen", "a_key_of_seventeen" };
+	/* Values, and whether the scanner reads them wherever they stand. */
+	static const struct { const char *v; bool fast; } vals[] = {
+		{ "0", true }, { "-0", true }, { "7", true }, { "-12", true }, { "1.5", true },
+		{ "-0.25", true }, { "1e5", true }, { "1E+2", true }, { "2.5e-3", true },
+		{ "123456789012345678901234567890", true }, { "0.1e1", true },
+		{ "true", true }, { "false", true }, { "null", true },
+		{ "01", false }, { "1.", false }, { "-", false }, { ".5", false }, { "+1", false },
+		{ "1e", false }, { "1e+", false }, { "-a", false }, { "0x1", false },
+		{ "NaN", false }, { "Infinity", false }, { "-Infinity", false },
+		{ "tru", false }, { "nul", false }, { "falsy", false }, { "True", false },
+		{ "\"\"", true }, { "\"a\"", true }, { "\"a b/c'd ~\x7f\"", true },
+		{ "\"\\\"\"", false }, { "\"a\\\\b\"", false }, { "\"\\u00e9\"", false },
+		{ "\"\\ud83d\\ude00\"", false }, { "\"\\n\"", false }, { "\"\\u0000\"", false },
+		{ "\"\\x\"", false }, { "\"\xc3\xa9\"", false }, { "\"\xff\"", false },
+		{ "\"\xe2\x82\"", false }, { "\"a\x01\"", false }, { "\"tab\there\"", false },
+		{ "\"unterminated", false },
+	};
+	/* Where a value goes (at each @): in a wanted member, an unwanted one, deeper. */
+	static const char *const shapes[] = {
+		"{\"model_id\": @}", "{\"latency\":@,\"ok\":true}", "{\"x\": @, \"n\": 1}",
+		"{\"x\": [@, @]}", "{\"x\": {\"k\": @}, \"none\": null}", "[@]", "@",
+		"{\"x\": [[{\"y\": [@]}]], \"a_key_of_sixteen\": @}",
+	};
+	/* Bad structure around good values, and repeated keys. */
+	static const struct { const char *t; int want; } broken[] = {
+		{ "{\"latency\": 1,}", 0 }, { "{\"latency\": 1} x", 0 }, { "{\"latency\": 1 \"ok\": 2}", 0 },
+		{ "{\"x\": {\"a\": 1,}, \"latency\": 1}", 0 }, { "{\"x\": [1 2]}", 0 }, { "{\"x\": [1,]}", 0 },
+		{ "{\"x\": {\"a\" 1}}", 0 }, { "{\"x\": {1: 2}}", 0 }, { "{\"x\": {\"a\": }}", 0 },
+		{ "{\"x\": [}", 0 }, { "{\"x\": {]}", 0 }, { "{\"x\": ]}", 0 }, { "{\"x\": }", 0 },
+		{ "{latency: 1}", 0 }, { "{\"latency\" 1}", 0 }, { "{,}", 0 }, { "{\"x\": [1]]}", 0 },
+		{ "{\"x\": {}}}", 0 }, { "{\"x\": 1}}", 0 }, { "{\"x\": \"a\"\"b\"}", 0 },
+		{ "{\"x\": 1\x01}", 0 }, { "{\"x\":\x0b""1}", 0 }, { "{\"x\":\x0c""1}", 0 },
+		{ "\xef\xbb\xbf{}", 0 }, { "{\"ok\": {\"a\": 1}}", 0 }, { "{\"ok\": [1]}", 0 },
+		/* the parser keeps the last of a repeated wanted key: the scanner gives up */
+		{ "{\"latency\": 1, \"latency\": 2}", 0 }, { "{\"n\": 1, \"x\": 2, \"n\": 3}", 0 },
+		/* an unwanted one is not built by either */
+		{ "{\"x\": 1, \"x\": {\"a\": [2]}}", 1 },
+		/* names a byte away from wanted ones, where the key hash cannot tell */
+		{ "{\"a_yek_of_seventeen\": {\"a\": 1}, \"a_kez_of_sixteen\": [1], \"a_key_of_sixteeo\": [], "
+		  "\"latencz\": [], \"lbtency\": {}, \"nonf\": [], \"ko\": [], \"o\": [], \"ok\": true}", 1 },
+	};
+	static const char *const spaces[] = { " ", "\n", "\t", "\r\n", "\n  ",
+	    "                 ", "\n                               ",
+	    "\n\t \r                                   " };
+	static const char *const record =
+	    "{\"model_id\":\"m-1\",\"latency\":20.5,\"x\":{\"a\":[1,2.5e-3,\"s\",{},[],false,null]},"
+	    "\"ok\":true,\"none\":null,\"a_key_of_seventeen\":\"a value of 15 b\",\"n\":-0}";
+	struct diff d = { 0 };
+	char t[1024], v[200];
+	buf b = BUF_INIT;
+
+	d.keys = keys;
+	d.nkeys = sizeof keys / sizeof *keys;
+	d.ks = json_keyset_new(keys, d.nkeys);
+	d.fa = json_arena_new();
+	d.sa = json_arena_new();
+	for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+		for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+			bool str = vals[i].v[0] == '"';
+
+			/* A string value fills the vector width or not. */
+			for (int pad = 0; pad < (str ? 36 : 1); pad++) {
+				snprintf(v, sizeof v, "%s%.*s%s", str ? "\"" : "", pad,
+				    "abcdefghijklmnopqrstuvwxyz0123456789", vals[i].v + str);
+				buf_reset(&b);
+				for (const char *c = shapes[s]; *c != '\0'; c++)
+					if (*c == '@')
+						buf_adds(&b, v);
+					else
+						buf_addc(&b, *c);
+				diff_cut(&d, b.s, shapes[s][0] == '{' && vals[i].fast ? 1 : 0);
+			}
+		}
+	for (size_t i = 0; i < sizeof broken / sizeof *broken; i++)
+		diff_cut(&d, broken[i].t, broken[i].want);
+	/* Whitespace of every kind and length at every place a token ends. */
+	for (size_t at = 0; at <= strlen(record); at++)
+		for (size_t w = 0; w < sizeof spaces / sizeof *spaces; w++) {
+			bool between = at == 0 || at == strlen(record) ||
+			    strchr("{}[],:", record[at - 1]) != NULL || strchr("{}[],:", record[at]) != NULL;
+			bool in_string = false;
+
+			for (size_t k = 0; k < at; k++)
+				in_string ^= record[k] == '"';
+			buf_reset(&b);
+			buf_add(&b, record, at);
+			buf_adds(&b, spaces[w]);
+			buf_adds(&b, record + at);
+			/* Inside a string spaces are text and a control byte is an error. */
+			diff_one(&d, b.s, b.len, between && !in_string ? 1 : !in_string ? -1 :
+			    w == 0 || w == 5 ? 1 : 0);
+		}
+	/* Numbers of 1 to 20 digits, the point anywhere, read to the same bits. */
+	{
+		unsigned long r = 12345;
+
+		for (int nd = 1; nd <= 20; nd++)
+			for (int at = 0; at <= nd; at++)
+				for (int form = 0; form < 8; form++) {
+					char num[64];
+					int k = 0;
+
+					if (form & 1)
+						num[k++] = '-';
+					if (at == 0)
+						num[k++] = '0';
+					for (int i = 0; i < nd; i++) {
+						if (i == at && at > 0)
+							num[k++] = '.';
+						if (at == 0 && i == 0)
+							num[k++] = '.';
+						r = r * 1103515245 + 12345;
+						num[k++] = (char)('0' + (i == 0 && at > 0 ?
+						    1 + r / 65536 % 9 : form & 4 ? 0 : r / 65536 % 10));
+					}
+					if (form & 2)
+						k += snprintf(num + k, sizeof num - (size_t)k, "e%s%d",
+						    form & 4 ? "-" : "", (int)(r % 30));
+					num[k] = '\0';
+					snprintf(t, sizeof t, "{\"latency\": %s, \"x\": [%s]}", num, num);
+					diff_one(&d, t, strlen(t), 1);
+				}
+	}
+	/* A line break and indentation of every length up to past two vectors. */
+	for (int n = 0; n <= 40; n++) {
+		buf_reset(&b);
+		buf_adds(&b, "{\"model_id\": 1,\n");
+		for (int k = 0; k < n; k++)
+			buf_addc(&b, k % 7 == 6 ? '\t' : ' ');
+		buf_adds(&b, "\"x\": [1,\r\n");
+		for (int k = 0; k < n; k++)
+			buf_addc(&b, ' ');
+		buf_adds(&b, "2]}");
+		diff_one(&d, b.s, b.len, 1);
+		buf_adds(&b, "\n");
+		for (int k = 0; k < n; k++)
+			buf_addc(&b, ' ');
+		diff_one(&d, b.s, b.len, 1);
+	}
+	/* Nesting past what the scanner follows, each kind of bracket. */
+	for (int deep = 30; deep <= 70; deep += 40)
+		for (int obj = 0; obj < 2; obj++) {
+			buf_reset(&b);
+			buf_adds(&b, "{\"x\": ");
+			for (int k = 0; k < deep; k++)
+				buf_adds(&b, obj && k % 2 ? "{\"k\": " : "[");
+			buf_adds(&b, "1");
+			for (int k = deep - 1; k >= 0; k--)
+				buf_adds(&b, obj && k % 2 ? "}" : "]");
+			buf_adds(&b, "}");
+			diff_one(&d, b.s, b.len, deep < 32 ? 1 : 0);
+		}
+	/* Keys and string values of 0 to 40 bytes, around the vector width. */
+	for (int n = 0; n <= 40; n++) {
+		char key[64], val[64];
+
+		for (int k = 0; k < n; k++)
+			key[k] = val[k] = (char)('a' + k % 26);
+		key[n] = val[n] = '\0';
+		snprintf(t, sizeof t, "{\"%s\": \"%s\", \"model_id\": \"%s\"}", key, val, val);
+		diff_cut(&d, t, 1);
+		for (int at = 0; at < n; at++) {
+			/* One odd byte at each place of the string. */
+			static const char odd[] = { '"', '\\', '\x01', '\x1f', '\x7f', (char)0x80, (char)0xc3, (char)0xff };
+
+			for (size_t o = 0; o < sizeof odd; o++) {
+				char c = val[at];
+
+				val[at] = odd[o];
+				snprintf(t, sizeof t, "{\"model_id\": \"%s\", \"x\": \"%s\"}", val, val);
+				diff_one(&d, t, strlen(t), odd[o] == '\x7f' ? 1 : 0);
+				key[at] = odd[o];
+				snprintf(t, sizeof t, "{\"%s\": 1, \"n\": 2}", key);
+				diff_one(&d, t, strlen(t), odd[o] == '\x7f' ? 1 : 0);
+				val[at] = key[at] = c;
+			}
+		}
+	}
+	{
+		/* Without an arena: cJSON's own tree, every name and value its own copy. */
+		cJSON *h = json_parse_fast(record, strlen(record), d.ks, NULL);
+
+		ok(h != NULL && cJSON_GetArraySize(h) == 6 && links_ok(h) &&
+		    strcmp(h->child->string, "model_id") == 0 && h->child->string != keys[0],
+		    "the quick scanner builds a heap tree without an arena");
+		cJSON_Delete(h);
+	}
+	ok(d.bad == 0, "the quick scanner reads %d generated texts as the parser does, "
+	    "or leaves them to it (%d differ)", d.texts, d.bad);
+	buf_free(&b);
+	json_arena_free(d.fa);
+	json_arena_free(d.sa);
+	json_keyset_free((struct json_keyset *)d.ks);
+}
+
 int
 main(void)
 {
@@ -316,5 +579,6 @@ main(void)
 		}
 	}
 	check_fast();
+	check_fast_differential();
 	return done_testing();
 }

@@ -45,6 +45,33 @@ main(void)
 		if (bad)
 			is_str(msg, utf8_vectors[i].msg, "UnicodeDecodeError text of vector %zu", i);
 	}
+	{
+		/* A bad byte at each place of a long ASCII text: the wide scan stops at it. */
+		char text[160], msg[200], want[200];
+		int wrong = 0;
+
+		for (size_t at = 0; at < sizeof text; at++) {
+			memset(text, 'a', sizeof text);
+			text[at] = (char)0xff;
+			snprintf(want, sizeof want, "'utf-8' codec can't decode byte 0xff in "
+			    "position %zu: invalid start byte", at);
+			if (!utf8_error(text, sizeof text, msg, sizeof msg) || strcmp(msg, want) != 0)
+				wrong++;
+			/* and a good two-byte letter there, then a cut one at the end */
+			text[at] = (char)0xc3;
+			if (at + 1 < sizeof text)
+				text[at + 1] = (char)0xa9;
+			text[sizeof text - 1] = (char)0xc3;
+			snprintf(want, sizeof want, "'utf-8' codec can't decode byte 0xc3 in "
+			    "position %zu: unexpected end of data", sizeof text - 1);
+			if (at + 2 < sizeof text &&
+			    (!utf8_error(text, sizeof text, msg, sizeof msg) || strcmp(msg, want) != 0))
+				wrong++;
+			if (at + 2 < sizeof text && utf8_error(text, sizeof text - 1, msg, sizeof msg))
+				wrong++;
+		}
+		ok(wrong == 0, "UTF-8 errors found at each of 160 places (%d wrong)", wrong);
+	}
 	ok(utf8_valid("caf\xc3\xa9", 5), "valid UTF-8");
 	ok(!utf8_valid("\xc3", 1), "truncated sequence is invalid");
 	ok(!utf8_valid("\xe0\x80\x80", 3), "overlong form is invalid");

@@ -6,6 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/err.h"
 #include "core/json.h"
@@ -188,7 +191,7 @@ hex4(struct parser *ps)
 }
 
 /* A new node, in the arena when there is one. */
-static cJSON *
+static inline cJSON *
 node(struct parser *ps, int type)
 {
 	cJSON *n;
@@ -239,6 +242,48 @@ static const unsigned char plain[256] = {
 };
 
 /*
+ * The first byte in [p, end) that does not stand for itself in a string
+ * (a quote, a backslash, a control or non-ASCII byte), or end.
+ */
+static inline const unsigned char *
+string_stop(const unsigned char *p, const unsigned char *end)
+{
+#ifdef __SSE2__
+	/* Sixteen bytes at a time: as signed bytes, non-ASCII is below ' ' too. */
+	const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'),
+	    space = _mm_set1_epi8(' ');
+
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, bslash)),
+		    _mm_cmplt_epi8(v, space)));
+
+		if (m != 0)
+			return p + __builtin_ctz(m);
+		p += 16;
+	}
+#else
+	/* Eight bytes at a time while none is a quote, a backslash, a control or non-ASCII. */
+	while (end - p >= 8) {
+		uint64_t w, q, b, c;
+
+		memcpy(&w, p, 8);
+		q = w ^ 0x2222222222222222ULL;
+		b = w ^ 0x5c5c5c5c5c5c5c5cULL;
+		c = (w - 0x2020202020202020ULL) | w;	/* < 0x20 or >= 0x80 */
+		if ((((q - 0x0101010101010101ULL) & ~q) | ((b - 0x0101010101010101ULL) & ~b) | c) &
+		    0x8080808080808080ULL)
+			break;
+		p += 8;
+	}
+#endif
+	while (p < end && plain[*p])
+		p++;
+	return p;
+}
+
+/*
  * Reads a string literal at ps->p, appending its text to out (NULL: only
  * checks it). False after failing.
  */
@@ -254,8 +299,7 @@ string_body(struct parser *ps, buf *out)
 	ps->p++;	/* the opening quote */
 	for (;;) {
 		run = ps->p;
-		while (ps->p < ps->end && plain[*ps->p])
-			ps->p++;
+		ps->p = string_stop(ps->p, ps->end);
 		if (out != NULL)
 			buf_add(out, run, (size_t)(ps->p - run));
 		if (ps->p >= ps->end) {
@@ -337,23 +381,8 @@ string_body(struct parser *ps, buf *out)
 static bool
 plain_string(struct parser *ps, const char **start, size_t *n)
 {
-	const unsigned char *p = ps->p + 1;
+	const unsigned char *p = string_stop(ps->p + 1, ps->end);
 
-	/* Eight bytes at a time while none is a quote, a backslash, a control or non-ASCII. */
-	while (p + 8 <= ps->end) {
-		uint64_t w, q, b, c;
-
-		memcpy(&w, p, 8);
-		q = w ^ 0x2222222222222222ULL;
-		b = w ^ 0x5c5c5c5c5c5c5c5cULL;
-		c = (w - 0x2020202020202020ULL) | w;	/* < 0x20 or >= 0x80 */
-		if ((((q - 0x0101010101010101ULL) & ~q) | ((b - 0x0101010101010101ULL) & ~b) | c) &
-		    0x8080808080808080ULL)
-			break;
-		p += 8;
-	}
-	while (p < ps->end && plain[*p])
-		p++;
 	if (p >= ps->end || *p != '"')
 		return false;
 	*start = (const char *)ps->p + 1;
@@ -448,19 +477,12 @@ fits_int64(const char *s, size_t n)
 	return memcmp(s, lim, 19) <= 0;
 }
 
+/* The node of the number text s[0..n) of value d (strict: NULL after failing at s). */
 static cJSON *
-parse_number(struct parser *ps)
+number_node(struct parser *ps, const unsigned char *s, size_t n, bool isint, double d)
 {
-	const unsigned char *s = ps->p;
-	bool isint;
-	size_t n;
 	cJSON *v;
-	double d;
 
-	if (!scan_number(ps, &isint))
-		return NULL;
-	n = (size_t)(ps->p - s);
-	d = num_parse_json((const char *)s, n);
 	if (ps->strict && (isinf(d) || (isint && !fits_int64((const char *)s, n)))) {
 		ps->p = s;
 		fail(ps, "number out of range: %.*s", (int)(n > 40 ? 40 : n), s);
@@ -476,6 +498,18 @@ parse_number(struct parser *ps)
 	}
 	number_value(v, d);
 	return v;
+}
+
+static cJSON *
+parse_number(struct parser *ps)
+{
+	const unsigned char *s = ps->p;
+	bool isint;
+
+	if (!scan_number(ps, &isint))
+		return NULL;
+	return number_node(ps, s, (size_t)(ps->p - s), isint,
+	    num_parse_json((const char *)s, (size_t)(ps->p - s)));
 }
 
 /*
@@ -979,6 +1013,38 @@ span_hash(const unsigned char *s, size_t n)
 	return n == 0 ? 0 : (unsigned)(n * 37u + s[0] * 5u + s[n / 2] * 3u + s[n - 1]);
 }
 
+/* Whether a[0..n) and b[0..n) are the same bytes: words at a time, no call. */
+static inline bool
+same_span(const unsigned char *a, const unsigned char *b, size_t n)
+{
+	uint64_t x, y, d = 0;
+	uint32_t u, v;
+	size_t i;
+
+	if (n < 4) {
+		for (i = 0; i < n; i++)
+			d |= a[i] ^ b[i];
+		return d == 0;
+	}
+	if (n < 8) {
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		d = u ^ v;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&v, b + n - 4, 4);
+		return (d | (u ^ v)) == 0;
+	}
+	/* Eight bytes at a time, the last word overlapping the one before. */
+	for (i = 0; i + 8 < n; i += 8) {
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		d |= x ^ y;
+	}
+	memcpy(&x, a + n - 8, 8);
+	memcpy(&y, b + n - 8, 8);
+	return (d | (x ^ y)) == 0;
+}
+
 /* The slot of s[0..n) in the keyset: where it is, or the empty one it goes to. */
 static size_t
 keyset_slot(const struct json_keyset *ks, const unsigned char *s, size_t n)
@@ -986,7 +1052,7 @@ keyset_slot(const struct json_keyset *ks, const unsigned char *s, size_t n)
 	size_t i = span_hash(s, n) & 255;
 
 	while (ks->slot[i] >= 0 && (ks->len[ks->slot[i]] != n ||
-	    memcmp(ks->key[ks->slot[i]], s, n) != 0))
+	    !same_span((const unsigned char *)ks->key[ks->slot[i]], s, n)))
 		i = (i + 1) & 255;
 	return i;
 }
@@ -1027,174 +1093,328 @@ json_keyset_index(const struct json_keyset *ks, const char *key)
 
 #define FAST_MAX_DEPTH 32
 
-static void
-fast_ws(struct parser *ps)
+/* JSON's whitespace. */
+static const unsigned char ws_byte[256] = { [' '] = 1, ['\n'] = 1, ['\t'] = 1, ['\r'] = 1 };
+
+static inline const unsigned char *
+fast_ws(const unsigned char *p, const unsigned char *end)
 {
-	while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\n' || *ps->p == '\t' ||
-	    *ps->p == '\r'))
-		ps->p++;
+	if (p < end && *p > ' ')
+		return p;	/* none, the usual case between tokens */
+	if (end - p >= 2 && *p == ' ' && p[1] > ' ')
+		return p + 1;	/* one space, after a colon or a comma */
+#ifdef __SSE2__
+	/* A line break and indentation: sixteen bytes at a time. */
+	while (end - p >= 16) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+		unsigned m = (unsigned)_mm_movemask_epi8(_mm_or_si128(
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+		    _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\t')),
+		    _mm_cmpeq_epi8(v, _mm_set1_epi8('\r')))));
+
+		if (m != 0xffff)
+			return p + __builtin_ctz(~m);
+		p += 16;
+	}
+#endif
+	while (p < end && ws_byte[*p])
+		p++;
+	return p;
+}
+
+/* Past the plain string whose opening quote is at p, or NULL. */
+static inline const unsigned char *
+fast_string(const unsigned char *p, const unsigned char *end)
+{
+	p = string_stop(p + 1, end);
+	return p < end && *p == '"' ? p + 1 : NULL;
+}
+
+/* Past the literal w (n bytes) at p, or NULL. */
+static inline const unsigned char *
+fast_word(const unsigned char *p, const unsigned char *end, const char *w, size_t n)
+{
+	return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 ? p + n : NULL;
+}
+
+#define DIGIT(c) ((unsigned)((c) - '0') < 10)
+
+/*
+ * Past a number of the JSON grammar at p, or NULL (scan_number() without
+ * the messages); *isint when it has neither fraction nor exponent.
+ */
+static const unsigned char *
+fast_number(const unsigned char *p, const unsigned char *end, bool *isint)
+{
+	*isint = true;
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		while (++p < end && DIGIT(*p))
+			;
+	else
+		return NULL;
+	if (p < end && *p == '.') {
+		*isint = false;
+		if (++p >= end || !DIGIT(*p))
+			return NULL;
+		while (++p < end && DIGIT(*p))
+			;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		*isint = false;
+		if (++p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !DIGIT(*p))
+			return NULL;
+		while (++p < end && DIGIT(*p))
+			;
+	}
+	return p;
 }
 
 /*
- * Moves past a value of the simple kind: plain strings, numbers of the
- * grammar, true, false, null, and objects and arrays of those nested up
- * to FAST_MAX_DEPTH. False for anything else, valid or not.
+ * fast_number() that also reads the value of a number without exponent
+ * of at most 15 digits (*have then): num_parse_json()'s exact fast path,
+ * the digits as an integer divided once by an exact power of ten.
  */
-static bool
-fast_skip(struct parser *ps, int depth)
+static const unsigned char *
+fast_decimal(const unsigned char *p, const unsigned char *end, bool *isint,
+    double *d, bool *have)
 {
-	const char *span;
-	size_t n;
-	bool isint, obj;
-	char close;
+	static const double p10[16] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+	    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15 };
+	const unsigned char *s = p;
+	uint64_t m = 0;
+	int nd = 0, frac = 0;
+	bool neg = false;
 
-	fast_ws(ps);
-	if (ps->p >= ps->end)
-		return false;
-	switch (*ps->p) {
-	case '"':
-		return plain_string(ps, &span, &n);
-	case 't':
-		return literal(ps, "true");
-	case 'f':
-		return literal(ps, "false");
-	case 'n':
-		return literal(ps, "null");
-	case '{':
-	case '[':
-		break;
-	default:
-		return (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9')) &&
-		    scan_number(ps, &isint);
+	*isint = true;
+	*have = false;
+	if (p < end && *p == '-') {
+		neg = true;
+		p++;
 	}
-	if (depth >= FAST_MAX_DEPTH)
-		return false;
-	obj = *ps->p == '{';
-	close = obj ? '}' : ']';
-	ps->p++;
-	fast_ws(ps);
-	if (ps->p < ps->end && *ps->p == close) {
-		ps->p++;
-		return true;
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		do {
+			m = m * 10 + (unsigned)(*p - '0');
+			nd++;
+		} while (++p < end && DIGIT(*p));
+	else
+		return NULL;
+	if (p < end && *p == '.') {
+		*isint = false;
+		if (++p >= end || !DIGIT(*p))
+			return NULL;
+		do {
+			m = m * 10 + (unsigned)(*p - '0');
+			nd++;
+			frac++;
+		} while (++p < end && DIGIT(*p));
 	}
-	for (;;) {
-		if (obj) {
-			fast_ws(ps);
-			if (ps->p >= ps->end || *ps->p != '"' || !plain_string(ps, &span, &n))
-				return false;
-			fast_ws(ps);
-			if (ps->p >= ps->end || *ps->p != ':')
-				return false;
-			ps->p++;
-		}
-		if (!fast_skip(ps, depth + 1))
-			return false;
-		fast_ws(ps);
-		if (ps->p < ps->end && *ps->p == ',') {
-			ps->p++;
-			continue;
-		}
-		if (ps->p < ps->end && *ps->p == close) {
-			ps->p++;
-			return true;
-		}
-		return false;
+	if (p < end && (*p == 'e' || *p == 'E'))
+		return fast_number(s, end, isint);
+	if (nd <= 15) {
+		*d = frac == 0 ? (double)m : (double)m / p10[frac];
+		*d = neg ? -*d : *d;
+		*have = true;
 	}
+	return p;
 }
 
-/* A wanted member's value: a plain string, a number, true, false or null. */
-static cJSON *
-fast_scalar(struct parser *ps)
+/*
+ * Past a value of the simple kind at p: plain strings, numbers of the
+ * grammar, true, false, null, and objects and arrays of those nested up
+ * to FAST_MAX_DEPTH (depth: the containers around the value). NULL for
+ * anything else, valid or not. One loop without recursion: the open
+ * containers are a stack of bits, set for an object.
+ */
+static const unsigned char *
+fast_skip(const unsigned char *p, const unsigned char *end, int depth)
 {
-	const char *span;
-	size_t n;
-	cJSON *v;
+	uint64_t objs = 0;
+	int level = 0;
+	bool isint;
 
-	fast_ws(ps);
-	if (ps->p >= ps->end)
+value:
+	p = fast_ws(p, end);
+	if (p >= end)
 		return NULL;
-	switch (*ps->p) {
+	switch (*p) {
 	case '"':
-		if (!plain_string(ps, &span, &n))
+		p = fast_string(p, end);
+		break;
+	case 't':
+		p = fast_word(p, end, "true", 4);
+		break;
+	case 'f':
+		p = fast_word(p, end, "false", 5);
+		break;
+	case 'n':
+		p = fast_word(p, end, "null", 4);
+		break;
+	case '{':
+	case '[':
+		if (depth + level >= FAST_MAX_DEPTH)
+			return NULL;
+		level++;
+		objs = objs << 1 | (*p == '{');
+		p = fast_ws(p + 1, end);
+		if (p < end && *p == (objs & 1 ? '}' : ']')) {
+			p++;
+			level--;
+			objs >>= 1;
+			break;
+		}
+		if (objs & 1)
+			goto member;
+		goto value;
+	default:
+		p = fast_number(p, end, &isint);
+		break;
+	}
+	/* After a value: the end, or what follows it in its container. */
+	for (;;) {
+		if (p == NULL || level == 0)
+			return p;
+		p = fast_ws(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			if (objs & 1)
+				goto member;
+			goto value;
+		}
+		if (p >= end || *p != (objs & 1 ? '}' : ']'))
+			return NULL;
+		p++;
+		level--;
+		objs >>= 1;
+	}
+member:
+	p = fast_ws(p, end);
+	if (p >= end || *p != '"' || (p = fast_string(p, end)) == NULL)
+		return NULL;
+	p = fast_ws(p, end);
+	if (p >= end || *p != ':')
+		return NULL;
+	p++;
+	goto value;
+}
+
+/*
+ * A wanted member's value at *pp: a plain string, a number, true, false
+ * or null, and *pp past it; NULL for anything else.
+ */
+static cJSON *
+fast_value(struct parser *ps, const unsigned char **pp, const unsigned char *end)
+{
+	const unsigned char *p = *pp, *q;
+	bool isint, have;
+	cJSON *v;
+	double d;
+
+	if (p >= end)
+		return NULL;
+	switch (*p) {
+	case '"':
+		if ((q = fast_string(p, end)) == NULL)
 			return NULL;
 		v = node(ps, cJSON_String);
-		v->valuestring = dupstr(ps, span, n);
-		return v;
+		v->valuestring = dupstr(ps, (const char *)p + 1, (size_t)(q - p) - 2);
+		break;
 	case 't':
-		return literal(ps, "true") ? node(ps, cJSON_True) : NULL;
+		if ((q = fast_word(p, end, "true", 4)) == NULL)
+			return NULL;
+		v = node(ps, cJSON_True);
+		break;
 	case 'f':
-		return literal(ps, "false") ? node(ps, cJSON_False) : NULL;
+		if ((q = fast_word(p, end, "false", 5)) == NULL)
+			return NULL;
+		v = node(ps, cJSON_False);
+		break;
 	case 'n':
-		return literal(ps, "null") ? node(ps, cJSON_NULL) : NULL;
+		if ((q = fast_word(p, end, "null", 4)) == NULL)
+			return NULL;
+		v = node(ps, cJSON_NULL);
+		break;
 	default:
-		if (*ps->p == '-' ? ps->p + 1 < ps->end && ps->p[1] >= '0' && ps->p[1] <= '9' :
-		    *ps->p >= '0' && *ps->p <= '9')
-			return parse_number(ps);
-		return NULL;
+		if ((q = fast_decimal(p, end, &isint, &d, &have)) == NULL)
+			return NULL;
+		v = number_node(ps, p, (size_t)(q - p), isint,
+		    have ? d : num_parse_json((const char *)p, (size_t)(q - p)));
+		break;
 	}
+	*pp = q;
+	return v;
 }
 
 cJSON *
 json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
     struct json_arena *arena)
 {
+	const unsigned char *p = (const unsigned char *)text, *end = p + len, *key;
 	struct parser ps;
-	json_error e;
-	cJSON *obj, *val;
+	cJSON *obj, *val, *last = NULL;
 	uint64_t seen = 0;
-	const char *kspan;
-	size_t klen, i;
+	size_t klen;
 	int k;
 
 	memset(&ps, 0, sizeof ps);
 	ps.arena = arena;
-	ps.p = (const unsigned char *)text;
-	ps.end = ps.p + len;
-	ps.line_start = ps.p;
-	ps.err = &e;
-	e.msg[0] = '\0';
-	fast_ws(&ps);
-	if (ps.p >= ps.end || *ps.p != '{')
+	p = fast_ws(p, end);
+	if (p >= end || *p != '{')
 		return NULL;
-	ps.p++;
 	obj = node(&ps, cJSON_Object);
-	fast_ws(&ps);
-	if (ps.p < ps.end && *ps.p == '}')
-		ps.p++;
-	else
-		for (;;) {
-			fast_ws(&ps);
-			if (ps.p >= ps.end || *ps.p != '"' || !plain_string(&ps, &kspan, &klen))
-				return NULL;
-			fast_ws(&ps);
-			if (ps.p >= ps.end || *ps.p != ':')
-				return NULL;
-			ps.p++;
-			i = keyset_slot(ks, (const unsigned char *)kspan, klen);
-			if ((k = ks->slot[i]) < 0) {
-				if (!fast_skip(&ps, 1))
-					return NULL;
-			} else {
-				/* A repeated key takes the slow path, which keeps the last value. */
-				if (seen & (1ULL << k) || (val = fast_scalar(&ps)) == NULL)
-					return NULL;
-				seen |= 1ULL << k;
-				val->string = dupstr(&ps, kspan, klen);
-				cJSON_AddItemToArray(obj, val);
-			}
-			fast_ws(&ps);
-			if (ps.p < ps.end && *ps.p == ',') {
-				ps.p++;
-				continue;
-			}
-			if (ps.p < ps.end && *ps.p == '}') {
-				ps.p++;
-				break;
-			}
+	p = fast_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return fast_ws(p + 1, end) == end ? obj : NULL;
+	for (;;) {
+		p = fast_ws(p, end);
+		key = p + 1;
+		if (p >= end || *p != '"' || (p = fast_string(p, end)) == NULL)
 			return NULL;
+		klen = (size_t)(p - key) - 1;
+		if (p < end && *p != ':')
+			p = fast_ws(p, end);
+		if (p >= end || *p != ':')
+			return NULL;
+		p = fast_ws(p + 1, end);
+		if ((k = ks->slot[keyset_slot(ks, key, klen)]) < 0) {
+			if ((p = fast_skip(p, end, 1)) == NULL)
+				return NULL;
+		} else {
+			/* A repeated key takes the slow path, which keeps the last value. */
+			if (seen & (1ULL << k) || (val = fast_value(&ps, &p, end)) == NULL)
+				return NULL;
+			seen |= 1ULL << k;
+			/* In an arena the keyset's own string (the same bytes) names it. */
+			val->string = arena != NULL ? (char *)ks->key[k] :
+			    dupstr(&ps, (const char *)key, klen);
+			/* Linked as cJSON_AddItemToArray() links: the first's prev is the last. */
+			if (last == NULL)
+				obj->child = val;
+			else {
+				last->next = val;
+				val->prev = last;
+			}
+			obj->child->prev = last = val;
 		}
-	fast_ws(&ps);
-	return ps.p == ps.end ? obj : NULL;
+		if (p < end && *p != ',' && *p != '}')
+			p = fast_ws(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == '}')
+			break;
+		return NULL;
+	}
+	return fast_ws(p + 1, end) == end ? obj : NULL;
 }
 
 cJSON *

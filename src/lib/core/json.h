@@ -87,7 +87,9 @@ void json_arena_free(struct json_arena *a);
  * json_parse_arena() builds for the same keys; for any other text,
  * valid or not, it returns NULL, and the caller parses the text with
  * json_parse_arena() (which also reports what is wrong). The arena may
- * hold garbage then.
+ * hold garbage then. The keyset keeps the caller's key strings, which
+ * must outlive it; the member names of a tree in an arena are those
+ * strings. Without an arena the tree is cJSON's, for cJSON_Delete().
  */
 struct json_keyset;
 struct json_keyset *json_keyset_new(const char *const *keys, size_t n);	/* NULL over 64 */

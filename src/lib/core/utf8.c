@@ -1,5 +1,8 @@
 #include <stdio.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "core/utf8.h"
 
@@ -101,7 +104,21 @@ utf8_error(const char *text, size_t n, char *msg, size_t msgn)
 	unsigned char lo, hi, c;
 
 	while (i < n) {
-		/* Most of a record is ASCII: eight bytes at a time. */
+		/* Most of a record is ASCII: many bytes at a time. */
+#ifdef __SSE2__
+		while (i + 64 <= n) {
+			const __m128i *v = (const __m128i *)(const void *)(p + i);
+
+			if (_mm_movemask_epi8(_mm_or_si128(
+			    _mm_or_si128(_mm_loadu_si128(v), _mm_loadu_si128(v + 1)),
+			    _mm_or_si128(_mm_loadu_si128(v + 2), _mm_loadu_si128(v + 3)))) != 0)
+				break;
+			i += 64;
+		}
+		while (i + 16 <= n &&
+		    _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(const void *)(p + i))) == 0)
+			i += 16;
+#endif
 		while (i + 8 <= n) {
 			uint64_t w;
 

@@ -248,6 +248,8 @@ store_record_instant(const cJSON *rec)
 
 	if (!json_truthy(t))
 		return ISOTIME_MIN;
+	if (cJSON_IsString(t))
+		return isotime_parse(t->valuestring, &us) ? us : ISOTIME_MIN;
 	s = json_pystr_dup(t);
 	ok = isotime_parse(s, &us);
 	free(s);
