@@ -13,25 +13,6 @@ static const char *const keys[] = { "model_id", "timestamp", "latency", "success
     "baseline_eligible", "n", "x", "a_key_of_sixteen", "a_key_of_seventeen" };
 #define NKEYS (sizeof keys / sizeof *keys)
 
-/* Whether two trees are the same: members in order, types, text and values. */
-static int
-same_tree(const cJSON *a, const cJSON *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	if (a->type != b->type || (a->string == NULL) != (b->string == NULL) ||
-	    (a->string != NULL && strcmp(a->string, b->string) != 0) ||
-	    (a->valuestring == NULL) != (b->valuestring == NULL) ||
-	    (a->valuestring != NULL && strcmp(a->valuestring, b->valuestring) != 0) ||
-	    memcmp(&a->valuedouble, &b->valuedouble, sizeof a->valuedouble) != 0 ||
-	    a->valueint != b->valueint)
-		return 0;
-	for (a = a->child, b = b->child; a != NULL && b != NULL; a = a->next, b = b->next)
-		if (!same_tree(a, b))
-			return 0;
-	return a == NULL && b == NULL;
-}
-
 /*
  * The scanner reads only plain strings: no quote, backslash, control or
  * non-ASCII byte in what it built (the full parser shares its string
@@ -65,7 +46,7 @@ check(struct json_keyset *ks, struct json_arena *fa, struct json_arena *sa,
 
 	f = json_parse_fast(text, size, ks, fa);
 	s = json_parse_arena(text, size, keys, NKEYS, sa, &e);
-	if (f != NULL && (!same_tree(f, s) || !plain_tree(f)))
+	if (f != NULL && (!json_identical(f, s) || !plain_tree(f)))
 		abort();
 	json_arena_reset(fa);
 	json_arena_reset(sa);

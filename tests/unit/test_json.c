@@ -36,25 +36,6 @@ check_error(const char *text, const char *want, long col)
 	cJSON_Delete(v);
 }
 
-/* Whether two trees are the same: members in order, types, text and values. */
-static bool
-same_tree(const cJSON *a, const cJSON *b)
-{
-	if (a == NULL || b == NULL)
-		return a == b;
-	if (a->type != b->type || (a->string == NULL) != (b->string == NULL) ||
-	    (a->string != NULL && strcmp(a->string, b->string) != 0) ||
-	    (a->valuestring == NULL) != (b->valuestring == NULL) ||
-	    (a->valuestring != NULL && strcmp(a->valuestring, b->valuestring) != 0) ||
-	    memcmp(&a->valuedouble, &b->valuedouble, sizeof a->valuedouble) != 0 ||
-	    a->valueint != b->valueint)
-		return false;
-	for (a = a->child, b = b->child; a != NULL && b != NULL; a = a->next, b = b->next)
-		if (!same_tree(a, b))
-			return false;
-	return a == NULL && b == NULL;
-}
-
 /*
  * json_parse_fast: the tree of json_parse_arena() for the usual record,
  * NULL (the caller's cue to parse it the full way) for anything else.
@@ -113,7 +94,7 @@ check_fast(void)
 		cJSON *sl = json_parse_arena(t, strlen(t), keys, sizeof keys / sizeof *keys, sa, &e);
 
 		if (cases[i].fast)
-			ok(f != NULL && same_tree(f, sl), "the quick scanner reads %s as the parser does",
+			ok(f != NULL && json_identical(f, sl), "the quick scanner reads %s as the parser does",
 			    err_clean(t, shown, sizeof shown));
 		else
 			ok(f == NULL, "the quick scanner leaves %s to the parser",
@@ -173,7 +154,7 @@ diff_one(struct diff *d, const char *t, size_t n, int want)
 	memcpy(b, t, n);
 	f = json_parse_fast(b, n, d->ks, d->fa);
 	sl = json_parse_arena(b, n, d->keys, d->nkeys, d->sa, &e);
-	good = f == NULL ? want != 1 : want != 0 && sl != NULL && same_tree(f, sl) &&
+	good = f == NULL ? want != 1 : want != 0 && sl != NULL && json_identical(f, sl) &&
 	    links_ok(f);
 	d->texts++;
 	if (!good && d->bad++ < 5) {

@@ -1545,6 +1545,24 @@ json_truthy(const cJSON *v)
 }
 
 bool
+json_identical(const cJSON *a, const cJSON *b)
+{
+	if (a == NULL || b == NULL)
+		return a == b;
+	if (a->type != b->type || (a->string == NULL) != (b->string == NULL) ||
+	    (a->string != NULL && strcmp(a->string, b->string) != 0) ||
+	    (a->valuestring == NULL) != (b->valuestring == NULL) ||
+	    (a->valuestring != NULL && strcmp(a->valuestring, b->valuestring) != 0) ||
+	    memcmp(&a->valuedouble, &b->valuedouble, sizeof a->valuedouble) != 0 ||
+	    a->valueint != b->valueint)
+		return false;
+	for (a = a->child, b = b->child; a != NULL && b != NULL; a = a->next, b = b->next)
+		if (!json_identical(a, b))
+			return false;
+	return a == NULL && b == NULL;
+}
+
+bool
 json_equal(const cJSON *a, const cJSON *b)
 {
 	const cJSON *x, *y;

@@ -123,6 +123,11 @@ double json_num(const cJSON *obj, const char *key);
  * numbers by value (1 == 1.0), except that a boolean only equals a boolean.
  */
 bool json_equal(const cJSON *a, const cJSON *b);
+/*
+ * Whether two trees are the same node for node: members in order, types,
+ * names, text and the bits of every number (for tests of the parsers).
+ */
+bool json_identical(const cJSON *a, const cJSON *b);
 
 enum json_style {
 	JSON_COMPACT,	/* insertion order, "," and ":" */
