@@ -32,6 +32,7 @@
 #include "lane/identity.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/num.h"
 #include "core/now.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
@@ -723,7 +724,7 @@ state_header(void)
  * The merge's comparisons on a state line, one string each: lo, index
  * and hi in decimal, then the means before and after, the standard
  * deviations before and after and the p-value as C's hexadecimal floats
- * (%a: exact), separated by single spaces, with lo < index < hi <= n.
+ * (%a, num_hex(): exact), separated by single spaces, with lo < index < hi <= n.
  * False when they are not that.
  */
 static bool
@@ -841,48 +842,6 @@ load_state(struct run *run)
 	cJSON_Delete(head);
 }
 
-/*
- * d as printf's %a writes it (exact: strtod reads back the same double),
- * at o; returns the end. Normal numbers by hand, as a state holds a few
- * hundred of them per series and snprintf() took a third of the analysis
- * of an append.
- */
-static char *
-hex_float(char *o, double d)
-{
-	static const char digits[] = "0123456789abcdef";
-	uint64_t u, m;
-	int e, k;
-	char t[8];
-
-	memcpy(&u, &d, sizeof u);
-	e = (int)(u >> 52 & 0x7ff);
-	m = u & 0xfffffffffffffULL;
-	if (e == 0 || e == 0x7ff)	/* zero, subnormal, infinite, NaN: rare */
-		return o + sprintf(o, "%a", d);
-	if (u >> 63)
-		*o++ = '-';
-	memcpy(o, "0x1", 3);
-	o += 3;
-	if (m != 0) {
-		*o++ = '.';
-		for (k = 48; m != 0; k -= 4) {
-			*o++ = digits[m >> k & 15];
-			m &= (1ULL << k) - 1;
-		}
-	}
-	*o++ = 'p';
-	*o++ = e >= 1023 ? '+' : '-';
-	e = e >= 1023 ? e - 1023 : 1023 - e;
-	k = 0;
-	do
-		t[k++] = (char)('0' + e % 10);
-	while ((e /= 10) > 0);
-	while (k > 0)
-		*o++ = t[--k];
-	return o;
-}
-
 /* The state line of a series, after its merge. */
 static void
 keep_state(buf *out, const char *series, const char *hex, const struct changes_split *sp)
@@ -908,7 +867,7 @@ keep_state(buf *out, const char *series, const char *hex, const struct changes_s
 		e = t + snprintf(t, 3 * 24, "%zu %zu %zu", m[i].lo, cp->index, m[i].hi);
 		for (int k = 0; k < 5; k++) {
 			*e++ = ' ';
-			e = hex_float(e, f[k]);
+			e = num_hex(e, f[k]);
 		}
 		*e = '\0';
 		json_append(a, json_new_string(t));

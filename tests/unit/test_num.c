@@ -1,4 +1,5 @@
 /* Unit tests for num: Python's float repr, rounding, float() and int(). */
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -132,5 +133,35 @@ main(void)
 	ok(!num_opt_double("nan", 0, 1, &d), "option double rejects nan");
 	ok(!num_opt_double("inf", 0, 1e9, &d), "option double rejects inf");
 	ok(!num_opt_double("0x10", 0, 100, &d), "option double rejects hex");
+	{
+		/* num_hex: printf's %a, byte for byte, and exact. */
+		static const double edge[] = { 0.0, -0.0, 1.0, -1.0, 0.5, 2.0, 1e-310, -5e-324,
+		    DBL_MIN, DBL_MAX, 1e300, 1e-300, 0.1, 1.0 / 3, INFINITY, -INFINITY, NAN };
+		char a[64], h[64];
+		uint64_t u = 88172645463325252ULL;
+		size_t nbad = 0;
+
+		for (i = 0; i < 200000 + sizeof edge / sizeof *edge; i++) {
+			double x;
+
+			if (i < sizeof edge / sizeof *edge)
+				x = edge[i];
+			else {
+				u ^= u << 13;
+				u ^= u >> 7;
+				u ^= u << 17;
+				memcpy(&x, &u, sizeof x);
+			}
+			snprintf(a, sizeof a, "%a", x);
+			*num_hex(h, x) = '\0';
+			if (strcmp(a, h) != 0 || (!isnan(x) && memcmp(&x, &(double){ strtod(h, NULL) },
+			    sizeof x) != 0)) {
+				if (nbad++ < 5)
+					printf("# num_hex: %s, printf: %s\n", h, a);
+			}
+		}
+		ok(nbad == 0, "num_hex writes what printf's %%a writes, and strtod reads it back, "
+		    "on 200000 doubles");
+	}
 	return done_testing();
 }

@@ -322,6 +322,42 @@ num_repr(char out[NUM_BUFSZ], double x)
 	return out;
 }
 
+char *
+num_hex(char *o, double d)
+{
+	static const char digits[] = "0123456789abcdef";
+	uint64_t u, m;
+	int e, k;
+	char t[8];
+
+	memcpy(&u, &d, sizeof u);
+	e = (int)(u >> 52 & 0x7ff);
+	m = u & 0xfffffffffffffULL;
+	if (e == 0 || e == 0x7ff)	/* zero, subnormal, infinite, NaN: rare */
+		return o + snprintf(o, 32, "%a", d);
+	if (u >> 63)
+		*o++ = '-';
+	memcpy(o, "0x1", 3);
+	o += 3;
+	if (m != 0) {
+		*o++ = '.';
+		for (k = 48; m != 0; k -= 4) {
+			*o++ = digits[m >> k & 15];
+			m &= (1ULL << k) - 1;
+		}
+	}
+	*o++ = 'p';
+	*o++ = e >= 1023 ? '+' : '-';
+	e = e >= 1023 ? e - 1023 : 1023 - e;
+	k = 0;
+	do
+		t[k++] = (char)('0' + e % 10);
+	while ((e /= 10) > 0);
+	while (k > 0)
+		*o++ = t[--k];
+	return o;
+}
+
 double
 num_parse_json(const char *s, size_t n)
 {

@@ -43,6 +43,13 @@ char *num_fixed(char buf[NUM_BUFSZ], double x, int prec);
  * one fractional digit otherwise ("10.0"); "nan", "inf", "-inf".
  */
 char *num_repr(char buf[NUM_BUFSZ], double x);
+/*
+ * x as printf's %a writes it (exact: strtod() reads back the same double)
+ * at o, which has room for 32 bytes; returns the end, unterminated.
+ * Normal numbers without printf (perf-changes' state holds hundreds a
+ * series).
+ */
+char *num_hex(char *o, double x);
 
 /*
  * The value of a JSON number literal s[0..n) (already checked against the
