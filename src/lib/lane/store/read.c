@@ -86,7 +86,8 @@ struct worker {
 	buf text;
 	struct json_arena *arena;	/* each record's tree, released whole */
 	size_t unit;			/* the unit being read */
-	struct file_batch *batch;	/* NULL: files are read one by one */
+	struct file_batch *batch;	/* worker_batch() */
+	bool batch_tried;
 	buf names;			/* the files of a directory waiting for the batch */
 	size_t name_at[FILE_BATCH_MAX], nnames;
 };
@@ -548,6 +549,42 @@ read_file(struct worker *w, int dfd, const char *name, const char *full,
 	return 0;
 }
 
+/* Adds "/name" to the path full and name to rel (a path relative to the store). */
+static void
+path_push(buf *full, buf *rel, const char *name)
+{
+	buf_addc(full, '/');
+	buf_adds(full, name);
+	if (rel->len > 0)
+		buf_addc(rel, '/');
+	buf_adds(rel, name);
+}
+
+/* Cuts full and rel back to the lengths they had before path_push(). */
+static void
+path_pop(buf *full, buf *rel, size_t flen, size_t rlen)
+{
+	full->len = flen;
+	full->s[flen] = '\0';
+	rel->len = rlen;
+	if (rel->s != NULL)
+		rel->s[rlen] = '\0';
+}
+
+/*
+ * The worker's batch, made the first time a directory holds a record file
+ * (a scan of streams alone needs none); NULL when files are read one by one.
+ */
+static struct file_batch *
+worker_batch(struct worker *w)
+{
+	if (!w->batch_tried) {
+		w->batch_tried = true;
+		w->batch = file_batch_new(BATCH_FILE_SIZE);
+	}
+	return w->batch;
+}
+
 /*
  * Reads the files waiting in w (names in the open directory dfd, whose
  * paths full and rel hold; restored on return) with one batch, in the
@@ -567,11 +604,7 @@ read_waiting(struct worker *w, int dfd, buf *full, buf *rel)
 		names[i] = w->names.s + w->name_at[i];
 	file_batch_read(w->batch, dfd, names, w->nnames, text, res);
 	for (i = 0; i < w->nnames; i++) {
-		buf_addc(full, '/');
-		buf_adds(full, names[i]);
-		if (rel->len > 0)
-			buf_addc(rel, '/');
-		buf_adds(rel, names[i]);
+		path_push(full, rel, names[i]);
 		if (res[i] == FILE_BATCH_LONG)
 			read_file(w, dfd, names[i], full->s, rel->s, true);
 		else if (res[i] < 0)
@@ -579,11 +612,7 @@ read_waiting(struct worker *w, int dfd, buf *full, buf *rel)
 			    strerror((int)-res[i]));
 		else
 			scan_text(w, text[i], (size_t)res[i], rel->s, full->s, 0);
-		full->len = flen;
-		full->s[flen] = '\0';
-		rel->len = rlen;
-		if (rel->s != NULL)
-			rel->s[rlen] = '\0';
+		path_pop(full, rel, flen, rlen);
 	}
 	w->nnames = 0;
 	buf_reset(&w->names);
@@ -621,7 +650,7 @@ walk(struct worker *w, buf *full, buf *rel)
 			continue;	/* hidden files and directories, . and .. */
 		isdir = de->d_type == DT_DIR;
 		isreg = de->d_type == DT_REG;
-		if (isreg && w->batch != NULL && json_name(de->d_name)) {
+		if (isreg && json_name(de->d_name) && worker_batch(w) != NULL) {
 			/* Read with the next files of the directory, in one batch. */
 			w->name_at[w->nnames++] = w->names.len;
 			buf_add(&w->names, de->d_name, strlen(de->d_name) + 1);
@@ -631,11 +660,7 @@ walk(struct worker *w, buf *full, buf *rel)
 		}
 		/* What is read alone, or walked, comes after the files listed before it. */
 		read_waiting(w, dirfd(d), full, rel);
-		buf_addc(full, '/');
-		buf_adds(full, de->d_name);
-		if (rel->len > 0)
-			buf_addc(rel, '/');
-		buf_adds(rel, de->d_name);
+		path_push(full, rel, de->d_name);
 		if (de->d_type == DT_UNKNOWN || de->d_type == DT_LNK) {
 			/* Follow links to files; never descend through a link. */
 			if (stat(full->s, &st) == 0) {
@@ -648,11 +673,7 @@ walk(struct worker *w, buf *full, buf *rel)
 		else if (isreg && json_name(de->d_name))
 			rc = read_file(w, dirfd(d), de->d_name, full->s, rel->s,
 			    de->d_type == DT_REG || de->d_type == DT_UNKNOWN);
-		full->len = flen;
-		full->s[flen] = '\0';
-		rel->len = rlen;
-		if (rel->s != NULL)
-			rel->s[rlen] = '\0';
+		path_pop(full, rel, flen, rlen);
 	}
 	if (rc == 0 && errno != 0) {
 		store_failed(w->sc, full->s, errno);
@@ -690,7 +711,6 @@ worker_init(struct worker *w, struct scan *sc)
 	w->sc = sc;
 	w->match = ecalloc((size_t)sc->nq + 1, sizeof *w->match);
 	w->arena = json_arena_new();
-	w->batch = file_batch_new(BATCH_FILE_SIZE);
 }
 
 static void
