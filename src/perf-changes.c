@@ -138,6 +138,7 @@ struct run {
 	size_t *slot, slots;	/* cohort index by key (open addressing) */
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
+	bool stats;		/* PERF_CHANGES_STATS: count and time the analysis */
 	size_t compared, reused;	/* comparisons the merges made, reused */
 	double analysis_s;	/* CPU seconds in analyse(), all threads together */
 	size_t pending;		/* bytes held for points, all cohorts together */
@@ -217,37 +218,25 @@ add_pystr(buf *b, const cJSON *v, const char *dflt)
  * The cohort key of a record into b ("v2" and the identity, or "legacy",
  * model and GPU, joined by \x1f); false for an incomplete v2 identity,
  * which is never compared (as the rolling gate). The rules are
- * identity_of()'s, read from the view.
+ * identity_of()'s (identity_value_missing(), identity_uses_v2()), read
+ * from the view.
  */
 static bool
 cohort_key(const struct view *w, buf *b)
 {
-	const cJSON *v;
-	bool v2 = false, complete = true;
-	size_t i, n, at = b->len;
+	const cJSON *const *v = &w->v[W_IDENT];
+	bool complete = true;
+	size_t i;
 
-	for (i = 0; i < IDENTITY_KEYS; i++) {
-		v = w->v[W_IDENT + i];
-		v2 |= v != NULL;
-		if (v == NULL || cJSON_IsNull(v) || (cJSON_IsString(v) && !(
-		    /* A visible ASCII first character is no whitespace of str.strip(). */
-		    (v->valuestring[0] > ' ' && v->valuestring[0] < 0x7f) ||
-		    (text_py_strip(v->valuestring, &n), n > 0))))
-			complete = false;
-	}
-	if (!v2 && (v = w->v[W_SCHEMA]) != NULL) {
-		json_pystr(b, v);
-		v2 = strcmp(b->s + at, "2") == 0;
-		b->len = at;
-		b->s[at] = '\0';
-	}
-	if (v2 && !complete)
+	for (i = 0; i < IDENTITY_KEYS; i++)
+		complete &= !identity_value_missing(v[i]);
+	if (!complete && identity_uses_v2(w->v[W_SCHEMA], v))
 		return false;
 	if (complete) {
 		buf_adds(b, "v2");
 		for (i = 0; i < IDENTITY_KEYS; i++) {
 			buf_addc(b, '\x1f');
-			json_pystr(b, w->v[W_IDENT + i]);
+			json_pystr(b, v[i]);
 		}
 	} else {
 		buf_adds(b, "legacy\x1f");
@@ -488,6 +477,20 @@ spill(struct run *run)
 	}
 }
 
+/*
+ * Drops the points of a cohort (read into its history, or to be read
+ * again); under the run's lock while reader threads run.
+ */
+static void
+drop_points(struct run *run, struct cohort *c)
+{
+	run->pending -= c->pending.cap;
+	buf_free(&c->pending);
+	free(c->chunks);
+	c->chunks = NULL;
+	c->nchunks = 0;
+}
+
 /* The points of a cohort, spilled and held, in the order read (into b). */
 static void
 load_points(struct run *run, struct cohort *c, buf *b)
@@ -512,25 +515,9 @@ load_points(struct run *run, struct cohort *c, buf *b)
 	if (c->pending.len > 0)
 		buf_add(b, c->pending.s, c->pending.len);
 	pthread_mutex_lock(&run->lock);
-	run->pending -= c->pending.cap;
-	buf_free(&c->pending);
-	free(c->chunks);
-	c->chunks = NULL;
-	c->nchunks = 0;
+	drop_points(run, c);
 	pthread_mutex_unlock(&run->lock);
 }
-
-/* Drops the points of a cohort, to be read again. */
-static void
-drop_points(struct run *run, struct cohort *c)
-{
-	run->pending -= c->pending.cap;
-	buf_free(&c->pending);
-	free(c->chunks);
-	c->chunks = NULL;
-	c->nchunks = 0;
-}
-
 /*
  * A record of the history (store, stream or operand): into its cohort.
  * Reader threads call it at once; what needs no shared state is made
@@ -910,7 +897,7 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	struct saved *sv = NULL;
 	char hex[SHA256_HEX], now[SHA256_HEX], *series;
 	size_t n = c->h.n, k;
-	double t0 = now_thread_cpu();
+	double t0 = run->stats ? now_thread_cpu() : 0;
 	bool resumed = false;
 
 	for (size_t i = 0; i < n; i++) {
@@ -965,11 +952,13 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	}
 	free(cp);
 	free(series);
-	pthread_mutex_lock(&run->lock);
-	run->compared += sp.compared;
-	run->reused += sp.reused;
-	run->analysis_s += now_thread_cpu() - t0;
-	pthread_mutex_unlock(&run->lock);
+	if (run->stats) {
+		pthread_mutex_lock(&run->lock);
+		run->compared += sp.compared;
+		run->reused += sp.reused;
+		run->analysis_s += now_thread_cpu() - t0;
+		pthread_mutex_unlock(&run->lock);
+	}
 	changes_split_free(&sp);
 }
 
@@ -1351,6 +1340,7 @@ main(int argc, char *argv[])
 	err_init(argv[0]);
 	parse_options(argc, argv);
 	run->keys = wanted_keyset();
+	run->stats = getenv("PERF_CHANGES_STATS") != NULL;
 	/* Undocumented, for the tests: spill points held past this many bytes. */
 	if (getenv("PERF_CHANGES_SPILL") != NULL)
 		run->spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);
@@ -1388,7 +1378,7 @@ main(int argc, char *argv[])
 	    atomic_save("incremental state", opt.state, run->state.s, run->state.len) != 0)
 		trouble = true;
 	/* Undocumented, for the tests and the bench: what the analysis did. */
-	if (getenv("PERF_CHANGES_STATS") != NULL)
+	if (run->stats)
 		warnx_("analysis %.3f ms CPU; the merges compared %zu segments, reused %zu",
 		    run->analysis_s * 1000, run->compared, run->reused);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)

@@ -12,28 +12,56 @@ const char *const identity_keys[IDENTITY_KEYS] = {
 	"recipe_fingerprint", "hardware_profile_id", "software_profile_id",
 };
 
+bool
+identity_value_missing(const cJSON *v)
+{
+	size_t n;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return true;
+	if (!cJSON_IsString(v))
+		return false;
+	/* A visible ASCII first character is no whitespace of str.strip(). */
+	if (v->valuestring[0] > ' ' && v->valuestring[0] < 0x7f)
+		return false;
+	text_py_strip(v->valuestring, &n);
+	return n == 0;
+}
+
+bool
+identity_uses_v2(const cJSON *schema, const cJSON *const v[IDENTITY_KEYS])
+{
+	char *s;
+	bool two;
+
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		if (v[i] != NULL)
+			return true;
+	if (schema == NULL)
+		return false;
+	if (cJSON_IsString(schema))
+		return strcmp(schema->valuestring, "2") == 0;
+	s = json_pystr_dup(schema);
+	two = strcmp(s, "2") == 0;
+	free(s);
+	return two;
+}
+
 void
 identity_of(const cJSON *rec, struct identity *id)
 {
-	const cJSON *v, *schema = json_get(rec, "result_schema_version");
+	const cJSON *v[IDENTITY_KEYS];
 	buf missing = BUF_INIT;
-	char *s;
-	size_t n;
 	int i;
 
 	memset(id, 0, sizeof *id);
-	s = schema != NULL ? json_pystr_dup(schema) : NULL;
-	id->uses_v2 = s != NULL && strcmp(s, "2") == 0;
-	free(s);
 	for (i = 0; i < IDENTITY_KEYS; i++) {
-		v = json_get(rec, identity_keys[i]);
-		if (v != NULL)
-			id->uses_v2 = true;
-		id->value[i] = v != NULL ? json_pystr_dup(v) : estrdup("None");
-		if (v == NULL || cJSON_IsNull(v) || (cJSON_IsString(v) &&
-		    (text_py_strip(v->valuestring, &n), n == 0)))
+		v[i] = json_get(rec, identity_keys[i]);
+		id->value[i] = v[i] != NULL ? json_pystr_dup(v[i]) : estrdup("None");
+		if (identity_value_missing(v[i]))
 			buf_addf(&missing, "%s%s", missing.len ? ", " : "", identity_keys[i]);
 	}
+	id->uses_v2 = identity_uses_v2(json_get(rec, "result_schema_version"), v);
 	id->complete = missing.len == 0;
 	if (!id->complete)
 		id->error = easprintf("Performance record missing required comparison "

@@ -23,6 +23,15 @@ struct identity {
 	char *error;		/* the reference's error text when incomplete, else NULL */
 };
 
+/* Whether an identity value counts as missing: absent, null or blank (str.strip()). */
+bool identity_value_missing(const cJSON *v);
+/*
+ * Whether a record with the identity values v (NULL when absent) and the
+ * result_schema_version schema (or NULL) uses the v2 identity: a key
+ * present, or str(schema) == "2".
+ */
+bool identity_uses_v2(const cJSON *schema, const cJSON *const v[IDENTITY_KEYS]);
+
 /* Fills id from a tracking record; release with identity_free(). */
 void identity_of(const cJSON *rec, struct identity *id);
 void identity_free(struct identity *id);
