@@ -150,14 +150,21 @@ here(struct parser *ps, char t[16])
 	return t;
 }
 
+/* Past the literal w (n bytes) at p, or NULL. */
+static inline const unsigned char *
+fast_word(const unsigned char *p, const unsigned char *end, const char *w, size_t n)
+{
+	return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 ? p + n : NULL;
+}
+
 static bool
 literal(struct parser *ps, const char *word)
 {
-	size_t n = strlen(word);
+	const unsigned char *q = fast_word(ps->p, ps->end, word, strlen(word));
 
-	if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n) != 0)
+	if (q == NULL)
 		return false;
-	ps->p += n;
+	ps->p = q;
 	return true;
 }
 
@@ -374,6 +381,14 @@ string_body(struct parser *ps, buf *out)
 	}
 }
 
+/* Past the plain string whose opening quote is at p, or NULL. */
+static inline const unsigned char *
+fast_string(const unsigned char *p, const unsigned char *end)
+{
+	p = string_stop(p + 1, end);
+	return p < end && *p == '"' ? p + 1 : NULL;
+}
+
 /*
  * A string without escapes or non-ASCII, the usual case: its text as a
  * span of the input, past the closing quote. False leaves ps as it was.
@@ -381,13 +396,13 @@ string_body(struct parser *ps, buf *out)
 static bool
 plain_string(struct parser *ps, const char **start, size_t *n)
 {
-	const unsigned char *p = string_stop(ps->p + 1, ps->end);
+	const unsigned char *q = fast_string(ps->p, ps->end);
 
-	if (p >= ps->end || *p != '"')
+	if (q == NULL)
 		return false;
 	*start = (const char *)ps->p + 1;
-	*n = (size_t)(p - ps->p - 1);
-	ps->p = p + 1;
+	*n = (size_t)(q - ps->p - 2);
+	ps->p = q;
 	return true;
 }
 
@@ -419,44 +434,68 @@ number_value(cJSON *v, double d)
 		v->valueint = (int)d;
 }
 
+#define DIGIT(c) ((unsigned)((c) - '0') < 10)
+
+/*
+ * The end of the number of the JSON grammar at p, or NULL with *stop at
+ * the byte where it fails and *why what is wrong; *isint when it has
+ * neither fraction nor exponent.
+ */
+static inline const unsigned char *
+number_end(const unsigned char *p, const unsigned char *end, bool *isint,
+    const unsigned char **stop, const char **why)
+{
+	*isint = true;
+	if (p < end && *p == '-')
+		p++;
+	if (p < end && *p == '0')
+		p++;
+	else if (p < end && *p >= '1' && *p <= '9')
+		while (++p < end && DIGIT(*p))
+			;
+	else {
+		*stop = p;
+		*why = "invalid number";
+		return NULL;
+	}
+	if (p < end && *p == '.') {
+		*isint = false;
+		if (++p >= end || !DIGIT(*p)) {
+			*stop = p;
+			*why = "invalid number: digits expected after '.'";
+			return NULL;
+		}
+		while (++p < end && DIGIT(*p))
+			;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		*isint = false;
+		if (++p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !DIGIT(*p)) {
+			*stop = p;
+			*why = "invalid number: digits expected in exponent";
+			return NULL;
+		}
+		while (++p < end && DIGIT(*p))
+			;
+	}
+	return p;
+}
+
 /* Moves past a number of the JSON grammar; false after failing. */
 static bool
 scan_number(struct parser *ps, bool *isint)
 {
-	*isint = true;
-	if (ps->p < ps->end && *ps->p == '-')
-		ps->p++;
-	if (ps->p < ps->end && *ps->p == '0')
-		ps->p++;
-	else if (ps->p < ps->end && *ps->p >= '1' && *ps->p <= '9')
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	else {
-		fail(ps, "invalid number");
+	const unsigned char *q, *stop;
+	const char *why;
+
+	if ((q = number_end(ps->p, ps->end, isint, &stop, &why)) == NULL) {
+		ps->p = stop;
+		fail(ps, "%s", why);
 		return false;
 	}
-	if (ps->p < ps->end && *ps->p == '.') {
-		*isint = false;
-		ps->p++;
-		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9') {
-			fail(ps, "invalid number: digits expected after '.'");
-			return false;
-		}
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	}
-	if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
-		*isint = false;
-		ps->p++;
-		if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-'))
-			ps->p++;
-		if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9') {
-			fail(ps, "invalid number: digits expected in exponent");
-			return false;
-		}
-		while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9')
-			ps->p++;
-	}
+	ps->p = q;
 	return true;
 }
 
@@ -1123,57 +1162,14 @@ fast_ws(const unsigned char *p, const unsigned char *end)
 	return p;
 }
 
-/* Past the plain string whose opening quote is at p, or NULL. */
-static inline const unsigned char *
-fast_string(const unsigned char *p, const unsigned char *end)
-{
-	p = string_stop(p + 1, end);
-	return p < end && *p == '"' ? p + 1 : NULL;
-}
-
-/* Past the literal w (n bytes) at p, or NULL. */
-static inline const unsigned char *
-fast_word(const unsigned char *p, const unsigned char *end, const char *w, size_t n)
-{
-	return (size_t)(end - p) >= n && memcmp(p, w, n) == 0 ? p + n : NULL;
-}
-
-#define DIGIT(c) ((unsigned)((c) - '0') < 10)
-
-/*
- * Past a number of the JSON grammar at p, or NULL (scan_number() without
- * the messages); *isint when it has neither fraction nor exponent.
- */
+/* Past a number of the JSON grammar at p, or NULL; *isint as number_end(). */
 static const unsigned char *
 fast_number(const unsigned char *p, const unsigned char *end, bool *isint)
 {
-	*isint = true;
-	if (p < end && *p == '-')
-		p++;
-	if (p < end && *p == '0')
-		p++;
-	else if (p < end && *p >= '1' && *p <= '9')
-		while (++p < end && DIGIT(*p))
-			;
-	else
-		return NULL;
-	if (p < end && *p == '.') {
-		*isint = false;
-		if (++p >= end || !DIGIT(*p))
-			return NULL;
-		while (++p < end && DIGIT(*p))
-			;
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		*isint = false;
-		if (++p < end && (*p == '+' || *p == '-'))
-			p++;
-		if (p >= end || !DIGIT(*p))
-			return NULL;
-		while (++p < end && DIGIT(*p))
-			;
-	}
-	return p;
+	const unsigned char *stop;
+	const char *why;
+
+	return number_end(p, end, isint, &stop, &why);
 }
 
 /*
