@@ -280,7 +280,7 @@ on_found(const struct store_hit *h, void *ctx)
 }
 
 /*
- * Prepare: the history in dir (a store directory; missing is empty)
+ * Prepare: the history in dir (a store directory, which must exist)
  * holds no baseline-eligible record of the identity and no trusted record
  * of another recipe of its cohort. label names it in the messages.
  */
@@ -297,6 +297,8 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 	store_identity_queries(id->value, &q[0], &q[1]);
 	if ((st = store_open(dir)) == NULL)
 		return EXIT_TROUBLE;
+	/* A first seed meets an empty history by design: no warning here. */
+	store_empty_ok(st);
 	if (store_scan(st, q, 2, on_found, &f, &raised) != 0)
 		rc = EXIT_TROUBLE;
 	store_close(st);

@@ -272,6 +272,7 @@ lane_start() {
 	lane_decide
 	export PERF_RUN_SOURCE=$run_source PERF_UPLOAD_POLICY=$policy
 	echo "--- perf-lane: run source $run_source, upload policy $policy, store $store, reports $reports"
+	lane_store_ready || exit 2
 	work=$(mktemp -d "${TMPDIR:-/tmp}/perf-lane.XXXXXX") || exit 2
 	telemetry_pid=''
 	trap lane_cleanup EXIT
@@ -279,6 +280,17 @@ lane_start() {
 	trap 'lane_cleanup; exit 143' TERM
 	cache_args=()
 	if [ -n "$cache" ]; then cache_args=(--cache "$cache"); fi
+}
+
+# lane_store_ready: a directory store that does not exist yet is made
+# (a new project's first run; the reference's sync makes its root too),
+# with a line saying so: the programs refuse a store that is not there,
+# so the lane is where a directory store begins. A git store is its remote.
+lane_store_ready() {
+	case $store in '' | git+*) return 0 ;; esac
+	[ -e "$store" ] && return 0
+	mkdir -p -- "$store" || { echo "$prog: $store: cannot create the store" >&2; return 1; }
+	echo "$prog: $store: a new store (it did not exist)" >&2
 }
 
 # shellcheck disable=SC2317 # called by the traps
