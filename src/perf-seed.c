@@ -74,7 +74,20 @@ static const char usage_text[] =
     "                         --intent-rationale text [--operator name]\n"
     "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
     "                         [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n";
+    "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n"
+    "\n"
+    "options:\n"
+    "  --source-result file      a normalized CALIBRATION_NEEDED artifact; repeatable\n"
+    "  --intent-rationale text   why this baseline is right\n"
+    "  --operator name           who approved it\n"
+    "  --staging-root dir        where prepared seeds wait for review\n"
+    "  --max-intra-batch-regression f  the batch consistency limit (default 0.05)\n"
+    "  -s, --store store         the history store, a directory or git+URL (perf-upload(1))\n"
+    "  --cache dir               where git stores' cache clones are (perf-upload(1))\n"
+    "  --now time                the seeds' timestamp (ISO 8601), for reproducible preparations\n"
+    "  --confirm                 upload for real (without it: say what would be uploaded)\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /* Reports a failure; returns the exit status of one. */
 static int __attribute__((format(printf, 1, 2)))
