@@ -104,7 +104,7 @@ usage_forms() { "$1" --help | sed '/^$/,$d' | forms "$(basename "$1")"; }
 # head (the text before its description, which two blanks set off).
 help_flags() {
 	"$1" --help | sed '1,/^$/d' | sed -nE 's/^  (-[^ ]*( [^ ]+)*)  .*/\1/p' |
-		tr ', ' '\n\n' | grep -E '^--?[A-Za-z]' | sort -u
+		tr -s ', ' '\n' | grep -E '^--?[A-Za-z]' | sort -u
 }
 
 synopsis_forms() {
