@@ -4,7 +4,7 @@
 # with perf-analyze, the outputs, --base-ref on a real git repository
 # (removed afterwards, also when interrupted), and bad input.
 
-# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+# shellcheck disable=SC2154,SC2030,SC2031,SC2016 # bats sets status, output, lines, stderr; each test is a subshell; single quotes hold code for another shell
 load lib/common
 load lib/ab_repo
 
