@@ -40,6 +40,7 @@
 #include "lane/identity.h"
 #include "core/isotime.h"
 #include "core/json.h"
+#include "core/jsonl.h"
 #include "core/num.h"
 #include "core/path.h"
 #include "lane/policy.h"
@@ -1824,5 +1825,8 @@ main(int argc, char *argv[])
 		opt.staging = ".";
 	rc = cmd->run(argc - optind, argv + optind);
 	free(opt.sources);
+	/* What was staged or uploaded is named on stdout: losing it is a failure. */
+	if (jsonl_finish(stdout, "standard output") != 0)
+		rc = EXIT_TROUBLE;
 	return rc;
 }

@@ -951,3 +951,16 @@ reseed_fails_with() {
 	assert_equal "$(git -C remote.git log -1 --format=%s main)" "Perf: reseed wan-t2v-1.3b-2gpu baseline"
 	assert_equal "$(git -C remote.git diff-tree --no-commit-id --name-only -r main | grep -c '_reseed_0[12]\.json$')" 2
 }
+
+@test "reseed and prepare: a standard output that cannot be written is exit 2" {
+	cohort
+	shifted s.json 1 11.0
+	run --separate-stderr bash -c 'perf-seed reseed -s store --staging-root staging --intent-rationale r \
+		--source-result s.json >/dev/full'
+	assert_failure 2
+	grep -qF "write error on standard output" <<<"$stderr"
+	variant src.json
+	run --separate-stderr bash -c 'perf-seed prepare -s other --staging-root staging2 --intent-rationale r \
+		--source-result src.json >/dev/full'
+	assert_failure 2
+}
