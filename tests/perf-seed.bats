@@ -773,7 +773,7 @@ reseed_fails_with() {
 	# without an operator none is recorded; three sources move the median
 	shifted s2.json 2 11.1
 	shifted s3.json 3 10.9
-	USER= run --separate-stderr perf-seed reseed -s store --staging-root staging2 --intent-rationale r \
+	USER='' run --separate-stderr perf-seed reseed -s store --staging-root staging2 --intent-rationale r \
 		--source-result s.json --source-result s2.json --source-result s3.json
 	assert_success
 	assert_line "  latency old_median=10.000000 batch_median=11.000000 batch_spread=1.8% candidate_median=10.900000"
