@@ -889,11 +889,13 @@ reseed_fails_with() {
 	assert_success
 	run --separate-stderr perf-seed reseed -s store --staging-root two --intent-rationale r --source-result s2.json
 	assert_success
+	local rc1=0 rc2=0 p1 p2
 	perf-seed upload -s store --confirm "$(find one -name manifest)" >out1 2>err1 &
+	p1=$!
 	perf-seed upload -s store --confirm "$(find two -name manifest)" >out2 2>err2 &
-	local rc1=0 rc2=0
-	wait %1 || rc1=$?
-	wait %2 || rc2=$?
+	p2=$!
+	wait "$p1" || rc1=$?
+	wait "$p2" || rc2=$?
 	assert_equal "$(printf '%s\n' "$rc1" "$rc2" | sort | tr '\n' ' ')" "0 2 "
 	assert_equal "$(cat err1 err2 | grep -c 'the store moved since the reseed was reviewed at revision 0 (it is at revision 1 now)')" 1
 	assert_equal "$(find store -name '*_reseed_*' | wc -l)" 1
