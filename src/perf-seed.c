@@ -6,6 +6,11 @@
  *     and the staging root hold no baseline for their identity, checks the
  *     batch is consistent, and stages the seeds and a digest-protected
  *     manifest in an atomic reservation. Nothing is written to the store.
+ *   perf-seed reseed: FastVideo's reviewed baseline shift of a cohort that
+ *     has a baseline: validates REGRESSION or PASS scheduled-main
+ *     artifacts and their batch, prints the old, batch and candidate
+ *     medians, and stages one reseed record per source and a manifest
+ *     bound to the store's revision. Nothing is written to the store.
  *   perf-seed upload MANIFEST --confirm: checks everything again (digests,
  *     reservation, each seed re-derived from its source, the store at its
  *     current revision) and adds all seeds as one revision of the store,
@@ -35,6 +40,7 @@
 #include "lane/identity.h"
 #include "core/isotime.h"
 #include "core/json.h"
+#include "core/jsonl.h"
 #include "core/num.h"
 #include "core/path.h"
 #include "lane/policy.h"
@@ -45,6 +51,9 @@
 #include "core/text.h"
 
 #define RESERVATIONS ".seed-reservations"
+#define RESEED_RESERVATIONS ".reseed-reservations"
+#define RESEED_OPERATION "baseline_reseed"
+#define WINDOW 5	/* the rolling baseline's last records */
 
 static struct {
 	const char *store;
@@ -71,6 +80,10 @@ struct doc {
 
 static const char usage_text[] =
     "usage: perf-seed prepare --source-result file [--source-result file ...]\n"
+    "                         --intent-rationale text [--operator name]\n"
+    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
+    "                         [-s store] [--cache dir] [--now time]\n"
+    "       perf-seed reseed --source-result file [--source-result file ...]\n"
     "                         --intent-rationale text [--operator name]\n"
     "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
     "                         [-s store] [--cache dir] [--now time]\n"
@@ -475,16 +488,16 @@ file_entry(const char *path, const void *bytes, size_t n)
  * gets each one's path. Non-zero after reporting.
  */
 static int
-write_seeds(const char *res, cJSON **seeds, int n, struct made *made, char **written)
+write_seeds(const char *res, cJSON **seeds, char *const *rels, int n, struct made *made,
+    char **written)
 {
 	buf text = BUF_INIT;
 	int rc = 0;
 
 	for (int i = 0; i < n && rc == 0; i++) {
-		char *rel = seed_path(seeds[i], i + 1, n), *slash, *path;
+		char *slash, *path;
 
-		path = easprintf("%s/%s", res, rel);
-		free(rel);
+		path = easprintf("%s/%s", res, rels[i]);
 		slash = strrchr(path, '/');
 		*slash = '\0';
 		if (mkdirs_noted(path, made, 0777) != 0) {
@@ -557,20 +570,30 @@ prepared_entries(char *const *written, int n, cJSON **list)
 	return rc;
 }
 
-/* Prepare: the manifest of the sources s and the seeds written. */
+/*
+ * Prepare: the manifest of the sources s and the seeds written. A reseed's
+ * (extra not NULL) says so in "operation" and adds extra's members after
+ * "staging_root".
+ */
 static int
 manifest_of(const struct doc *s, int n, char *const *written, const char *staging_real,
-    cJSON **manifest)
+    const cJSON *extra, cJSON **manifest)
 {
+	const cJSON *x;
 	cJSON *list;
 	int rc;
 
 	*manifest = json_new_object();
 	json_set(*manifest, "manifest_schema_version", json_new_int(1));
+	if (extra != NULL)
+		json_set(*manifest, "operation", json_new_string(RESEED_OPERATION));
 	json_set(*manifest, "repository", repository_of(opt.store));
 	json_set(*manifest, "identity", seed_identity_json(&s[0].id));
 	json_set(*manifest, "recipe_cohort", seed_cohort_json(&s[0].id));
 	json_set(*manifest, "staging_root", json_new_string(staging_real));
+	if (extra != NULL)
+		cJSON_ArrayForEach(x, extra)
+			json_set(*manifest, x->string, cJSON_Duplicate(x, true));
 	rc = source_entries(s, n, &list);
 	if (rc != 0) {
 		cJSON_Delete(list);
@@ -586,13 +609,14 @@ manifest_of(const struct doc *s, int n, char *const *written, const char *stagin
 	return 0;
 }
 
-/* Prepare: the reservation of the batch's identity, made and noted in made. */
+/* Prepare: the reservation res (its parent made as needed), noted in made. */
 static int
-reserve(const char *staging_real, const char *res, struct made *made)
+reserve(const char *res, struct made *made)
 {
-	char *parent = easprintf("%s/" RESERVATIONS, staging_real);
+	char *parent = estrdup(res);
 	int rc = 0;
 
+	*strrchr(parent, '/') = '\0';
 	if (mkdirs_noted(parent, made, 0777) != 0)
 		rc = fail("%s: cannot create: %s", parent, strerror(errno));
 	else if (mkdir(res, 0700) != 0)
@@ -606,22 +630,25 @@ reserve(const char *staging_real, const char *res, struct made *made)
 }
 
 /*
- * Prepare: reserve, write the seeds (batch order) and the manifest
- * (sources s in input order); everything made is removed again on failure.
+ * Prepare: reserve res, write the seeds (batch order, at rels in it) and
+ * the manifest (sources s in input order); everything made is removed
+ * again on failure. extra: a reseed's manifest members, NULL for a seed.
  */
 static int
-stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
+stage(struct doc *s, int n, cJSON **seeds, char *const *rels, const char *staging_real,
+    const char *res, const cJSON *extra)
 {
 	struct made made = { NULL, 0 };
-	char *res = reservation_of(staging_real, &s[0].id), *path = NULL;
+	char *path = NULL;
 	cJSON *manifest = NULL;
 	buf text = BUF_INIT;
 	char **written = ecalloc((size_t)n + 1, sizeof *written);
+	const char *what = extra != NULL ? "reseed" : "seed";
 	int rc, i;
 
-	if ((rc = reserve(staging_real, res, &made)) != 0 ||
-	    (rc = write_seeds(res, seeds, n, &made, written)) != 0 ||
-	    (rc = manifest_of(s, n, written, staging_real, &manifest)) != 0)
+	if ((rc = reserve(res, &made)) != 0 ||
+	    (rc = write_seeds(res, seeds, rels, n, &made, written)) != 0 ||
+	    (rc = manifest_of(s, n, written, staging_real, extra, &manifest)) != 0)
 		goto undo;
 	path = easprintf("%s/manifest", res);
 	json_write(&text, manifest, JSON_INDENT2, NULL);
@@ -631,7 +658,7 @@ stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
 		goto undo;
 	}
 	for (i = 0; i < n; i++)
-		printf("Prepared baseline seed: %s\n", written[i]);
+		printf("Prepared baseline %s: %s\n", what, written[i]);
 	printf("Reserved exact identity in staging: %s\n", res);
 	printf("Prepared upload manifest: %s\n", path);
 	goto done;
@@ -643,7 +670,6 @@ done:
 		free(written[i]);
 	free(written);
 	free(path);
-	free(res);
 	cJSON_Delete(manifest);
 	buf_free(&text);
 	return rc;
@@ -670,7 +696,9 @@ prepare(void)
 	cJSON **seeds = ecalloc((size_t)opt.nsources + 1, sizeof *seeds);
 	const cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs);
 	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
+	char **rels = ecalloc((size_t)opt.nsources + 1, sizeof *rels);
 	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *res = NULL;
 	int n = opt.nsources, rc = 0, i;
 	struct stat st;
 	store_writer *w = NULL;
@@ -718,19 +746,357 @@ prepare(void)
 		isotime_format(ts, opt.now_given ? opt.now : isotime_now());
 		seeds[i] = seed_build(src->rec, ts, opt.rationale, opt.operator, src->real,
 		    i + 1, n);
+		rels[i] = seed_path(seeds[i], i + 1, n);
 	}
-	rc = stage(s, n, seeds, staging);
+	res = reservation_of(staging, &s[0].id);
+	rc = stage(s, n, seeds, rels, staging, res, NULL);
 done:
 	fflush(stdout);
 	store_writer_close(w);
 	for (i = 0; i < n; i++) {
 		free_doc(&s[i]);
 		cJSON_Delete(seeds[i]);
+		free(rels[i]);
 	}
 	free(s);
 	free(seeds);
+	free(rels);
+	free(res);
 	free(recs);
 	free(order);
+	free(staging);
+	free(tracking);
+	return rc;
+}
+
+/* Reseed: a trusted record of the cohort, for the rolling window. */
+struct past {
+	int64_t instant;
+	char *path;
+	double v[METRIC_COUNT];
+	bool has[METRIC_COUNT];
+};
+
+/*
+ * Reseed: what the store holds of the exact cohort: how many records, the
+ * union of their keys that are not provenance (sorted), and its trusted
+ * (successful, baseline-eligible) records in window order.
+ */
+struct cohort {
+	size_t nrecords;
+	char **fields;
+	size_t nfields;
+	struct past *base;
+	size_t nbase;
+};
+
+static void
+past_values(const cJSON *rec, struct past *p)
+{
+	for (int m = 0; m < METRIC_COUNT; m++)
+		p->has[m] = policy_coerce(json_get(rec, metric_table[m].key), &p->v[m]) == COERCE_OK;
+}
+
+static void
+on_cohort(const struct store_hit *h, void *ctx)
+{
+	struct cohort *c = ctx;
+	const cJSON *v;
+	size_t i;
+
+	if (h->match[0]) {
+		c->nrecords++;
+		cJSON_ArrayForEach(v, h->record) {
+			if (reseed_provenance_key(v->string))
+				continue;
+			for (i = 0; i < c->nfields && strcmp(c->fields[i], v->string) != 0; i++)
+				;
+			if (i == c->nfields) {
+				c->fields = erealloc(c->fields, (c->nfields + 1) * sizeof *c->fields);
+				c->fields[c->nfields++] = estrdup(v->string);
+			}
+		}
+	}
+	if (h->match[1]) {
+		struct past *p;
+
+		c->base = erealloc(c->base, (c->nbase + 1) * sizeof *c->base);
+		p = &c->base[c->nbase++];
+		p->instant = h->instant;
+		p->path = estrdup(h->path);
+		past_values(h->record, p);
+	}
+}
+
+/* The reference's window order: (timestamp, path). */
+static int
+past_cmp(const void *a, const void *b)
+{
+	const struct past *x = a, *y = b;
+
+	if (x->instant != y->instant)
+		return x->instant < y->instant ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void
+free_cohort(struct cohort *c)
+{
+	for (size_t i = 0; i < c->nfields; i++)
+		free(c->fields[i]);
+	for (size_t i = 0; i < c->nbase; i++)
+		free(c->base[i].path);
+	free(c->fields);
+	free(c->base);
+	memset(c, 0, sizeof *c);
+}
+
+/*
+ * Reseed: reads the cohort of id from the store directory dir. A cohort
+ * without a baseline is refused: its first baseline is seeded (prepare).
+ */
+static int
+read_cohort(const char *dir, const struct identity *id, struct cohort *c)
+{
+	struct store_query q[2], unused;
+	char *raised = NULL;
+	store *st;
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	store_identity_queries(id->value, &q[1], &unused);
+	q[0] = q[1];
+	q[0].successful_only = q[0].eligible_only = false;
+	if ((st = store_open(dir)) == NULL)
+		return EXIT_TROUBLE;
+	if (store_scan(st, q, 2, on_cohort, c, &raised) != 0)
+		rc = EXIT_TROUBLE;
+	store_close(st);
+	if (rc == 0 && raised != NULL)
+		rc = fail("remote tracking history: %s", raised);
+	else if (rc == 0 && c->nrecords == 0)
+		rc = fail("remote tracking history has no record of the exact comparable identity; "
+		    "a first baseline is seeded with perf-seed prepare");
+	else if (rc == 0 && c->nbase == 0)
+		rc = fail("remote tracking history has no baseline-eligible record of the exact "
+		    "comparable identity; a first baseline is seeded with perf-seed prepare");
+	free(raised);
+	if (rc != 0)
+		return rc;
+	qsort(c->fields, c->nfields, sizeof *c->fields, text_cmp_ptr);
+	qsort(c->base, c->nbase, sizeof *c->base, past_cmp);
+	return 0;
+}
+
+/* The median of metric m over the last WINDOW of p[0..n); false when none has it. */
+static bool
+window_median(const struct past *p, size_t n, int m, double *med)
+{
+	double v[WINDOW];
+	size_t k = 0;
+
+	for (size_t i = n > WINDOW ? n - WINDOW : 0; i < n; i++)
+		if (p[i].has[m])
+			v[k++] = p[i].v[m];
+	if (k == 0)
+		return false;
+	*med = stats_median(v, k);
+	return true;
+}
+
+/* A number for the table, or "-". */
+static const char *
+cell(char b[NUM_BUFSZ], bool has, double v, int prec, const char *unit)
+{
+	if (!has)
+		return "-";
+	num_fixed(b, v, prec);
+	strcat(b, unit);
+	return b;
+}
+
+/*
+ * Reseed: the skill's table: per metric the old median (the last five
+ * trusted records), the source batch's median and spread ((max - min) /
+ * median), and the median after the n reseeds are appended; then what n
+ * records do to a last-5 window.
+ */
+static void
+print_shift(const struct cohort *c, cJSON **recs, int n, const char *revision)
+{
+	struct past *all = ecalloc(c->nbase + (size_t)n + 1, sizeof *all);
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ];
+
+	memcpy(all, c->base, c->nbase * sizeof *all);
+	for (int i = 0; i < n; i++)
+		past_values(recs[i], &all[c->nbase + (size_t)i]);
+	printf("Baseline shift at store revision %s: %zu record%s of the identity, "
+	    "%zu successful and baseline-eligible (the last %d are the old baseline)\n",
+	    revision != NULL ? revision : "(empty)", c->nrecords, c->nrecords == 1 ? "" : "s",
+	    c->nbase, WINDOW);
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		double old = 0, cand = 0, med = 0, lo = 0, hi = 0, *v;
+		bool has_old, has_cand, has_batch;
+		int k = 0;
+
+		v = ecalloc((size_t)n + 1, sizeof *v);
+		for (int i = 0; i < n; i++)
+			if (all[c->nbase + (size_t)i].has[m]) {
+				v[k] = all[c->nbase + (size_t)i].v[m];
+				lo = k == 0 || v[k] < lo ? v[k] : lo;
+				hi = k == 0 || v[k] > hi ? v[k] : hi;
+				k++;
+			}
+		has_batch = k > 0;
+		if (has_batch)
+			med = stats_median(v, (size_t)k);
+		free(v);
+		has_old = window_median(c->base, c->nbase, m, &old);
+		has_cand = window_median(all, c->nbase + (size_t)n, m, &cand);
+		printf("  %s old_median=%s batch_median=%s batch_spread=%s candidate_median=%s\n",
+		    metric_table[m].key, cell(a, has_old, old, 6, ""),
+		    cell(b, has_batch, med, 6, ""),
+		    cell(d, has_batch && med != 0, (hi - lo) / med * 100, 1, "%"),
+		    cell(e, has_cand, cand, 6, ""));
+	}
+	if (n < 3)
+		printf("Note: %d reseed record%s may not move the last-%d median immediately "
+		    "(3 usually do; %d reset the window).\n", n, n == 1 ? "" : "s", WINDOW, WINDOW);
+	else if (n < WINDOW)
+		printf("Note: %d reseed records usually move the last-%d median immediately "
+		    "(%d reset the window).\n", n, WINDOW, WINDOW);
+	else
+		printf("Note: %d reseed records reset the last-%d window.\n", n, WINDOW);
+	free(all);
+}
+
+/* Reseed: a manifest's fields as a sorted array of strings. */
+static cJSON *
+fields_json(const struct cohort *c)
+{
+	cJSON *a = json_new_array();
+
+	for (size_t i = 0; i < c->nfields; i++)
+		json_append(a, json_new_string(c->fields[i]));
+	return a;
+}
+
+/*
+ * Reseed: the reservation of an identity at a store revision: one reseed
+ * of a cohort per reviewed revision.
+ */
+static char *
+reseed_reservation_of(const char *staging_real, const struct identity *id, const cJSON *revision)
+{
+	cJSON *o = json_new_object();
+	char hex[SHA256_HEX], *dir;
+
+	json_set(o, "identity", seed_identity_json(id));
+	json_set(o, "repository", repository_of(opt.store));
+	json_set(o, "store_revision", cJSON_Duplicate(revision, true));
+	if (canon_sha256(o, hex) != 0)
+		die("the reservation of a non-finite identity");
+	cJSON_Delete(o);
+	dir = easprintf("%s/" RESEED_RESERVATIONS "/%s", staging_real, hex);
+	return dir;
+}
+
+/* Reseed: the sources, each a REGRESSION or PASS scheduled-main artifact; the batch. */
+static int
+check_reseed_sources(struct doc *s, int n)
+{
+	char *msg;
+
+	for (int i = 0; i < n; i++)
+		if ((msg = reseed_check_source(s[i].rec)) != NULL) {
+			int rc = fail("%s: %s", s[i].arg, msg);
+
+			free(msg);
+			return rc;
+		}
+	return check_batch(s, n);
+}
+
+static int
+reseed(void)
+{
+	struct doc *s = ecalloc((size_t)opt.nsources + 1, sizeof *s);
+	cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs), *extra = NULL, *rev;
+	const cJSON **srcs = ecalloc((size_t)opt.nsources + 1, sizeof *srcs);
+	char **rels = ecalloc((size_t)opt.nsources + 1, sizeof *rels);
+	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
+	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *res = NULL;
+	int n = opt.nsources, rc = 0, i;
+	struct cohort c = { 0 };
+	store_writer *w = NULL;
+	size_t len;
+
+	text_py_strip(opt.rationale, &len);
+	if (len == 0) {
+		rc = fail("baseline reseed reason must be a non-empty string");
+		goto done;
+	}
+	if (path_within(staging, tracking) || path_within(tracking, staging)) {
+		rc = fail("baseline reseed staging and canonical tracking roots must be separate "
+		    "and non-nested");
+		goto done;
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = load_doc(&s[i], opt.sources[i], "source record must contain a JSON object");
+	if (rc != 0 || (rc = check_reseed_sources(s, n)) != 0)
+		goto done;
+	if ((w = store_writer_open_readonly(opt.store, opt.cache)) == NULL ||
+	    (gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL)) {
+		rc = w != NULL ? fail("%s: cannot fetch the store: %s", store_writer_shown(w),
+		    store_writer_remote_error(w)) : EXIT_TROUBLE;
+		goto done;
+	}
+	if ((rc = read_cohort(store_writer_dir(w), &s[0].id, &c)) != 0 ||
+	    (rc = check_consistency(s, n)) != 0)
+		goto done;
+	for (i = 0; i < n; i++)
+		srcs[i] = s[i].rec;
+	seed_order(srcs, n, order, true);
+	printf("Reseeding exact comparable identity:\n");
+	for (i = 0; i < IDENTITY_KEYS; i++)
+		printf("  %s: %s\n", identity_keys[i], s[0].id.value[i]);
+	for (i = 0; i < n; i++) {
+		const struct doc *src = &s[order[i]];
+
+		isotime_format(ts, opt.now_given ? opt.now : isotime_now());
+		recs[i] = reseed_build(src->rec, c.fields, c.nfields, ts, opt.rationale,
+		    opt.operator, src->real, i + 1, n, opt.max_regression);
+		if ((rels[i] = reseed_path(recs[i], i + 1)) == NULL) {
+			rc = fail("%s: the reseed record has no store path", src->arg);
+			goto done;
+		}
+	}
+	print_shift(&c, recs, n, store_writer_revision(w));
+	extra = json_new_object();
+	rev = store_writer_revision(w) != NULL ? json_new_string(store_writer_revision(w)) :
+	    json_new_null();
+	json_set(extra, "store_revision", rev);
+	json_set(extra, "max_intra_batch_regression", json_new_float(opt.max_regression));
+	json_set(extra, "fields", fields_json(&c));
+	res = reseed_reservation_of(staging, &s[0].id, rev);
+	rc = stage(s, n, recs, rels, staging, res, extra);
+done:
+	fflush(stdout);
+	store_writer_close(w);
+	free_cohort(&c);
+	for (i = 0; i < n; i++) {
+		free_doc(&s[i]);
+		cJSON_Delete(recs[i]);
+		free(rels[i]);
+	}
+	cJSON_Delete(extra);
+	free(s);
+	free(recs);
+	free(srcs);
+	free(rels);
+	free(order);
+	free(res);
 	free(staging);
 	free(tracking);
 	return rc;
@@ -885,6 +1251,8 @@ needs_token(void)
  * made, for the next ones.
  */
 struct upload {
+	bool reseed;		/* a reseed's manifest, not a seed's */
+	const char *what;	/* "seed" or "reseed" */
 	struct doc m;		/* the manifest */
 	struct doc *src, *p;	/* its source and prepared records */
 	int ns, np;
@@ -922,6 +1290,16 @@ read_manifest(struct upload *u, const char *manifest_path)
 		rc = fail("prepared-seed manifest is missing its staging root");
 	else if (nonempty_array(m->rec, "source_records") == NULL)
 		rc = fail("prepared-seed manifest must retain its reviewed source records");
+	else if ((v = json_get(m->rec, "operation")) != NULL &&
+	    (!cJSON_IsString(v) || strcmp(v->valuestring, RESEED_OPERATION) != 0))
+		rc = fail("unsupported or missing prepared-seed manifest schema");
+	else if (v != NULL && (!cJSON_IsArray(json_get(m->rec, "fields")) ||
+	    !cJSON_IsNumber(json_get(m->rec, "max_intra_batch_regression")) ||
+	    (!cJSON_IsString(v = json_get(m->rec, "store_revision")) && !cJSON_IsNull(v))))
+		rc = fail("prepared-reseed manifest must retain its store revision, fields and "
+		    "maximum intra-batch regression");
+	u->reseed = rc == 0 && json_get(m->rec, "operation") != NULL;
+	u->what = u->reseed ? "reseed" : "seed";
 	cJSON_Delete(repo);
 	return rc;
 }
@@ -943,7 +1321,8 @@ load_sources(struct upload *u)
 		u->ns++;
 		if (rc != 0)
 			return rc;
-		if ((msg = seed_check_source(u->src[u->ns - 1].rec)) != NULL) {
+		msg = (u->reseed ? reseed_check_source : seed_check_source)(u->src[u->ns - 1].rec);
+		if (msg != NULL) {
 			rc = fail("%s: %s", u->src[u->ns - 1].real, msg);
 			free(msg);
 			return rc;
@@ -959,7 +1338,9 @@ static int
 check_reservation(struct upload *u)
 {
 	char *staging = path_resolve(json_get(u->m.rec, "staging_root")->valuestring);
-	char *r = reservation_of(staging, &u->src[0].id), *mcopy, *mdir;
+	char *r = u->reseed ? reseed_reservation_of(staging, &u->src[0].id,
+	    json_get(u->m.rec, "store_revision")) : reservation_of(staging, &u->src[0].id);
+	char *mcopy, *mdir;
 	int rc = 0;
 
 	u->res = path_resolve(r);
@@ -1006,7 +1387,8 @@ load_prepared(struct upload *u)
 			return rc;
 	}
 	for (int i = 0; i < u->np; i++)
-		if ((msg = seed_check_prepared(u->p[i].rec)) != NULL) {
+		if ((msg = (u->reseed ? reseed_check_prepared : seed_check_prepared)(u->p[i].rec)) !=
+		    NULL) {
 			rc = fail("%s: %s", u->p[i].real, msg);
 			free(msg);
 			return rc;
@@ -1032,14 +1414,132 @@ open_store(struct upload *u)
 	return 0;
 }
 
-/* 9: no seed of the identity in the store; the records' store paths, all free. */
+/* Upload of a reseed, 6: the prepared batch as a whole. */
+static int
+check_reseed_batch(struct upload *u)
+{
+	const struct doc *p = u->p;
+	cJSON *want;
+	bool *seen = ecalloc((size_t)u->np + 1, sizeof *seen);
+	int i, j, n = u->np, rc = 0;
+
+	for (i = 1; i < n && rc == 0; i++)
+		for (j = 0; j < i && rc == 0; j++)
+			if (strcmp(p[i].real, p[j].real) == 0)
+				rc = fail("prepared-seed manifest repeats a prepared record path");
+	for (i = 0; i < n && rc == 0; i++)
+		if (!same_identity(&p[i].id, &u->src[0].id))
+			rc = fail("prepared records do not match their reviewed source identity");
+	if (rc == 0) {
+		want = seed_identity_json(&p[0].id);
+		if (!json_equal(want, json_get(u->m.rec, "identity")))
+			rc = fail("prepared records no longer match the manifest identity");
+		cJSON_Delete(want);
+	}
+	if (rc == 0 && n != u->ns)
+		rc = fail("prepared-seed manifest source and prepared batch sizes differ");
+	for (i = 0; i < n && rc == 0; i++) {
+		const cJSON *size = json_get(p[i].rec, "baseline_reseed_batch_size");
+		double x = json_get(p[i].rec, "baseline_reseed_batch_index")->valuedouble;
+
+		if (size->valuedouble != n || x < 1 || x > n || seen[(int)x - 1])
+			rc = fail("prepared records have inconsistent baseline reseed batch indices");
+		else
+			seen[(int)x - 1] = true;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		int index = (int)json_get(p[i].rec, "baseline_reseed_batch_index")->valuedouble;
+		char *rel = reseed_path(p[i].rec, index), *want_path;
+
+		want_path = easprintf("%s/%s", u->res, rel != NULL ? rel : "");
+		if (rel == NULL || strcmp(want_path, p[i].real) != 0)
+			rc = fail("prepared record path does not match its reserved identity: %s",
+			    p[i].real);
+		free(rel);
+		free(want_path);
+	}
+	free(seen);
+	return rc;
+}
+
+/* Upload of a reseed, 7: each record is exactly what its source gives. */
+static int
+rederive_reseed(struct upload *u)
+{
+	const cJSON *list = json_get(u->m.rec, "fields"), *f;
+	const cJSON **recs = ecalloc((size_t)u->np + 1, sizeof *recs);
+	int *order = ecalloc((size_t)u->np + 1, sizeof *order), rc = 0;
+	char **fields = ecalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *fields);
+	size_t nf = 0;
+
+	cJSON_ArrayForEach(f, list)
+		if (cJSON_IsString(f))
+			fields[nf++] = f->valuestring;
+	qsort(fields, nf, sizeof *fields, text_cmp_ptr);
+	for (int i = 0; i < u->np; i++)
+		recs[i] = u->src[i].rec;
+	seed_order(recs, u->np, order, false);
+	for (int i = 0; i < u->np && rc == 0; i++) {
+		const cJSON *r = u->p[i].rec, *op = json_get(r, "baseline_reseed_operator");
+		int index = (int)json_get(r, "baseline_reseed_batch_index")->valuedouble;
+		const cJSON *ts = json_get(r, "timestamp"), *why = json_get(r, "baseline_reseed_reason");
+		const struct doc *s = &u->src[order[index - 1]];
+		cJSON *want;
+
+		want = reseed_build(s->rec, fields, nf, cJSON_IsString(ts) ? ts->valuestring : "",
+		    why->valuestring, cJSON_IsString(op) ? op->valuestring : NULL, s->real, index,
+		    u->np, json_get(u->m.rec, "max_intra_batch_regression")->valuedouble);
+		if (!cJSON_IsString(ts) || !json_equal(want, r))
+			rc = fail("prepared record %d no longer matches its reviewed source", index);
+		cJSON_Delete(want);
+	}
+	free(fields);
+	free(recs);
+	free(order);
+	return rc;
+}
+
+/*
+ * Upload of a reseed, 8 and 9: the store is still at the revision the
+ * reseed was reviewed at (its medians were shown for it), and its cohort
+ * still infers the reviewed fields.
+ */
+static int
+check_reseed_store(struct upload *u)
+{
+	const cJSON *rev = json_get(u->m.rec, "store_revision");
+	const char *seen = cJSON_IsString(rev) ? rev->valuestring : "";
+	struct cohort c;
+	cJSON *fields;
+	int rc;
+
+	if (strcmp(seen, u->parent) != 0)
+		return fail("%s: the store moved since the reseed was reviewed at revision %s "
+		    "(it is at revision %s now); nothing was uploaded: prepare the reseed again",
+		    store_writer_shown(u->w), seen[0] != '\0' ? seen : "(empty)",
+		    u->parent[0] != '\0' ? u->parent : "(empty)");
+	if ((rc = read_cohort(store_writer_dir(u->w), &u->p[0].id, &c)) != 0)
+		return rc;
+	fields = fields_json(&c);
+	if (!json_equal(fields, json_get(u->m.rec, "fields")))
+		rc = fail("%s: the cohort's records changed since the reseed was reviewed; nothing "
+		    "was uploaded: prepare the reseed again", store_writer_shown(u->w));
+	cJSON_Delete(fields);
+	free_cohort(&c);
+	return rc;
+}
+
+/*
+ * 9: no seed of the identity in the store (for a reseed: the store as it
+ * was reviewed); the records' store paths, all free.
+ */
 static int
 check_paths(struct upload *u)
 {
 	int rc, i, j;
 
-	if ((rc = check_no_seed(store_writer_dir(u->w), &u->p[0].id,
-	    "remote tracking history")) != 0)
+	if ((rc = u->reseed ? check_reseed_store(u) : check_no_seed(store_writer_dir(u->w),
+	    &u->p[0].id, "remote tracking history")) != 0)
 		return rc;
 	u->rel = ecalloc((size_t)u->np + 1, sizeof *u->rel);
 	u->data = ecalloc((size_t)u->np + 1, sizeof *u->data);
@@ -1067,8 +1567,9 @@ static void
 dry_run(const struct upload *u)
 {
 	for (int i = 0; i < u->np; i++)
-		printf("Would upload baseline seed: %s/%s\n", store_writer_shown(u->w), u->rel[i]);
-	printf("Would commit \"Perf: seed %s baseline\" on revision %s\n",
+		printf("Would upload baseline %s: %s/%s\n", u->what, store_writer_shown(u->w),
+		    u->rel[i]);
+	printf("Would commit \"Perf: %s %s baseline\" on revision %s\n", u->what,
 	    json_get(u->p[0].rec, "model_id")->valuestring, u->parent[0] != '\0' ? u->parent :
 	    "(empty store)");
 	printf("Nothing was uploaded; run again with --confirm to upload.\n");
@@ -1078,18 +1579,23 @@ dry_run(const struct upload *u)
 static int
 commit_seeds(struct upload *u)
 {
-	char *msg = easprintf("Perf: seed %s baseline",
+	char *msg = easprintf("Perf: %s %s baseline", u->what,
 	    json_get(u->p[0].rec, "model_id")->valuestring);
 	int rc = store_writer_swap(u->w, u->rel, u->data, u->len, (size_t)u->np, msg,
 	    u->commit) == 0 ? 0 : EXIT_TROUBLE;
 
 	free(msg);
-	if (rc != 0)
+	if (rc != 0) {
+		if (u->reseed)
+			warnx_("no reseed record landed in %s: the batch is one revision, all or "
+			    "nothing", store_writer_shown(u->w));
 		return rc;
+	}
 	for (int i = 0; i < u->np; i++)
-		printf("Uploaded baseline seed: %s/%s\n", store_writer_shown(u->w), u->rel[i]);
-	printf("Seed commit: %s (parent %s)\n", u->commit, u->parent[0] != '\0' ? u->parent :
-	    "none");
+		printf("Uploaded baseline %s: %s/%s\n", u->what, store_writer_shown(u->w),
+		    u->rel[i]);
+	printf("%s commit: %s (parent %s)\n", u->reseed ? "Reseed" : "Seed", u->commit,
+	    u->parent[0] != '\0' ? u->parent : "none");
 	return 0;
 }
 
@@ -1116,8 +1622,8 @@ write_marker(const struct upload *u)
 	json_write(&text, marker, JSON_INDENT2, NULL);
 	cJSON_Delete(marker);
 	if (atomic_write_file(path, text.s, text.len) != 0)
-		printf("Warning: seed commit %s succeeded but local upload marker failed: %s\n",
-		    u->commit, strerror(errno));
+		printf("Warning: %s commit %s succeeded but local upload marker failed: %s\n",
+		    u->what, u->commit, strerror(errno));
 	free(path);
 	buf_free(&text);
 }
@@ -1153,8 +1659,9 @@ upload(const char *manifest_path)
 	    (rc = load_sources(&u)) == 0 &&
 	    (rc = check_reservation(&u)) == 0 &&
 	    (rc = load_prepared(&u)) == 0 &&
-	    (rc = check_prepared_batch(u.p, u.np, u.src, u.m.rec, u.res)) == 0 &&	/* 6 */
-	    (rc = rederive(u.p, u.np, u.src)) == 0 &&				/* 7 */
+	    (rc = u.reseed ? check_reseed_batch(&u) :
+	    check_prepared_batch(u.p, u.np, u.src, u.m.rec, u.res)) == 0 &&	/* 6 */
+	    (rc = u.reseed ? rederive_reseed(&u) : rederive(u.p, u.np, u.src)) == 0 &&	/* 7 */
 	    (rc = open_store(&u)) == 0 &&
 	    (rc = check_paths(&u)) == 0) {
 		if (!opt.confirm)
@@ -1182,6 +1689,19 @@ cmd_prepare(int nops, char **ops)
 }
 
 static int
+cmd_reseed(int nops, char **ops)
+{
+	(void)ops;
+	if (opt.nsources == 0 || opt.rationale == NULL || nops > 0) {
+		warnx_(nops > 0 ? "reseed takes no operands" :
+		    opt.nsources == 0 ? "reseed needs at least one --source-result" :
+		    "reseed needs --intent-rationale");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return reseed();
+}
+
+static int
 cmd_upload(int nops, char **ops)
 {
 	if (nops != 1) {
@@ -1197,6 +1717,7 @@ static const struct command {
 	int (*run)(int nops, char **ops);
 } commands[] = {
 	{ "prepare", "SROGMN", cmd_prepare },
+	{ "reseed", "SROGMN", cmd_reseed },
 	{ "upload", "Y", cmd_upload },
 };
 
@@ -1220,6 +1741,8 @@ command_of(int argc, char *argv[])
 static bool
 foreign_option(const struct command *cmd, int c)
 {
+	if (c != 0 && strchr(cmd->own, c) != NULL)
+		return false;
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (&commands[i] != cmd && c != 0 && strchr(commands[i].own, c) != NULL)
 			return true;
@@ -1302,5 +1825,8 @@ main(int argc, char *argv[])
 		opt.staging = ".";
 	rc = cmd->run(argc - optind, argv + optind);
 	free(opt.sources);
+	/* What was staged or uploaded is named on stdout: losing it is a failure. */
+	if (jsonl_finish(stdout, "standard output") != 0)
+		rc = EXIT_TROUBLE;
 	return rc;
 }
