@@ -694,13 +694,67 @@ find_saved(struct run *run, const char *series, size_t n)
 	return sv;
 }
 
+/*
+ * The format of the state file: 2 carries a checksum on every line (1,
+ * without them, is read as stale).
+ */
+enum { STATE_FORMAT = 2 };
+
+/* The end of a state line: ,"sum":"<SHA-256 hex>"} */
+#define SUM_OPEN ",\"sum\":\""
+enum { SUM_TAIL = sizeof SUM_OPEN - 1 + SHA256_HEX - 1 + 2 };
+
+/*
+ * Appends o to out as a state line: its compact JSON with a last member
+ * "sum", the SHA-256 of the line without that member (the same text with
+ * the object closed where "sum" begins), and a newline.
+ */
+static void
+state_line(buf *out, const cJSON *o)
+{
+	buf line = BUF_INIT;
+	char hex[SHA256_HEX];
+
+	json_write(&line, o, JSON_COMPACT, NULL);
+	canon_sha256_hex(line.s, line.len, hex);
+	buf_add(out, line.s, line.len - 1);
+	buf_addf(out, SUM_OPEN "%s\"}\n", hex);
+	buf_free(&line);
+}
+
+/*
+ * The content of a state line s[0..len) (no newline) whose checksum holds,
+ * NUL-terminated in place of its "sum" member; NULL with *why set when it
+ * has none or it fails.
+ */
+static char *
+state_checked(char *s, size_t len, const char **why)
+{
+	char hex[SHA256_HEX], *sum;
+
+	if (len < SUM_TAIL + 2 || memcmp(s + len - SUM_TAIL, SUM_OPEN, sizeof SUM_OPEN - 1) != 0 ||
+	    strcmp(s + len - 2, "\"}") != 0) {
+		*why = "malformed state line, no checksum";
+		return NULL;
+	}
+	sum = s + len - SUM_TAIL + sizeof SUM_OPEN - 1;
+	s[len - SUM_TAIL] = '}';
+	canon_sha256_hex(s, len - SUM_TAIL + 1, hex);
+	if (memcmp(hex, sum, SHA256_HEX - 1) != 0) {
+		*why = "checksum mismatch";
+		return NULL;
+	}
+	s[len - SUM_TAIL + 1] = '\0';
+	return s;
+}
+
 /* The header line of a state file for the options in force. */
 static cJSON *
 state_header(void)
 {
 	cJSON *o = json_new_object();
 
-	json_set(o, "perf_changes_state", json_new_int(1));
+	json_set(o, "perf_changes_state", json_new_int(STATE_FORMAT));
 	json_set(o, "window", json_new_int(opt.window));
 	json_set(o, "pvalue", json_new_float(opt.pvalue));
 	json_set(o, "all", json_new_bool(opt.all));
@@ -757,66 +811,103 @@ load_memo(struct saved *sv, const cJSON *a)
 	return true;
 }
 
-/* Loads --incremental's state; a state that cannot be used is ignored (a cache). */
+/*
+ * One line of the state (line no, text s[0..len), no newline) into the
+ * run: its checksum checked, then the header's options or a series' split
+ * and merge. Returns NULL when it is good, else why the state is not used.
+ */
+static const char *
+load_state_line(struct run *run, long no, char *s, size_t len, const cJSON *head)
+{
+	const cJSON *w, *v;
+	struct saved sv = { 0 };
+	const char *why = NULL;
+	json_error e;
+	cJSON *o;
+	char *t;
+	double d;
+
+	if ((t = state_checked(s, len, &why)) == NULL) {
+		/* A header without a checksum: an earlier version's state (format 1). */
+		if (no == 1 && strcmp(why, "malformed state line, no checksum") == 0 &&
+		    (o = json_parse(s, len, &e)) != NULL) {
+			if (json_get(o, "perf_changes_state") != NULL)
+				why = "a state of an earlier format, without checksums";
+			cJSON_Delete(o);
+		}
+		return why;
+	}
+	if ((o = json_parse(t, strlen(t), &e)) == NULL)
+		return "malformed state line";
+	if (no == 1) {
+		why = json_equal(o, head) ? NULL : !json_is_int(json_get(o, "perf_changes_state")) ||
+		    json_num(o, "perf_changes_state") != STATE_FORMAT ? "not a state of this format" :
+		    "ignoring the incremental state: not this program's state for these options";
+		cJSON_Delete(o);
+		return why;
+	}
+	w = json_get(o, "weak");
+	if (!cJSON_IsString(json_get(o, "series")) ||
+	    strlen(json_str(o, "digest")) != SHA256_HEX - 1 || !cJSON_IsArray(w) ||
+	    !json_is_int(json_get(o, "n")) || !json_is_int(json_get(o, "resume")) ||
+	    json_num(o, "n") < 0 || json_num(o, "resume") < 0) {
+		cJSON_Delete(o);
+		return "malformed state line";
+	}
+	sv.series = estrdup(json_str(o, "series"));
+	memcpy(sv.digest, json_str(o, "digest"), SHA256_HEX);
+	sv.n = (size_t)json_num(o, "n");
+	sv.resume = (size_t)json_num(o, "resume");
+	sv.early = emalloc(((size_t)cJSON_GetArraySize(w) + 1) * sizeof *sv.early);
+	cJSON_ArrayForEach(v, w) {
+		d = v->valuedouble;
+		if (!json_is_int(v) || d < 0 || d >= (double)sv.n) {
+			why = "malformed state line";
+			break;
+		}
+		sv.early[sv.nearly++] = (size_t)d;
+	}
+	if (why == NULL && sv.resume >= sv.n)
+		why = "malformed state line";
+	if (why == NULL && json_get(o, "merge") != NULL && !load_memo(&sv, json_get(o, "merge")))
+		why = "malformed state line";
+	run->saved = erealloc(run->saved, (run->nsaved + 1) * sizeof *run->saved);
+	run->saved[run->nsaved++] = sv;
+	cJSON_Delete(o);
+	return why;
+}
+
+/*
+ * Loads --incremental's state; a state that cannot be used is ignored (a
+ * cache), with one line naming the line of the file that failed and why:
+ * a checksum that fails, a malformed line, a state of an earlier format
+ * or written for other options.
+ */
 static void
 load_state(struct run *run)
 {
 	FILE *fp = fopen(opt.state, "r");
 	char *line = NULL;
+	const char *why = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	long no = 0;
-	cJSON *o, *head;
-	json_error e;
-	bool bad = false;
+	cJSON *head;
 
 	if (fp == NULL)
 		return;
 	head = state_header();
-	while (!bad && (len = getline(&line, &cap, fp)) > 0) {
-		const cJSON *w, *v;
-		struct saved sv = { 0 };
-		double d;
-
+	while (why == NULL && (len = getline(&line, &cap, fp)) > 0) {
 		no++;
-		if ((o = json_parse(line, (size_t)len, &e)) == NULL) {
-			bad = true;
-			break;
-		}
-		if (no == 1) {
-			bad = !json_equal(o, head);
-			cJSON_Delete(o);
-			continue;
-		}
-		w = json_get(o, "weak");
-		bad = !cJSON_IsString(json_get(o, "series")) ||
-		    strlen(json_str(o, "digest")) != SHA256_HEX - 1 || !cJSON_IsArray(w) ||
-		    !json_is_int(json_get(o, "n")) || !json_is_int(json_get(o, "resume"));
-		if (!bad) {
-			sv.series = estrdup(json_str(o, "series"));
-			memcpy(sv.digest, json_str(o, "digest"), SHA256_HEX);
-			sv.n = (size_t)json_num(o, "n");
-			sv.resume = (size_t)json_num(o, "resume");
-			sv.early = emalloc(((size_t)cJSON_GetArraySize(w) + 1) * sizeof *sv.early);
-			cJSON_ArrayForEach(v, w) {
-				d = v->valuedouble;
-				if (!json_is_int(v) || d < 0 || d >= (double)sv.n) {
-					bad = true;
-					break;
-				}
-				sv.early[sv.nearly++] = (size_t)d;
-			}
-			bad |= sv.resume >= sv.n;
-			if (!bad && json_get(o, "merge") != NULL)
-				bad = !load_memo(&sv, json_get(o, "merge"));
-			run->saved = erealloc(run->saved, (run->nsaved + 1) * sizeof *run->saved);
-			run->saved[run->nsaved++] = sv;
-		}
-		cJSON_Delete(o);
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		why = load_state_line(run, no, line, (size_t)len, head);
 	}
-	if (bad) {
-		diag(opt.state, no, "ignoring the incremental state: not this "
-		    "program's state for these options");
+	if (why != NULL) {
+		if (strncmp(why, "ignoring", 8) == 0)
+			diag(opt.state, no, "%s", why);
+		else
+			diag(opt.state, no, "%s: ignoring the incremental state", why);
 		for (size_t i = 0; i < run->nsaved; i++) {
 			free(run->saved[i].series);
 			free(run->saved[i].early);
@@ -834,7 +925,6 @@ static void
 keep_state(buf *out, const char *series, const char *hex, const struct changes_split *sp)
 {
 	cJSON *o = json_new_object(), *w = json_new_array(), *a = json_new_array();
-	buf line = BUF_INIT;
 	struct changes_memo *m;
 	size_t nm = changes_memo_get(sp, &m);
 
@@ -861,10 +951,7 @@ keep_state(buf *out, const char *series, const char *hex, const struct changes_s
 	}
 	json_set(o, "merge", a);
 	free(m);
-	json_write(&line, o, JSON_COMPACT, NULL);
-	buf_adds(out, line.s);
-	buf_addc(out, '\n');
-	buf_free(&line);
+	state_line(out, o);
 	cJSON_Delete(o);
 }
 
@@ -1359,8 +1446,7 @@ main(int argc, char *argv[])
 		qsort(run->c, run->n, sizeof *run->c, cmp_cohort);
 	if (opt.state != NULL) {
 		cJSON *head = state_header();
-		json_write(&run->state, head, JSON_COMPACT, NULL);
-		buf_addc(&run->state, '\n');
+		state_line(&run->state, head);
 		cJSON_Delete(head);
 	}
 	gather(run);

@@ -104,7 +104,7 @@ for line in open(sys.argv[1]):
 		inc=$($N --incremental "$st" "$BATS_TEST_TMPDIR/h.jsonl") || true
 		[ "$full" = "$inc" ] || { echo "differs after $n records" >&2; return 1; }
 	done
-	[ "$(head -n 1 "$st")" = '{"perf_changes_state":1,"window":50,"pvalue":0.001,"all":false}' ]
+	[ "$(head -n 1 "$st" | sed 's/,"sum":"[0-9a-f]\{64\}"}$/}/')" = '{"perf_changes_state":2,"window":50,"pvalue":0.001,"all":false}' ]
 	# A rewritten history (a record gone from the middle) is analysed afresh.
 	sed 5d "$H" >"$BATS_TEST_TMPDIR/h.jsonl"
 	run $N --incremental "$st" "$BATS_TEST_TMPDIR/h.jsonl"
@@ -159,12 +159,24 @@ compares() {
 	[ "$total_reused" -gt $((2 * total_made)) ]
 }
 
-@test "--incremental reads a state without the merge's comparisons (the earlier format): the same answer, all compared, the state rewritten with them" {
+# resum FILE: every line of the state FILE given the checksum of what it
+# holds now, as perf-changes writes it.
+resum() {
+	local l
+	while IFS= read -r l; do
+		[[ $l =~ ,\"sum\":\"[0-9a-f]*\"\}$ ]] && l="${l%"${BASH_REMATCH[0]}"}}"
+		printf '%s,"sum":"%s"}\n' "${l%\}}" "$(printf '%s' "$l" | sha256sum | cut -d' ' -f1)"
+	done <"$1" >"$1.tmp"
+	mv "$1.tmp" "$1"
+}
+
+@test "--incremental reads a state without the merge's comparisons: the same answer, all compared, the state rewritten with them" {
 	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
 	steps_history 501 "$BATS_TEST_TMPDIR/all.jsonl"
 	head -n 500 "$BATS_TEST_TMPDIR/all.jsonl" >"$h"
 	$N --incremental "$st" "$h" >/dev/null || true
 	jq -c 'del(.merge)' "$st" >"$BATS_TEST_TMPDIR/old.jsonl"
+	resum "$BATS_TEST_TMPDIR/old.jsonl"
 	if grep -q merge "$BATS_TEST_TMPDIR/old.jsonl"; then return 1; fi
 	cp "$BATS_TEST_TMPDIR/old.jsonl" "$st"
 	cp "$BATS_TEST_TMPDIR/all.jsonl" "$h"
@@ -179,6 +191,52 @@ compares() {
 	run --separate-stderr $N --incremental "$st" "$h"
 	[ "$output" = "$full" ]
 	[ -z "$stderr" ]
+}
+
+@test "--incremental: a state of the earlier format (no checksums) is stale: named, analysed afresh, rewritten with checksums" {
+	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
+	steps_history 300 "$h"
+	$N --incremental "$st" "$h" >/dev/null || true
+	cp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	full=$($N "$h") || true
+	sed 's/,"sum":"[0-9a-f]*"}$/}/; 1s/"perf_changes_state":2/"perf_changes_state":1/' \
+		"$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+	run --separate-stderr env PERF_CHANGES_STATS=1 $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	assert_equal "${stderr%%$'\n'*}" "$N: $st:1: a state of an earlier format, without checksums: ignoring the incremental state"
+	read -r made reused < <(compares "$stderr")
+	[ "$reused" -eq 0 ]
+	cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+}
+
+@test "--incremental: an edited state line fails its checksum; it is named, the state ignored and rewritten, the answer the full run's" {
+	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
+	steps_history 300 "$h"
+	$N --incremental "$st" "$h" >/dev/null || true
+	cp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	full=$($N "$h") || true
+	l=$(grep -n '"merge":\["' "$st" | head -n 1 | cut -d: -f1)
+	read -r lo idx hi mb rest <<<"$(sed -n "${l}p" "$st" | jq -r '.merge[0]')"
+	: "$mb"
+	# Parseable edits: a mean of 8.45e+270, another resume index.
+	for edit in "s/\"$lo $idx $hi [^ ]* /\"$lo $idx $hi 0x1.fb8p+899 /" 's/"resume":\([0-9]*\)/"resume":1\1/'; do
+		sed "${l}$edit" "$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+		not cmp -s "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+		run --separate-stderr $N --incremental "$st" "$h"
+		[ "$output" = "$full" ]
+		assert_equal "$stderr" "$N: $st:$l: checksum mismatch: ignoring the incremental state"
+		cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	done
+	# A line cut short, and the header's checksum edited.
+	sed "${l}s/,\"merge\".*//" "$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+	run --separate-stderr $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	assert_equal "$stderr" "$N: $st:$l: malformed state line, no checksum: ignoring the incremental state"
+	sed '1s/"sum":"./"sum":"x/' "$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+	run --separate-stderr $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	assert_equal "$stderr" "$N: $st:1: checksum mismatch: ignoring the incremental state"
+	cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
 }
 
 # set_line L FILTER OUT [jq args]: OUT is good.jsonl with jq's FILTER
@@ -214,16 +272,19 @@ set_line() {
 			# shellcheck disable=SC2016 # $b is jq's
 			set_line "$l" '.merge[0] = $b' "$st" --arg b "$bad"
 		fi
+		# Its checksum holds: what is wrong is what it says.
+		resum "$st"
 		run --separate-stderr $N --incremental "$st" "$h"
 		[ "$output" = "$full" ] || { echo "output differs for '$bad'" >&2; return 1; }
-		assert_equal "$stderr" "$N: $st:$l: ignoring the incremental state: not this program's state for these options"
+		assert_equal "$stderr" "$N: $st:$l: malformed state line: ignoring the incremental state"
 		cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
 	done
 	# Not an array at all.
 	set_line "$l" '.merge = "x"' "$st"
+	resum "$st"
 	run --separate-stderr $N --incremental "$st" "$h"
 	[ "$output" = "$full" ]
-	assert_equal "$stderr" "$N: $st:$l: ignoring the incremental state: not this program's state for these options"
+	assert_equal "$stderr" "$N: $st:$l: malformed state line: ignoring the incremental state"
 }
 
 @test "--incremental ignores a state written for other options, with a warning" {
