@@ -491,3 +491,17 @@ $(cat "$FIXTURES/perf-changes/md.out.md")"
 	diff <(tr -d '\n' <with.html | sed 's|<g><line x1="[^"]*" x2="[^"]*" y1="[^"]*" y2="[^"]*" stroke="[^"]*" stroke-width="1.4" stroke-dasharray="3 2"/><title>change point:[^<]*</title></g>||g') \
 		<(tr -d '\n' <without.html)
 }
+
+@test "--changes: the dashboard draws the change line on the first slower run, the REGRESSION's red triangle" {
+	G=$FIXTURES/perf-changes/gated.jsonl
+	perf-changes --metric latency "$G" >cps.jsonl || [ $? -eq 1 ]
+	run --separate-stderr $N --html page.html -s "$BATS_TEST_TMPDIR/none" -H "$G" --now 2026-02-02T12:00:00Z --changes cps.jsonl </dev/null
+	assert_success
+	line=$(grep -o '<line x1="[0-9.]*"[^>]*stroke-dasharray="3 2"' page.html | sed 's/<line x1="\([0-9.]*\)".*/\1/')
+	[ "$(wc -l <<<"$line")" -eq 1 ]
+	# The red triangles after the legend's: the REGRESSION at 12:00, then the local run's.
+	mapfile -t red < <(grep -o '<path class="s1" d="M[0-9.]*' page.html | sed 's/.*d="M//' | sed 1d)
+	[ "${#red[@]}" -eq 2 ]
+	assert_equal "$line" "${red[0]}"
+	grep -q "^commit $(grep -m 1 '"timestamp":"2026-02-01T12:00:00+00:00"' "$G" | jq -r .commit_sha | cut -c1-7)\$" page.html
+}
