@@ -303,8 +303,9 @@ REC='{"model_id":"a","gpu_type":"g"}'
 
 @test "every metric carries its noise, false-alarm rate, detectable regression and advice (Python's numbers)" {
 	run_case $N $N/sensitivity
-	run jq -c '.comparison.metrics | [.latency.sensitivity.advice, .throughput.sensitivity.advice, .memory.sensitivity.advice, .text_encoder_time_s.sensitivity.advice, .dit_time_s.sensitivity.advice, .latency.noise.n, .text_encoder_time_s.noise]' <<<"$output"
-	assert_output '["noisy","ok","ok","unknown","blind",20,{"relative_spread":null,"n":0}]'
+	# memory is constant: no measured spread is unknown noise (issue 22: it was "ok").
+	run jq -c '.comparison.metrics | [.latency.sensitivity.advice, .throughput.sensitivity.advice, .memory.sensitivity.advice, .text_encoder_time_s.sensitivity.advice, .dit_time_s.sensitivity.advice, .latency.noise.n, .text_encoder_time_s.noise, .memory.noise.unknown_reason]' <<<"$output"
+	assert_output '["noisy","ok","unknown","unknown","blind",20,{"relative_spread":null,"n":0,"level_spread":null,"shift":null,"unknown_reason":"few_runs"},"no_spread"]'
 }
 
 @test "the sensitivity never reaches the stored artifact, and the status is the reference's" {
