@@ -49,9 +49,9 @@ difference_scale(const double *v, size_t n)
 /*
  * How many times the run-to-run spread the level spread of n values must
  * be to say a step or trend lies among them (simulated at normal noise:
- * without a change, 4% of windows of 10 values pass it, 1% of 20, under
- * 0.5% of 40; with a step of five times the noise halfway, 75%, 97% and
- * all). Fewer than SENS_SHIFT_RUNS values never say so.
+ * without a change, 3% of windows of 10 values pass it, 1.5% of 20, 0.3%
+ * of 40; with a step of five times the noise halfway, 70%, 96% and
+ * nearly all). Fewer than SENS_SHIFT_RUNS values never say so.
  */
 static double
 shift_ratio(size_t n)

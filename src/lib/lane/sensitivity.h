@@ -59,7 +59,7 @@ struct sens_noise {
  * is taken for noise. The spread of the values themselves, 1.4826 MAD /
  * median, is level_spread; shift says it is wider than run-to-run noise
  * explains (over 1.5 + 10/n times the spread, from SENS_SHIFT_RUNS values
- * on: about 1% of windows of 20 values without a change, and 97% of those
+ * on: 1.5% of windows of 20 values without a change, and 96% of those
  * with a step of five times the noise), so a step or a trend lies inside
  * the window. Unknown (why) with
  * fewer than SENS_MIN_RUNS values, a median that is not positive, or no
