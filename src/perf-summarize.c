@@ -203,20 +203,36 @@ is_string(const cJSON *v, const char *text)
 }
 
 /*
+ * Whether metric m had no run-to-run spread where its floors would be
+ * blind even without noise: an absolute floor over twice the percent
+ * floor at the baseline (0.25 s on a 0.6 s stage), the gate an estimate
+ * of no noise would have called blind and given a floor of 0.
+ */
+static bool
+no_spread_blind(const cJSON *m)
+{
+	const cJSON *tp = json_get(m, "threshold_percent"), *ta = json_get(m, "threshold_absolute");
+	const cJSON *base = json_get(m, "baseline");
+
+	return is_string(json_get(json_get(m, "noise"), "unknown_reason"), "no_spread") &&
+	    cJSON_IsNumber(tp) && cJSON_IsNumber(ta) && cJSON_IsNumber(base) &&
+	    base->valuedouble > 0 && ta->valuedouble / base->valuedouble > 2 * tp->valuedouble;
+}
+
+/*
  * Whether the Sensitivity section lists metric m of a comparison: its
- * gate is noisy or blind, its window had values but no spread, a step or
- * trend lies inside its window, or a noise-aware rule decided it.
+ * gate is noisy or blind, or had no spread where its floors are wide
+ * (no_spread_blind()), a step or trend lies inside its window, or a
+ * noise-aware rule decided it.
  */
 static bool
 sens_listed(const cJSON *m)
 {
 	const cJSON *adv = json_get(json_get(m, "sensitivity"), "advice");
-	const cJSON *no = json_get(m, "noise");
 
-	return is_string(adv, "noisy") || is_string(adv, "blind") ||
-	    is_string(json_get(no, "unknown_reason"), "no_spread") ||
-	    cJSON_IsTrue(json_get(no, "shift")) || is_string(json_get(m, "rule"), "prediction") ||
-	    is_string(json_get(m, "rule"), "zscore");
+	return is_string(adv, "noisy") || is_string(adv, "blind") || no_spread_blind(m) ||
+	    cJSON_IsTrue(json_get(json_get(m, "noise"), "shift")) ||
+	    is_string(json_get(m, "rule"), "prediction") || is_string(json_get(m, "rule"), "zscore");
 }
 
 /* A number as Python's repr() writes it, "n/a" when not a number. */
@@ -271,6 +287,8 @@ note_cell(buf *b, const cJSON *m)
 		cell_text(b, n);
 		buf_adds(b, " values (equal, or tied at the precision recorded): the noise is "
 		    "unknown, so no floor is suggested");
+		if (no_spread_blind(m))
+			buf_adds(b, "; the absolute floor alone is over twice the percent floor");
 	} else if (cJSON_IsTrue(json_get(no, "shift"))) {
 		buf_adds(b, "a step or trend lies inside the noise window: the last ");
 		cell_text(b, n);
@@ -316,7 +334,8 @@ batch_has_rule(const struct batch *in)
  * After the reference's table: the metrics whose gate is noisy (false
  * alarms over 5%) or blind (misses regressions of twice its floor), with
  * the config change that fits it; those whose noise is unknown for want
- * of any spread, or measured across a step or trend, with why; and, under
+ * of any spread behind wide floors, or measured across a step or trend,
+ * with why; and, under
  * a noise-aware rule, which rule decided each metric and its bound. As
  * perf-gate-rolling's comparison object says. Nothing when every gate
  * fits its noise and no rule ran.
