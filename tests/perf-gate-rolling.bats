@@ -335,6 +335,7 @@ PY
 
 @test "a step or a drift inside the noise window is not noise, and the Sensitivity table says it is there (issue 22)" {
 	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	cd "$BATS_TEST_TMPDIR"
 	for kind in flat step drift; do
 		shaped_history $kind >"$BATS_TEST_TMPDIR/$kind.jsonl"
 		jq -c --slurp '.[-1] | .run_source = "pr" | .timestamp = "2026-06-01T00:00:00+00:00"' \
@@ -365,6 +366,7 @@ PY
 
 @test "values tied at the precision recorded: noise unknown, no floor suggested, and the table says why (issue 22)" {
 	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	cd "$BATS_TEST_TMPDIR"
 	shaped_history flat >hist.jsonl
 	jq -c --slurp '.[-1] | .run_source = "pr" | .timestamp = "2026-06-01T00:00:00+00:00"' hist.jsonl >cur.jsonl
 	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/empty" -H hist.jsonl cur.jsonl
@@ -386,6 +388,7 @@ PY
 }
 
 @test "under --rule, every metric a rule judged carries its bound, passing or not, and the Sensitivity table shows it (issue 22)" {
+	cd "$BATS_TEST_TMPDIR"
 	run --separate-stderr $N --store "$G/rule-prediction.store" --rule prediction "$G/rule-prediction.in.jsonl"
 	assert_failure 1
 	# The first record passes: its metrics still say the bound the rule used;
