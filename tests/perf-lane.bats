@@ -149,26 +149,58 @@ stored() {
 	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 2, static 0, normalize -, rolling -, upload -, summarize -: exit 2"
 }
 
-@test "worker logs are mirrored as Markdown: rotated part first, fences escaped, no .log in the reports" {
+# stale_results: what an earlier job left in ./results: a raw record and a
+# worker log with its rotated part.
+stale_results() {
 	mkdir -p results/worker_logs
-	printf 'old line 1\nold line 2\n' >results/worker_logs/worker_b_20260616T000000Z.log.1
-	printf 'new line\n```\nsneaky ```` fence\n' >results/worker_logs/worker_b_20260616T000000Z.log
-	printf 'only live\n' >results/worker_logs/worker_c_20260616T000000Z.log
-	lane empty
-	diff - reports/worker_b_20260616T000000Z.md <<-'EOF'
-		# Worker log worker_b_20260616T000000Z
+	echo '{"benchmark_id": "b"}' >results/perf_b_20200101T000000Z.json
+	printf 'old line 1\n' >results/worker_logs/worker_b_20200101T000000Z.log.1
+	printf 'old line 2\n' >results/worker_logs/worker_b_20200101T000000Z.log
+}
+
+@test "worker logs are mirrored as Markdown: fences escaped, no .log in the reports, only this job's" {
+	stale_results
+	# a runner whose log holds fences
+	cat >fence-runner.sh <<-'EOF'
+		#!/bin/sh
+		printf 'new line\n```\nsneaky ```` fence\n'
+	EOF
+	printf 'exec %q "$@"\n' "$ROOT_DIR/fixtures/runners/fake-runner.sh" >>fence-runner.sh
+	chmod +x fence-runner.sh
+	lane --runner "$PWD/fence-runner.sh" "$LANE/configs"
+	assert_success
+	local md name
+	md=$(find reports -maxdepth 1 -name 'worker_lane-bench_*.md')
+	name=$(basename "$md" .md)
+	[ -f "results/worker_logs/$name.log" ]
+	assert_equal "$(head -n 1 "$md")" "# Worker log $name"
+	diff - <(sed -n 2,6p "$md") <<-'EOF'
 
 		```
-		old line 1
-		old line 2
 		new line
 		\`\`\`
 		sneaky \`\`\`\` fence
-		```
 	EOF
-	grep -qx 'only live' reports/worker_c_20260616T000000Z.md
-	assert_equal "$(grep -c '^```$' reports/worker_b_20260616T000000Z.md)" 2
+	assert_equal "$(grep -c '^```$' "$md")" 2
 	[ -z "$(find reports -name '*.log*')" ]
+	# this job's record is copied; the earlier job's record and log are not
+	[ -n "$(find reports -maxdepth 1 -name 'perf_lane-bench_*.json')" ]
+	[ -z "$(find reports -name '*_b_20200101T000000Z*')" ]
+}
+
+@test "a job that measured nothing mirrors nothing an earlier job left in the results directory" {
+	stale_results
+	unset PERF_ALLOW_CPU
+	lane "$LANE/configs"
+	assert_failure 2
+	[ -s reports/skipped.md ]
+	[ -z "$(find reports -name 'perf_*.json' -o -name 'worker_*')" ]
+	# and a job whose runner failed mirrors its own log only
+	FAKE_EXIT=3 lane --cpu "$LANE/configs"
+	assert_failure 1
+	run find reports -name 'worker_*.md'
+	assert_output --regexp '^reports/worker_lane-bench_[0-9]{8}T[0-9]{6}Z\.md$'
+	[ -z "$(find reports -name 'perf_*.json')" ]
 }
 
 @test "GPU telemetry: nvidia-smi's query in the background, stopped at the end, printed with its heading" {

@@ -221,14 +221,19 @@ mirror_log() {
 }
 
 # lane_mirror_reports: into the reports directory, the raw records and each
-# worker log as Markdown (the artifact relay takes only .md .html .json .csv).
+# worker log as Markdown (the artifact relay takes only .md .html .json
+# .csv): those this job's perf-collect wrote, by the names it listed
+# (--written), never what earlier jobs left in the results directory (a
+# copy would get this job's time, and the plugin would upload it as this
+# job's).
 lane_mirror_reports() {
-	local log
-	cp "$results"/perf_*.json "$reports"/ 2>/dev/null
-	for log in "$results"/worker_logs/worker_*.log; do
-		[ -f "$log" ] || [ -f "$log.1" ] || continue
-		mirror_log "$log" "$reports"
-	done
+	local f
+	while IFS= read -r f; do
+		case $f in
+		*.log) [ -f "$f" ] || [ -f "$f.1" ] && mirror_log "$f" "$reports" ;;
+		*.json) cp "$f" "$reports"/ 2>/dev/null ;;
+		esac
+	done <"$work/written"
 }
 
 # --- the gates, shared with the pre-push hook --------------------------------
@@ -314,7 +319,9 @@ lane_telemetry_stop() {
 lane_collect() {
 	local -a collect_args=()
 	echo "--- perf-collect"
-	collect_args=(--results "$results")
+	# The files it writes, by name: the only ones mirrored into the reports.
+	: >"$work/written"
+	collect_args=(--results "$results" --written "$work/written")
 	[ -n "$configs_dir" ] && collect_args+=(--configs "$configs_dir")
 	[ -n "$timeout" ] && collect_args+=(--timeout "$timeout")
 	[ -n "$runner" ] && collect_args+=(--runner "$runner")
