@@ -76,6 +76,62 @@ classified() {
 	assert_line --index 0 --partial "usage: perf-lane"
 }
 
+@test "every option is checked before anything runs: an empty value is refused, never the next argument taken" {
+	local o
+	for o in -c --configs -o --results -r --reports -s --store --cache -p --policy --run-source --days \
+		--telemetry-interval -t --timeout --runner --annotate-max --changes --rule --ab-base --ab-setup \
+		--ab-pairs --ab-band; do
+		lane "$o" '' --bogus "$LANE/configs"
+		assert_failure 2
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "perf-lane: $o needs a value, not an empty one"
+		[[ $o == --* ]] || continue
+		lane "$o=" --bogus "$LANE/configs"
+		assert_failure 2
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "perf-lane: $o needs a value, not an empty one"
+	done
+	for o in --cpu --allow-empty --changes-gate --ab-only; do
+		lane "$o=1" "$LANE/configs"
+		assert_failure 2
+		assert_equal "${stderr_lines[0]}" "perf-lane: $o takes no value"
+	done
+	[ ! -e reports ] && [ ! -e results ]
+}
+
+@test "--days 0 and DASHBOARD_DAYS=0 are errors, not a lane without a dashboard; --days wins over the variable" {
+	local -a bad=("--days 0" "--days=0" "--days 7.5" "--telemetry-interval 0" "--timeout 0.0" "--annotate-max 100")
+	local -a why=("--days: expected a whole number of days from 1 to 36500, not '0'"
+		"--days: expected a whole number of days from 1 to 36500, not '0'"
+		"--days: expected a whole number of days from 1 to 36500, not '7.5'"
+		"--telemetry-interval: expected a number of seconds above 0, not '0'"
+		"--timeout: expected a number of seconds above 0, not '0.0'"
+		"--annotate-max: expected a whole number of bytes from 1024 to 1099511627776, not '100'")
+	local k
+	for k in "${!bad[@]}"; do
+		lane ${bad[k]} "$LANE/configs"
+		assert_failure 2
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "perf-lane: ${why[k]}"
+	done
+	DASHBOARD_DAYS=0 lane "$LANE/configs"
+	assert_failure 2
+	assert_equal "${stderr_lines[0]}" "perf-lane: DASHBOARD_DAYS: expected a whole number of days from 1 to 36500, not '0'"
+	DASHBOARD_DAYS='' lane "$LANE/configs"
+	assert_failure 2
+	assert_equal "${stderr_lines[0]}" "perf-lane: DASHBOARD_DAYS: expected a whole number of days from 1 to 36500, not ''"
+	[ ! -e reports ]
+	# the option wins, and the dashboard is made (perf-summarize is given the lane's days)
+	DASHBOARD_DAYS=0 lane --days 7 "$LANE/configs"
+	assert_success
+	[ -n "$(find reports -maxdepth 1 -name 'dashboard_*.html')" ]
+	not grep -q 'dashboard failed' <<<"$stderr"
+	# a telemetry interval under a second: nvidia-smi samples every second
+	lane --telemetry-interval 0.5 empty
+	assert_equal "$(stub_calls nvidia-smi | tail -n 1)" \
+		"--query-gpu=index,timestamp,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv -l 1"
+}
+
 # The store's records, as "model_id status" lines.
 stored() {
 	find store -name '*.json' -print0 2>/dev/null | xargs -0 -r jq -r '"\(.model_id) \(.comparison_status)"' | sort

@@ -22,12 +22,15 @@ lane_programs=(perf-collect perf-gate-static perf-normalize perf-gate-rolling pe
 # ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
 
 # lane_defaults: the options' defaults, from the variables the reference
-# reads.
+# reads (days_from: where days came from, for its complaint: DASHBOARD_DAYS
+# when set, even empty, as perf-summarize reads it; --days sets it).
 lane_defaults() {
 	configs_dir='' results=${PERF_RESULTS_DIR:-results}
 	reports=${PERF_REPORTS_DIR:-./perf-reports}
 	store=${PERFORMANCE_TRACKING_ROOT:-/tmp/perf-tracking}
-	cache='' policy='' run_source='' days=${DASHBOARD_DAYS:-30} interval=10 timeout='' runner='' cpu=
+	days=30 days_from=--days
+	if [ -n "${DASHBOARD_DAYS+set}" ]; then days=$DASHBOARD_DAYS days_from=DASHBOARD_DAYS; fi
+	cache='' policy='' run_source='' interval=10 timeout='' runner='' cpu=
 	allow_empty=
 	annotate_max=1000000 changes=report rule=''
 	ab_base='' ab_setup='' ab_pairs='' ab_band='' ab_only='' ab_given=''
@@ -56,18 +59,37 @@ lane_die_usage() {
 	exit 2
 }
 
-# lane_check_options: each option holds a value the lane accepts, else
-# usage on stderr and exit 2, before anything runs.
+# lane_whole N LO HI: N is a whole number (decimal digits) from LO to HI.
+lane_whole() {
+	[[ $1 =~ ^[0-9]{1,15}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))
+}
+
+# lane_seconds N: N is a number of seconds above 0 (digits, an optional
+# fraction), as the plugin takes telemetry-interval and timeout.
+lane_seconds() {
+	[[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && [[ $1 =~ [1-9] ]]
+}
+
+# lane_check_options: each option holds a value the lane accepts (the
+# plugin's rules, and the ranges of the programs it is passed to), else
+# usage on stderr and exit 2, naming the option (or DASHBOARD_DAYS), before
+# anything runs.
 lane_check_options() {
-	local n lo hi
+	local lo hi
 	case ${policy:-x} in x | never | pass | always) ;; *) lane_die_usage "--policy: expected never, pass or always, not '$policy'" ;; esac
 	case $changes in gate | report | off) ;; *) lane_die_usage "--changes: expected gate, report or off, not '$changes'" ;; esac
 	case ${run_source:-x} in x | pr | local | scheduled_main | unknown) ;;
 	*) lane_die_usage "--run-source: expected pr, local, scheduled_main or unknown, not '$run_source'" ;;
 	esac
-	for n in "$days" "$interval" "$annotate_max" ${timeout:+"$timeout"}; do
-		[[ $n =~ ^[0-9]+(\.[0-9]+)?$ ]] || lane_die_usage "not a number: '$n'"
-	done
+	# perf-summarize's range: 0 days would be a dashboard of nothing.
+	lane_whole "$days" 1 36500 ||
+		lane_die_usage "$days_from: expected a whole number of days from 1 to 36500, not '$days'"
+	lane_seconds "$interval" ||
+		lane_die_usage "--telemetry-interval: expected a number of seconds above 0, not '$interval'"
+	[ -z "$timeout" ] || lane_seconds "$timeout" ||
+		lane_die_usage "--timeout: expected a number of seconds above 0, not '$timeout'"
+	lane_whole "$annotate_max" 1024 1099511627776 ||
+		lane_die_usage "--annotate-max: expected a whole number of bytes from 1024 to 1099511627776, not '$annotate_max'"
 	case ${rule:-x} in x | reference | prediction | zscore) ;;
 	*) lane_die_usage "--rule: expected reference, prediction or zscore, not '$rule'" ;;
 	esac
@@ -273,7 +295,9 @@ lane_rolling() {
 # directory and the traps that remove it.
 lane_start() {
 	mkdir -p "$reports" || { echo "$prog: $reports: cannot create the reports directory" >&2; exit 2; }
-	export PERF_REPORTS_DIR=$reports PERFORMANCE_TRACKING_ROOT=$store
+	# DASHBOARD_DAYS too: perf-summarize reads it, and refuses a bad one
+	# even where --days is given.
+	export PERF_REPORTS_DIR=$reports PERFORMANCE_TRACKING_ROOT=$store DASHBOARD_DAYS=$days
 	lane_decide
 	export PERF_RUN_SOURCE=$run_source PERF_UPLOAD_POLICY=$policy
 	echo "--- perf-lane: run source $run_source, upload policy $policy, store $store, reports $reports"
@@ -293,12 +317,15 @@ lane_cleanup() {
 }
 
 # lane_telemetry_start: GPU telemetry in the background: nvidia-smi when
-# there is one, else perf-collect's own (NVML), into the reports directory.
+# there is one (every whole second or more: its -l takes no fraction), else
+# perf-collect's own (NVML), into the reports directory.
 lane_telemetry_start() {
+	local every=$((10#${interval%.*}))
 	telemetry=$reports/gpu_telemetry.csv
+	((every >= 1)) || every=1
 	if command -v nvidia-smi >/dev/null 2>&1; then
 		nvidia-smi --query-gpu=index,timestamp,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
-			--format=csv -l "${interval%.*}" >"$telemetry" 2>/dev/null &
+			--format=csv -l "$every" >"$telemetry" 2>/dev/null &
 	else
 		perf-collect --telemetry "$telemetry" --interval "$interval" 2>/dev/null &
 	fi
