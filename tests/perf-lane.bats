@@ -192,12 +192,12 @@ stored() {
 	# the runner fails: perf-collect 1 wins over the comparison
 	BUILDKITE_BRANCH=main TEST_SCOPE=full FAKE_EXIT=3 lane "$LANE/configs" "$LANE/more"
 	assert_failure 1
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 1, static 0, normalize 0, rolling 0, upload 0, summarize 0: exit 1"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 1, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 0: exit 1"
 	# the collection passes, a store that cannot be read: the comparison's 2
 	: >afile
 	BUILDKITE_BRANCH=main TEST_SCOPE=full run --separate-stderr perf-lane -r reports -o results -s afile "$LANE/configs"
 	assert_failure 2
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 2, upload 0, summarize 0: exit 2"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 2, upload 0, summarize 0, changes 2: exit 2"
 	# invalid configs: perf-collect's 2, nothing compared on a PR
 	echo '{"no_benchmark_id": 1}' >empty/bad.json
 	BUILDKITE_PULL_REQUEST=1 lane empty
@@ -296,7 +296,7 @@ stale_results() {
 	BUILDKITE_BUILD_ID=b3 FAKE_SLOWDOWN=3 lane "$LANE/configs"
 	assert_failure 1
 	assert_line --partial "| REGRESSION | lane-bench throughput regressed by 66.7%"
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 1, upload 0, summarize 0: exit 1"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 1, upload 0, summarize 0, changes 0: exit 1"
 }
 
 @test "the demo (make demo): calibration, the reviewed seed, then a compared pass, in seconds" {
@@ -337,7 +337,7 @@ stale_results() {
 	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs" "$LANE/more"
 	assert_failure 2
 	assert_equal "${stderr_lines[-2]}" "perf-lane: nothing was measured: 2 skipped (Need 1 GPUs, only 0 available)"
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize -, rolling -, upload -, summarize -: exit 2"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize -, rolling -, upload -, summarize -, changes -: exit 2"
 	assert_line -- "--- the rolling comparison does not run: nothing was measured"
 	[ ! -e store ]
 	[ ! -e reports/annotation.md ]
@@ -454,6 +454,54 @@ history_with_step() {
 	lane --changes sometimes empty
 	assert_failure 2
 	grep -q "perf-lane: --changes: expected gate, report or off, not 'sometimes'" <<<"$stderr"
+}
+
+@test "the status line names the change-point step; with gate, the annotation says the build failed because of it" {
+	history_with_step
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes gate "$LANE/configs"
+	assert_failure 1
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 1: exit 1"
+	grep -qx '\*\*The lane failed because of the worse change points above\*\* (`--changes gate`, the plugin option `changes: gate`).' \
+		reports/annotation.md
+	# reported, not gated: the step's status is shown, the lane passes and says no such thing
+	rm -rf reports
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs"
+	assert_success
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 1: exit 0"
+	not grep -q 'The lane failed' reports/annotation.md
+	# a store perf-changes cannot read, with gate: said in the annotation too
+	rm -rf reports
+	mkdir fail
+	printf '#!/bin/sh\nexit 2\n' >fail/perf-changes
+	chmod +x fail/perf-changes
+	PATH=$PWD/fail:$PATH BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes gate "$LANE/configs"
+	assert_failure 2
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 2: exit 2"
+	grep -q '^\*\*The lane failed because perf-changes could not look for change points\*\* (status 2, ' reports/annotation.md
+	# the step does not run: off, or not a scheduled run; it is not named
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes off "$LANE/configs"
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0: exit 0"
+}
+
+@test "the dashboard draws the change points the lane found, those the annotation lists" {
+	history_with_step
+	# (a window that holds the history whatever today is)
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --days 36500 "$LANE/configs"
+	assert_success
+	sed -n '/^## Change points$/,$p' reports/annotation.md | grep -q '^| lane-bench | .* | latency | worse +'
+	local dashboard
+	dashboard=$(find reports -maxdepth 1 -name 'dashboard_*.html')
+	grep -q '<title>change point: worse +' "$dashboard"
+	grep -q 'stroke-dasharray="3 2"' "$dashboard"
+	# without the step, no change line
+	rm -rf reports
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --days 36500 --changes off "$LANE/configs"
+	assert_success
+	not grep -q '<title>change point:' reports/dashboard_*.html
 }
 
 @test "change points are looked for on scheduled main runs only" {

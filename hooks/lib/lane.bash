@@ -404,28 +404,52 @@ lane_compare() {
 	fi
 }
 
+# lane_changes_step: whether this lane looks for change points: on
+# scheduled main runs, unless --changes off.
+lane_changes_step() {
+	[ "$run_source" = scheduled_main ] && [ "$changes" != off ]
+}
+
 # lane_changes: the change points of this batch's cohorts (perf-changes(1)),
-# on scheduled main runs after the upload: a worse one introduced among the
-# last $changes_last records is listed in the annotation and makes the
-# lane's status a warning (the annotation's style), or a failure with
-# --changes gate.
+# on scheduled main runs after the upload, as JSON lines for the dashboard
+# ($work/changes.jsonl); a worse one introduced among the last
+# $changes_last records is listed in the annotation (perf-changes --md) and
+# makes the lane's status a warning (the annotation's style), or a failure
+# with --changes gate, which the annotation then says.
 changes_last=10
+# shellcheck disable=SC2016 # the backticks are Markdown's
 lane_changes() {
-	[ "$run_source" = scheduled_main ] && [ "$changes" != off ] || return 0
+	local -a args
+	lane_changes_step || return 0
 	echo "--- perf-changes"
-	perf-changes --store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" \
-		--last "$changes_last" --md >"$work/changes.md"
+	args=(--store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" --last "$changes_last")
+	perf-changes "${args[@]}" >"$work/changes.jsonl"
 	changes_rc=$?
 	case $changes_rc in
 	0) echo "no worse change point among the last $changes_last records" ;;
 	1)
-		printf '\n' >>"$reports/annotation.md"
-		cat "$work/changes.md" >>"$reports/annotation.md"
+		# The same change points as a table (its words on stderr were said once).
+		perf-changes "${args[@]}" --md >"$work/changes.md" 2>/dev/null
+		{
+			printf '\n'
+			cat "$work/changes.md"
+			if [ "$changes" = gate ]; then
+				printf '\n**The lane failed because of the worse change points above**'
+				printf ' (`--changes gate`, the plugin option `changes: gate`).\n'
+			fi
+		} >>"$reports/annotation.md"
 		echo "$prog: worse change points among the last $changes_last records (see the annotation)" >&2
 		[ "$changes" = gate ] && [ "$compare_rc" -lt 1 ] && compare_rc=1 ;;
 	*)
 		echo "$prog: perf-changes failed (status $changes_rc)" >&2
-		[ "$changes" = gate ] && compare_rc=2 ;;
+		rm -f "$work/changes.jsonl"
+		if [ "$changes" = gate ]; then
+			compare_rc=2
+			{
+				printf '\n**The lane failed because perf-changes could not look for change points**'
+				printf ' (status %s, `--changes gate`, the plugin option `changes: gate`); see the job log.\n' "$changes_rc"
+			} >>"$reports/annotation.md"
+		fi ;;
 	esac
 }
 
@@ -479,13 +503,17 @@ lane_ab() {
 # lane_dashboard: the dashboard (its failure is ignored).
 lane_dashboard() {
 	local sha dashboard
+	local -a changes_args
 	echo "--- dashboard"
 	sha=${BUILDKITE_COMMIT-unknown}	# the reference's name: empty when set but empty
 	dashboard=$reports/dashboard_${sha:0:7}_$(date +%Y%m%d_%H%M%S).html
 	# (No reports directory and no step summary: the Markdown report of the
 	# run was written once, above.)
-	if PERF_REPORTS_DIR='' GITHUB_STEP_SUMMARY='' perf-summarize --html "$dashboard" --store "$store" \
-		"${cache_args[@]}" --days "$days" "$work/compared.jsonl" >/dev/null; then
+	# The change points this lane found are drawn on their charts.
+	changes_args=()
+	if [ -s "$work/changes.jsonl" ]; then changes_args=(--changes "$work/changes.jsonl"); fi
+	if PERF_REPORTS_DIR='' GITHUB_STEP_SUMMARY='' perf-summarize --html "$dashboard" \
+		--store "$store" "${cache_args[@]}" --days "$days" "${changes_args[@]}" "$work/compared.jsonl" >/dev/null; then
 		echo "dashboard: $dashboard"
 	else
 		echo "$prog: the dashboard failed (ignored)" >&2
@@ -495,7 +523,7 @@ lane_dashboard() {
 # lane_finish: the telemetry stopped and shown, what was not measured said,
 # the steps' statuses summed up; the lane's exit status.
 lane_finish() {
-	local status
+	local status steps
 	lane_telemetry_stop
 	echo "--- GPU telemetry (clocks.sm vs clocks.max.sm reveals capped hosts) ---"
 	cat "$telemetry" 2>/dev/null
@@ -508,7 +536,11 @@ lane_finish() {
 			echo "$prog: nothing was measured: no benchmark ran" >&2
 		fi
 	fi
-	echo "$prog: collect $collect_rc, static $static_rc, normalize $normalize_rc, rolling $rolling_rc, upload $upload_rc, summarize $summarize_rc${ab_base:+, ab $ab_rc}: exit $status" >&2
+	steps="collect $collect_rc, static $static_rc, normalize $normalize_rc, rolling $rolling_rc"
+	steps+=", upload $upload_rc, summarize $summarize_rc"
+	! lane_changes_step || steps+=", changes $changes_rc"
+	[ -z "$ab_base" ] || steps+=", ab $ab_rc"
+	echo "$prog: $steps: exit $status" >&2
 	return "$status"
 }
 
