@@ -299,6 +299,56 @@ stale_results() {
 	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 1, upload 0, summarize 0, changes 0: exit 1"
 }
 
+# seed_block: the shell block of the annotation's "Seeding a baseline" note.
+seed_block() {
+	sed -n '/^### Seeding a baseline$/,$p' reports/annotation.md | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d'
+}
+
+@test "calibration needed: the annotation gives the perf-seed commands for this run's artifact, which seed it as written" {
+	export BUILDKITE_BRANCH=main TEST_SCOPE=full BUILDKITE_BUILD_ID=b1
+	lane "$LANE/configs" "$LANE/more"
+	assert_success
+	local art
+	art=$(find reports/results -name 'normalized_perf_lane-bench_*.json')
+	[ -n "$art" ]
+	grep -qx '### Seeding a baseline' reports/annotation.md
+	grep -qx '1 benchmark(s) of this run have no baseline (CALIBRATION_NEEDED) and stay so until a reviewed' \
+		reports/annotation.md
+	seed_block >seed.sh
+	diff - seed.sh <<-EOF
+		buildkite-agent artifact download $art . --build b1
+		perf-seed prepare --source-result $art --intent-rationale 'first baseline, reviewed' --store store --staging-root perf-seed-staging/1
+		perf-seed upload --store store --confirm perf-seed-staging/1/.seed-reservations/*/manifest
+	EOF
+	run --separate-stderr bash -e seed.sh
+	assert_success
+	assert_line "Seed commit: 2 (parent 1)"
+	assert_equal "$(stub_calls buildkite-agent)" "artifact download $art . --build b1"
+	# the next run compares with the seed, and says nothing of seeding
+	rm -rf reports
+	BUILDKITE_BUILD_ID=b2 lane "$LANE/configs"
+	assert_success
+	assert_line --regexp '^\| lane-bench \| .* \| 1 \| 0\.050 / 0\.050 \|.*\| PASS \| '
+	not grep -q 'Seeding a baseline' reports/annotation.md
+}
+
+@test "calibration needed on a run that cannot seed: the annotation says which run can, and gives no command" {
+	BUILDKITE_BRANCH=main BUILDKITE_SOURCE=schedule lane "$LANE/configs"
+	assert_success
+	grep -qx '### Seeding a baseline' reports/annotation.md
+	grep -q 'The artifacts of this run cannot seed one: perf-seed takes only those of a scheduled run$' reports/annotation.md
+	grep -qx "TEST_SCOPE unset). The annotation of such a run says how to seed from its artifacts." reports/annotation.md
+	[ -z "$(seed_block)" ]
+	not grep -q 'perf-seed prepare' reports/annotation.md
+	rm -rf reports
+	BUILDKITE_PULL_REQUEST=7 BUILDKITE_BRANCH=feature TEST_SCOPE=full lane "$LANE/configs"
+	assert_success
+	grep -qx "on main with \`TEST_SCOPE=full\` and no pull request (this run: run source 'pr', branch 'feature'," \
+		reports/annotation.md
+	grep -qx "TEST_SCOPE 'full', pull request 7). The annotation of such a run says how to seed from its artifacts." \
+		reports/annotation.md
+}
+
 @test "the demo (make demo): calibration, the reviewed seed, then a compared pass, in seconds" {
 	PERF_DEMO_DIR=$BATS_TEST_TMPDIR/demo run --separate-stderr bash "$ROOT_DIR/fixtures/demo.sh"
 	assert_success

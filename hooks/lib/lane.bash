@@ -377,17 +377,21 @@ lane_collect() {
 
 # lane_compare: the rolling comparison, only when the collection passed or
 # the run uploads whatever happened, and something was measured; then the
-# change points.
+# change points, and how to seed the benchmarks that need calibration.
 lane_compare() {
 	local -a statuses=()
 	normalize_rc=- rolling_rc=- upload_rc=- summarize_rc=- compare_rc=0 changes_rc=-
 	: >"$work/compared.jsonl"
+	: >"$work/rolling.err"
 	if [ "$measured" -eq 0 ]; then
 		echo "--- the rolling comparison does not run: nothing was measured"
 	elif [ "$pytest_rc" -eq 0 ] || [ "$policy" = always ]; then
 		echo "--- perf-gate-rolling, perf-upload, perf-summarize"
-		lane_rolling "$work/rolling.status" "$work/gated.jsonl" "$pytest_rc" \
-			--artifacts "$reports/results" ${rule:+--rule "$rule"} |
+		# The rolling gate's words are shown as they come and kept: they
+		# name the normalized artifacts it wrote (lane_seed_note).
+		{ lane_rolling "$work/rolling.status" "$work/gated.jsonl" "$pytest_rc" \
+			--artifacts "$reports/results" ${rule:+--rule "$rule"} 2>&1 >&3 3>&- |
+			tee "$work/rolling.err" >&2; } 3>&1 |
 			perf-upload --store "$store" "${cache_args[@]}" --policy "$policy" |
 			tee "$work/compared.jsonl" |
 			perf-summarize --reports-dir "$reports" --annotate-max "$annotate_max" \
@@ -397,6 +401,7 @@ lane_compare() {
 		upload_rc=${statuses[1]} summarize_rc=${statuses[3]}
 		compare_rc=$(lane_worst "$normalize_rc" "$rolling_rc" "$upload_rc" "$summarize_rc")
 		lane_changes
+		lane_seed_note >>"$reports/annotation.md"
 		echo
 		cat "$reports/annotation.md"
 	else
@@ -451,6 +456,78 @@ lane_changes() {
 			} >>"$reports/annotation.md"
 		fi ;;
 	esac
+}
+
+# lane_seed_command WORD...: WORD... as one shell command line, each word
+# that the shell would read otherwise in single quotes.
+lane_seed_command() {
+	local w line=''
+	for w in "$@"; do
+		[[ $w =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]] || w="'${w//\'/\'\\\'\'}'"
+		line+=${line:+ }$w
+	done
+	printf '%s\n' "$line"
+}
+
+# lane_seed_note: for the benchmarks of this run that need calibration
+# (CALIBRATION_NEEDED: no baseline yet), how to seed them (perf-seed(1)):
+# from each one's normalized artifact, by the name perf-gate-rolling gave it,
+# when this run can seed (a scheduled main run on main with TEST_SCOPE=full
+# and no pull request, what perf-seed takes), else which run can. Markdown
+# for the annotation on stdout; nothing when no benchmark needs it.
+# shellcheck disable=SC2016 # the backticks are Markdown's
+lane_seed_note() {
+	local path store_shown k=0 staging rationale pr
+	local -a need=()
+	while IFS= read -r path; do
+		grep -q '^  "comparison_status": "CALIBRATION_NEEDED",\?$' "$path" 2>/dev/null && need+=("$path")
+	done < <(sed -n 's/^Normalized performance result written to //p' "$work/rolling.err")
+	[ ${#need[@]} -gt 0 ] || return 0
+	printf '\n### Seeding a baseline\n\n'
+	printf '%s benchmark(s) of this run have no baseline (CALIBRATION_NEEDED) and stay so until a reviewed\n' "${#need[@]}"
+	printf 'baseline seed is uploaded.'
+	if ! lane_seedable "${need[0]}"; then
+		printf ' The artifacts of this run cannot seed one: perf-seed takes only those of a scheduled run\n'
+		printf 'on main with `TEST_SCOPE=full` and no pull request (this run: run source %s, branch %s,\n' \
+			"$(lane_shown "$run_source")" "$(lane_shown "${BUILDKITE_BRANCH-}")"
+		pr=''
+		[[ ${BUILDKITE_PULL_REQUEST:-} =~ ^[1-9][0-9]*$ ]] && pr=", pull request $BUILDKITE_PULL_REQUEST"
+		printf 'TEST_SCOPE %s%s). The annotation of such a run says how to seed from its artifacts.\n' \
+			"$(lane_shown "${TEST_SCOPE-}")" "$pr"
+		return 0
+	fi
+	# The store as shown in the commands: without a password in its URL.
+	store_shown=$(printf '%s' "$store" | sed 's|://[^/@]*@|://|')
+	rationale="first baseline, reviewed${BUILDKITE_BUILD_URL:+ in $BUILDKITE_BUILD_URL}"
+	printf ' Once its numbers are reviewed as the baseline, seed each benchmark from its artifact\n'
+	printf '(where the store can be written; the artifacts of more scheduled runs of the same benchmark can be\n'
+	printf 'added as more `--source-result` options, and the rationale is yours to say):\n\n```sh\n'
+	for path in "${need[@]}"; do
+		k=$((k + 1))
+		staging=perf-seed-staging/$k
+		[ -z "${BUILDKITE_BUILD_ID:-}" ] ||
+			lane_seed_command buildkite-agent artifact download "$path" . --build "$BUILDKITE_BUILD_ID"
+		lane_seed_command perf-seed prepare --source-result "$path" --intent-rationale "$rationale" \
+			--store "$store_shown" --staging-root "$staging"
+		printf '%s/.seed-reservations/*/manifest\n' \
+			"$(lane_seed_command perf-seed upload --store "$store_shown" --confirm "$staging")"
+	done
+	printf '```\n'
+}
+
+# lane_shown VALUE: VALUE in single quotes for a sentence, "unset" when empty.
+lane_shown() {
+	if [ -n "$1" ]; then printf "'%s'" "$(md_cell "$1")"; else printf unset; fi
+}
+
+# lane_seedable ARTIFACT: the normalized ARTIFACT (the reference's
+# two-space layout) is from a run perf-seed takes as a source: scheduled
+# main, branch main, scope full, no pull request.
+lane_seedable() {
+	grep -q '^  "run_source": "scheduled_main",\?$' "$1" &&
+		grep -q '^  "branch": "main",\?$' "$1" &&
+		grep -q '^  "test_scope": "full",\?$' "$1" &&
+		grep -q '^  "pr_number": "",\?$' "$1"
 }
 
 # lane_ab: the A/B (perf-ab(1)), with --ab-base on pull requests whose
