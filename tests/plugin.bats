@@ -461,6 +461,30 @@ annotate --context perf-summary-perf-3 --style warning"
 	grep -q '^## Performance lane: nothing was measured$' "$STUB_DIR/annotation.2.md"
 }
 
+@test "a job that measured nothing uploads nothing an earlier job left in the results directory" {
+	# an earlier job's raw records and worker logs, still in the results directory
+	mkdir -p results/worker_logs
+	local i
+	for i in 1 2 3; do
+		echo '{"benchmark_id": "lane-bench"}' >"results/perf_lane-bench_2020010${i}T000000Z.json"
+		echo "old log $i" >"results/worker_logs/worker_lane-bench_2020010${i}T000000Z.log"
+	done
+	touch -d '-1 day' results/*.json results/worker_logs/*
+	export ${P}CONFIGS_0=$LANE/configs ${P}STORE=store ${P}ALLOW_EMPTY=true
+	unset PERF_ALLOW_CPU
+	run bash -c '. "$1/hooks/lib/plugin.bash"; plugin_start_job; printf "%s\n" "$PERFKITE_JOB_START"' _ "$ROOT_DIR"
+	export PERFKITE_JOB_START=$output
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	# what was uploaded: this job's note, dashboard and telemetry, no record, no worker log
+	run grep '^artifact upload' "$STUB_DIR/buildkite-agent.calls"
+	assert_success
+	not grep -q 'perf_lane-bench_\|worker_' <<<"$output"
+	grep -q 'perf-reports/skipped.md' <<<"$output"
+	[ -z "$(find perf-reports -name 'perf_*.json' -o -name 'worker_*')" ]
+}
+
 @test "pre-exit: a summary with some benchmarks skipped lists them after the table" {
 	reports PASS
 	printf '### Skipped benchmarks\n\n1 benchmark(s) did not run on this agent.\n' >perf-reports/skipped.md
