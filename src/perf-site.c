@@ -166,7 +166,8 @@ read_history(struct site *s)
 	store_want(st_, site_keys, site_nkeys);
 	for (int i = 0; i < opt.nhistories; i++)
 		store_add_stream(st_, opt.histories[i]);
-	if (store_scan(st_, &all, 1, on_hit, s, &raised) != 0)
+	/* A record skipped is a site that lies by omission: no site. */
+	if (store_scan(st_, &all, 1, on_hit, s, &raised) != 0 || store_warnings(st_) > 0)
 		ok = false;
 	store_close(st_);
 	if (raised != NULL) {
