@@ -66,7 +66,7 @@ parse_options(int argc, char *argv[])
 
 	opt.now = isotime_now();
 	opt.title = "Performance history";
-	while ((c = getopt_long(argc, argv, "d:hH:o:s:", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hH:o:s:", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
 		case 'K': opt.cache = optarg; break;
