@@ -58,9 +58,9 @@ three() {
 	grep -q '<p class="meta">18 records in 3 cohorts; 0 change points.</p>' site/index.html
 	# each cohort's data holds its six runs, values as stored
 	f=$(grep -l '"benchmark_version":"2"' site/data/*.json)
-	assert_equal "$(jq -r '[.records[].metrics.latency] | join(" ")' "$f")" \
+	assert_equal "$(jq -r '.records.metrics.latency | join(" ")' "$f")" \
 		"10.1 10.2 10.3 10.4 10.5 10.6"
-	assert_equal "$(jq -r '.records[5].commit_sha' "$f")" c2d6
+	assert_equal "$(jq -r '.records.commit_sha[5]' "$f")" c2d6
 }
 
 @test "the index sorts cohorts naturally: v2 before v10" {
@@ -113,11 +113,11 @@ three() {
 	rec m 1 7 c7 10.0 PASS scheduled_main true 0.05
 	$N -s store -o site --now $NOW
 	p=$(ls site/c/*.html)
-	run grep -o '<tr id="c6".*</tr>' "$p"
+	run grep '<tr id="c6"' "$p"
 	assert_output --partial '<span class="st PASS">PASS</span> today <span class="st REGRESSION">REGRESSION</span>'
-	run grep -o '<tr id="c7".*</tr>' "$p"
+	run grep '<tr id="c7"' "$p"
 	refute_output --partial 'today'
-	assert_equal "$(jq -r '.records[5].today_status' site/data/*.json)" REGRESSION
+	assert_equal "$(jq -r '.records.today_status[5]' site/data/*.json)" REGRESSION
 }
 
 @test "a raw threshold crossing of an ungated metric is shown apart from a regression" {
@@ -125,7 +125,7 @@ three() {
 	rec m 1 6 c6 12.0
 	sed -i 's/"gated":true/"gated":false/' store/m/*c6.json
 	$N -s store -o site --now $NOW
-	run grep -o '<tr id="c6".*</tr>' site/c/*.html
+	run grep '<tr id="c6"' site/c/*.html
 	assert_output --partial '<span class="st PASS">PASS</span> <span class="x">exceeds, not gated: latency</span>'
 }
 
@@ -171,9 +171,13 @@ three() {
 	three
 	rec m2 2 7 c2d7 10.7 PASS pr false
 	$N -s store -o site --now $NOW
-	grep -q '<tr data-m="|m2|" data-g="|NVIDIA L40S|" data-s="|scheduled_main|pr|" data-e="|1|"><td><a href="c/wl-v-v2-' site/index.html
+	grep -q '<tr data-s="|scheduled_main|pr|" data-e="|yes|"><td><a href="c/wl-v-v2-[0-9a-f]*.html">wl / v / v2</a></td><td>m2</td><td>NVIDIA L40S</td>' site/index.html
+	grep -q '<th data-k data-f="m">Model</th><th data-k data-f="g">GPU</th>' site/index.html
 	grep -q '<select name="s"><option value="">all</option><option>pr</option><option>scheduled_main</option></select>' site/index.html
-	grep -q '<tr id="c2d7" data-m="|m2|" data-g="|NVIDIA L40S|" data-s="|pr|" data-e="|0|">' site/c/wl-v-v2-*.html
+	grep -q '<tr id="c2d7"><td>2026-06-07 00:00<td><a href="https://ci.example/builds/c2d7"><code>c2d7</code></a><td>pr<td>no<td>' site/c/wl-v-v2-*.html
+	grep -q '<th data-k data-f="s">Run source</th><th data-k data-f="e">Eligible</th>' site/c/wl-v-v2-*.html
+	# a cohort page offers its own run sources
+	grep -q '<select name="s"><option value="">all</option><option>scheduled_main</option></select>' site/c/wl-v-v1-*.html
 }
 
 @test "--days keeps the last days; --title names the site; --ab results reach their cohort" {
@@ -259,7 +263,7 @@ three() {
 	done
 	$N -s store -o site --now $NOW
 	sed -n '/id="cohorts"/,$p' site/index.html >all
-	[ "$(grep -c '^<tr data-m=' all)" -eq 200 ]
+	[ "$(grep -c '^<tr data-s=' all)" -eq 200 ]
 	[ "$(wc -c <site/index.html)" -lt 400000 ]
 	run grep -o '>w[0-9]* / v / v1<' all
 	assert_equal "${lines[0]}" '>w1 / v / v1<'
@@ -274,7 +278,7 @@ three() {
 	chromium_run idx "file://$BATS_TEST_TMPDIR/site/index.html" --dump-dom
 	# the script ran: the filter form is shown
 	grep -q '<form id="f">' idx.out
-	[ "$(grep -o '<tr data-m=' idx.out | wc -l)" -ge 6 ]
+	[ "$(grep -o '<tr data-s=' idx.out | wc -l)" -ge 3 ]
 	grep -q '>wl / v / v10<' idx.out
 	not grep -Ei 'CONSOLE|Uncaught|Failed to load' idx.err
 	p=$(ls site/c/wl-v-v2-*.html)
@@ -287,14 +291,25 @@ three() {
 	for d in 1 2 3 4 5 6; do echo "2026-06-0$d 00:00 c2d$d 10.$d s"; done >want
 	sed -i 's/ 10\.\([0-9]\) s$/ 10.\1 s/' want
 	diff want <(sed -E 's/ 10\.([0-9])0* s$/ 10.\1 s/' got)
-	# and the filter hides what it should: pick the run source "pr" (none here)
+	# the filter hides what it should: rows shown for run source pr, then scheduled_main
 	{
 		cat "$p"
-		echo '<script>var s=document.querySelector("select[name=s]");s.value="";'
-		echo 'var o=document.createElement("option");o.text="pr";s.add(o);s.value="pr";'
+		echo '<script>var s=document.querySelector("select[name=s]"),n=[];'
+		echo 'var o=document.createElement("option");o.text="pr";s.add(o);'
+		echo '["pr","scheduled_main"].forEach(function(v){s.value=v;'
 		echo 's.dispatchEvent(new Event("change",{bubbles:true}));'
-		echo 'document.title=document.querySelectorAll("tr[data-s]:not([hidden])").length;</script>'
+		echo 'n.push(document.querySelectorAll("table.f tbody tr:not([hidden])").length)});'
+		echo 'document.title=n.join(" ");</script>'
 	} >site/c/probe.html
 	chromium_run probe "file://$BATS_TEST_TMPDIR/site/c/probe.html" --dump-dom
-	grep -q '<title>0</title>' probe.out
+	grep -q '<title>0 6</title>' probe.out
+	# on the index, by model: one cohort's row (and its rows of Needs attention)
+	{
+		cat site/index.html
+		echo '<script>var s=document.querySelector("select[name=m]");s.value="m2";'
+		echo 's.dispatchEvent(new Event("change",{bubbles:true}));'
+		echo 'document.title=document.querySelectorAll("#cohorts + table tbody tr:not([hidden])").length;</script>'
+	} >site/probe.html
+	chromium_run iprobe "file://$BATS_TEST_TMPDIR/site/probe.html" --dump-dom
+	grep -q '<title>1</title>' iprobe.out
 }

@@ -34,8 +34,8 @@ static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s"
 /* The rolling gate's baseline: the median of the last five trusted records. */
 #define WINDOW 5
 /* Values of a sparkline, markers of a cohort chart, rows of Needs attention. */
-#define SPARK 24
-#define MARKERS 150
+#define SPARK 16
+#define MARKERS 80
 #define ATTENTION 50
 /* Trusted values the noise of a gate is estimated from. */
 #define NOISE_RUNS 30
@@ -101,6 +101,9 @@ struct site {
 	bool column[METRIC_COUNT];
 	char **pool;
 	size_t pool_cap, pool_n;
+	char **chunks;			/* of keep() */
+	size_t nchunks, chunk_left;
+	char *chunk_at;
 	const char **paths;		/* store paths of the files read */
 	size_t paths_cap, npaths;
 	struct cohort *c;
@@ -160,6 +163,44 @@ intern(struct site *s, const char *str)
 	return s->pool[i] = estrdup(str);
 }
 
+/* A copy of str that lives as long as the site (no sharing: for what is unique). */
+static const char *
+keep(struct site *s, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	char *p;
+
+	if (n > s->chunk_left) {
+		size_t size = n > 65536 ? n : 65536;
+
+		s->chunks = erealloc(s->chunks, (s->nchunks + 1) * sizeof *s->chunks);
+		s->chunks[s->nchunks++] = s->chunk_at = emalloc(size);
+		s->chunk_left = size;
+	}
+	p = s->chunk_at;
+	memcpy(p, str, n);
+	s->chunk_at += n;
+	s->chunk_left -= n;
+	return p;
+}
+
+/* keep() of a string value, missing for anything else. */
+static const char *
+keep_str(struct site *s, const cJSON *v, const char *missing)
+{
+	char *t;
+	const char *out;
+
+	if (cJSON_IsString(v))
+		return keep(s, v->valuestring);
+	if (v == NULL || cJSON_IsNull(v))
+		return missing;
+	t = json_pystr_dup(v);
+	out = keep(s, t);
+	free(t);
+	return out;
+}
+
 /* Python str() of a value, interned; missing for a missing or null one. */
 static const char *
 str_of(struct site *s, const cJSON *v, const char *missing)
@@ -177,7 +218,7 @@ str_of(struct site *s, const cJSON *v, const char *missing)
 	return out;
 }
 
-/* Whether the interned path p was read from a store file (add: record it). */
+/* Whether the path p was read from a store file (add: record it). */
 static bool
 path_seen(struct site *s, const char *p, bool add)
 {
@@ -202,7 +243,7 @@ path_seen(struct site *s, const char *p, bool add)
 		return false;
 	i = text_hash(p) & (s->paths_cap - 1);
 	while (s->paths[i] != NULL) {
-		if (s->paths[i] == p)
+		if (strcmp(s->paths[i], p) == 0)
 			return true;
 		i = (i + 1) & (s->paths_cap - 1);
 	}
@@ -299,7 +340,7 @@ void
 site_add(struct site *s, const struct store_hit *h)
 {
 	const cJSON *f[F_COUNT] = { NULL }, *c;
-	const char *path = intern(s, h->path);
+	const char *path = keep(s, h->path);
 	struct srec *r;
 	char bad[64];
 	double x;
@@ -325,17 +366,17 @@ site_add(struct site *s, const struct store_hit *h)
 	r->path = path;
 	r->model = str_of(s, f[F_MODEL], "None");
 	r->gpu = str_of(s, f[F_GPU], "None");
-	r->ts = str_of(s, f[F_TS], "");
+	r->ts = keep_str(s, f[F_TS], "");
 	r->commit = str_of(s, f[F_COMMIT], "");
 	r->src = str_of(s, f[F_SRC], "");
 	r->status = str_of(s, f[F_STATUS], "");
 	r->bstatus = str_of(s, f[F_BSTATUS], "");
-	r->reason = str_of(s, f[F_REASON], "");
+	r->reason = keep_str(s, f[F_REASON], "");
 	/* Only a web address becomes a link: never javascript: or data:. */
 	if (cJSON_IsString(f[F_URL]) &&
 	    (strncasecmp(f[F_URL]->valuestring, "https://", 8) == 0 ||
 	    strncasecmp(f[F_URL]->valuestring, "http://", 7) == 0))
-		r->url = intern(s, f[F_URL]->valuestring);
+		r->url = keep(s, f[F_URL]->valuestring);
 	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
 	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
 	    (f[F_ELIGIBLE] == NULL && f[F_SRC] == NULL);
@@ -775,19 +816,25 @@ static const char style[] =
     ".p0{fill:#2e7d32}.p1{fill:#c62828}.p2{fill:#1565c0}.p3{fill:#ef6c00}"
     ".cw{stroke:#c62828;stroke-width:1.4;stroke-dasharray:3 2}"
     ".cb{stroke:#2e7d32;stroke-width:1.4;stroke-dasharray:3 2}"
-    "#f{margin:.3rem 0}#f select{margin-right:.6rem}tr:target{background:#fff8c4}";
+    "#f{margin:.3rem 0}#f select{margin-right:.6rem}tr:target{background:#fff8c4}"
+    ".rec td:nth-child(n+5){text-align:right}.rec td:nth-last-child(-n+2){text-align:left}";
 
 /*
  * The optional script: the filter form (hidden without it) hides the rows
- * whose data-m, data-g, data-s or data-e does not hold the chosen value;
- * a click on a heading with data-k sorts its table by that column.
+ * of each table of class f whose column (the heading with data-f=NAME)
+ * is not the chosen value, or, without such a column, whose data-NAME
+ * ("|a|b|") does not hold it; a click on a heading with data-k sorts its
+ * table by that column (by the cells' data-v when they have one).
  */
 static const char script[] =
     "<script>(function(){var f=document.getElementById('f');if(f){f.hidden=false;"
-    "f.addEventListener('change',function(){var s=f.querySelectorAll('select'),"
-    "r=document.querySelectorAll('tr[data-s]');for(var i=0;i<r.length;i++){var ok=true;"
-    "for(var j=0;j<s.length;j++){var v=s[j].value,a=r[i].getAttribute('data-'+s[j].name);"
-    "if(v&&a!==null&&a.indexOf('|'+v+'|')<0)ok=false}r[i].hidden=!ok}})}"
+    "f.addEventListener('change',function(){var s=f.querySelectorAll('select');"
+    "document.querySelectorAll('table.f').forEach(function(t){var c={};"
+    "t.querySelectorAll('th[data-f]').forEach(function(h){c[h.dataset.f]=h.cellIndex});"
+    "Array.prototype.forEach.call(t.tBodies[0].rows,function(r){var ok=true;"
+    "for(var j=0;j<s.length;j++){var k=s[j].name,v=s[j].value,a;if(!v)continue;"
+    "if(k in c)a=r.cells[c[k]].textContent==v;else{a=r.getAttribute('data-'+k);"
+    "a=a===null||a.indexOf('|'+v+'|')>=0}ok=ok&&a}r.hidden=!ok})})})}"
     "document.querySelectorAll('th[data-k]').forEach(function(h){h.addEventListener('click',"
     "function(){var t=h.closest('table').tBodies[0],i=h.cellIndex,d=h.dataset.d=h.dataset.d=="
     "'1'?'-1':'1',r=Array.prototype.slice.call(t.rows);r.sort(function(a,b){var x=a.cells[i],"
@@ -874,51 +921,76 @@ cohort_link(buf *b, const char *prefix, const struct cohort *c)
 	buf_adds(b, "</a>");
 }
 
-/* The filter form of the rows (shown by the script). */
+/* Sorts a few strings naturally (insertion sort). */
 static void
-filter_form(buf *b, const struct site *s, bool per_cohort)
+natsort(const char **v, size_t n)
 {
-	static const char *const names[] = { "m", "g", "s", "e" };
-	static const char *const labels[] = { "model", "GPU", "run source", "baseline" };
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && natcmp(v[j - 1], v[j]) > 0; j--) {
+			const char *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+/* Adds v (interned) to the set seen[0..*n) when it is not there. */
+static void
+add_distinct(const char ***seen, size_t *n, const char *v)
+{
+	for (size_t j = 0; j < *n; j++)
+		if ((*seen)[j] == v)
+			return;
+	*seen = erealloc(*seen, (*n + 1) * sizeof **seen);
+	(*seen)[(*n)++] = v;
+}
+
+static void
+options(buf *b, const char *label, const char *name, const char **v, size_t n)
+{
+	natsort(v, n);
+	buf_addf(b, "<label>%s <select name=\"%s\"><option value=\"\">all</option>", label, name);
+	for (size_t i = 0; i < n; i++) {
+		buf_adds(b, "<option>");
+		esc(b, v[i]);
+		buf_adds(b, "</option>");
+	}
+	buf_adds(b, "</select></label>");
+}
+
+/*
+ * The filter form (shown by the script): the models, GPUs and run
+ * sources of the site (c NULL), or the run sources of cohort c, and the
+ * baseline eligibility.
+ */
+static void
+filter_form(buf *b, struct site *s, const struct cohort *c)
+{
+	const char **v[3] = { NULL, NULL, NULL };
+	size_t n[3] = { 0, 0, 0 };
 
 	buf_adds(b, "<form id=\"f\" hidden>");
-	for (int k = per_cohort ? 2 : 0; k < 4; k++) {
-		const char **seen = NULL;
-		size_t ns = 0;
-
-		buf_addf(b, "<label>%s <select name=\"%s\"><option value=\"\">all</option>",
-		    labels[k], names[k]);
-		if (k == 3) {
-			buf_adds(b, "<option value=\"1\">eligible</option><option value=\"0\">"
-			    "not eligible</option></select></label>");
-			continue;
-		}
+	if (c == NULL) {
 		for (size_t i = 0; i < s->n; i++) {
-			const char *v = k == 0 ? s->r[i].model : k == 1 ? s->r[i].gpu :
-			    *s->r[i].src ? s->r[i].src : "unknown";
-			size_t j;
-			for (j = 0; j < ns && seen[j] != v; j++)
-				;
-			if (j < ns)
-				continue;
-			seen = erealloc(seen, (ns + 1) * sizeof *seen);
-			seen[ns++] = v;
+			add_distinct(&v[0], &n[0], s->r[i].model);
+			add_distinct(&v[1], &n[1], s->r[i].gpu);
+			add_distinct(&v[2], &n[2], *s->r[i].src ? s->r[i].src : "unknown");
 		}
-		for (size_t i = 1; i < ns; i++)
-			for (size_t j = i; j > 0 && natcmp(seen[j - 1], seen[j]) > 0; j--) {
-				const char *t = seen[j];
-				seen[j] = seen[j - 1];
-				seen[j - 1] = t;
-			}
-		for (size_t i = 0; i < ns; i++) {
-			buf_adds(b, "<option>");
-			esc(b, seen[i]);
-			buf_adds(b, "</option>");
+		options(b, "model", "m", v[0], n[0]);
+		options(b, "GPU", "g", v[1], n[1]);
+	} else
+		for (const char *p = c->sources + 1; *p != '\0';) {
+			const char *e = strchr(p, '|');
+			char *one = estrndup(p, (size_t)(e - p));
+			add_distinct(&v[2], &n[2], intern(s, one));
+			free(one);
+			p = e + 1;
 		}
-		free(seen);
-		buf_adds(b, "</select></label>");
-	}
-	buf_adds(b, "</form>\n");
+	options(b, "run source", "s", v[2], n[2]);
+	buf_adds(b, "<label>baseline <select name=\"e\"><option value=\"\">all</option>"
+	    "<option value=\"yes\">eligible</option><option value=\"no\">not eligible</option>"
+	    "</select></label></form>\n");
+	for (int k = 0; k < 3; k++)
+		free(v[k]);
 }
 
 /* The sparkline of the metric's last SPARK values. */
@@ -938,10 +1010,11 @@ sparkline(buf *b, const struct site *s, const struct cohort *c, int m)
 		lo = fmin(lo, v[i]);
 		hi = fmax(hi, v[i]);
 	}
-	buf_adds(b, "<svg class=\"sp\" viewBox=\"0 0 48 14\"><path d=\"");
+	buf_adds(b, "<svg class=sp><path d=\"");
 	for (size_t k = 0; k < n; k++) {
 		double x = v[n - 1 - k];
 		int nx = n < 2 ? 24 : (int)lround((double)k * 47 / (double)(n - 1));
+
 		int ny = hi > lo ? 1 + (int)lround((hi - x) / (hi - lo) * 12) : 7;
 		if (k == 0)
 			buf_addf(b, "M%d %d", nx, ny);
@@ -980,17 +1053,23 @@ change_cell(buf *b, const struct site *s, const struct cohort *c, int m)
 	buf_adds(b, "</td>");
 }
 
-/* The data attributes the filter reads. */
+/*
+ * The data attributes the filter reads where the table has no column of
+ * them: run sources ("|a|b|"), eligibility, and with model, model and GPU.
+ */
 static void
 row_data(buf *b, const char *model, const char *gpu, const char *sources, bool eligible)
 {
-	buf_adds(b, " data-m=\"|");
-	esc(b, model);
-	buf_adds(b, "|\" data-g=\"|");
-	esc(b, gpu);
-	buf_adds(b, "|\" data-s=\"");
+	if (model != NULL) {
+		buf_adds(b, " data-m=\"|");
+		esc(b, model);
+		buf_adds(b, "|\" data-g=\"|");
+		esc(b, gpu);
+		buf_adds(b, "|\"");
+	}
+	buf_adds(b, " data-s=\"");
 	esc(b, sources);
-	buf_addf(b, "\" data-e=\"|%d|\"", eligible);
+	buf_addf(b, "\" data-e=\"|%s|\"", eligible ? "yes" : "no");
 }
 
 static void
@@ -1012,7 +1091,7 @@ index_row(buf *b, const struct site *s, const struct cohort *c)
 	const struct srec *r = c->last;
 
 	buf_adds(b, "<tr");
-	row_data(b, r->model, r->gpu, c->sources, c->any_eligible);
+	row_data(b, NULL, NULL, c->sources, c->any_eligible);
 	buf_adds(b, "><td>");
 	cohort_link(b, "", c);
 	buf_adds(b, "</td><td>");
@@ -1133,7 +1212,7 @@ attention(buf *b, const struct site *s)
 		free(a);
 		return;
 	}
-	buf_adds(b, "<table class=\"att\"><thead><tr><th>What</th><th>Cohort</th><th>Detail</th>"
+	buf_adds(b, "<table class=\"f\"><thead><tr><th>What</th><th>Cohort</th><th>Detail</th>"
 	    "<th>When</th><th>Commit</th></tr></thead><tbody>\n");
 	for (size_t i = 0; i < na && i < ATTENTION; i++) {
 		const struct alert *e = &a[i];
@@ -1198,7 +1277,7 @@ attention(buf *b, const struct site *s)
 }
 
 static void
-index_page(buf *b, const struct site *s)
+index_page(buf *b, struct site *s)
 {
 	page_head(b, s, s->title, "");
 	buf_addf(b, "<p class=\"meta\">%zu record%s in %zu cohort%s; %zu change point%s.</p>\n",
@@ -1209,10 +1288,10 @@ index_page(buf *b, const struct site *s)
 		page_tail(b);
 		return;
 	}
-	filter_form(b, s, false);
+	filter_form(b, s, NULL);
 	attention(b, s);
-	buf_adds(b, "<h2 id=\"cohorts\">Every cohort</h2>\n<table class=\"all\"><thead><tr>"
-	    "<th data-k>Cohort</th><th data-k>Model</th><th data-k>GPU</th><th data-k>Status</th>");
+	buf_adds(b, "<h2 id=\"cohorts\">Every cohort</h2>\n<table class=\"f\"><thead><tr>"
+	    "<th data-k>Cohort</th><th data-k data-f=\"m\">Model</th><th data-k data-f=\"g\">GPU</th><th data-k>Status</th>");
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (s->column[m])
 			buf_addf(b, "<th data-k title=\"latest against its baseline median\">%s</th>",
@@ -1234,6 +1313,51 @@ index_page(buf *b, const struct site *s)
 #define PT 10.0
 #define PB 24.0
 #define PW (CW - PL - PR)
+
+/* A coordinate rounded to a whole unit, without printf. */
+static void
+icoord(buf *b, double v)
+{
+	char t[24];
+	long long x;
+	int n = 0;
+
+	if (!(fabs(v) < 1e15)) {
+		buf_addf(b, "%.0f", v);
+		return;
+	}
+	x = llround(v);
+	if (x < 0) {
+		buf_addc(b, '-');
+		x = -x;
+	}
+	do {
+		t[n++] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x > 0);
+	while (n > 0)
+		buf_addc(b, t[--n]);
+}
+
+/* A coordinate with one decimal ("%.1f"), without printf. */
+static void
+coord1(buf *b, double v)
+{
+	long long x;
+
+	if (!(fabs(v) < 1e14)) {
+		buf_addf(b, "%.1f", v);
+		return;
+	}
+	x = llround(v * 10);
+	if (x < 0) {
+		buf_addc(b, '-');
+		x = -x;
+	}
+	icoord(b, (double)(x / 10));
+	buf_addc(b, '.');
+	buf_addc(b, (char)('0' + x % 10));
+}
 
 static double
 x_of(size_t k, size_t n)
@@ -1345,11 +1469,19 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			pen = 0;
 			continue;
 		}
-		buf_addf(b, "%c%.1f %.1f", pen++ ? 'L' : 'M', x_of(k, n), y_of(&ya, r->base[m]));
+		buf_addc(b, pen++ ? 'L' : 'M');
+		icoord(b, x_of(k, n));
+		buf_addc(b, ' ');
+		icoord(b, y_of(&ya, r->base[m]));
 	}
 	buf_adds(b, "\"/><polyline class=\"ln\" points=\"");
-	for (size_t k = 0; k < n; k++)
-		buf_addf(b, "%s%.1f,%.1f", k ? " " : "", x_of(k, n), y_of(&ya, s->r[idx[k]].v[m]));
+	for (size_t k = 0; k < n; k++) {
+		if (k > 0)
+			buf_addc(b, ' ');
+		icoord(b, x_of(k, n));
+		buf_addc(b, ',');
+		icoord(b, y_of(&ya, s->r[idx[k]].v[m]));
+	}
 	buf_adds(b, "\"/>");
 	/* Change points: a line at the first record at or after each. */
 	for (size_t i = 0; i < s->nch; i++) {
@@ -1389,8 +1521,11 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			buf_addc(b, '#');
 			esc(b, r->commit);
 		}
-		buf_addf(b, "\"><circle class=\"p%d\" cx=\"%.1f\" cy=\"%.1f\" r=\"3\"><title>",
-		    shape_of(r->status), x_of(k, n), y_of(&ya, r->v[m]));
+		buf_addf(b, "\"><circle class=\"p%d\" cx=\"", shape_of(r->status));
+		coord1(b, x_of(k, n));
+		buf_adds(b, "\" cy=\"");
+		coord1(b, y_of(&ya, r->v[m]));
+		buf_adds(b, "\" r=\"3\"><title>");
 		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
 		buf_adds(b, " ");
 		buf_add(b, *r->commit ? r->commit : "unknown",
@@ -1405,18 +1540,23 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 	free(idx);
 }
 
+/*
+ * The records, newest first: each row's id is its commit (the first row
+ * of that commit). End tags of cells and rows are left out, as HTML5
+ * allows, for the size of a long history.
+ */
 static void
 records_table(buf *b, const struct site *s, const struct cohort *c)
 {
-	buf_adds(b, "<h2 id=\"records\">Records</h2>\n<table><thead><tr><th data-k>Time</th>"
-	    "<th data-k>Commit</th><th data-k>Run source</th><th data-k>Eligible</th>");
+	buf_adds(b, "<h2 id=\"records\">Records</h2>\n<table class=\"f rec\"><thead><tr>"
+	    "<th data-k>Time</th><th data-k>Commit</th><th data-k data-f=\"s\">Run source</th>"
+	    "<th data-k data-f=\"e\">Eligible</th>");
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (s->column[m])
 			buf_addf(b, "<th data-k>%s</th>", metric_table[m].label);
 	buf_adds(b, "<th data-k>Status (stored, today)</th><th>Reason</th></tr></thead><tbody>\n");
 	for (size_t i = c->n; i-- > 0;) {
 		const struct srec *r = &s->r[c->rows[i]];
-		char *src = easprintf("|%s|", *r->src ? r->src : "unknown");
 
 		buf_adds(b, "<tr");
 		if (r->anchor) {
@@ -1424,11 +1564,9 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 			esc(b, r->commit);
 			buf_adds(b, "\"");
 		}
-		row_data(b, r->model, r->gpu, src, r->eligible);
-		free(src);
 		buf_adds(b, "><td>");
 		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
-		buf_adds(b, "</td><td>");
+		buf_adds(b, "<td>");
 		if (r->url != NULL) {
 			buf_adds(b, "<a href=\"");
 			esc(b, r->url);
@@ -1437,29 +1575,26 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 		buf_adds(b, "<code>");
 		buf_add(b, *r->commit ? r->commit : "unknown",
 		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
-		buf_adds(b, r->url != NULL ? "</code></a></td><td>" : "</code></td><td>");
+		buf_adds(b, r->url != NULL ? "</code></a><td>" : "</code><td>");
 		esc(b, *r->src ? r->src : "unknown");
-		buf_addf(b, "</td><td>%s</td>", r->eligible ? "yes" : "no");
+		buf_addf(b, "<td>%s", r->eligible ? "yes" : "no");
 		for (int m = 0; m < METRIC_COUNT; m++) {
 			if (!s->column[m])
 				continue;
-			buf_adds(b, "<td class=\"n\">");
+			buf_adds(b, "<td>");
 			if (r->has[m])
 				num_text(b, r->v[m], metric_table[m].precision > 3 ?
 				    metric_table[m].precision : 3);
-			buf_adds(b, "</td>");
 		}
 		buf_adds(b, "<td>");
 		statuses(b, r);
-		buf_adds(b, "</td><td>");
-		if (!failing(r->status))
-			;
-		else {
+		buf_adds(b, "<td>");
+		if (failing(r->status)) {
 			char *cut = strlen(r->reason) > 300 ? easprintf("%.297s...", r->reason) : NULL;
 			esc(b, cut != NULL ? cut : r->reason);
 			free(cut);
 		}
-		buf_adds(b, "</td></tr>\n");
+		buf_addc(b, '\n');
 	}
 	buf_adds(b, "</tbody></table>\n");
 }
@@ -1542,7 +1677,7 @@ ab_table(buf *b, const struct site *s, const struct cohort *c)
 }
 
 static void
-cohort_page(buf *b, const struct site *s, const struct cohort *c)
+cohort_page(buf *b, struct site *s, const struct cohort *c)
 {
 	const struct srec *r = c->last;
 
@@ -1560,7 +1695,7 @@ cohort_page(buf *b, const struct site *s, const struct cohort *c)
 		buf_adds(b, "</code></td></tr>");
 	}
 	buf_adds(b, "</tbody></table>\n");
-	filter_form(b, s, true);
+	filter_form(b, s, c);
 	buf_adds(b, "<h2 id=\"charts\">History</h2>\n<p class=\"meta\">Each point is a record "
 	    "(click: its build); the dashed line is the rolling baseline median, the green band "
 	    "the gate from it to where the latest record would regress, the grey band the "
@@ -1731,10 +1866,18 @@ feed(buf *b, const struct site *s)
 	free(a);
 }
 
+/*
+ * A cohort's series, by column: each key of "records" is an array with
+ * one element per record, oldest first ("metrics" holds one such array
+ * per metric, null where the record has none).
+ */
 static cJSON *
 data_json(const struct site *s, const struct cohort *c)
 {
-	cJSON *o = json_new_object(), *id = json_new_object(), *recs = json_new_array();
+	static const char *const cols[] = { "timestamp", "commit_sha", "run_source",
+	    "baseline_eligible", "success", "comparison_status", "today_status", "build_url" };
+	cJSON *o = json_new_object(), *id = json_new_object(), *recs = json_new_object();
+	cJSON *a[8], *ms = json_new_object(), *mv[METRIC_COUNT];
 
 	json_set(o, "cohort", json_new_string(c->id));
 	json_set(o, "label", json_new_string(c->label));
@@ -1744,24 +1887,33 @@ data_json(const struct site *s, const struct cohort *c)
 	for (int k = 0; k < IDENTITY_KEYS; k++)
 		json_set(id, identity_keys[k], json_new_string(c->key[3 + k]));
 	json_set(o, "identity", id);
+	for (int k = 0; k < 8; k++)
+		a[k] = json_new_array();
+	for (int m = 0; m < METRIC_COUNT; m++)
+		mv[m] = json_new_array();
 	for (size_t i = 0; i < c->n; i++) {
 		const struct srec *r = &s->r[c->rows[i]];
-		cJSON *x = json_new_object(), *ms = json_new_object();
 
-		json_set(x, "timestamp", json_new_string(r->ts));
-		json_set(x, "commit_sha", json_new_string(r->commit));
-		json_set(x, "run_source", json_new_string(r->src));
-		json_set(x, "baseline_eligible", json_new_bool(r->eligible));
-		json_set(x, "success", json_new_bool(r->success));
-		json_set(x, "comparison_status", json_new_string(r->status));
-		json_set(x, "today_status", json_new_string(r->today));
-		json_set(x, "build_url", r->url != NULL ? json_new_string(r->url) : json_new_null());
+		json_append(a[0], json_new_string(r->ts));
+		json_append(a[1], json_new_string(r->commit));
+		json_append(a[2], json_new_string(r->src));
+		json_append(a[3], json_new_bool(r->eligible));
+		json_append(a[4], json_new_bool(r->success));
+		json_append(a[5], json_new_string(r->status));
+		json_append(a[6], json_new_string(r->today));
+		json_append(a[7], r->url != NULL ? json_new_string(r->url) : json_new_null());
 		for (int m = 0; m < METRIC_COUNT; m++)
-			if (r->has[m])
-				json_set(ms, metric_table[m].key, json_new_float(r->v[m]));
-		json_set(x, "metrics", ms);
-		json_append(recs, x);
+			json_append(mv[m], r->has[m] ? json_new_float(r->v[m]) : json_new_null());
 	}
+	for (int k = 0; k < 8; k++)
+		json_set(recs, cols[k], a[k]);
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		if (s->column[m])
+			json_set(ms, metric_table[m].key, mv[m]);
+		else
+			cJSON_Delete(mv[m]);
+	}
+	json_set(recs, "metrics", ms);
 	json_set(o, "records", recs);
 	return o;
 }
@@ -1847,6 +1999,9 @@ site_free(struct site *s)
 		return;
 	for (size_t i = 0; i < s->pool_cap; i++)
 		free(s->pool[i]);
+	for (size_t i = 0; i < s->nchunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
 	for (size_t i = 0; i < s->nc; i++) {
 		free(s->c[i].rows);
 		free(s->c[i].label);
