@@ -171,7 +171,7 @@ three() {
 	three
 	rec m2 2 7 c2d7 10.7 PASS pr false
 	$N -s store -o site --now $NOW
-	grep -q '<tr data-s="|scheduled_main|pr|" data-e="|yes|"><td><a href="c/wl-v-v2-[0-9a-f]*.html">wl / v / v2</a></td><td>m2</td><td>NVIDIA L40S</td>' site/index.html
+	grep -q '<tr data-s="|scheduled_main|pr|" data-e="|yes|"><td><a href="c/wl-v-v2-[0-9a-f]*.html">wl / v / v2</a><td>m2<td>NVIDIA L40S<td>' site/index.html
 	grep -q '<th data-k data-f="m">Model</th><th data-k data-f="g">GPU</th>' site/index.html
 	grep -q '<select name="s"><option value="">all</option><option>pr</option><option>scheduled_main</option></select>' site/index.html
 	grep -q '<tr id="c2d7"><td>2026-06-07 00:00<td><a href="https://ci.example/builds/c2d7"><code>c2d7</code></a><td>pr<td>no<td>' site/c/wl-v-v2-*.html

@@ -98,7 +98,7 @@ struct site {
 	int64_t now, since, newest;
 	struct srec *r;
 	size_t n, cap;
-	bool column[METRIC_COUNT];
+	bool column[METRIC_COUNT];	/* some record has a value */
 	char **pool;
 	size_t pool_cap, pool_n;
 	char **chunks;			/* of keep() */
@@ -382,8 +382,8 @@ site_add(struct site *s, const struct store_hit *h)
 	    (f[F_ELIGIBLE] == NULL && f[F_SRC] == NULL);
 	record_kind(s, f, r);
 	for (int i = 0; i < METRIC_COUNT; i++) {
-		s->column[i] |= f[F_METRIC + i] != NULL;
 		r->has[i] = policy_coerce(f[F_METRIC + i], &x) == COERCE_OK && isfinite(x);
+		s->column[i] |= r->has[i];
 		r->v[i] = r->has[i] ? x : 0;
 	}
 	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
@@ -817,7 +817,8 @@ static const char style[] =
     ".cw{stroke:#c62828;stroke-width:1.4;stroke-dasharray:3 2}"
     ".cb{stroke:#2e7d32;stroke-width:1.4;stroke-dasharray:3 2}"
     "#f{margin:.3rem 0}#f select{margin-right:.6rem}tr:target{background:#fff8c4}"
-    ".rec td:nth-child(n+5){text-align:right}.rec td:nth-last-child(-n+2){text-align:left}";
+    ".all td:nth-child(n+5),.rec td:nth-child(n+5){text-align:right}"
+    ".all td:nth-last-child(-n+2){text-align:left}.rec td:nth-last-child(-n+2){text-align:left}";
 
 /*
  * The optional script: the filter form (hidden without it) hides the rows
@@ -1036,7 +1037,7 @@ change_cell(buf *b, const struct site *s, const struct cohort *c, int m)
 	const struct srec *r = c->last;
 	char t[NUM_BUFSZ];
 
-	buf_adds(b, "<td class=\"n\"");
+	buf_adds(b, "<td");
 	if (r->has[m] && r->has_base[m] && r->base[m] > 0) {
 		double pct = (r->v[m] / r->base[m] - 1) * 100;
 		double worse = metric_table[m].higher_is_better ? -pct : pct;
@@ -1050,7 +1051,6 @@ change_cell(buf *b, const struct site *s, const struct cohort *c, int m)
 	} else
 		buf_adds(b, ">");
 	sparkline(b, s, c, m);
-	buf_adds(b, "</td>");
 }
 
 /*
@@ -1084,7 +1084,7 @@ change_text(buf *b, const struct schange *h)
 	    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
 }
 
-/* One row of every cohort. */
+/* One row of every cohort (end tags left out, as HTML5 allows: 2,000 rows). */
 static void
 index_row(buf *b, const struct site *s, const struct cohort *c)
 {
@@ -1094,13 +1094,12 @@ index_row(buf *b, const struct site *s, const struct cohort *c)
 	row_data(b, NULL, NULL, c->sources, c->any_eligible);
 	buf_adds(b, "><td>");
 	cohort_link(b, "", c);
-	buf_adds(b, "</td><td>");
+	buf_adds(b, "<td>");
 	esc(b, r->model);
-	buf_adds(b, "</td><td>");
+	buf_adds(b, "<td>");
 	esc(b, r->gpu);
-	buf_adds(b, "</td><td>");
+	buf_adds(b, "<td>");
 	statuses(b, r);
-	buf_adds(b, "</td>");
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (s->column[m])
 			change_cell(b, s, c, m);
@@ -1111,13 +1110,13 @@ index_row(buf *b, const struct site *s, const struct cohort *c)
 		commit_link(b, "", c, json_str(c->latest_change->cp, "commit_sha") ?
 		    json_str(c->latest_change->cp, "commit_sha") : "");
 	}
-	buf_addf(b, "</td><td data-v=\"%lld\">", r->instant == ISOTIME_MIN ? 0LL :
+	buf_addf(b, "<td data-v=\"%lld\">", r->instant == ISOTIME_MIN ? 0LL :
 	    (long long)(r->instant / 1000000));
 	fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
 	buf_adds(b, " ");
 	if (*r->commit)
 		commit_link(b, "", c, r->commit);
-	buf_adds(b, "</td></tr>\n");
+	buf_addc(b, '\n');
 }
 
 /* What needs attention, worst first. */
@@ -1290,7 +1289,7 @@ index_page(buf *b, struct site *s)
 	}
 	filter_form(b, s, NULL);
 	attention(b, s);
-	buf_adds(b, "<h2 id=\"cohorts\">Every cohort</h2>\n<table class=\"f\"><thead><tr>"
+	buf_adds(b, "<h2 id=\"cohorts\">Every cohort</h2>\n<table class=\"f all\"><thead><tr>"
 	    "<th data-k>Cohort</th><th data-k data-f=\"m\">Model</th><th data-k data-f=\"g\">GPU</th><th data-k>Status</th>");
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (s->column[m])
