@@ -313,3 +313,53 @@ three() {
 	chromium_run iprobe "file://$BATS_TEST_TMPDIR/site/probe.html" --dump-dom
 	grep -q '<title>1</title>' iprobe.out
 }
+
+@test "the site of the fixture history is the expected tree, byte for byte (UPDATE_FIXTURES=1 rewrites it)" {
+	local want=$FIXTURES/perf-site/expected
+	$N -H "$CH/history.jsonl" --changes "$CH/default.out.jsonl" --title 'Fixture history' \
+		--now 2026-01-04T00:00:00Z -o site
+	if [ -n "${UPDATE_FIXTURES:-}" ]; then
+		rm -rf "$want"
+		mkdir -p "${want%/*}"
+		cp -r site "$want"
+	fi
+	diff -r "$want" site
+}
+
+# label_boxes PAGE: loads a copy of PAGE with a probe that measures every
+# text of every chart in Chromium; prints what lies outside its chart,
+# then "checked N texts".
+label_boxes() {
+	{
+		cat "$1"
+		cat <<-'EOF2'
+		<script>
+		const out = []; let n = 0;
+		document.querySelectorAll("figure svg").forEach((s, i) => {
+		  const vb = s.viewBox.baseVal;
+		  for (const t of s.querySelectorAll("text")) {
+		    const b = t.getBBox(); n++;
+		    if (b.x < vb.x - 0.01 || b.x + b.width > vb.x + vb.width + 0.01 ||
+		        b.y < vb.y - 0.01 || b.y + b.height > vb.y + vb.height + 0.01)
+		      out.push(`chart ${i}: ${t.textContent} outside`);
+		  }
+		});
+		out.push(`checked ${n} texts`);
+		const pre = document.createElement("pre"); pre.id = "boxes";
+		pre.textContent = out.join("\n"); document.body.appendChild(pre);
+		</script>
+		EOF2
+	} >"$1.probe.html"
+	chromium_run "$1.probe" "file://$PWD/$1.probe.html" --dump-dom
+	sed -n '/<pre id="boxes">/,/<\/pre>/p' "$1.probe.out" | sed 's/<[^>]*>//g'
+}
+
+@test "headless Chromium: every text of every chart stays inside it" {
+	chromium_or_skip
+	$N -H "$CH/history.jsonl" --changes "$CH/default.out.jsonl" -o site --now $NOW
+	for p in site/c/*.html; do
+		run label_boxes "$p"
+		assert_success
+		assert_output --regexp '^checked [0-9]{2,} texts$'
+	done
+}
