@@ -280,6 +280,11 @@ three() {
 	grep -q '<form id="f">' idx.out
 	[ "$(grep -o '<tr data-s=' idx.out | wc -l)" -ge 3 ]
 	grep -q '>wl / v / v10<' idx.out
+	# the sparklines hold the store's values: v2's latency, 10.1 to 10.6 in steps
+	# of 0.1, drawn on 48 x 14 from y 13 (lowest) to 1; its memory, constant
+	grep '>wl / v / v2</a></td><td>m2<' idx.out >row
+	grep -q '<td data-v="2.91">+2.9%<svg class="sp"><path d="M0 13l9-2 10-3 9-2 10-3 9-2"></path></svg></td>' row
+	grep -q '<td data-v="0.00">+0.0%<svg class="sp"><path d="M0 7l9 0 10 0 9 0 10 0 9 0"></path></svg></td>' row
 	not grep -Ei 'CONSOLE|Uncaught|Failed to load' idx.err
 	p=$(ls site/c/wl-v-v2-*.html)
 	chromium_run page "file://$BATS_TEST_TMPDIR/$p" --dump-dom
