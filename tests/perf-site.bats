@@ -368,3 +368,23 @@ label_boxes() {
 		assert_output --regexp '^checked [0-9]{2,} texts$'
 	done
 }
+
+@test "the scheduled-main template's site step publishes one commit on gh-pages" {
+	local cmd
+	cmd=$(py -c '
+import sys, yaml
+steps = yaml.safe_load(open(sys.argv[1]))["steps"]
+print([s for s in steps if s.get("key") == "performance-site"][0]["command"].replace("$$", "$"))
+' "$ROOT_DIR/pipeline-templates/scheduled-main.yml")
+	git init -q --bare -b gh-pages pages.git
+	export SITE_STORE=$ROOT_DIR/fixtures/store SITE_REMOTE=file://$BATS_TEST_TMPDIR/pages.git
+	for _ in 1 2; do
+		bash -c "$cmd" >/dev/null 2>&1
+	done
+	# twice published, one commit: the branch does not grow
+	assert_equal "$(git -C pages.git rev-list --count gh-pages)" 1
+	run git -C pages.git ls-tree -r --name-only gh-pages
+	assert_line index.html
+	assert_line feed.xml
+	assert_line --regexp '^c/wan-t2v-1\.3b-sp2-v3-[0-9a-f]{12}\.html$'
+}
