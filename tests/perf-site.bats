@@ -84,8 +84,13 @@ three() {
 
 @test "every page links its commits: each anchor and internal link resolves" {
 	three
+	rec m2 2 7 c2d6 10.7
 	$N -s store -o site --now $NOW --changes <(printf '{"workload_id":"wl","variant_id":"v","benchmark_version":"2","recipe_fingerprint":"rf","hardware_profile_id":"hw-1","software_profile_id":"sw-1","model_id":"m2","gpu_type":"NVIDIA L40S","metric":"latency","direction":"worse","timestamp":"2026-06-04T00:00:00+00:00","commit_sha":"c2d4","previous":{"commit_sha":"c2d3"},"forward_change_percent":3.0,"pvalue":0.0001}\n')
 	p=$(ls site/c/wl-v-v2-*.html)
+	# ids are unique on every page (a commit run twice anchors its first row)
+	for page in site/*.html site/c/*.html; do
+		[ -z "$(grep -o ' id="[^"]*"' "$page" | sort | uniq -d)" ]
+	done
 	for d in 1 2 3 4 5 6; do
 		grep -q "<tr id=\"c2d$d\"" "$p"
 		grep -q "href=\"https://ci.example/builds/c2d$d\"" "$p"
