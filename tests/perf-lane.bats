@@ -738,3 +738,30 @@ record() {
 	lane --ab-base x --ab-pairs 8 --ab-band 2.5 "$LANE/configs"
 	assert_success
 }
+
+@test "scheduled main with --site-publish: the site goes to a directory, or as one commit to a git branch" {
+	history_with_step
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --site-publish pub "$LANE/configs"
+	assert_success
+	assert_line "--- perf-site"
+	assert_line "site published to pub"
+	grep -q 'worse change point' pub/index.html
+	ls pub/c/*.html >/dev/null
+	git init -q --bare -b gh-pages pages.git
+	for _ in 1 2; do
+		rm -rf reports
+		BUILDKITE_BRANCH=main TEST_SCOPE=full lane --site-publish "git+file://$PWD/pages.git#gh-pages" "$LANE/configs"
+		assert_success
+	done
+	assert_equal "$(git -C pages.git rev-list --count gh-pages)" 1
+	git -C pages.git ls-tree -r --name-only gh-pages | grep -qx index.html
+	# an unreachable remote is reported; the lane's status is its gates'
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --site-publish "git+file://$PWD/nowhere.git" "$LANE/configs"
+	assert_success
+	grep -q 'perf-lane: the site could not be pushed to file://.*/nowhere.git (gh-pages)' <<<"$stderr"
+	# not on pull requests
+	rm -rf pub2
+	BUILDKITE_PULL_REQUEST=7 lane --site-publish pub2 "$LANE/configs"
+	refute_line "--- perf-site"
+	[ ! -e pub2 ]
+}

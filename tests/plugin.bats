@@ -44,7 +44,7 @@ setup() {
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 23"
+	assert_output "perfkite 24"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -325,7 +325,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 25
+	assert_equal "${#lines[@]}" 26
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {
@@ -622,4 +622,12 @@ perfkite: plugin option 'ab-only' needs ab-base"
 	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
 	assert_output "$(printf '%s\n' 'annotate --context perf-summary --style warning' \
 		'annotate --context perf-summary --style error')"
+}
+
+@test "the site option reaches perf-lane as --site-publish" {
+	export ${P}CONFIGS=c ${P}SITE='git+https://github.com/o/site.git#gh-pages'
+	lane_args
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --site-publish \
+		'git+https://github.com/o/site.git#gh-pages' c)"
 }

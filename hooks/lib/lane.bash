@@ -14,11 +14,11 @@ prog=perf-lane
 # The programs the lane runs (the environment hook has them built).
 # shellcheck disable=SC2034 # read by the hooks
 lane_programs=(perf-collect perf-gate-static perf-normalize perf-gate-rolling perf-upload
-	perf-summarize perf-changes perf-ab)
+	perf-summarize perf-changes perf-ab perf-site)
 
 # The lane's options (one set, written by bin/perf-lane's option loop, read
 # by the steps): configs_dir results reports store cache policy run_source
-# days interval timeout runner cpu allow_empty annotate_max changes rule
+# days interval timeout runner cpu allow_empty annotate_max changes rule site
 # ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
 
 # lane_defaults: the options' defaults, from the variables the reference
@@ -32,7 +32,7 @@ lane_defaults() {
 	if [ -n "${DASHBOARD_DAYS+set}" ]; then days=$DASHBOARD_DAYS days_from=DASHBOARD_DAYS; fi
 	cache='' policy='' run_source='' interval=10 timeout='' runner='' cpu=
 	allow_empty=
-	annotate_max=1000000 changes=report rule=''
+	annotate_max=1000000 changes=report rule='' site=''
 	ab_base='' ab_setup='' ab_pairs='' ab_band='' ab_only='' ab_given=''
 	operands=()
 }
@@ -46,6 +46,7 @@ lane_usage() {
 		                 [--runner command] [--cpu] [--allow-empty]
 		                 [--annotate-max bytes] [--changes gate|report|off]
 		                 [--changes-gate] [--rule reference|prediction|zscore]
+		                 [--site-publish dest]
 		                 [--ab-base ref] [--ab-setup command]
 		                 [--ab-pairs min:max] [--ab-band percent] [--ab-only]
 		                 [config|dir ...]
@@ -402,6 +403,7 @@ lane_compare() {
 		compare_rc=$(lane_worst "$normalize_rc" "$rolling_rc" "$upload_rc" "$summarize_rc")
 		lane_changes
 		lane_seed_note >>"$reports/annotation.md"
+		lane_site
 		echo
 		cat "$reports/annotation.md"
 	else
@@ -528,6 +530,44 @@ lane_seedable() {
 		grep -q '^  "branch": "main",\?$' "$1" &&
 		grep -q '^  "test_scope": "full",\?$' "$1" &&
 		grep -q '^  "pr_number": "",\?$' "$1"
+}
+
+# lane_site: with --site-publish, on scheduled main runs after the upload,
+# the history as a static site (perf-site(1)) with the store's change
+# points, published to a directory (replaced whole) or to a branch of a git
+# remote, git+URL[#branch] (default gh-pages), as one commit force-pushed so
+# that the branch does not grow. A site that cannot be made or published is
+# reported; the lane's status stays that of its gates.
+lane_site() {
+	[ "$run_source" = scheduled_main ] && [ -n "$site" ] || return 0
+	local out=$site url branch=gh-pages st=0
+	echo "--- perf-site"
+	perf-changes --store "$store" "${cache_args[@]}" >"$work/site-changes.jsonl"
+	st=$?
+	if [ "$st" -gt 1 ]; then
+		echo "$prog: perf-changes failed (status $st): the site is not published" >&2
+		return 0
+	fi
+	case $site in git+*) out=$work/site ;; esac
+	if ! perf-site --store "$store" "${cache_args[@]}" --changes "$work/site-changes.jsonl" \
+		-o "$out"; then
+		echo "$prog: perf-site failed: the site is not published" >&2
+		return 0
+	fi
+	case $site in
+	git+*)
+		url=${site#git+}
+		case $url in *'#'*) branch=${url##*#} url=${url%#*} ;; esac
+		(cd "$out" && git init -q -b "$branch" && git add -A &&
+			git -c user.name=perfkite -c user.email=perfkite@localhost commit -qm \
+				"perf-site of ${BUILDKITE_COMMIT:-the store}" &&
+			git push -qf "$url" "HEAD:refs/heads/$branch") || st=$?
+		if [ "$st" -ne 0 ]; then
+			echo "$prog: the site could not be pushed to $url ($branch)" >&2
+			return 0
+		fi ;;
+	esac
+	echo "site published to $site"
 }
 
 # lane_ab: the A/B (perf-ab(1)), with --ab-base on pull requests whose
