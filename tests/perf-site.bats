@@ -108,7 +108,9 @@ three() {
 			n=$((n + 1))
 		done < <(grep -o 'href="[^"]*"' "$page" | sed 's/^href="//; s/"$//' | grep -v '^https\?:')
 	done
-	[ "$n" -gt 40 ]
+	# (36 with the noise of successive differences: a steady drift is no
+	# noise, so no noisy-gate rows link the cohorts from Needs attention)
+	[ "$n" -gt 30 ]
 }
 
 @test "the stored status is shown beside the status today's thresholds give" {
