@@ -5,9 +5,7 @@
  * metric analysed after each pair with perf-analyze's statistics under an
  * alpha-spending bound, stopping when every gated metric is decided.
  */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -27,9 +25,9 @@
 #include "lane/store/git_command.h"
 #include "core/json.h"
 #include "core/jsonl.h"
-#include "lane/logtail.h"
 #include "core/num.h"
 #include "core/path.h"
+#include "lane/collect_run.h"
 #include "lane/policy.h"
 #include "core/proc.h"
 #include "campaign/sequential_bound.h"
@@ -107,91 +105,6 @@ parse_pairs(const char *s)
 	return ok;
 }
 
-/* perf-collect next to this program, else from PATH. */
-static char *
-find_collect(void)
-{
-	char self[4096], *slash, *p;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-	if (n > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			p = easprintf("%.*s/perf-collect", (int)(slash - self), self);
-			if (access(p, X_OK) == 0)
-				return p;
-			free(p);
-		}
-	}
-	return estrdup("perf-collect");
-}
-
-/* Runs argv in dir with its output in log. 0, or -1 after saying why. */
-static int
-run_in(const char *dir, char **argv, const char *log, const char *what)
-{
-	struct proc_spec spec;
-	struct proc_result res;
-	char how[128];
-	buf tail = BUF_INIT;
-	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
-
-	if (here < 0 || chdir(dir) != 0) {
-		warnx_("%s: %s", dir, strerror(errno));
-		if (here >= 0)
-			close(here);
-		return -1;
-	}
-	memset(&spec, 0, sizeof spec);
-	spec.argv = argv;
-	spec.log = log;
-	if (proc_run(&spec, &res) != 0) {
-		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(errno));
-		rc = -1;
-	} else if (res.interrupted) {
-		rc = -1;
-	} else if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
-		proc_describe(&res, how, sizeof how);
-		warnx_("%s: %s %s", what, argv[0], how);
-		logtail_block(&tail, what, log);
-		fprintf(stderr, "%s\n", tail.s);
-		buf_free(&tail);
-		rc = -1;
-	}
-	if (fchdir(here) != 0)
-		die("cannot return to the working directory: %s", strerror(errno));
-	close(here);
-	return rc;
-}
-
-/* The one perf_*.json perf-collect wrote in dir, parsed; NULL when none. */
-static cJSON *
-read_record(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	cJSON *rec = NULL;
-	buf text = BUF_INIT;
-	json_error e;
-
-	if (d == NULL)
-		return NULL;
-	while (rec == NULL && (de = readdir(d)) != NULL) {
-		char *p;
-
-		if (strncmp(de->d_name, "perf_", 5) != 0)
-			continue;
-		p = easprintf("%s/%s", dir, de->d_name);
-		buf_reset(&text);
-		if (buf_read_file(&text, p) == 0)
-			rec = json_parse(text.s != NULL ? text.s : "", text.len, &e);
-		free(p);
-	}
-	closedir(d);
-	buf_free(&text);
-	return rec;
-}
-
 /* One run: perf-collect for config c on one side. 0 or -1 (reported). */
 static int
 run_one(struct job *j, int pair, int c, int side, int position)
@@ -217,9 +130,9 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	argv[n++] = j->conf[c].path;
 	argv[n] = NULL;
 	what = easprintf("%s: pair %d: %s", j->conf[c].id, pair + 1, side ? "head" : "base");
-	if (run_in(side ? j->head : j->base, argv, log, what) != 0)
+	if (collect_run_in(side ? j->head : j->base, argv, log, what) != 0)
 		goto done;
-	if ((rec = read_record(dir)) == NULL) {
+	if ((rec = collect_read_record(dir)) == NULL) {
 		warnx_("%s: perf-collect wrote no record (see %s)", what, log);
 		goto done;
 	}
@@ -529,7 +442,7 @@ make_base(struct job *j)
 	if (opt.setup == NULL)
 		return 0;
 	log = easprintf("%s/setup.log", j->work);
-	rc = run_in(j->base, argv, log, "--setup");
+	rc = collect_run_in(j->base, argv, log, "--setup");
 	free(log);
 	return rc;
 }
@@ -563,7 +476,7 @@ load_configs(struct job *j, char **paths, int n)
 	for (int i = 0; i < n; i++)
 		all[i + 2] = j->conf[i].path = path_resolve(paths[i]);
 	log = easprintf("%s/check.log", j->work);
-	if (run_in(".", all, log, "configs") != 0) {
+	if (collect_run_in(".", all, log, "configs") != 0) {
 		free(log);
 		free(all);
 		return -1;
@@ -607,7 +520,7 @@ start_job(struct job *j, char **paths, int npaths)
 		return -1;
 	}
 	j->runs = json_new_array();
-	j->collect = find_collect();
+	j->collect = collect_find();
 	runs = easprintf("%s/runs", j->work);
 	if (atomic_mkdirs(runs) != 0) {
 		warnx_("%s: cannot create: %s", runs, strerror(errno));
