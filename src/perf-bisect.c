@@ -1,0 +1,752 @@
+/*
+ * perf-bisect: the commit that made a benchmark slower (perf-bisect(1)):
+ * the first-parent commits (good, bad] bisected on this machine in rounds
+ * of good, a probe and bad, each run perf-collect as perf-ab runs it, each
+ * commit checked out in a worktree of its own and set up once; every
+ * decision is the library's (campaign/bisect.h). Progress as JSON lines,
+ * then the report. --step is one probe of HEAD, as a git bisect run script.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "campaign/bisect.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "core/num.h"
+#include "core/path.h"
+#include "core/proc.h"
+#include "lane/collect_run.h"
+#include "lane/policy.h"
+#include "lane/store/git_command.h"
+
+static const char usage_text[] =
+    "usage: perf-bisect --good ref --bad ref [--metric m] [--setup cmd] [--alpha a]\n"
+    "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
+    "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
+    "                   [-o report.json] [--md] [--step] config\n";
+
+/* Exit statuses of --step, as git bisect run reads them. */
+enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
+/* The change did not reproduce. */
+#define EXIT_NOT_REPRODUCED 3
+
+static struct {
+	const char *good, *bad, *setup, *runner, *timeout, *out, *repo;
+	int metric;
+	double alpha;
+	long confirm, probe_min, probe_max, max_runs;
+	unsigned long long seed;
+	bool md, cpu, step;
+} opt;
+
+/* One commit of the range: 0 is good, n is bad. */
+struct commit {
+	char *sha;
+	char *dir;		/* its worktree, once made */
+	int ready;		/* 0 not yet, 1 set up, -1 its setup failed */
+};
+
+struct job {
+	char *repo, *work, *collect, *config;
+	struct commit *c;
+	int n;			/* commits after good */
+	char **names;
+	long runs;
+	bool interrupted;
+	int step_verdict;	/* --step: 1 bad, -1 good, 0 not yet */
+	bool reproduced;	/* the change was found there */
+	FILE *progress;
+};
+
+/* git args in the repository; its stdout (trimmed) in *out when given. -1 after saying why. */
+static int
+git(struct job *j, const char *const *args, char **out, const char *what)
+{
+	buf o = BUF_INIT, e = BUF_INIT;
+	int rc = git_run(j->repo, args, NULL, 0, &o, &e);
+
+	if (rc != 0) {
+		char *why = git_last_error(&e);
+
+		warnx_("%s: %s", what, why);
+		free(why);
+	} else if (out != NULL) {
+		while (o.len > 0 && (o.s[o.len - 1] == '\n' || o.s[o.len - 1] == '\r'))
+			o.s[--o.len] = '\0';
+		*out = estrdup(o.s != NULL ? o.s : "");
+	}
+	buf_free(&o);
+	buf_free(&e);
+	return rc == 0 ? 0 : -1;
+}
+
+/* The commit ref names, as 40 hex digits; NULL after saying why. */
+static char *
+resolve(struct job *j, const char *ref, const char *what)
+{
+	char *spec = easprintf("%s^{commit}", ref);
+	const char *args[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
+	buf o = BUF_INIT;
+	char *sha = NULL;
+
+	if (git_run(j->repo, args, NULL, 0, &o, NULL) == 0 && o.len >= 40) {
+		sha = estrndup(o.s, 40);
+	} else
+		warnx_("%s: %s: not a commit", what, ref);
+	buf_free(&o);
+	free(spec);
+	return sha;
+}
+
+/* The first-parent commits (good, bad], in order; -1 after saying why. */
+static int
+list_commits(struct job *j)
+{
+	char *good = resolve(j, opt.good, "--good"), *bad = resolve(j, opt.bad, "--bad");
+	char *range = NULL, *list = NULL, *parent = NULL, *p, *line;
+	const char *rl[] = { "rev-list", "--first-parent", "--reverse", NULL, NULL };
+	int rc = -1;
+
+	if (good == NULL || bad == NULL)
+		goto done;
+	range = easprintf("%s..%s", good, bad);
+	rl[3] = range;
+	if (git(j, rl, &list, "--good..--bad") != 0)
+		goto done;
+	j->c = ecalloc(strlen(list) / 40 + 2, sizeof *j->c);
+	j->c[0].sha = estrdup(good);
+	for (p = list; (line = strsep(&p, "\n")) != NULL;)
+		if (*line != '\0')
+			j->c[++j->n].sha = estrdup(line);
+	if (j->n == 0) {
+		warnx_("--bad %s: no commit after --good %s", opt.bad, opt.good);
+		goto done;
+	}
+	{
+		char *spec = easprintf("%s^", j->c[1].sha);
+		const char *rp[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
+
+		if (git(j, rp, &parent, "--good") != 0 || strcmp(parent, good) != 0)
+			warnx_("--good %s: not on the first-parent history of --bad %s", opt.good,
+			    opt.bad);
+		else
+			rc = 0;
+		free(spec);
+	}
+done:
+	free(good);
+	free(bad);
+	free(range);
+	free(list);
+	free(parent);
+	return rc;
+}
+
+/*
+ * Commit i checked out in its worktree and set up, once for the job:
+ * 1 ready, 0 its setup failed (a skip), -1 trouble (said).
+ */
+static int
+prepare(struct job *j, int i)
+{
+	struct commit *c = &j->c[i];
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)opt.setup, NULL };
+	const char *add[] = { "worktree", "add", "--detach", NULL, c->sha, NULL };
+	char *log, *what;
+	int rc;
+
+	if (c->ready != 0)
+		return c->ready > 0;
+	c->dir = easprintf("%s/tree-%d", j->work, i);
+	add[3] = c->dir;
+	if (git(j, add, NULL, "git worktree add") != 0)
+		return -1;
+	if (opt.setup == NULL) {
+		c->ready = 1;
+		return 1;
+	}
+	log = easprintf("%s/setup-%d.log", j->work, i);
+	what = easprintf("--setup at %.12s", c->sha);
+	rc = collect_run_in(c->dir, argv, log, what);
+	free(log);
+	free(what);
+	if (proc_stop_signal() != 0)
+		return -1;
+	c->ready = rc == 0 ? 1 : -1;
+	return rc == 0;
+}
+
+/* One run of commit i: the metric's value, or NAN after saying why. */
+static double
+run_one(struct job *j, int i)
+{
+	char *dir = easprintf("%s/runs/%04ld", j->work, j->runs + 1);
+	char *log = easprintf("%s.log", dir), *what, *argv[12];
+	const char *key = metric_table[opt.metric].raw_key;
+	double x = NAN;
+	cJSON *rec;
+	int n = 0;
+
+	argv[n++] = j->collect;
+	if (opt.cpu)
+		argv[n++] = (char *)"--cpu";
+	if (opt.timeout != NULL) {
+		argv[n++] = (char *)"-t";
+		argv[n++] = (char *)opt.timeout;
+	}
+	if (opt.runner != NULL) {
+		argv[n++] = (char *)"-r";
+		argv[n++] = (char *)opt.runner;
+	}
+	argv[n++] = (char *)"-o";
+	argv[n++] = dir;
+	argv[n++] = j->config;
+	argv[n] = NULL;
+	what = easprintf("run %ld at %.12s", j->runs + 1, j->c[i].sha);
+	j->runs++;
+	if (collect_run_in(j->c[i].dir, argv, log, what) == 0) {
+		if ((rec = collect_read_record(dir)) == NULL)
+			warnx_("%s: perf-collect wrote no record (see %s)", what, log);
+		else {
+			const cJSON *v = json_get(rec, key);
+
+			if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0)
+				x = v->valuedouble;
+			else
+				warnx_("%s: the record has no positive %s", what, key);
+			cJSON_Delete(rec);
+		}
+	}
+	free(what);
+	free(dir);
+	free(log);
+	return x;
+}
+
+/* A progress line (the library's events and ours). */
+static void
+progress(void *ctx, cJSON *ev)
+{
+	struct job *j = ctx;
+	buf b = BUF_INIT;
+
+	if (strcmp(json_str(ev, "event"), "reproduced") == 0)
+		j->reproduced = true;
+	if (opt.step && strcmp(json_str(ev, "event"), "probe") == 0 && j->step_verdict == 0)
+		j->step_verdict = strcmp(json_str(ev, "verdict"), "bad") == 0 ? 1 : -1;
+	json_write(&b, ev, JSON_COMPACT, NULL);
+	buf_addc(&b, '\n');
+	fwrite(b.s, 1, b.len, j->progress);
+	fflush(j->progress);
+	buf_free(&b);
+	cJSON_Delete(ev);
+}
+
+enum outcome { DONE_FOUND, DONE_NOT_REPRODUCED, DONE_UNDECIDED, DONE_TROUBLE, DONE_SKIP };
+
+/*
+ * The rounds the library asks for until it is done, --max-runs is spent,
+ * or (--step) the probe is decided.
+ */
+static enum outcome
+run_rounds(struct job *j, struct bisect *b)
+{
+	struct bisect_round r;
+	enum bisect_state st;
+
+	while ((st = bisect_next(b, &r)) == BISECT_ROUND) {
+		double v[3];
+		bool skipped = false;
+
+		/* --step: a verdict counts once the change is known to be there. */
+		if (opt.step && j->step_verdict != 0 && j->reproduced)
+			return DONE_FOUND;
+		if (j->runs + r.nruns > opt.max_runs)
+			return DONE_UNDECIDED;
+		for (int k = 0; k < r.nruns && !skipped; k++) {
+			int ok = prepare(j, r.commit[k]);
+
+			if (ok < 0)
+				return DONE_TROUBLE;
+			if (ok > 0)
+				continue;
+			if (opt.step && r.commit[k] == 1)
+				return DONE_SKIP;
+			if (!bisect_skip(b, r.commit[k])) {
+				warnx_("--setup failed at %s %s", r.commit[k] == 0 ? "--good" : "--bad",
+				    j->c[r.commit[k]].sha);
+				return DONE_TROUBLE;
+			}
+			skipped = true;
+		}
+		if (skipped)
+			continue;
+		for (int k = 0; k < r.nruns; k++)
+			if (proc_stop_signal() != 0 || !isfinite(v[k] = run_one(j, r.commit[k])))
+				return DONE_TROUBLE;
+		bisect_record(b, v);
+	}
+	if (opt.step && j->step_verdict != 0 && j->reproduced)
+		return DONE_FOUND;
+	return st == BISECT_FOUND ? DONE_FOUND : st == BISECT_NOT_REPRODUCED ?
+	    DONE_NOT_REPRODUCED : DONE_UNDECIDED;
+}
+
+static cJSON *
+num_or_null(double x)
+{
+	return isfinite(x) ? json_new_float(x) : json_new_null();
+}
+
+/* Whether every path the commit changes is a lock file or a submodule. */
+static bool
+dependency_change(struct job *j, const char *parent, const char *sha)
+{
+	static const char *const locks[] = {
+		".lock", "package-lock.json", "go.sum", "pnpm-lock.yaml", "requirements.txt",
+		"constraints.txt", ".gitmodules",
+	};
+	const char *args[] = { "diff-tree", "-r", "--no-commit-id", "--raw", parent, sha, NULL };
+	char *out = NULL, *p, *line;
+	bool any = false, all = true;
+
+	if (git(j, args, &out, "git diff-tree") != 0)
+		return false;
+	for (p = out; (line = strsep(&p, "\n")) != NULL;) {
+		char *path = strchr(line, '\t');
+		bool dep = strncmp(line, ":160000", 7) == 0 || strstr(line, " 160000 ") != NULL;
+		size_t n;
+
+		if (path == NULL)
+			continue;
+		any = true;
+		path++;
+		n = strlen(path);
+		for (size_t k = 0; k < sizeof locks / sizeof *locks && !dep; k++) {
+			size_t m = strlen(locks[k]);
+
+			dep = n >= m && strcmp(path + n - m, locks[k]) == 0;
+		}
+		all = all && dep;
+	}
+	free(out);
+	return any && all;
+}
+
+/* The report's culprits: the library's, with subject, author and kind of change. */
+static cJSON *
+culprits_json(struct job *j, const struct bisect *b)
+{
+	cJSON *a = bisect_culprits_json(b), *k;
+
+	cJSON_ArrayForEach(k, a) {
+		const char *sha = json_str(k, "commit");
+		const char *subj[] = { "log", "-1", "--format=%s", sha, NULL };
+		const char *auth[] = { "log", "-1", "--format=%an <%ae>", sha, NULL };
+		char *out = NULL;
+
+		if (git(j, subj, &out, "git log") == 0) {
+			json_set(k, "subject", json_new_string(out));
+			free(out);
+		}
+		if (git(j, auth, &out, "git log") == 0) {
+			json_set(k, "author", json_new_string(out));
+			free(out);
+		}
+		json_set(k, "dependency_change", json_new_bool(dependency_change(j,
+		    json_str(k, "parent"), sha)));
+	}
+	return a;
+}
+
+static const char *
+status_name(enum outcome o)
+{
+	return o == DONE_FOUND ? "found" : o == DONE_NOT_REPRODUCED ? "not_reproduced" :
+	    "undecided";
+}
+
+static cJSON *
+report(struct job *j, const struct bisect *b, enum outcome o)
+{
+	cJSON *r = json_new_object(), *s = json_new_object(), *sk = json_new_array();
+
+	json_set(r, "event", json_new_string("report"));
+	json_set(r, "schema", json_new_string("perfkite.bisect-report/1"));
+	json_set(r, "status", json_new_string(status_name(o)));
+	json_set(r, "good", json_new_string(j->c[0].sha));
+	json_set(r, "bad", json_new_string(j->c[j->n].sha));
+	json_set(r, "commits", json_new_int(j->n));
+	json_set(r, "config", json_new_string(j->config));
+	json_set(r, "metric", json_new_string(metric_table[opt.metric].key));
+	json_set(r, "culprits", culprits_json(j, b));
+	json_set(r, "probes", bisect_probes_json(b));
+	for (int i = 1; i < j->n; i++)
+		if (j->c[i].ready < 0)
+			json_append(sk, json_new_string(j->c[i].sha));
+	json_set(r, "skipped", sk);
+	json_set(r, "weak_decisions", json_new_int(bisect_weak_decisions(b)));
+	json_set(r, "rounds", json_new_int(bisect_rounds(b)));
+	json_set(r, "runs", json_new_int(j->runs));
+	json_set(r, "delta", num_or_null(bisect_delta(b)));
+	json_set(r, "sigma", num_or_null(bisect_sigma(b)));
+	json_set(s, "alpha", json_new_float(opt.alpha));
+	json_set(s, "confirm_rounds", json_new_int(opt.confirm));
+	json_set(s, "probe_rounds_min", json_new_int(opt.probe_min));
+	json_set(s, "probe_rounds_max", json_new_int(opt.probe_max));
+	json_set(s, "max_runs", json_new_int(opt.max_runs));
+	json_set(s, "seed", json_new_int((long long)opt.seed));
+	json_set(s, "setup", opt.setup != NULL ? json_new_string(opt.setup) : json_new_null());
+	json_set(r, "settings", s);
+	return r;
+}
+
+/* The Markdown table of the annotation. */
+static void
+table(buf *out, const cJSON *rep)
+{
+	const cJSON *k;
+	char n1[NUM_BUFSZ], n2[NUM_BUFSZ];
+
+	buf_addf(out, "### Bisect: %.12s..%.12s, %s commits, %s runs on this agent: %s\n\n",
+	    json_str(rep, "good"), json_str(rep, "bad"), num_fixed(n1, json_num(rep, "commits"), 0),
+	    num_fixed(n2, json_num(rep, "runs"), 0), json_str(rep, "status"));
+	if (cJSON_GetArraySize(json_get(rep, "culprits")) == 0)
+		return;
+	buf_adds(out, "| Culprit | Subject | Author | Share of the change | Notes |\n"
+	    "|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(k, json_get(rep, "culprits")) {
+		buf notes = BUF_INIT;
+
+		if (cJSON_IsTrue(json_get(k, "weak")))
+			buf_adds(&notes, "weak decision; ");
+		if (cJSON_IsTrue(json_get(k, "dependency_change")))
+			buf_adds(&notes, "dependency change; ");
+		if (cJSON_GetArraySize(json_get(k, "skipped_candidates")) > 0)
+			buf_adds(&notes, "skipped commits before it may be the culprit; ");
+		if (notes.len >= 2)
+			notes.s[notes.len -= 2] = '\0';
+		buf_addf(out, "| %.12s | %s | %s | %.0f%% (%.0f%%-%.0f%%) | %s |\n",
+		    json_str(k, "commit"), json_str(k, "subject"), json_str(k, "author"),
+		    100 * json_num(k, "share"), 100 * json_num(k, "share_low"),
+		    100 * json_num(k, "share_high"), notes.s != NULL ? notes.s : "");
+		buf_free(&notes);
+	}
+}
+
+/* The report to -o and stdout; false when it could not be written. */
+static bool
+write_report(struct job *j, cJSON *rep)
+{
+	buf out = BUF_INIT;
+	bool ok = true;
+
+	if (opt.out != NULL) {
+		json_write(&out, rep, JSON_INDENT2, NULL);
+		buf_addc(&out, '\n');
+		if (atomic_save("report", opt.out, out.s, out.len) != 0)
+			ok = false;
+		buf_reset(&out);
+	}
+	if (opt.md)
+		table(&out, rep);
+	else {
+		json_write(&out, rep, JSON_COMPACT, NULL);
+		buf_addc(&out, '\n');
+	}
+	(void)j;
+	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) || fflush(stdout) != 0) {
+		warnx_("write error on standard output: %s", strerror(errno));
+		clearerr(stdout);
+		ok = false;
+	}
+	buf_free(&out);
+	return ok;
+}
+
+/* The worktrees and the scratch directory, gone. */
+static void
+cleanup(struct job *j)
+{
+	const char *prune[] = { "worktree", "prune", NULL };
+
+	for (int i = 0; j->c != NULL && i <= j->n; i++)
+		if (j->c[i].dir != NULL) {
+			const char *rm[] = { "worktree", "remove", "--force", j->c[i].dir, NULL };
+
+			git_run(j->repo, rm, NULL, 0, NULL, NULL);
+		}
+	if (j->work != NULL)
+		atomic_remove_tree(j->work);
+	if (j->repo != NULL)
+		git_run(j->repo, prune, NULL, 0, NULL, NULL);
+	for (int i = 0; j->c != NULL && i <= j->n; i++) {
+		free(j->c[i].sha);
+		free(j->c[i].dir);
+	}
+	free(j->c);
+	free(j->names);
+	free(j->repo);
+	free(j->work);
+	free(j->collect);
+	free(j->config);
+}
+
+/* --step: the range is good, HEAD, bad. */
+static int
+step_commits(struct job *j, long *span)
+{
+	char *head = resolve(j, "HEAD", "HEAD"), *good = resolve(j, opt.good, "--good");
+	char *bad = resolve(j, opt.bad, "--bad"), *range, *count = NULL;
+	const char *rl[] = { "rev-list", "--count", "--first-parent", NULL, NULL };
+	int rc = -1;
+
+	if (head != NULL && good != NULL && bad != NULL) {
+		range = easprintf("%s..%s", good, bad);
+		rl[3] = range;
+		if (git(j, rl, &count, "--good..--bad") == 0) {
+			*span = strtol(count, NULL, 10);
+			j->n = 2;
+			j->c = ecalloc(3, sizeof *j->c);
+			j->c[0].sha = good;
+			j->c[1].sha = head;
+			j->c[2].sha = bad;
+			good = head = bad = NULL;
+			rc = 0;
+		}
+		free(range);
+		free(count);
+	}
+	free(head);
+	free(good);
+	free(bad);
+	return rc;
+}
+
+static int
+start_job(struct job *j, const char *config, long *span)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *runs, *check[] = { NULL, (char *)"--check", NULL, NULL }, *log;
+	int rc;
+
+	j->work = easprintf("%s/perf-bisect-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
+	if (mkdtemp(j->work) == NULL) {
+		warnx_("%s: cannot create: %s", j->work, strerror(errno));
+		free(j->work);
+		j->work = NULL;
+		return -1;
+	}
+	runs = easprintf("%s/runs", j->work);
+	rc = atomic_mkdirs(runs);
+	free(runs);
+	if (rc != 0)
+		return -1;
+	j->collect = collect_find();
+	j->config = path_resolve(config);
+	check[0] = j->collect;
+	check[2] = j->config;
+	log = easprintf("%s/check.log", j->work);
+	rc = collect_run_in(".", check, log, "config");
+	free(log);
+	if (rc != 0)
+		return -1;
+	if (opt.step ? step_commits(j, span) : list_commits(j))
+		return -1;
+	*span = opt.step ? *span : j->n;
+	j->names = ecalloc((size_t)j->n + 1, sizeof *j->names);
+	for (int i = 0; i <= j->n; i++)
+		j->names[i] = j->c[i].sha;
+	return 0;
+}
+
+/* The whole job; returns the exit status. */
+static int
+run_job(struct job *j, const char *config)
+{
+	struct bisect_conf c;
+	struct bisect *b;
+	enum outcome o;
+	long span = 0;
+	int rc;
+	cJSON *rep;
+
+	if (start_job(j, config, &span) != 0)
+		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	memset(&c, 0, sizeof c);
+	c.n = j->n;
+	c.alpha = opt.alpha;
+	c.probe_alpha = opt.step ? opt.alpha / (span > 2 ? log2((double)span) : 1) : 0;
+	c.confirm_rounds = (int)opt.confirm;
+	c.probe_min = (int)opt.probe_min;
+	c.probe_max = (int)opt.probe_max;
+	c.max_culprits = 4;
+	c.seed = opt.seed;
+	c.names = (const char *const *)j->names;
+	c.event = progress;
+	c.ctx = j;
+	b = bisect_new(&c);
+	o = run_rounds(j, b);
+	if (opt.step) {
+		bisect_free(b);
+		return o == DONE_SKIP ? STEP_SKIP : o != DONE_FOUND ? STEP_ABORT :
+		    j->step_verdict > 0 ? STEP_BAD : STEP_GOOD;
+	}
+	if (o == DONE_TROUBLE) {
+		bisect_free(b);
+		return EXIT_TROUBLE;
+	}
+	rep = report(j, b, o);
+	rc = !write_report(j, rep) ? EXIT_TROUBLE : o == DONE_FOUND ? EXIT_PASS :
+	    o == DONE_NOT_REPRODUCED ? EXIT_NOT_REPRODUCED : EXIT_GATE;
+	cJSON_Delete(rep);
+	bisect_free(b);
+	return rc;
+}
+
+/* "min:max" of --probe-rounds. */
+static bool
+parse_rounds(const char *s)
+{
+	const char *colon = strchr(s, ':');
+	char *a;
+	bool ok;
+
+	if (colon == NULL)
+		return false;
+	a = estrndup(s, (size_t)(colon - s));
+	ok = num_opt_long(a, 1, 1000, &opt.probe_min) &&
+	    num_opt_long(colon + 1, 1, 1000, &opt.probe_max) && opt.probe_min <= opt.probe_max;
+	free(a);
+	return ok;
+}
+
+static void
+parse_options(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "good", required_argument, NULL, 'g' },
+		{ "bad", required_argument, NULL, 'b' },
+		{ "metric", required_argument, NULL, 'M' },
+		{ "setup", required_argument, NULL, 'S' },
+		{ "alpha", required_argument, NULL, 'a' },
+		{ "confirm-rounds", required_argument, NULL, 'c' },
+		{ "probe-rounds", required_argument, NULL, 'p' },
+		{ "max-runs", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "cpu", no_argument, NULL, 'U' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "runner", required_argument, NULL, 'r' },
+		{ "repo", required_argument, NULL, 'C' },
+		{ "md", no_argument, NULL, 'm' },
+		{ "step", no_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long seed;
+	int c;
+
+	opt.alpha = 0.05;
+	opt.confirm = 12;
+	opt.probe_min = 3;
+	opt.probe_max = 24;
+	opt.max_runs = 600;
+	opt.metric = policy_metric_index("latency");
+	while ((c = getopt_long(argc, argv, "hC:o:r:t:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g': opt.good = optarg; break;
+		case 'b': opt.bad = optarg; break;
+		case 'S': opt.setup = optarg; break;
+		case 'o': opt.out = optarg; break;
+		case 'r': opt.runner = optarg; break;
+		case 'C': opt.repo = optarg; break;
+		case 'm': opt.md = true; break;
+		case 'U': opt.cpu = true; break;
+		case 'T': opt.step = true; break;
+		case 'M':
+			if ((opt.metric = policy_metric_index(optarg)) < 0) {
+				warnx_("--metric: not a metric: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'a':
+			opt.alpha = cli_double(usage_text, "--alpha", optarg, 1e-6, 0.25,
+			    "a level from 0.000001 to 0.25");
+			break;
+		case 'c':
+			opt.confirm = cli_long(usage_text, "--confirm-rounds", optarg, 2, 1000, NULL);
+			break;
+		case 'n':
+			opt.max_runs = cli_long(usage_text, "--max-runs", optarg, 3, 1000000, NULL);
+			break;
+		case 'p':
+			if (!parse_rounds(optarg)) {
+				warnx_("--probe-rounds: not min:max with 1 <= min <= max <= 1000: '%s'",
+				    optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 's':
+			if (num_py_int(optarg, &seed) != 1 || seed < 0 || strchr(optarg, '_')) {
+				warnx_("--seed: not a non-negative integer: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.seed = (unsigned long long)seed;
+			break;
+		case 't':
+			cli_double(usage_text, "--timeout", optarg, 0.001, 1e9, "a number of seconds");
+			opt.timeout = optarg;
+			break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if (opt.good == NULL || opt.bad == NULL) {
+		warnx_("give --good and --bad");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	if (argc - optind != 1) {
+		warnx_(optind == argc ? "no benchmark config given" : "give one benchmark config");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct job j;
+	int rc;
+
+	err_init(argv[0]);
+	git_askpass_main(argc, argv);
+	memset(&j, 0, sizeof j);
+	parse_options(argc, argv);
+	if (access(argv[optind], R_OK) != 0) {
+		warnx_("%s: %s", argv[optind], strerror(errno));
+		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	}
+	j.repo = path_resolve(opt.repo != NULL ? opt.repo : ".");
+	j.progress = opt.md || opt.step ? stderr : stdout;
+	proc_handle_signals();
+	rc = run_job(&j, argv[optind]);
+	cleanup(&j);
+	if (proc_stop_signal() != 0) {
+		warnx_("stopped by signal %d", proc_stop_signal());
+		rc = opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	}
+	if (jsonl_finish(stdout, "standard output") != 0)
+		rc = opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	return rc;
+}
