@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
@@ -28,12 +29,14 @@
 #include "lane/collect_run.h"
 #include "lane/policy.h"
 #include "lane/store/git_command.h"
+#include "lane/store/write.h"
 
 static const char usage_text[] =
     "usage: perf-bisect --good ref --bad ref [--metric m] [--setup cmd] [--alpha a]\n"
     "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
     "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
-    "                   [-o report.json] [--md] [--step] config\n";
+    "                   [-o report.json] [--md] [--store store] [--step]\n"
+    "                   [--from-change] config\n";
 
 /* Exit statuses of --step, as git bisect run reads them. */
 enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
@@ -41,8 +44,9 @@ enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
 #define EXIT_NOT_REPRODUCED 3
 
 static struct {
-	const char *good, *bad, *setup, *runner, *timeout, *out, *repo;
+	const char *good, *bad, *setup, *runner, *timeout, *out, *repo, *store;
 	int metric;
+	bool metric_given, from_change;
 	double alpha;
 	long confirm, probe_min, probe_max, max_runs;
 	unsigned long long seed;
@@ -63,6 +67,7 @@ struct job {
 	char **names;
 	long runs;
 	bool interrupted;
+	cJSON *change;		/* --from-change: the change point */
 	int step_verdict;	/* --step: 1 bad, -1 good, 0 not yet */
 	bool reproduced;	/* the change was found there */
 	FILE *progress;
@@ -388,6 +393,8 @@ report(struct job *j, const struct bisect *b, enum outcome o)
 	json_set(r, "bad", json_new_string(j->c[j->n].sha));
 	json_set(r, "commits", json_new_int(j->n));
 	json_set(r, "config", json_new_string(j->config));
+	if (j->change != NULL)
+		json_set(r, "change", cJSON_Duplicate(j->change, true));
 	json_set(r, "metric", json_new_string(metric_table[opt.metric].key));
 	json_set(r, "culprits", culprits_json(j, b));
 	json_set(r, "probes", bisect_probes_json(b));
@@ -500,6 +507,7 @@ cleanup(struct job *j)
 	free(j->work);
 	free(j->collect);
 	free(j->config);
+	cJSON_Delete(j->change);
 }
 
 /* --step: the range is good, HEAD, bad. */
@@ -570,6 +578,87 @@ start_job(struct job *j, const char *config, long *span)
 	return 0;
 }
 
+/*
+ * --store: the report as a record of its own kind, under the hidden
+ * directory .perfkite/bisect/ that neither the reference's loader nor any
+ * tracking reader looks into. false after saying why.
+ */
+static bool
+store_report(const cJSON *rep)
+{
+	store_writer *w = store_writer_open(opt.store, NULL);
+	char ts[40], *rel, *msg;
+	buf text = BUF_INIT;
+	int64_t now = isotime_now();
+	int y, mo, d, h, mi, s, us, rc;
+	cJSON *rec;
+
+	if (w == NULL)
+		return false;
+	isotime_format(ts, now);
+	rec = cJSON_Duplicate(rep, true);
+	cJSON_Delete(json_take(rec, "event"));
+	json_set(rec, "created_at", json_new_string(ts));
+	json_write(&text, rec, JSON_INDENT2, NULL);
+	buf_addc(&text, '\n');
+	isotime_fields(now, &y, &mo, &d, &h, &mi, &s, &us);
+	rel = easprintf(".perfkite/bisect/%04d%02d%02dT%02d%02d%02dZ_%.12s_%.12s.json", y, mo, d,
+	    h, mi, s, json_str(rep, "good"), json_str(rep, "bad"));
+	msg = easprintf("Bisect: %.7s..%.7s %s", json_str(rep, "good"), json_str(rep, "bad"),
+	    json_str(rep, "status"));
+	rc = store_writer_put(w, rel, text.s, text.len);
+	if (rc == 0)
+		rc = store_writer_commit(w, msg);
+	if (rc == 1)
+		warnx_("%s: the bisect report is committed but not pushed", store_writer_shown(w));
+	store_writer_close(w);
+	cJSON_Delete(rec);
+	buf_free(&text);
+	free(rel);
+	free(msg);
+	return rc >= 0;
+}
+
+/*
+ * --from-change: the first line of standard input, a perf-changes change
+ * point: previous.commit_sha is good, commit_sha bad, its metric the
+ * metric, unless given. -1 after saying why.
+ */
+static int
+read_change(struct job *j)
+{
+	jsonl_reader *r = jsonl_open(NULL, 0);
+	jsonl_span sp;
+	const cJSON *prev;
+	int rc = -1;
+
+	if ((j->change = jsonl_next(r, &sp)) == NULL) {
+		if (jsonl_errors(r) == 0)
+			warnx_("--from-change: no change point on standard input");
+		jsonl_close(r);
+		return -1;
+	}
+	prev = json_get(j->change, "previous");
+	if (!cJSON_IsString(json_get(j->change, "commit_sha")) ||
+	    !cJSON_IsString(json_get(prev, "commit_sha")))
+		jsonl_error(r, &sp, "a change point needs commit_sha and previous.commit_sha");
+	else if (!opt.metric_given && cJSON_IsString(json_get(j->change, "metric")) &&
+	    policy_metric_index(json_str(j->change, "metric")) < 0)
+		jsonl_error(r, &sp, "metric '%s' is not one perf-bisect can measure",
+		    json_str(j->change, "metric"));
+	else {
+		if (opt.good == NULL)
+			opt.good = json_str(prev, "commit_sha");
+		if (opt.bad == NULL)
+			opt.bad = json_str(j->change, "commit_sha");
+		if (!opt.metric_given && cJSON_IsString(json_get(j->change, "metric")))
+			opt.metric = policy_metric_index(json_str(j->change, "metric"));
+		rc = 0;
+	}
+	jsonl_close(r);
+	return rc;
+}
+
 /* The whole job; returns the exit status. */
 static int
 run_job(struct job *j, const char *config)
@@ -607,7 +696,7 @@ run_job(struct job *j, const char *config)
 		return EXIT_TROUBLE;
 	}
 	rep = report(j, b, o);
-	rc = !write_report(j, rep) ? EXIT_TROUBLE : o == DONE_FOUND ? EXIT_PASS :
+	rc = !write_report(j, rep) || (opt.store != NULL && !store_report(rep)) ? EXIT_TROUBLE : o == DONE_FOUND ? EXIT_PASS :
 	    o == DONE_NOT_REPRODUCED ? EXIT_NOT_REPRODUCED : EXIT_GATE;
 	cJSON_Delete(rep);
 	bisect_free(b);
@@ -650,6 +739,8 @@ parse_options(int argc, char *argv[])
 		{ "repo", required_argument, NULL, 'C' },
 		{ "md", no_argument, NULL, 'm' },
 		{ "step", no_argument, NULL, 'T' },
+		{ "store", required_argument, NULL, 'Z' },
+		{ "from-change", no_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -674,7 +765,10 @@ parse_options(int argc, char *argv[])
 		case 'm': opt.md = true; break;
 		case 'U': opt.cpu = true; break;
 		case 'T': opt.step = true; break;
+		case 'Z': opt.store = optarg; break;
+		case 'F': opt.from_change = true; break;
 		case 'M':
+			opt.metric_given = true;
 			if ((opt.metric = policy_metric_index(optarg)) < 0) {
 				warnx_("--metric: not a metric: '%s'", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
@@ -713,7 +807,7 @@ parse_options(int argc, char *argv[])
 		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
-	if (opt.good == NULL || opt.bad == NULL) {
+	if ((opt.good == NULL || opt.bad == NULL) && !opt.from_change) {
 		warnx_("give --good and --bad");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
@@ -737,6 +831,8 @@ main(int argc, char *argv[])
 		warnx_("%s: %s", argv[optind], strerror(errno));
 		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
 	}
+	if (opt.from_change && read_change(&j) != 0)
+		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
 	j.repo = path_resolve(opt.repo != NULL ? opt.repo : ".");
 	j.progress = opt.md || opt.step ? stderr : stdout;
 	proc_handle_signals();

@@ -136,15 +136,13 @@ clean() {
 
 @test "--step as a git bisect run script finds the culprit with git's own state" {
 	bisect_repo repo 16 11:1.05
-	good=$(sha 0) bad=$(sha 16)
-	cd repo
-	git bisect start "$bad" "$good" >/dev/null
-	FAKE_AB_NOISE=0.005 run git bisect run perf-bisect --step --cpu --good "$good" \
+	good=$(sha 0) bad=$(sha 16) first=$(sha 11)
+	git -C repo bisect start "$bad" "$good" >/dev/null
+	FAKE_AB_NOISE=0.005 run git -C repo bisect run perf-bisect --step --cpu --good "$good" \
 		--bad "$bad" "$CONF"
 	assert_success
-	assert_output --partial "$(git rev-list --reverse HEAD | sed -n 12p) is the first bad commit"
-	git bisect reset >/dev/null
-	cd ..
+	assert_output --partial "$first is the first bad commit"
+	git -C repo bisect reset >/dev/null
 	clean
 }
 
@@ -156,7 +154,7 @@ clean() {
 		--good "$c0" --bad "$c8" --setup 'test ! -e broken' "$CONF"
 	assert_failure 125
 	git -C repo checkout -q "$c1"
-	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --step --cpu -C repo \
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --step --cpu -C repo --seed 1 \
 		--good "$c0" --bad "$c2" "$CONF"
 	assert_failure 128
 	[[ $stderr == *'"event":"not_reproduced"'* ]]
@@ -177,15 +175,61 @@ clean() {
 
 @test "a culprit that only changes a lock file is a dependency change" {
 	bisect_repo repo 8
-	echo 1.05 >repo/ab-factor
 	echo 'pkg 2.0' >repo/uv.lock
-	git -C repo add -A
+	git -C repo add uv.lock
 	git -C repo commit -qm "bump pkg"
+	# The setup installs what the lock file names: pkg 2.0 is 5% slower.
 	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~9 \
-		--bad HEAD -o rep.json "$CONF"
+		--bad HEAD --setup 'if grep -qs "pkg 2.0" uv.lock; then echo 1.05 >ab-factor; fi' \
+		-o rep.json "$CONF"
 	assert_success
 	assert_equal "$(jq -r '.culprits[0] | "\(.subject) \(.dependency_change)"' rep.json)" \
-		"bump pkg false"
+		"bump pkg true"
+	clean
+}
+
+@test "--from-change takes good, bad and the metric from a perf-changes line" {
+	bisect_repo repo 16 11:1.05
+	jq -cn --arg bad "$(sha 16)" --arg good "$(sha 0)" '{model_id: "m", metric: "latency",
+		direction: "worse", commit_sha: $bad, previous: {commit_sha: $good}}' >change.jsonl
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --from-change \
+		-o rep.json "$CONF" <change.jsonl
+	assert_success
+	assert_equal "$(jq -r '[.good, .bad, .metric, .culprits[0].subject] | @tsv' rep.json)" \
+		"$(printf '%s\t%s\tlatency\tcommit 11' "$(sha 0)" "$(sha 16)")"
+	assert_equal "$(jq -c '.change | {model_id, direction}' rep.json)" \
+		'{"model_id":"m","direction":"worse"}'
+	# A line without the commits is bad input, with its line number.
+	echo '{"metric":"latency"}' >bad.jsonl
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$CONF" <bad.jsonl
+	assert_failure 2
+	assert_equal "$stderr" \
+		"perf-bisect: <stdin>:1: a change point needs commit_sha and previous.commit_sha"
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$CONF" </dev/null
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: --from-change: no change point on standard input"
+	clean
+}
+
+@test "--store keeps the report as a record of its own kind, which no tracking reader loads" {
+	bisect_repo repo 16 11:1.05
+	mkdir store
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --store "$PWD/store" -o rep.json "$CONF"
+	assert_success
+	run find store -name '*.json'
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} =~ ^store/\.perfkite/bisect/[0-9]{8}T[0-9]{6}Z_[0-9a-f]{12}_[0-9a-f]{12}\.json$ ]]
+	f=${lines[0]}
+	assert_equal "$(jq -r '[.schema, .status, .culprits[0].subject, has("event"), (.created_at | test("^20"))] | @tsv' "$f")" \
+		"$(printf 'perfkite.bisect-report/1\tfound\tcommit 11\tfalse\ttrue')"
+	# The tracking readers do not see it: the store reads as empty.
+	run --separate-stderr perf-changes --store "$PWD/store" --all
+	assert_success
+	assert_output ""
+	[ -z "$stderr" ]
+	clean
 }
 
 @test "bad input is exit 2 with one line" {
