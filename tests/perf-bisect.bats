@@ -8,6 +8,7 @@
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
 load lib/bisect_repo
+load lib/stub
 
 CONF=$ROOT_DIR/fixtures/ab/bench.json
 
@@ -229,6 +230,27 @@ clean() {
 	assert_success
 	assert_output ""
 	[ -z "$stderr" ]
+	clean
+}
+
+@test "pipeline-templates/bisect.yml: its command bisects, annotates and keeps the report" {
+	: "${PERF_STUBS:=$ROOT_DIR/build/default/stubs}"
+	bisect_repo repo 16 11:1.05
+	stub_start
+	py -c 'import sys, yaml; s = yaml.safe_load(open(sys.argv[1]))["steps"][0]
+print(s["command"].replace("$$", "$"))' "$ROOT_DIR/pipeline-templates/bisect.yml" >step.sh
+	mkdir store
+	good=$(sha 0) bad=$(sha 16)
+	# A GPU agent, as the stand-in libraries of the tests make one.
+	(cd repo && env PERF_CUDA_LIBRARY="$PERF_STUBS/libfakecuda.so" \
+		PERF_NVML_LIBRARY="$PERF_STUBS/libfakenvml.so" FAKE_GPUS="NVIDIA L40S:48:8.9" \
+		FAKE_AB_NOISE=0.005 PERF_BISECT_GOOD="$good" PERF_BISECT_BAD="$bad" \
+		PERF_BISECT_SETUP=true PERF_BISECT_CONFIG="$CONF" PERF_STORE="$BATS_TEST_TMPDIR/store" \
+		bash -eu ../step.sh)
+	assert_equal "$(jq -r '.culprits[0].subject' repo/bisect-report.json)" "commit 11"
+	assert_equal "$(stub_calls buildkite-agent)" "annotate --context perf-bisect --style info"
+	grep -q "^| $(sha 11 | cut -c1-12) | commit 11 |" "$STUB_DIR/annotation.1.md"
+	[ "$(find store/.perfkite/bisect -name '*.json' | wc -l)" -eq 1 ]
 	clean
 }
 
