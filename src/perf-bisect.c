@@ -453,7 +453,7 @@ table(buf *out, const cJSON *rep)
 
 /* The report to -o and stdout; false when it could not be written. */
 static bool
-write_report(struct job *j, cJSON *rep)
+write_report(const cJSON *rep)
 {
 	buf out = BUF_INIT;
 	bool ok = true;
@@ -471,7 +471,6 @@ write_report(struct job *j, cJSON *rep)
 		json_write(&out, rep, JSON_COMPACT, NULL);
 		buf_addc(&out, '\n');
 	}
-	(void)j;
 	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) || fflush(stdout) != 0) {
 		warnx_("write error on standard output: %s", strerror(errno));
 		clearerr(stdout);
@@ -696,7 +695,7 @@ run_job(struct job *j, const char *config)
 		return EXIT_TROUBLE;
 	}
 	rep = report(j, b, o);
-	rc = !write_report(j, rep) || (opt.store != NULL && !store_report(rep)) ? EXIT_TROUBLE : o == DONE_FOUND ? EXIT_PASS :
+	rc = !write_report(rep) || (opt.store != NULL && !store_report(rep)) ? EXIT_TROUBLE : o == DONE_FOUND ? EXIT_PASS :
 	    o == DONE_NOT_REPRODUCED ? EXIT_NOT_REPRODUCED : EXIT_GATE;
 	cJSON_Delete(rep);
 	bisect_free(b);

@@ -206,6 +206,10 @@ clean() {
 	assert_failure 2
 	assert_equal "$stderr" \
 		"perf-bisect: <stdin>:1: a change point needs commit_sha and previous.commit_sha"
+	echo '{"commit_sha": ' >bad.jsonl
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$CONF" <bad.jsonl
+	assert_failure 2
+	[[ $stderr == "perf-bisect: <stdin>:1: "* ]]
 	run --separate-stderr perf-bisect --cpu -C repo --from-change "$CONF" </dev/null
 	assert_failure 2
 	assert_equal "$stderr" "perf-bisect: --from-change: no change point on standard input"
