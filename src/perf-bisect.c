@@ -35,8 +35,8 @@ static const char usage_text[] =
     "usage: perf-bisect --good ref --bad ref [--metric m] [--setup cmd] [--alpha a]\n"
     "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
     "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
-    "                   [-o report.json] [--md] [--store store] [--step]\n"
-    "                   [--from-change] config\n";
+    "                   [-o report.json] [--md] [--store store] [--confirm]\n"
+    "                   [--step] [--from-change] config\n";
 
 /* Exit statuses of --step, as git bisect run reads them. */
 enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
@@ -50,7 +50,7 @@ static struct {
 	double alpha;
 	long confirm, probe_min, probe_max, max_runs;
 	unsigned long long seed;
-	bool md, cpu, step;
+	bool md, cpu, step, ab_confirm;
 } opt;
 
 /* One commit of the range: 0 is good, n is bad. */
@@ -374,6 +374,95 @@ culprits_json(struct job *j, const struct bisect *b)
 	return a;
 }
 
+static int
+commit_index(const struct job *j, const char *sha)
+{
+	for (int i = 0; i <= j->n; i++)
+		if (strcmp(j->c[i].sha, sha) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * --confirm: perf-ab between the culprit's parent and the culprit, in
+ * their worktrees, with the band half the change the culprit is credited
+ * with; its verdict, ratio and interval for the metric, as
+ * "confirmation" of the culprit k (or null when it could not run).
+ */
+static void
+confirm_culprit(struct job *j, cJSON *k, double delta)
+{
+	int p = commit_index(j, json_str(k, "parent")), c = commit_index(j, json_str(k, "commit"));
+	const char *slash = strrchr(j->collect, '/');
+	char *ab = slash != NULL ? easprintf("%.*s/perf-ab", (int)(slash - j->collect),
+	    j->collect) : estrdup("perf-ab");
+	char *out = easprintf("%s/confirm-%d.json", j->work, c), *log = easprintf("%s.log", out);
+	char band[32], seed[32], *argv[24];
+	struct proc_spec spec;
+	struct proc_result res;
+	cJSON *rep = NULL, *x = json_new_null(), *r;
+	buf text = BUF_INIT;
+	json_error e;
+	int n = 0;
+
+	snprintf(band, sizeof band, "%.3f", fmax(0.5, 50 * fabs(expm1(json_num(k, "share") *
+	    delta))));
+	snprintf(seed, sizeof seed, "%llu", opt.seed);
+	if (slash != NULL && access(ab, X_OK) != 0) {
+		free(ab);
+		ab = estrdup("perf-ab");
+	}
+	argv[n++] = ab;
+	if (opt.cpu)
+		argv[n++] = (char *)"--cpu";
+	if (opt.timeout != NULL) {
+		argv[n++] = (char *)"-t";
+		argv[n++] = (char *)opt.timeout;
+	}
+	if (opt.runner != NULL) {
+		argv[n++] = (char *)"-r";
+		argv[n++] = (char *)opt.runner;
+	}
+	argv[n++] = (char *)"--base";
+	argv[n++] = j->c[p].dir;
+	argv[n++] = (char *)"--head";
+	argv[n++] = j->c[c].dir;
+	argv[n++] = (char *)"--band";
+	argv[n++] = band;
+	argv[n++] = (char *)"--seed";
+	argv[n++] = seed;
+	argv[n++] = (char *)"-o";
+	argv[n++] = out;
+	argv[n++] = j->config;
+	argv[n] = NULL;
+	memset(&spec, 0, sizeof spec);
+	spec.argv = argv;
+	spec.log = log;
+	if (p >= 0 && c >= 0 && j->c[p].dir != NULL && j->c[c].dir != NULL &&
+	    proc_run(&spec, &res) == 0 && !res.interrupted && buf_read_file(&text, out) == 0 &&
+	    (rep = json_parse(text.s != NULL ? text.s : "", text.len, &e)) != NULL) {
+		cJSON_ArrayForEach(r, json_get(rep, "results"))
+			if (strcmp(json_str(r, "metric"), metric_table[opt.metric].key) == 0) {
+				cJSON_Delete(x);
+				x = json_new_object();
+				json_set(x, "verdict", json_new_string(json_str(r, "verdict")));
+				json_set(x, "ratio", cJSON_Duplicate(json_get(r, "ratio"), true));
+				json_set(x, "interval", cJSON_Duplicate(json_get(r, "interval"), true));
+				json_set(x, "band", cJSON_Duplicate(json_get(r, "band"), true));
+				json_set(x, "pairs", cJSON_Duplicate(json_get(r, "pairs"), true));
+				break;
+			}
+	} else
+		warnx_("--confirm: perf-ab could not compare %.12s with its parent (see %s)",
+		    json_str(k, "commit"), log);
+	json_set(k, "confirmation", x);
+	cJSON_Delete(rep);
+	buf_free(&text);
+	free(ab);
+	free(out);
+	free(log);
+}
+
 static const char *
 status_name(enum outcome o)
 {
@@ -397,6 +486,12 @@ report(struct job *j, const struct bisect *b, enum outcome o)
 		json_set(r, "change", cJSON_Duplicate(j->change, true));
 	json_set(r, "metric", json_new_string(metric_table[opt.metric].key));
 	json_set(r, "culprits", culprits_json(j, b));
+	if (opt.ab_confirm) {
+		cJSON *k;
+
+		cJSON_ArrayForEach(k, json_get(r, "culprits"))
+			confirm_culprit(j, k, bisect_delta(b));
+	}
 	json_set(r, "probes", bisect_probes_json(b));
 	for (int i = 1; i < j->n; i++)
 		if (j->c[i].ready < 0)
@@ -740,6 +835,7 @@ parse_options(int argc, char *argv[])
 		{ "step", no_argument, NULL, 'T' },
 		{ "store", required_argument, NULL, 'Z' },
 		{ "from-change", no_argument, NULL, 'F' },
+		{ "confirm", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -766,6 +862,7 @@ parse_options(int argc, char *argv[])
 		case 'T': opt.step = true; break;
 		case 'Z': opt.store = optarg; break;
 		case 'F': opt.from_change = true; break;
+		case 'K': opt.ab_confirm = true; break;
 		case 'M':
 			opt.metric_given = true;
 			if ((opt.metric = policy_metric_index(optarg)) < 0) {

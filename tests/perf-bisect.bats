@@ -189,6 +189,17 @@ clean() {
 	clean
 }
 
+@test "--confirm: perf-ab between the culprit's parent and the culprit finds it slower" {
+	bisect_repo repo 16 11:1.05
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --confirm -o rep.json "$CONF"
+	assert_success
+	assert_equal "$(jq -r '.culprits[0] | [.subject, .confirmation.verdict] | @tsv' rep.json)" \
+		"$(printf 'commit 11\tslower')"
+	jq -e '.culprits[0].confirmation | .ratio > 1.03 and .ratio < 1.07 and .pairs >= 5' rep.json
+	clean
+}
+
 @test "--from-change takes good, bad and the metric from a perf-changes line" {
 	bisect_repo repo 16 11:1.05
 	jq -cn --arg bad "$(sha 16)" --arg good "$(sha 0)" '{model_id: "m", metric: "latency",
