@@ -36,7 +36,7 @@ static const char usage_text[] =
     "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
     "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
     "                   [-o report.json] [--md] [--store store] [--confirm]\n"
-    "                   [--step] [--from-change] config\n";
+    "                   [--step] [--from-change] config ...\n";
 
 /* Exit statuses of --step, as git bisect run reads them. */
 enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
@@ -61,7 +61,9 @@ struct commit {
 };
 
 struct job {
-	char *repo, *work, *collect, *config;
+	char *repo, *work, *collect;
+	char **configs;		/* absolute */
+	int nconf;
 	struct commit *c;
 	int n;			/* commits after good */
 	char **names;
@@ -191,17 +193,21 @@ prepare(struct job *j, int i)
 	return rc == 0;
 }
 
-/* One run of commit i: the metric's value, or NAN after saying why. */
+/*
+ * One run of commit i, perf-collect over every config: the geometric mean
+ * of the metric over their records, or NAN after saying why.
+ */
 static double
 run_one(struct job *j, int i)
 {
 	char *dir = easprintf("%s/runs/%04ld", j->work, j->runs + 1);
-	char *log = easprintf("%s.log", dir), *what, *argv[12];
+	char *logf = easprintf("%s.log", dir), *what, **argv;
 	const char *key = metric_table[opt.metric].raw_key;
-	double x = NAN;
-	cJSON *rec;
-	int n = 0;
+	double x = NAN, sum = 0;
+	cJSON *recs, *rec;
+	int n = 0, got = 0;
 
+	argv = ecalloc((size_t)j->nconf + 10, sizeof *argv);
 	argv[n++] = j->collect;
 	if (opt.cpu)
 		argv[n++] = (char *)"--cpu";
@@ -215,26 +221,36 @@ run_one(struct job *j, int i)
 	}
 	argv[n++] = (char *)"-o";
 	argv[n++] = dir;
-	argv[n++] = j->config;
+	for (int c = 0; c < j->nconf; c++)
+		argv[n++] = j->configs[c];
 	argv[n] = NULL;
 	what = easprintf("run %ld at %.12s", j->runs + 1, j->c[i].sha);
 	j->runs++;
-	if (collect_run_in(j->c[i].dir, argv, log, what) == 0) {
-		if ((rec = collect_read_record(dir)) == NULL)
-			warnx_("%s: perf-collect wrote no record (see %s)", what, log);
-		else {
+	if (collect_run_in(j->c[i].dir, argv, logf, what) == 0) {
+		recs = collect_read_records(dir);
+		cJSON_ArrayForEach(rec, recs) {
 			const cJSON *v = json_get(rec, key);
 
-			if (cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble > 0)
-				x = v->valuedouble;
-			else
-				warnx_("%s: the record has no positive %s", what, key);
-			cJSON_Delete(rec);
+			if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
+				warnx_("%s: %s: the record has no positive %s", what,
+				    json_str(rec, "benchmark_id"), key);
+				got = -1;
+				break;
+			}
+			sum += log(v->valuedouble);
+			got++;
 		}
+		if (got >= 0 && got != j->nconf)
+			warnx_("%s: perf-collect wrote %d records for %d configs (see %s)", what, got,
+			    j->nconf, logf);
+		else if (got > 0)
+			x = exp(sum / got);
+		cJSON_Delete(recs);
 	}
+	free(argv);
 	free(what);
 	free(dir);
-	free(log);
+	free(logf);
 	return x;
 }
 
@@ -397,7 +413,7 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	char *ab = slash != NULL ? easprintf("%.*s/perf-ab", (int)(slash - j->collect),
 	    j->collect) : estrdup("perf-ab");
 	char *out = easprintf("%s/confirm-%d.json", j->work, c), *log = easprintf("%s.log", out);
-	char band[32], seed[32], *argv[24];
+	char band[32], seed[32], **argv = ecalloc((size_t)j->nconf + 24, sizeof *argv);
 	struct proc_spec spec;
 	struct proc_result res;
 	cJSON *rep = NULL, *x = json_new_null(), *r;
@@ -433,7 +449,8 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	argv[n++] = seed;
 	argv[n++] = (char *)"-o";
 	argv[n++] = out;
-	argv[n++] = j->config;
+	for (int i = 0; i < j->nconf; i++)
+		argv[n++] = j->configs[i];
 	argv[n] = NULL;
 	memset(&spec, 0, sizeof spec);
 	spec.argv = argv;
@@ -441,23 +458,29 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	if (p >= 0 && c >= 0 && j->c[p].dir != NULL && j->c[c].dir != NULL &&
 	    proc_run(&spec, &res) == 0 && !res.interrupted && buf_read_file(&text, out) == 0 &&
 	    (rep = json_parse(text.s != NULL ? text.s : "", text.len, &e)) != NULL) {
-		cJSON_ArrayForEach(r, json_get(rep, "results"))
-			if (strcmp(json_str(r, "metric"), metric_table[opt.metric].key) == 0) {
-				cJSON_Delete(x);
-				x = json_new_object();
-				json_set(x, "verdict", json_new_string(json_str(r, "verdict")));
-				json_set(x, "ratio", cJSON_Duplicate(json_get(r, "ratio"), true));
-				json_set(x, "interval", cJSON_Duplicate(json_get(r, "interval"), true));
-				json_set(x, "band", cJSON_Duplicate(json_get(r, "band"), true));
-				json_set(x, "pairs", cJSON_Duplicate(json_get(r, "pairs"), true));
-				break;
-			}
+		cJSON_Delete(x);
+		x = json_new_array();
+		cJSON_ArrayForEach(r, json_get(rep, "results")) {
+			cJSON *o;
+
+			if (strcmp(json_str(r, "metric"), metric_table[opt.metric].key) != 0)
+				continue;
+			o = json_new_object();
+			json_set(o, "benchmark_id", json_new_string(json_str(r, "benchmark_id")));
+			json_set(o, "verdict", json_new_string(json_str(r, "verdict")));
+			json_set(o, "ratio", cJSON_Duplicate(json_get(r, "ratio"), true));
+			json_set(o, "interval", cJSON_Duplicate(json_get(r, "interval"), true));
+			json_set(o, "band", cJSON_Duplicate(json_get(r, "band"), true));
+			json_set(o, "pairs", cJSON_Duplicate(json_get(r, "pairs"), true));
+			json_append(x, o);
+		}
 	} else
 		warnx_("--confirm: perf-ab could not compare %.12s with its parent (see %s)",
 		    json_str(k, "commit"), log);
 	json_set(k, "confirmation", x);
 	cJSON_Delete(rep);
 	buf_free(&text);
+	free(argv);
 	free(ab);
 	free(out);
 	free(log);
@@ -481,7 +504,13 @@ report(struct job *j, const struct bisect *b, enum outcome o)
 	json_set(r, "good", json_new_string(j->c[0].sha));
 	json_set(r, "bad", json_new_string(j->c[j->n].sha));
 	json_set(r, "commits", json_new_int(j->n));
-	json_set(r, "config", json_new_string(j->config));
+	{
+		cJSON *a = json_new_array();
+
+		for (int c = 0; c < j->nconf; c++)
+			json_append(a, json_new_string(j->configs[c]));
+		json_set(r, "configs", a);
+	}
 	if (j->change != NULL)
 		json_set(r, "change", cJSON_Duplicate(j->change, true));
 	json_set(r, "metric", json_new_string(metric_table[opt.metric].key));
@@ -600,7 +629,9 @@ cleanup(struct job *j)
 	free(j->repo);
 	free(j->work);
 	free(j->collect);
-	free(j->config);
+	for (int c = 0; c < j->nconf; c++)
+		free(j->configs[c]);
+	free(j->configs);
 	cJSON_Delete(j->change);
 }
 
@@ -636,10 +667,10 @@ step_commits(struct job *j, long *span)
 }
 
 static int
-start_job(struct job *j, const char *config, long *span)
+start_job(struct job *j, char **configs, int nconf, long *span)
 {
 	const char *tmp = getenv("TMPDIR");
-	char *runs, *check[] = { NULL, (char *)"--check", NULL, NULL }, *log;
+	char *runs, **check, *log;
 	int rc;
 
 	j->work = easprintf("%s/perf-bisect-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
@@ -655,12 +686,17 @@ start_job(struct job *j, const char *config, long *span)
 	if (rc != 0)
 		return -1;
 	j->collect = collect_find();
-	j->config = path_resolve(config);
+	j->nconf = nconf;
+	j->configs = ecalloc((size_t)nconf, sizeof *j->configs);
+	check = ecalloc((size_t)nconf + 3, sizeof *check);
 	check[0] = j->collect;
-	check[2] = j->config;
+	check[1] = (char *)"--check";
+	for (int c = 0; c < nconf; c++)
+		check[c + 2] = j->configs[c] = path_resolve(configs[c]);
 	log = easprintf("%s/check.log", j->work);
-	rc = collect_run_in(".", check, log, "config");
+	rc = collect_run_in(".", check, log, "configs");
 	free(log);
+	free(check);
 	if (rc != 0)
 		return -1;
 	if (opt.step ? step_commits(j, span) : list_commits(j))
@@ -755,7 +791,7 @@ read_change(struct job *j)
 
 /* The whole job; returns the exit status. */
 static int
-run_job(struct job *j, const char *config)
+run_job(struct job *j, char **configs, int nconf)
 {
 	struct bisect_conf c;
 	struct bisect *b;
@@ -764,7 +800,7 @@ run_job(struct job *j, const char *config)
 	int rc;
 	cJSON *rep;
 
-	if (start_job(j, config, &span) != 0)
+	if (start_job(j, configs, nconf, &span) != 0)
 		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
 	memset(&c, 0, sizeof c);
 	c.n = j->n;
@@ -907,8 +943,8 @@ parse_options(int argc, char *argv[])
 		warnx_("give --good and --bad");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	if (argc - optind != 1) {
-		warnx_(optind == argc ? "no benchmark config given" : "give one benchmark config");
+	if (argc == optind) {
+		warnx_("no benchmark config given");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 }
@@ -923,16 +959,17 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	memset(&j, 0, sizeof j);
 	parse_options(argc, argv);
-	if (access(argv[optind], R_OK) != 0) {
-		warnx_("%s: %s", argv[optind], strerror(errno));
-		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
-	}
+	for (int i = optind; i < argc; i++)
+		if (access(argv[i], R_OK) != 0) {
+			warnx_("%s: %s", argv[i], strerror(errno));
+			return opt.step ? STEP_ABORT : EXIT_TROUBLE;
+		}
 	if (opt.from_change && read_change(&j) != 0)
 		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
 	j.repo = path_resolve(opt.repo != NULL ? opt.repo : ".");
 	j.progress = opt.md || opt.step ? stderr : stdout;
 	proc_handle_signals();
-	rc = run_job(&j, argv[optind]);
+	rc = run_job(&j, argv + optind, argc - optind);
 	cleanup(&j);
 	if (proc_stop_signal() != 0) {
 		warnx_("stopped by signal %d", proc_stop_signal());

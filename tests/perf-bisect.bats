@@ -194,9 +194,28 @@ clean() {
 	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
 		--bad HEAD --confirm -o rep.json "$CONF"
 	assert_success
-	assert_equal "$(jq -r '.culprits[0] | [.subject, .confirmation.verdict] | @tsv' rep.json)" \
-		"$(printf 'commit 11\tslower')"
-	jq -e '.culprits[0].confirmation | .ratio > 1.03 and .ratio < 1.07 and .pairs >= 5' rep.json
+	assert_equal "$(jq -r '.culprits[0] | [.subject, .confirmation[0].benchmark_id,
+		.confirmation[0].verdict] | @tsv' rep.json)" "$(printf 'commit 11\tab-bench\tslower')"
+	jq -e '.culprits[0].confirmation[0] | .ratio > 1.03 and .ratio < 1.07 and .pairs >= 5' rep.json
+	clean
+}
+
+@test "several configs: each run is the geometric mean of their records" {
+	bisect_repo repo 16 11:1.05
+	mkdir cfg
+	ln -s "$ROOT_DIR/fixtures/runners" runners
+	jq '.benchmark_id = "ab-bench-2"' "$CONF" >cfg/two.json
+	# The second benchmark takes 40 s a run, the first 10 s.
+	jq --arg r "$ROOT_DIR/fixtures/runners/ab-runner.sh" '.benchmark_id = "ab-bench-3" |
+		.run_config.command = ["env", "FAKE_AB_SECONDS=40.0", $r]' "$CONF" >cfg/three.json
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD -o rep.json cfg/two.json cfg/three.json
+	assert_success
+	assert_equal "$(jq -r '.culprits[0].subject' rep.json)" "commit 11"
+	assert_equal "$(jq -r '.configs | map(sub(".*/"; "")) | join(",")' rep.json)" "two.json,three.json"
+	printf '%s\n' "$output" >out.jsonl
+	# Two records per run, one value: their geometric mean, about 20 s.
+	jq -se '[.[] | select(.event == "round") | .values[]] | all(. > 19 and . < 22)' out.jsonl
 	clean
 }
 

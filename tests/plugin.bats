@@ -126,7 +126,8 @@ setup() {
 	export PERF_BISECT_BAD=HEAD ${P}CONFIGS=$ROOT_DIR/fixtures/ab
 	run --separate-stderr "$ROOT_DIR/hooks/command"
 	assert_failure 2
-	assert_equal "$stderr" "perfkite: plugin option 'bisect' needs configs to be one config file"
+	assert_equal "$stderr" \
+		"perfkite: plugin option 'bisect' needs configs to be config files, not '$ROOT_DIR/fixtures/ab'"
 }
 
 @test "command hook: one config as a string; the lane's status is the step's" {

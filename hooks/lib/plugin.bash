@@ -165,7 +165,8 @@ plugin_lane_args() {
 	plugin_list CONFIGS | grep -v '^$' || true
 }
 
-# plugin_bisect_args: perf-bisect's arguments for the plugin's options and
+# plugin_bisect_args: perf-bisect's arguments for the plugin's options (the
+# configs must be files) and
 # the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD and PERF_BISECT_SETUP, one
 # per line; non-zero after saying what is missing.
 plugin_bisect_args() {
@@ -175,10 +176,15 @@ plugin_bisect_args() {
 		return 2
 	fi
 	configs=$(plugin_list CONFIGS | grep -v '^$' || true)
-	if [ -z "$configs" ] || [ "$(wc -l <<<"$configs")" -ne 1 ] || [ ! -f "$configs" ]; then
-		echo "perfkite: plugin option 'bisect' needs configs to be one config file" >&2
+	if [ -z "$configs" ]; then
+		echo "perfkite: plugin option 'bisect' needs configs, the benchmark config files" >&2
 		return 2
 	fi
+	while IFS= read -r v; do
+		[ -f "$v" ] && continue
+		echo "perfkite: plugin option 'bisect' needs configs to be config files, not '$v'" >&2
+		return 2
+	done <<<"$configs"
 	reports=$(plugin_reports)
 	printf '%s\n' --good "$PERF_BISECT_GOOD" --bad "$PERF_BISECT_BAD" \
 		-o "$reports/bisect_report.json" --md

@@ -69,18 +69,19 @@ collect_run_in(const char *dir, char **argv, const char *log, const char *what)
 	return rc;
 }
 
-cJSON *
-collect_read_record(const char *dir)
+/* The records of dir, parsed, until max of them (0: all) are in a. */
+static void
+read_records(const char *dir, cJSON *a, int max)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
-	cJSON *rec = NULL;
 	buf text = BUF_INIT;
 	json_error e;
 
 	if (d == NULL)
-		return NULL;
-	while (rec == NULL && (de = readdir(d)) != NULL) {
+		return;
+	while ((max == 0 || cJSON_GetArraySize(a) < max) && (de = readdir(d)) != NULL) {
+		cJSON *rec = NULL;
 		char *p;
 
 		if (strncmp(de->d_name, "perf_", 5) != 0)
@@ -89,10 +90,30 @@ collect_read_record(const char *dir)
 		buf_reset(&text);
 		if (buf_read_file(&text, p) == 0)
 			rec = json_parse(text.s != NULL ? text.s : "", text.len, &e);
+		if (rec != NULL)
+			json_append(a, rec);
 		free(p);
 	}
 	closedir(d);
 	buf_free(&text);
+}
+
+cJSON *
+collect_read_record(const char *dir)
+{
+	cJSON *a = json_new_array(), *rec;
+
+	read_records(dir, a, 1);
+	rec = cJSON_DetachItemFromArray(a, 0);
+	cJSON_Delete(a);
 	return rec;
 }
 
+cJSON *
+collect_read_records(const char *dir)
+{
+	cJSON *a = json_new_array();
+
+	read_records(dir, a, 0);
+	return a;
+}

@@ -22,4 +22,7 @@ int collect_run_in(const char *dir, char **argv, const char *log, const char *wh
 /* The one perf_*.json perf-collect wrote in dir, parsed; NULL when none. */
 cJSON *collect_read_record(const char *dir);
 
+/* Every perf_*.json perf-collect wrote in dir that parses, as an array. */
+cJSON *collect_read_records(const char *dir);
+
 #endif
