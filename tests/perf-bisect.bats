@@ -312,6 +312,14 @@ print(s["command"].replace("$$", "$"))' "$ROOT_DIR/pipeline-templates/bisect.yml
 	assert_failure 2
 	[[ ${stderr} == *"perf-bisect: --setup failed at --"[a-z]*" $(sha 0)"* ||
 		${stderr} == *"perf-bisect: --setup failed at --bad $(sha 4)"* ]]
+	# A commit of a merged side branch is not on the first-parent history.
+	git -C repo checkout -q -b side HEAD~2
+	git -C repo commit -q --allow-empty -m side
+	git -C repo checkout -q -
+	git -C repo merge -q --no-ff -m merge side
+	run --separate-stderr perf-bisect --cpu -C repo --good side --bad HEAD "$CONF"
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: --good side: not on the first-parent history of --bad HEAD"
 	clean
 }
 
