@@ -119,7 +119,16 @@ setup() {
 	grep -q '^### Bisect: [0-9a-f]*\.\.[0-9a-f]*, 8 commits, [0-9]* runs on this agent: found$' \
 		"$STUB_DIR/annotation.1.md"
 	grep -q '^artifact upload .*out/bisect_report.json' "$STUB_DIR/buildkite-agent.calls"
-	unset PERF_BISECT_BAD
+	# Without the variables, the build's meta-data (as a trigger from a change point sets it).
+	printf '%s' "$PERF_BISECT_GOOD" >"$STUB_DIR/meta-data.perf-bisect-good"
+	printf '%s' "$PERF_BISECT_BAD" >"$STUB_DIR/meta-data.perf-bisect-bad"
+	unset PERF_BISECT_GOOD PERF_BISECT_BAD
+	rm -rf out
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_equal "$(jq -r '.culprits[0].subject' out/bisect_report.json)" "commit 5"
+	grep -q '^meta-data get perf-bisect-bad$' "$STUB_DIR/buildkite-agent.calls"
+	rm "$STUB_DIR/meta-data.perf-bisect-bad"
 	run --separate-stderr "$ROOT_DIR/hooks/command"
 	assert_failure 2
 	assert_equal "$stderr" "perfkite: plugin option 'bisect' needs PERF_BISECT_GOOD and PERF_BISECT_BAD"

@@ -166,12 +166,15 @@ plugin_lane_args() {
 }
 
 # plugin_bisect_args: perf-bisect's arguments for the plugin's options (the
-# configs must be files) and
-# the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD and PERF_BISECT_SETUP, one
-# per line; non-zero after saying what is missing.
+# configs must be files) and the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD
+# (else the build's meta-data perf-bisect-good and perf-bisect-bad) and
+# PERF_BISECT_SETUP, one per line; non-zero after saying what is missing.
 plugin_bisect_args() {
-	local configs reports v
-	if [ -z "${PERF_BISECT_GOOD:-}" ] || [ -z "${PERF_BISECT_BAD:-}" ]; then
+	local configs reports v good=${PERF_BISECT_GOOD:-} bad=${PERF_BISECT_BAD:-}
+	# Else the build's meta-data, as a trigger from a change point sets it.
+	[ -n "$good" ] || good=$(buildkite-agent meta-data get perf-bisect-good 2>/dev/null) || good=
+	[ -n "$bad" ] || bad=$(buildkite-agent meta-data get perf-bisect-bad 2>/dev/null) || bad=
+	if [ -z "$good" ] || [ -z "$bad" ]; then
 		echo "perfkite: plugin option 'bisect' needs PERF_BISECT_GOOD and PERF_BISECT_BAD" >&2
 		return 2
 	fi
@@ -186,8 +189,7 @@ plugin_bisect_args() {
 		return 2
 	done <<<"$configs"
 	reports=$(plugin_reports)
-	printf '%s\n' --good "$PERF_BISECT_GOOD" --bad "$PERF_BISECT_BAD" \
-		-o "$reports/bisect_report.json" --md
+	printf '%s\n' --good "$good" --bad "$bad" -o "$reports/bisect_report.json" --md
 	[ -z "${PERF_BISECT_SETUP:-}" ] || printf '%s\n' --setup "$PERF_BISECT_SETUP"
 	v=$(plugin_option STORE)
 	[ -z "$v" ] || printf '%s\n' --store "$v"
@@ -207,7 +209,7 @@ plugin_bisect() {
 	mapfile -t args <<<"$out"
 	reports=$(plugin_reports)
 	mkdir -p "$reports" || return 2
-	echo "--- perf-bisect ${PERF_BISECT_GOOD}..${PERF_BISECT_BAD}"
+	echo "--- perf-bisect ${args[1]}..${args[3]}"
 	PATH="$root/bin:$PATH" perf-bisect "${args[@]}" >"$reports/annotation.md" || st=$?
 	return "$st"
 }

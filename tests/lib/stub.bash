@@ -1,6 +1,7 @@
 # shellcheck shell=bash
 # Stand-ins for what only a Buildkite agent or a GPU machine has, as the
-# real ones document them: buildkite-agent (artifact upload, annotate) and
+# real ones document them: buildkite-agent (artifact upload, annotate,
+# meta-data get) and
 # nvidia-smi (a CSV query, repeated with -l until killed). Each records its
 # command lines, one per line, in $STUB_DIR/<name>.calls, so that a test
 # can compare them with the exact arguments it expects; annotate keeps the
@@ -19,6 +20,10 @@ stub_start() {
 			cat >"$STUB_DIR/annotation.$n.md" ;;
 		artifact)
 			[ "$2" = upload ] || exit 1 ;;
+		meta-data)
+			# get KEY: the value a test put in $STUB_DIR/meta-data.KEY, else status 1
+			[ "$2" = get ] && [ -f "$STUB_DIR/meta-data.$3" ] || exit 1
+			cat "$STUB_DIR/meta-data.$3" ;;
 		*) echo "buildkite-agent stand-in: unexpected command: $*" >&2; exit 1 ;;
 		esac
 	EOF
