@@ -7,6 +7,7 @@
 load lib/common
 load lib/stub
 load lib/ab_repo
+load lib/bisect_repo
 
 LANE=$FIXTURES/perf-lane
 P=BUILDKITE_PLUGIN_PERFKITE_
@@ -39,12 +40,13 @@ setup() {
 		for bad in ({"confgs": "a"}, {"upload-policy": "sometimes"}, {"dashboard-days": 0},
 		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"},
 		            {"changes": "sometimes"}, {"rule": "median"}, {"ab-base": ""},
-		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"}):
+		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"},
+		            {"bisect": "yes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 24"
+	assert_output "perfkite 25"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -99,6 +101,42 @@ setup() {
 	run --separate-stderr "$ROOT_DIR/hooks/environment"
 	assert_failure 2
 	assert_equal "$stderr" "perfkite: unknown plugin option 'extra'"
+}
+
+@test "command hook with bisect: true runs perf-bisect; pre-exit annotates its table" {
+	bisect_repo repo 8 5:1.05
+	cd repo
+	export ${P}BISECT=true ${P}CONFIGS=$ROOT_DIR/fixtures/ab/bench.json ${P}CPU=true \
+		${P}REPORTS_DIR=out FAKE_AB_NOISE=0.005
+	PERF_BISECT_GOOD=$(git rev-list --max-parents=0 HEAD) PERF_BISECT_BAD=$(git rev-parse HEAD)
+	export PERF_BISECT_GOOD PERF_BISECT_BAD
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_line --index 0 "--- perf-bisect $PERF_BISECT_GOOD..$PERF_BISECT_BAD"
+	assert_equal "$(jq -r '.culprits[0].subject' out/bisect_report.json)" "commit 5"
+	BUILDKITE_COMMAND_EXIT_STATUS=0 run "$ROOT_DIR/hooks/pre-exit"
+	assert_success
+	grep -q '^### Bisect: [0-9a-f]*\.\.[0-9a-f]*, 8 commits, [0-9]* runs on this agent: found$' \
+		"$STUB_DIR/annotation.1.md"
+	grep -q '^artifact upload .*out/bisect_report.json' "$STUB_DIR/buildkite-agent.calls"
+	# Without the variables, the build's meta-data (as a trigger from a change point sets it).
+	printf '%s' "$PERF_BISECT_GOOD" >"$STUB_DIR/meta-data.perf-bisect-good"
+	printf '%s' "$PERF_BISECT_BAD" >"$STUB_DIR/meta-data.perf-bisect-bad"
+	unset PERF_BISECT_GOOD PERF_BISECT_BAD
+	rm -rf out
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_equal "$(jq -r '.culprits[0].subject' out/bisect_report.json)" "commit 5"
+	grep -q '^meta-data get perf-bisect-bad$' "$STUB_DIR/buildkite-agent.calls"
+	rm "$STUB_DIR/meta-data.perf-bisect-bad"
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_equal "$stderr" "perfkite: plugin option 'bisect' needs PERF_BISECT_GOOD and PERF_BISECT_BAD"
+	export PERF_BISECT_BAD=HEAD ${P}CONFIGS=$ROOT_DIR/fixtures/ab
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_equal "$stderr" \
+		"perfkite: plugin option 'bisect' needs configs to be config files, not '$ROOT_DIR/fixtures/ab'"
 }
 
 @test "command hook: one config as a string; the lane's status is the step's" {
@@ -325,7 +363,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 26
+	assert_equal "${#lines[@]}" 27
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {

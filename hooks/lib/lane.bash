@@ -440,6 +440,7 @@ lane_changes() {
 		{
 			printf '\n'
 			cat "$work/changes.md"
+			lane_bisect_trigger
 			if [ "$changes" = gate ]; then
 				printf '\n**The lane failed because of the worse change points above**'
 				printf ' (`--changes gate`, the plugin option `changes: gate`).\n'
@@ -568,6 +569,37 @@ lane_site() {
 		fi ;;
 	esac
 	echo "site published to $site"
+}
+
+# lane_bisect_trigger: after worse change points, the ready-made trigger of
+# a bisect (perf-bisect(1), pipeline-templates/bisect.yml) of the last one
+# listed: a trigger step of the pipeline PERF_BISECT_PIPELINE (default
+# performance-bisect) for buildkite-agent pipeline upload, in a folded
+# block; nothing when its commits are not known. perf-changes writes the
+# change's commit_sha before its previous one's.
+lane_bisect_trigger() {
+	local line
+	local -a shas
+	line=$(grep '"direction":"worse"' "$work/changes.jsonl" | grep -v '"tentative":true' | tail -n 1)
+	mapfile -t shas < <(grep -oE '"commit_sha":"[0-9a-f]{7,64}"' <<<"$line" | cut -d'"' -f4)
+	[ "${#shas[@]}" -eq 2 ] || return 0
+	cat <<-EOF
+
+		<details><summary>Find the culprit of the last worse change on one agent (perf-bisect)</summary>
+
+		\`\`\`sh
+		buildkite-agent pipeline upload <<'YAML'
+		steps:
+		  - trigger: ${PERF_BISECT_PIPELINE:-performance-bisect}
+		    build:
+		      commit: "${shas[0]}"
+		      env:
+		        PERF_BISECT_GOOD: "${shas[1]}"
+		        PERF_BISECT_BAD: "${shas[0]}"
+		YAML
+		\`\`\`
+		</details>
+	EOF
 }
 
 # lane_ab: the A/B (perf-ab(1)), with --ab-base on pull requests whose
