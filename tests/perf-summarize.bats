@@ -441,7 +441,9 @@ sys.stdout.write(R.summary_markdown([json.loads(l) for l in open(sys.argv[2])]))
 	assert_equal "$output" "$want"
 	[ "$(grep -c '^| wan-t2v-1.3b-2gpu | NVIDIA L40S | ' <<<"$output")" -eq 3 ]
 	# The suggestion is the config change to paste, a fraction (issue 22, item 8).
+	# shellcheck disable=SC2016 # the backticks are Markdown's
 	assert_line '| wan-t2v-1.3b-2gpu | NVIDIA L40S | latency | noisy | 8.2% | 21.8% | 16.8% | >8.0% and >0.500 | `regression_thresholds.latency.threshold_percent: 0.2` | 29.7% |  |'
+	# shellcheck disable=SC2016
 	assert_line '| wan-t2v-1.3b-2gpu | NVIDIA L40S | dit_time_s | blind | 1.6% | 0.0% | 43.6% | >5.0% and >0.250 | `regression_thresholds.dit_time_s.threshold_percent: 0.036`, `regression_thresholds.dit_time_s.threshold_absolute: 0.021` | 5.2% |  |'
 	# Memory is constant behind floors that fit it: unknown noise, no row.
 	refute_line --partial '| memory |'
