@@ -63,6 +63,21 @@ value(buf *out, const cJSON *cp, const char *mean, const char *sd, int prec)
 	    num_fixed(b, s->valuedouble, prec));
 }
 
+/* " (acknowledged)" and the like for a decided change point, else "". */
+static const char *
+decided_words(const cJSON *cp)
+{
+	const char *kind = json_str(json_get(cp, "decision"), "kind");
+
+	if (strcmp(kind, "accepted") == 0)
+		return " (accepted)";
+	if (strcmp(kind, "acknowledged") == 0)
+		return " (acknowledged)";
+	if (strcmp(kind, "invalid") == 0)
+		return " (invalid)";
+	return "";
+}
+
 void
 cpoints_markdown(buf *out, const cJSON **cps, size_t n)
 {
@@ -91,8 +106,9 @@ cpoints_markdown(buf *out, const cJSON **cps, size_t n)
 		cell(out, json_str(cp, "gpu_type"));
 		cell(out, metric);
 		if (cJSON_IsNumber(fc))
-			buf_addf(out, " %s %s%s%% |", cpoints_worse(cp) ? "worse" : "better",
-			    fc->valuedouble >= 0 ? "+" : "", num_fixed(a, fc->valuedouble, 1));
+			buf_addf(out, " %s %s%s%%%s |", cpoints_worse(cp) ? "worse" : "better",
+			    fc->valuedouble >= 0 ? "+" : "", num_fixed(a, fc->valuedouble, 1),
+			    decided_words(cp));
 		else
 			cell(out, json_str(cp, "direction"));
 		value(out, cp, "mean_before", "stddev_before", prec);

@@ -343,3 +343,28 @@ decision_admits(const struct decision *a, int64_t instant, const char *path,
 	    cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0 &&
 	    instant < a->instant;
 }
+
+/* (a, ap) against (b, bp) in window order. */
+static int
+order(int64_t a, const char *ap, int64_t b, const char *bp)
+{
+	if (a != b)
+		return a < b ? -1 : 1;
+	return strcmp(ap, bp);
+}
+
+const struct decision *
+decisions_accept_between(const struct decisions *ds, char *const *v, int m, int64_t lo,
+    const char *lo_path, int64_t hi, const char *hi_path)
+{
+	for (size_t i = 0; i < ds->n; i++) {
+		const struct decision *d = &ds->d[i];
+
+		if (d->in_force && d->kind == DECISION_ACCEPT && d->metric[m] &&
+		    decision_on(d, v) && decisions_latest(ds, v, m, d->record) == d &&
+		    order(d->record_instant, d->record, lo, lo_path) > 0 &&
+		    order(d->record_instant, d->record, hi, hi_path) <= 0)
+			return d;
+	}
+	return NULL;
+}

@@ -101,6 +101,14 @@ const struct decision *decisions_latest(const struct decisions *ds, char *const 
 const struct decision *decisions_accept(const struct decisions *ds, char *const *v, int m);
 
 /*
+ * The accept in force for metric m of the cohort v whose record lies after
+ * (lo, lo_path) and at or before (hi, hi_path), in window order: a change
+ * point between those records is the accepted change. NULL when none.
+ */
+const struct decision *decisions_accept_between(const struct decisions *ds, char *const *v,
+    int m, int64_t lo, const char *lo_path, int64_t hi, const char *hi_path);
+
+/*
  * Whether a record of the cohort (at instant, stored at path) is in the
  * baseline that the accept a starts, for its metrics: never a record before
  * the accepted one ((instant, path) order); the accepted record itself
