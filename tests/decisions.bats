@@ -355,3 +355,29 @@ $(cat store/.perfkite-revision)"
 	assert_failure 2
 	grep -qF "the store moved since the decision was reviewed at revision" <<<"$stderr"
 }
+
+@test "perf-summarize --decide: after the reference's table, the command that accepts or seeds each row" {
+	local d=$BATS_FILE_TMPDIR/none cmd
+	mkdir -p r
+	cp -r "$d/artifacts" r/results
+	cat "$d/out-40.json" "$d/out-41.json" >batch.jsonl
+	perf-summarize batch.jsonl >plain.md
+	run --separate-stderr perf-summarize --decide -r r batch.jsonl
+	assert_success
+	# the reference's table first, byte for byte, then the new section
+	assert_equal "$(head -c "$(wc -c <plain.md)" <<<"$output")" "$(cat plain.md)"
+	grep -qF '## Decide' <<<"$output"
+	assert_equal "$(grep -c '^| wan-t2v-1.3b-2gpu | NVIDIA L40S | REGRESSION | `perf-seed accept --source-result ' <<<"$output")" 1
+	not grep -q '| PASS | `perf-seed' <<<"$output"
+	# the command, as printed, stages the accept
+	cmd=$(sed -n 's/^| wan-t2v-1.3b-2gpu | NVIDIA L40S | REGRESSION | `\(.*\)` |$/\1/p' <<<"$output")
+	cp -r "$d/store" store
+	eval "$cmd -s store --staging-root staging"
+	[ -n "$(find staging/.decision-reservations -name manifest)" ]
+	# a first run, CALIBRATION_NEEDED: the seeding command
+	run --separate-stderr perf-summarize --decide -r r "$d/out-1.json"
+	assert_success
+	grep -qF '| CALIBRATION_NEEDED | `perf-seed prepare --source-result '"'$PWD/r/results/" <<<"$output" ||
+		grep -qF '| CALIBRATION_NEEDED | `perf-seed prepare --source-result '"'r/results/" <<<"$output"
+	grep -qF -- "--intent-rationale 'why this is the baseline'\` |" <<<"$output"
+}
