@@ -2147,6 +2147,29 @@ read_target(struct decision *d, char **model, char **gpu)
 	return rc;
 }
 
+/*
+ * The model and GPU of the record a decision is on, for the messages: its
+ * stored record's, else its workload and hardware profile.
+ */
+static void
+names_of(const char *dir, const struct decision *t, char **model, char **gpu)
+{
+	char *path = easprintf("%s/%s", dir, t->record);
+	buf text = BUF_INIT;
+	json_error e;
+	cJSON *rec = NULL;
+
+	if (buf_read_file(&text, path) == 0)
+		rec = json_parse(text.s, text.len, &e);
+	*model = cJSON_IsString(json_get(rec, "model_id")) ?
+	    estrdup(json_get(rec, "model_id")->valuestring) : estrdup(t->identity[0]);
+	*gpu = cJSON_IsString(json_get(rec, "gpu_type")) ?
+	    estrdup(json_get(rec, "gpu_type")->valuestring) : estrdup(t->identity[4]);
+	cJSON_Delete(rec);
+	buf_free(&text);
+	free(path);
+}
+
 /* Opens the store read-only, fetched: NULL after reporting. */
 static store_writer *
 open_fetched(void)
@@ -2299,8 +2322,7 @@ decide(enum decision_kind kind)
 		d.record_timestamp = t->record_timestamp != NULL ? estrdup(t->record_timestamp) : NULL;
 		d.commit = t->commit != NULL ? estrdup(t->commit) : NULL;
 		d.reverts = estrdup(t->id);
-		model = estrdup("the cohort");
-		gpu = estrdup(t->identity[4]);
+		names_of(store_writer_dir(w), t, &model, &gpu);
 	} else if ((rc = opt.change != NULL ? read_change(&d, &model, &gpu) :
 	    read_target(&d, &model, &gpu)) != 0)
 		goto done;

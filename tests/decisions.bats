@@ -94,6 +94,10 @@ refused() {
 
 @test "accept then revert: the failures come back" {
 	assert_equal "$(statuses accept-revert 41 60)" "20 REGRESSION"
+	# what the revert said it would change
+	grep -qF "It undoes decision " "$BATS_FILE_TMPDIR/accept-revert/decide.log"
+	grep -qF "The next run of wan-t2v-1.3b-2gpu on NVIDIA L40S will be compared on latency, throughput, memory, text_encoder_time_s, dit_time_s, vae_decode_time_s with 5 records from 2026-02-06 to 2026-02-10 instead of 1 record from 2026-02-11." \
+		"$BATS_FILE_TMPDIR/accept-revert/decide.log"
 	assert_equal "$(jq -c 'select(.run > 41) | .baseline_since' "$BATS_FILE_TMPDIR/accept-revert/verdicts.jsonl" | sort -u)" null
 }
 
@@ -370,6 +374,7 @@ $(cat store/.perfkite-revision)"
 	assert_equal "$(grep -c '^| wan-t2v-1.3b-2gpu | NVIDIA L40S | REGRESSION | `perf-seed accept --source-result ' <<<"$output")" 1
 	not grep -q '| PASS | `perf-seed' <<<"$output"
 	# the command, as printed, stages the accept
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
 	cmd=$(sed -n 's/^| wan-t2v-1.3b-2gpu | NVIDIA L40S | REGRESSION | `\(.*\)` |$/\1/p' <<<"$output")
 	cp -r "$d/store" store
 	eval "$cmd -s store --staging-root staging"
@@ -380,4 +385,19 @@ $(cat store/.perfkite-revision)"
 	grep -qF '| CALIBRATION_NEEDED | `perf-seed prepare --source-result '"'$PWD/r/results/" <<<"$output" ||
 		grep -qF '| CALIBRATION_NEEDED | `perf-seed prepare --source-result '"'r/results/" <<<"$output"
 	grep -qF -- "--intent-rationale 'why this is the baseline'\` |" <<<"$output"
+}
+
+@test "broken files as --source-result or --change: exit 2 naming the file, nothing staged, never a crash" {
+	local f
+	cp -r "$BATS_FILE_TMPDIR/none/store" store
+	for f in "$TESTS_DIR"/bad-inputs/*; do
+		run --separate-stderr perf-seed accept -s store --staging-root staging --reason r --source-result "$f"
+		[ "$status" -eq 2 ] || { echo "accept $f: status $status" >&2; false; }
+		grep -qF "$f" <<<"$stderr" || { echo "accept $f: $stderr" >&2; false; }
+		run --separate-stderr perf-seed invalid -s store --staging-root staging --reason r --change "$f"
+		[ "$status" -eq 2 ] || { echo "invalid $f: status $status" >&2; false; }
+		grep -qF "$f" <<<"$stderr" || { echo "invalid $f: $stderr" >&2; false; }
+	done
+	[ ! -e staging ]
+	[ ! -e store/.perfkite-decisions ]
 }
