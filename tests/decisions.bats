@@ -401,3 +401,16 @@ $(cat store/.perfkite-revision)"
 	[ ! -e staging ]
 	[ ! -e store/.perfkite-decisions ]
 }
+
+@test "the dashboard draws an acknowledged change point grey, its decision in the hover text" {
+	local d=$BATS_FILE_TMPDIR/acknowledge
+	perf-changes -s "$d/store" --all -m dit_time_s -m latency >cps.jsonl || true
+	run --separate-stderr perf-summarize --html dash.html --changes cps.jsonl -s "$d/store" \
+		--now 2026-03-05T00:00:00Z "$d/out-60.json"
+	assert_success
+	grep -qF 'stroke="#757575" stroke-width="1.4" stroke-dasharray="3 2"/><title>change point: worse +6.0%' dash.html
+	grep -qF 'acknowledged by reviewer: known: tracked upstream' dash.html
+	grep -qF 'https://example.com/issues/41</title>' dash.html
+	# latency was not decided: red, as before
+	assert_equal "$(grep -o 'stroke="#c62828" stroke-width="1.4" stroke-dasharray="3 2"' dash.html | wc -l)" 1
+}
