@@ -325,7 +325,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 25
+	assert_equal "${#lines[@]}" 26
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {
@@ -525,6 +525,14 @@ annotate --context perf-summary-perf-3 --style warning"
 	unset ${P}AB_BASE ${P}AB_ONLY
 	lane_args
 	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	# decide: --decide when true, nothing when false
+	export ${P}DECIDE=TRUE
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --decide c)"
+	export ${P}DECIDE=false
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	unset ${P}DECIDE
 	# a false ab-only needs no ab-base
 	export ${P}AB_ONLY=false
 	lane_args

@@ -19,7 +19,7 @@ lane_programs=(perf-collect perf-gate-static perf-normalize perf-gate-rolling pe
 # The lane's options (one set, written by bin/perf-lane's option loop, read
 # by the steps): configs_dir results reports store cache policy run_source
 # days interval timeout runner cpu allow_empty annotate_max changes rule
-# ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
+# decide ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
 
 # lane_defaults: the options' defaults, from the variables the reference
 # reads.
@@ -29,7 +29,7 @@ lane_defaults() {
 	store=${PERFORMANCE_TRACKING_ROOT:-/tmp/perf-tracking}
 	cache='' policy='' run_source='' days=${DASHBOARD_DAYS:-30} interval=10 timeout='' runner='' cpu=
 	allow_empty=
-	annotate_max=1000000 changes=report rule=''
+	annotate_max=1000000 changes=report rule='' decide=
 	ab_base='' ab_setup='' ab_pairs='' ab_band='' ab_only='' ab_given=''
 	operands=()
 }
@@ -43,6 +43,7 @@ lane_usage() {
 		                 [--runner command] [--cpu] [--allow-empty]
 		                 [--annotate-max bytes] [--changes gate|report|off]
 		                 [--changes-gate] [--rule reference|prediction|zscore]
+		                 [--decide]
 		                 [--ab-base ref] [--ab-setup command]
 		                 [--ab-pairs min:max] [--ab-band percent] [--ab-only]
 		                 [config|dir ...]
@@ -357,7 +358,7 @@ lane_compare() {
 			perf-upload --store "$store" "${cache_args[@]}" --policy "$policy" |
 			tee "$work/compared.jsonl" |
 			perf-summarize --reports-dir "$reports" --annotate-max "$annotate_max" \
-				>"$reports/annotation.md"
+				${decide:+--decide} >"$reports/annotation.md"
 		statuses=("${PIPESTATUS[@]}")
 		read -r normalize_rc rolling_rc <"$work/rolling.status"
 		upload_rc=${statuses[1]} summarize_rc=${statuses[3]}
