@@ -39,12 +39,13 @@ setup() {
 		for bad in ({"confgs": "a"}, {"upload-policy": "sometimes"}, {"dashboard-days": 0},
 		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"},
 		            {"changes": "sometimes"}, {"rule": "median"}, {"ab-base": ""},
-		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"}):
+		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"},
+		            {"decide": "yes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 23"
+	assert_output "perfkite 24"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
