@@ -6,7 +6,6 @@
  * perf-analyze's statistics under an alpha-spending bound, stopping when
  * every gated metric is decided.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -32,6 +31,7 @@
 #include "lane/logtail.h"
 #include "core/num.h"
 #include "core/path.h"
+#include "lane/collect_run.h"
 #include "lane/policy.h"
 #include "core/proc.h"
 #include "campaign/sequential_bound.h"
@@ -116,25 +116,6 @@ parse_pairs(const char *s)
 		opt.max = (int)hi;
 	}
 	return ok;
-}
-
-/* perf-collect next to this program, else from PATH. */
-static char *
-find_collect(void)
-{
-	char self[4096], *slash, *p;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-
-	if (n > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			p = easprintf("%.*s/perf-collect", (int)(slash - self), self);
-			if (access(p, X_OK) == 0)
-				return p;
-			free(p);
-		}
-	}
-	return estrdup("perf-collect");
 }
 
 /*
@@ -223,34 +204,6 @@ run_in(const char *dir, char **argv, const char *log, const char *what, const ch
 	return rc;
 }
 
-/* The one perf_*.json perf-collect wrote in dir, parsed; NULL when none. */
-static cJSON *
-read_record(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	cJSON *rec = NULL;
-	buf text = BUF_INIT;
-	json_error e;
-
-	if (d == NULL)
-		return NULL;
-	while (rec == NULL && (de = readdir(d)) != NULL) {
-		char *p;
-
-		if (strncmp(de->d_name, "perf_", 5) != 0)
-			continue;
-		p = easprintf("%s/%s", dir, de->d_name);
-		buf_reset(&text);
-		if (buf_read_file(&text, p) == 0)
-			rec = json_parse(text.s != NULL ? text.s : "", text.len, &e);
-		free(p);
-	}
-	closedir(d);
-	buf_free(&text);
-	return rec;
-}
-
 /* The identity of the benchmark a side ran, from its record. */
 static void
 note_identity(struct conf *cf, int side, const cJSON *rec)
@@ -321,7 +274,7 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	what = easprintf("%s: pair %d: %s", j->conf[c].id, pair + 1, side ? "head" : "base");
 	if (run_in(side ? j->head : j->base, argv, log, what, keep) != 0)
 		goto done;
-	if ((rec = read_record(dir)) == NULL) {
+	if ((rec = collect_read_record(dir)) == NULL) {
 		warnx_("%s: perf-collect wrote no record", what);
 		show_log(what, log, keep);
 		goto done;
@@ -912,7 +865,7 @@ start_job(struct job *j, char **paths, int npaths)
 		return -1;
 	}
 	j->runs = json_new_array();
-	j->collect = find_collect();
+	j->collect = collect_find();
 	runs = easprintf("%s/runs", j->work);
 	if (atomic_mkdirs(runs) != 0) {
 		warnx_("%s: cannot create: %s", runs, strerror(errno));

@@ -318,6 +318,10 @@ add_sensitivity(cJSON *o, const struct sens_noise *ns, const struct sens_report 
 
 	json_set(no, "relative_spread", num_or_null(ns->known, ns->spread));
 	json_set(no, "n", json_new_int((long long)ns->n));
+	json_set(no, "level_spread", num_or_null(ns->known, ns->level_spread));
+	json_set(no, "shift", ns->known ? json_new_bool(ns->shift) : json_new_null());
+	json_set(no, "unknown_reason", ns->known ? json_new_null() :
+	    json_new_string(sens_noise_why(ns->why)));
 	json_set(o, "noise", no);
 	json_set(o, "false_alarm_rate", num_or_null(known, rp->far));
 	json_set(o, "mde_percent", num_or_null(known, rp->mde));
@@ -415,9 +419,13 @@ metric_json(const struct current *c, int i, const struct metric_cmp *mc)
 	json_set(o, "gated", json_new_bool(c->pol[i].gated));
 	json_set(o, "threshold_exceeded", json_new_bool(mc->exceeded));
 	json_set(o, "regressed", json_new_bool(mc->regressed));
-	if (opt.rule != SENS_RULE_REFERENCE)
+	if (opt.rule != SENS_RULE_REFERENCE) {
 		json_set(o, "rule", json_new_string(sens_rule_name(mc->by_rule ? opt.rule :
 		    SENS_RULE_REFERENCE)));
+		json_set(o, "bound", num_or_null(mc->by_rule, mc->vd.limit));
+		if (opt.rule == SENS_RULE_ZSCORE)
+			json_set(o, "z", num_or_null(mc->by_rule, mc->vd.z));
+	}
 	add_sensitivity(o, &mc->ns, &mc->rp);
 	return o;
 }

@@ -154,12 +154,20 @@ fails_with() {
 	variant c.json 's/"pr_number": ""/"pr_number": "123"/'
 	prepare --source-result c.json
 	fails_with "baseline seeds require a non-PR source artifact"
+	# the reference's words, then the branch and test_scope found, and where test_scope comes from
+	local why="test_scope is the TEST_SCOPE of the run that collected it, full for the full suite"
 	variant d.json 's/"branch": "main"/"branch": "feature"/'
 	prepare --source-result d.json
-	fails_with "baseline seeds require a main-branch full-suite source artifact"
+	fails_with "d.json: baseline seeds require a main-branch full-suite source artifact (its branch is 'feature', its test_scope is 'full'; $why)"
 	variant e.json 's/"test_scope": "full"/"test_scope": "direct"/'
 	prepare --source-result e.json
-	fails_with "baseline seeds require a main-branch full-suite source artifact"
+	fails_with "e.json: baseline seeds require a main-branch full-suite source artifact (its branch is 'main', its test_scope is 'direct'; $why)"
+	variant e2.json 's/"test_scope": "full"/"test_scope": ""/'
+	prepare --source-result e2.json
+	fails_with "e2.json: baseline seeds require a main-branch full-suite source artifact (its branch is 'main', its test_scope is ''; $why)"
+	variant e3.json '/"test_scope": "full",/d' 's/"branch": "main"/"branch": null/'
+	prepare --source-result e3.json
+	fails_with "e3.json: baseline seeds require a main-branch full-suite source artifact (its branch is None, it has no test_scope; $why)"
 	# a falsy PR number in any of its spellings is not a PR
 	for pr in '"false"' '"0"' '"None"' '"none"' 'null' 'false' '0'; do
 		variant f.json "s/\"pr_number\": \"\"/\"pr_number\": $pr/"

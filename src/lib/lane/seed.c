@@ -94,29 +94,60 @@ check_measurements(const cJSON *rec)
 }
 
 /*
+ * "its KEY is V" (repr() of a string, str() of another value), or "it has
+ * no KEY", added to b.
+ */
+static void
+found(buf *b, const char *key, const cJSON *v)
+{
+	char *str;
+
+	if (v == NULL) {
+		buf_addf(b, "it has no %s", key);
+		return;
+	}
+	buf_addf(b, "its %s is ", key);
+	if (cJSON_IsString(v))
+		text_py_repr(b, v->valuestring, strlen(v->valuestring));
+	else {
+		str = json_pystr_dup(v);
+		buf_adds(b, str);
+		free(str);
+	}
+}
+
+/*
  * The reference's refusal of a source that is not scheduled_main, naming
- * the run source it has: repr() of a string, str() of another value.
+ * the run source it has.
  */
 static char *
 found_run_source(const cJSON *v)
 {
 	buf b = BUF_INIT;
-	char *msg, *str;
 
-	if (v == NULL)
-		return estrdup("baseline seeds require a scheduled_main source artifact "
-		    "(it has no run_source)");
-	if (cJSON_IsString(v))
-		text_py_repr(&b, v->valuestring, strlen(v->valuestring));
-	else {
-		str = json_pystr_dup(v);
-		buf_addf(&b, "%s", str);
-		free(str);
-	}
-	msg = easprintf("baseline seeds require a scheduled_main source artifact "
-	    "(its run_source is %s)", b.s);
-	buf_free(&b);
-	return msg;
+	buf_adds(&b, "baseline seeds require a scheduled_main source artifact (");
+	found(&b, "run_source", v);
+	buf_adds(&b, ")");
+	return buf_detach(&b);
+}
+
+/*
+ * The reference's refusal of a source that is not of a full suite on main,
+ * naming the branch and the test_scope it has, and where test_scope comes
+ * from.
+ */
+static char *
+found_scope(const cJSON *branch, const cJSON *scope)
+{
+	buf b = BUF_INIT;
+
+	buf_adds(&b, "baseline seeds require a main-branch full-suite source artifact (");
+	found(&b, "branch", branch);
+	buf_adds(&b, ", ");
+	found(&b, "test_scope", scope);
+	buf_adds(&b, "; test_scope is the TEST_SCOPE of the run that collected it, "
+	    "full for the full suite)");
+	return buf_detach(&b);
 }
 
 char *
@@ -143,7 +174,7 @@ seed_check_source(const cJSON *rec)
 		return estrdup("baseline seeds require a non-PR source artifact");
 	if (!is_string(json_get(rec, "branch"), "main") ||
 	    !is_string(json_get(rec, "test_scope"), "full"))
-		return estrdup("baseline seeds require a main-branch full-suite source artifact");
+		return found_scope(json_get(rec, "branch"), json_get(rec, "test_scope"));
 	return NULL;
 }
 

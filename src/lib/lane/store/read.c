@@ -32,6 +32,7 @@ struct store {
 	const char *const *want;	/* store_want(), or NULL for all */
 	size_t nwant;
 	int threads;			/* store_threads(), or 0 */
+	size_t warnings;		/* of the last scan */
 };
 
 /* What the store reads of every record itself. */
@@ -209,6 +210,12 @@ store_add_stream(store *s, const char *file)
 {
 	s->streams = erealloc(s->streams, (size_t)(s->nstreams + 1) * sizeof *s->streams);
 	s->streams[s->nstreams++] = estrdup(file);
+}
+
+size_t
+store_warnings(const store *s)
+{
+	return s->warnings;
 }
 
 void
@@ -890,6 +897,7 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 	for (i = 0; rc == 0 && i < s->nstreams; i++)
 		rc = read_stream(&w, s->streams[i]);
 	worker_free(&w);
+	s->warnings = sc.nwarn;
 	if (sc.nwarn > 0)
 		qsort(sc.warn, sc.nwarn, sizeof *sc.warn, cmp_warning);
 	for (size_t n = 0; n < sc.nwarn; n++) {
