@@ -29,10 +29,12 @@
 #include "lane/change_points.h"
 #include "core/cli.h"
 #include "lane/change_report.h"
+#include "lane/decision.h"
 #include "core/err.h"
 #include "lane/store/git_command.h"
 #include "lane/history.h"
 #include "lane/identity.h"
+#include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
@@ -1198,11 +1200,54 @@ num_or_null(double v)
 	return isfinite(v) ? json_new_float(v) : json_new_null();
 }
 
+/* The store's decisions (perf-seed(1)), read with the store. */
+static struct decisions decisions;
+
+/*
+ * The decision in force on a change point (its cohort, metric and
+ * record), or the accept of a record between the point before it and it
+ * (the accepted record itself may not be in the trusted series); NULL
+ * for none. A decided change point is shown with it and never gates.
+ */
+static const struct decision *
+decision_of(const struct found *f)
+{
+	const struct decision *d;
+	int64_t lo = ISOTIME_MIN, hi = ISOTIME_MIN;
+
+	if (!f->c->v2 || decisions.n == 0)
+		return NULL;
+	if ((d = decisions_latest(&decisions, f->c->ident, f->metric, f->at[AT_PATH])) != NULL)
+		return d;
+	if (!isotime_parse(f->before[AT_TIMESTAMP], &lo))
+		lo = ISOTIME_MIN;
+	if (!isotime_parse(f->at[AT_TIMESTAMP], &hi))
+		hi = ISOTIME_MIN;
+	return decisions_accept_between(&decisions, f->c->ident, f->metric, lo,
+	    f->before[AT_PATH], hi, f->at[AT_PATH]);
+}
+
+/* The "decision" member of a decided change point. */
+static cJSON *
+decision_member(const struct decision *d)
+{
+	cJSON *o = json_new_object();
+
+	json_set(o, "kind", json_new_string(decision_state_name(d->kind)));
+	json_set(o, "id", json_new_string(d->id));
+	json_set(o, "by", json_new_string(d->by));
+	json_set(o, "when", json_new_string(d->when));
+	json_set(o, "reason", json_new_string(d->reason));
+	json_set(o, "link", d->link != NULL ? json_new_string(d->link) : json_new_null());
+	return o;
+}
+
 /* One change point as a JSON line. */
 static cJSON *
 found_json(const struct found *f)
 {
 	const struct cohort *c = f->c;
+	const struct decision *d;
 	cJSON *o = json_new_object(), *prev = json_new_object();
 
 	if (c->v2)
@@ -1231,6 +1276,8 @@ found_json(const struct found *f)
 	json_set(o, "n_after", json_new_int((long long)f->cp.n_after));
 	json_set(o, "tentative", json_new_bool(f->tentative));
 	json_set(o, "untrusted_between", json_new_int((long long)f->untrusted));
+	if ((d = decision_of(f)) != NULL)
+		json_set(o, "decision", decision_member(d));
 	return o;
 }
 
@@ -1410,6 +1457,10 @@ read_store(struct run *run)
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		return -1;
 	store_want(st, wanted, W_KEYS);
+	if (store_root(st) != NULL && decisions_load(store_root(st), &decisions) != 0) {
+		store_close(st);
+		return -1;
+	}
 	for (int h = 0; h < opt.nhistories; h++)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
@@ -1561,7 +1612,8 @@ main(int argc, char *argv[])
 	gather(run);
 	/* A tentative change point is reported, never gated. */
 	for (i = 0; i < run->nfound; i++)
-		worse |= run->found[i].worse && !run->found[i].tentative;
+		worse |= run->found[i].worse && !run->found[i].tentative &&
+		    decision_of(&run->found[i]) == NULL;
 	if (opt.md)
 		write_md(run);
 	else
@@ -1570,6 +1622,7 @@ main(int argc, char *argv[])
 			jsonl_emit(stdout, o, NULL);
 			cJSON_Delete(o);
 		}
+	decisions_free(&decisions);
 	if (opt.state != NULL &&
 	    atomic_save("incremental state", opt.state, run->state.s, run->state.len) != 0)
 		trouble = true;

@@ -43,6 +43,7 @@ static struct {
 	long days;
 	int64_t now;
 	bool dashboard, stability, json;
+	bool decide;		/* --decide: the commands that decide failing rows */
 	const char *changes;	/* perf-changes output */
 } opt;
 
@@ -58,7 +59,7 @@ static const char usage_text[] =
     "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
     "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
     "                      [-H history] [--days n] [--now time] [--changes file]\n"
-    "                      [file ...]\n"
+    "                      [--decide] [file ...]\n"
     "       perf-summarize --stability [--json] [file ...]\n";
 
 static const char md_head[] =
@@ -851,6 +852,73 @@ change_points(buf *b, const struct batch *in)
 	cpoints_markdown(b, in->cps, in->ncps);
 }
 
+/* Appends s single-quoted for a POSIX shell. */
+static void
+shell_quoted(buf *b, const char *s)
+{
+	buf_addc(b, '\'');
+	for (; *s != '\0'; s++)
+		if (*s == '\'')
+			buf_adds(b, "'\\''");
+		else
+			buf_addc(b, *s);
+	buf_addc(b, '\'');
+}
+
+/*
+ * --decide: the "Decide" section after the reference's table: for each
+ * scheduled-main REGRESSION, the perf-seed(1) command that would accept
+ * it, and for each CALIBRATION_NEEDED, the one that would seed it, each
+ * naming this run's normalized artifact (perf-gate-rolling -a, by default
+ * $PERF_REPORTS_DIR/results). Nothing decides by itself: each command
+ * stages a reviewed manifest. Nothing when no row needs a decision.
+ */
+static void
+md_decide(buf *b, const struct batch *in)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const cJSON *rec = in->recs[i];
+		const char *st = json_str(rec, "comparison_status");
+		bool regression = strcmp(st, "REGRESSION") == 0, seed = strcmp(st,
+		    "CALIBRATION_NEEDED") == 0;
+		char *rel = store_record_path(rec), *path, *slash;
+		buf cmd = BUF_INIT;
+
+		if (rel == NULL || (!regression && !seed) ||
+		    strcmp(json_str(rec, "run_source"), "scheduled_main") != 0) {
+			free(rel);
+			continue;
+		}
+		slash = strchr(rel, '/');
+		*slash = '_';
+		path = easprintf("%s/results/normalized_perf_%s", opt.reports != NULL &&
+		    *opt.reports != '\0' ? opt.reports : ".", rel);
+		if (!any)
+			buf_adds(b, "\n## Decide\n\nEach command stages a reviewed decision "
+			    "(perf-seed(1)); `perf-seed upload MANIFEST --confirm` applies it. "
+			    "Nothing is decided until then.\n\n| Model | GPU | Status | Command |\n"
+			    "|---|---|---|---|\n");
+		any = true;
+		buf_adds(&cmd, regression ? "perf-seed accept --source-result " :
+		    "perf-seed prepare --source-result ");
+		shell_quoted(&cmd, path);
+		buf_adds(&cmd, regression ? " --reason 'why the change is intended'" :
+		    " --intent-rationale 'why this is the baseline'");
+		buf_adds(b, "| ");
+		cell_key(b, rec, "model_id");
+		buf_adds(b, " | ");
+		cell_key(b, rec, "gpu_type");
+		buf_addf(b, " | %s | `", st);
+		md_text(b, cmd.s, cmd.len);
+		buf_adds(b, "` |\n");
+		free(path);
+		free(rel);
+		buf_free(&cmd);
+	}
+}
+
 /* The whole summary: the reference's table, the sensitivity, the change points. */
 static void
 summary_markdown(buf *md, const struct batch *in)
@@ -860,6 +928,8 @@ summary_markdown(buf *md, const struct batch *in)
 	for (size_t i = 0; i < in->n; i++)
 		md_row(md, in->recs[i]);
 	md_sensitivity(md, in);
+	if (opt.decide)
+		md_decide(md, in);
 	change_points(md, in);
 }
 
@@ -1057,6 +1127,7 @@ parse_options(int argc, char *argv[])
 		{ "stability", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "changes", required_argument, NULL, 'P' },
+		{ "decide", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1076,6 +1147,7 @@ parse_options(int argc, char *argv[])
 		case 'A': opt.annotate_max = long_opt("--annotate-max", optarg, 1024, 1L << 40); break;
 		case 'W': opt.html = optarg; break;
 		case 'D': opt.dashboard = true; break;
+		case 'E': opt.decide = true; break;
 		case 'C': opt.csv = optarg; break;
 		case 's': opt.store = optarg; break;
 		case 'K': opt.cache = optarg; break;

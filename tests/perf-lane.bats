@@ -349,6 +349,29 @@ seed_block() {
 		reports/annotation.md
 }
 
+@test "--decide: the annotation of a failing scheduled run ends with the command that decides it" {
+	export BUILDKITE_BRANCH=main TEST_SCOPE=full BUILDKITE_BUILD_ID=b1
+	lane "$LANE/configs"
+	assert_success
+	not grep -q '## Decide' reports/annotation.md
+	rm -rf reports
+	lane --decide "$LANE/configs"
+	assert_success
+	grep -qF '## Decide' reports/annotation.md
+	local cmd
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	cmd=$(sed -n 's/^| lane-bench | .* | CALIBRATION_NEEDED | `\(.*\)` |$/\1/p' reports/annotation.md)
+	[[ $cmd == "perf-seed prepare --source-result 'reports/results/normalized_perf_lane-bench_"* ]]
+	# the command as shown seeds the cohort; the next failing run names its accept
+	eval "$cmd -s store --staging-root staging" >/dev/null
+	perf-seed upload staging/.seed-reservations/*/manifest -s store --confirm >/dev/null
+	rm -rf reports
+	BUILDKITE_BUILD_ID=b3 FAKE_SLOWDOWN=3 lane --decide "$LANE/configs"
+	assert_failure 1
+	grep -qE '^\| lane-bench \| .* \| REGRESSION \| `perf-seed accept --source-result .reports/results/normalized_perf_lane-bench_' \
+		reports/annotation.md
+}
+
 @test "the demo (make demo): calibration, the reviewed seed, then a compared pass, in seconds" {
 	PERF_DEMO_DIR=$BATS_TEST_TMPDIR/demo run --separate-stderr bash "$ROOT_DIR/fixtures/demo.sh"
 	assert_success

@@ -41,12 +41,12 @@ setup() {
 		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"},
 		            {"changes": "sometimes"}, {"rule": "median"}, {"ab-base": ""},
 		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"},
-		            {"bisect": "yes"}):
+		            {"bisect": "yes"}, {"decide": "yes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 25"
+	assert_output "perfkite 26"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -363,7 +363,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 27
+	assert_equal "${#lines[@]}" 28
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {
@@ -587,6 +587,14 @@ annotate --context perf-summary-perf-3 --style warning"
 	unset ${P}AB_BASE ${P}AB_ONLY
 	lane_args
 	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	# decide: --decide when true, nothing when false
+	export ${P}DECIDE=TRUE
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --decide c)"
+	export ${P}DECIDE=false
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	unset ${P}DECIDE
 	# a false ab-only needs no ab-base
 	export ${P}AB_ONLY=false
 	lane_args

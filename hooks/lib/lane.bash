@@ -19,7 +19,7 @@ lane_programs=(perf-collect perf-gate-static perf-normalize perf-gate-rolling pe
 # The lane's options (one set, written by bin/perf-lane's option loop, read
 # by the steps): configs_dir results reports store cache policy run_source
 # days interval timeout runner cpu allow_empty annotate_max changes rule site
-# ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
+# decide ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
 
 # lane_defaults: the options' defaults, from the variables the reference
 # reads (days_from: where days came from, for its complaint: DASHBOARD_DAYS
@@ -32,7 +32,7 @@ lane_defaults() {
 	if [ -n "${DASHBOARD_DAYS+set}" ]; then days=$DASHBOARD_DAYS days_from=DASHBOARD_DAYS; fi
 	cache='' policy='' run_source='' interval=10 timeout='' runner='' cpu=
 	allow_empty=
-	annotate_max=1000000 changes=report rule='' site=''
+	annotate_max=1000000 changes=report rule='' site='' decide=
 	ab_base='' ab_setup='' ab_pairs='' ab_band='' ab_only='' ab_given=''
 	operands=()
 }
@@ -46,6 +46,7 @@ lane_usage() {
 		                 [--runner command] [--cpu] [--allow-empty]
 		                 [--annotate-max bytes] [--changes gate|report|off]
 		                 [--changes-gate] [--rule reference|prediction|zscore]
+		                 [--decide]
 		                 [--site-publish dest]
 		                 [--ab-base ref] [--ab-setup command]
 		                 [--ab-pairs min:max] [--ab-band percent] [--ab-only]
@@ -396,7 +397,7 @@ lane_compare() {
 			perf-upload --store "$store" "${cache_args[@]}" --policy "$policy" |
 			tee "$work/compared.jsonl" |
 			perf-summarize --reports-dir "$reports" --annotate-max "$annotate_max" \
-				>"$reports/annotation.md"
+				${decide:+--decide} >"$reports/annotation.md"
 		statuses=("${PIPESTATUS[@]}")
 		read -r normalize_rc rolling_rc <"$work/rolling.status"
 		upload_rc=${statuses[1]} summarize_rc=${statuses[3]}

@@ -11,9 +11,9 @@ plugin_prefix=BUILDKITE_PLUGIN_PERFKITE_
 # The options plugin.yml declares, in variable form.
 plugin_options=(CONFIGS RESULTS_DIR REPORTS_DIR STORE CACHE_DIR UPLOAD_POLICY RUN_SOURCE
 	DASHBOARD_DAYS ANNOTATE ANNOTATE_STYLE ARTIFACTS TELEMETRY_INTERVAL TOKEN_ENV TIMEOUT CPU
-	ALLOW_EMPTY CHANGES RULE AB_BASE AB_SETUP AB_PAIRS AB_BAND AB_ONLY SITE BISECT)
+	ALLOW_EMPTY CHANGES RULE DECIDE AB_BASE AB_SETUP AB_PAIRS AB_BAND AB_ONLY SITE BISECT)
 # The boolean ones, and the values each enumerated one accepts.
-plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY AB_ONLY BISECT)
+plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY DECIDE AB_ONLY BISECT)
 declare -A plugin_enums=(
 	[UPLOAD_POLICY]="never pass always"
 	[RUN_SOURCE]="pr local scheduled_main unknown"
@@ -162,6 +162,7 @@ plugin_lane_args() {
 	done
 	[ "$(plugin_bool CPU false)" = false ] || echo --cpu
 	[ "$(plugin_bool ALLOW_EMPTY false)" = false ] || echo --allow-empty
+	[ "$(plugin_bool DECIDE false)" = false ] || echo --decide
 	[ "$(plugin_bool AB_ONLY false)" = false ] || echo --ab-only
 	plugin_list CONFIGS | grep -v '^$' || true
 }

@@ -223,6 +223,21 @@ model_label(buf *out, const struct event *ev, size_t ne, size_t i)
 	buf_addc(out, ')');
 }
 
+/* " (acknowledged)" and the like for a decided change point, else "". */
+static const char *
+decided_words(const cJSON *cp)
+{
+	const char *kind = json_str(json_get(cp, "decision"), "kind");
+
+	if (strcmp(kind, "accepted") == 0)
+		return " (accepted)";
+	if (strcmp(kind, "acknowledged") == 0)
+		return " (acknowledged)";
+	if (strcmp(kind, "invalid") == 0)
+		return " (invalid)";
+	return "";
+}
+
 /* The change of one change point: "worse +5.5%", "tentative" when it is. */
 static void
 change_text(buf *out, const cJSON *cp)
@@ -235,6 +250,7 @@ change_text(buf *out, const cJSON *cp)
 		    fc->valuedouble >= 0 ? "+" : "", num_fixed(a, fc->valuedouble, 1));
 	else
 		esc(out, json_str(cp, "direction"));
+	buf_adds(out, decided_words(cp));
 	if (tentative(cp))
 		buf_adds(out, ", tentative");
 }

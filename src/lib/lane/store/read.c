@@ -186,6 +186,12 @@ store_open_cache(const char *spec, const char *cache)
 	return s;
 }
 
+const char *
+store_root(const store *s)
+{
+	return s->root;
+}
+
 void
 store_threads(store *s, int n)
 {

@@ -152,6 +152,9 @@ size_t store_warnings(const store *s);
 
 void store_close(store *s);
 
+/* The directory the store's records are in (a git store's cache), or NULL for none. */
+const char *store_root(const store *s);
+
 /*
  * The store path of a record, "<S(model_id)>/<S(timestamp)>_<S(commit_sha
  * or "unknown")>.json", S being the reference's sanitize(); NULL when one
