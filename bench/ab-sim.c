@@ -74,12 +74,12 @@ job(const struct scenario *s, const double *level, struct pyrandom *m, uint64_t 
 			continue;
 		ab_analyze(base, head, p + 1, false, s->band, 1 - level[p + 1 - MINP], &r);
 		if (r.decided || p + 1 == MAXP) {
-			*verdict = r.verdict;
+			*verdict = r.band_verdict;
 			return p + 1;
 		}
 	}
 	ab_analyze(base, head, MAXP, false, s->band, 1 - level[MAXP - MINP], &r);
-	*verdict = r.verdict;
+	*verdict = r.band_verdict;
 	return MAXP;
 }
 

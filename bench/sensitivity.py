@@ -18,8 +18,14 @@ binds over 5%).
     found by running it with every current slowed by factors of the
     reported value and interpolating where the caught share crosses 80%.
 
+Then cohorts whose window holds a level shift (+5% from the 13th of the
+20 runs) or a drift (+1% a run), at 1% noise (and 3% in the full table):
+the mean reported noise.relative_spread against the true run-to-run
+noise, and the share of windows whose noise.shift says so.
+
 Passes when every false-alarm rate is within 2 percentage points and
-every detectable regression within 20%. Prints the table; exit 1 if not
+every detectable regression within 20%, and every shifted cohort's
+reported noise within 1.5x of its true noise. Prints the table; exit 1 if not
 (and exit 1 with the gate's status and stderr when it could not judge a
 batch). --quick: the tests' subset, one cohort (normal, 3%) and fewer
 regression sizes. --dist: one noise only (the two halves of the table can
@@ -188,6 +194,42 @@ def cohort(gate_bin, tmp, dist, cv, n, seed):
     return rows
 
 
+SHAPES = {"step": lambda k: 1.05 if k >= 12 else 1.0, "drift": lambda k: 1 + 0.01 * k}
+
+
+def shifted(gate_bin, tmp, dist, cv, n, seed, shape):
+    """Rows (shape, dist, cv, metric, reported noise, shift share) of
+    histories whose 20 runs are shaped by SHAPES[shape]: one unchanged
+    current run per history, at the last run's level."""
+    rng = random.Random("%s-%s-%s-%d" % (shape, dist, cv, seed))
+    f = SHAPES[shape]
+    hists = []
+    for c in range(0, n, CHUNK):
+        hists.append(os.path.join(tmp, "%s-%d.jsonl" % (shape, c)))
+        with open(hists[-1], "w", encoding="utf-8") as out:
+            for h in range(c, min(n, c + CHUNK)):
+                for k in range(20):
+                    vals = {m: value(mu, 0, hi, dist, noise(rng, dist, cv)) * f(k)
+                            for m, mu, hi in METRICS}
+                    out.write(json.dumps(record(h, "2026-01-%02dT00:00:00+00:00" % (k + 1),
+                                                vals, False)) + "\n")
+    batch = [record(h, "2026-02-01T00:00:00+00:00",
+                    {m: value(mu, 0, hi, dist, noise(rng, dist, cv)) * f(19)
+                     for m, mu, hi in METRICS}, True) for h in range(n)]
+    store = os.path.join(tmp, "empty-store")
+    os.makedirs(store, exist_ok=True)
+    out = gate_chunks(gate_bin, store, hists, batch, 1)
+    rows = []
+    for m, _, _ in METRICS:
+        spreads = [o[m]["noise"]["relative_spread"] for o in out]
+        if any(not isinstance(x, (int, float)) for x in spreads):
+            fail(gate_bin, "a %s window's %s noise is unknown" % (shape, m), 0, batch,
+                 hists[0], "")
+        rows.append((shape, dist, cv, m, sum(spreads) / len(spreads),
+                     sum(o[m]["noise"]["shift"] is True for o in out) / len(out)))
+    return rows
+
+
 def positive(text):
     n = int(text)
     if n < 1:
@@ -241,7 +283,26 @@ def main():
                     "%.2f%%" % (me * 100) if me is not None else "n/a",
                     "%.3f" % (mr / me) if me else "n/a", "ok" if ok else "FAIL"))
                 sys.stdout.flush()
-    print("all within 2 points and 20%" if not bad else "%d rows out of bounds" % bad)
+        shifts = ([("normal", 0.01)] if a.quick else
+                  [(d, cv) for d in ("normal", "lognormal") for cv in (0.01, 0.03)])
+        shifts = [(d, cv) for d, cv in shifts if a.dist in (None, d)]
+        print("\nshifted windows: %d histories of 20 runs per cohort; noise rep = mean reported "
+              "relative_spread, ratio = rep / true noise, shift = share said to hold one"
+              % a.histories)
+        print("%-6s %-9s %5s %-11s %9s %6s %6s %s" % (
+            "shape", "noise", "cv", "metric", "noise rep", "ratio", "shift", ""))
+        for dist, cv in shifts:
+            for shape in SHAPES:
+                for shape_, dist_, cv_, m, rep, share in shifted(a.bin, tmp, dist, cv,
+                                                                 a.histories, a.seed, shape):
+                    ok = 1 / 1.5 <= rep / cv_ <= 1.5
+                    bad += not ok
+                    print("%-6s %-9s %4.1f%% %-11s %8.2f%% %6.3f %5.0f%% %s" % (
+                        shape_, dist_, cv_ * 100, m, rep * 100, rep / cv_, share * 100,
+                        "ok" if ok else "FAIL"))
+                    sys.stdout.flush()
+    print("all within 2 points and 20%, and 1.5x across shifts" if not bad else
+          "%d rows out of bounds" % bad)
     return 1 if bad else 0
 
 

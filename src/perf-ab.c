@@ -1,11 +1,11 @@
 /*
  * perf-ab: a paired base-versus-head A/B on one machine (perf-ab(1)):
- * each run is perf-collect run from the side's directory, base and head
- * interleaved in balanced seeded blocks, the paired ratios of every
- * metric analysed after each pair with perf-analyze's statistics under an
- * alpha-spending bound, stopping when every gated metric is decided.
+ * each run is perf-collect run from the side's directory with the side's
+ * own copy of the config, base and head interleaved in balanced seeded
+ * blocks, the paired ratios of every metric analysed after each pair with
+ * perf-analyze's statistics under an alpha-spending bound, stopping when
+ * every gated metric is decided.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -27,12 +27,15 @@
 #include "lane/store/git_command.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "lane/identity.h"
 #include "lane/logtail.h"
 #include "core/num.h"
 #include "core/path.h"
+#include "lane/collect_run.h"
 #include "lane/policy.h"
 #include "core/proc.h"
 #include "campaign/sequential_bound.h"
+#include "core/xml.h"
 
 static const char usage_text[] =
     "usage: perf-ab --base dir | --base-ref ref [--setup cmd] [--head dir]\n"
@@ -68,9 +71,15 @@ static struct {
 	bool md, cpu;
 } opt;
 
-/* One config: its path, id and policy. */
+/* What names a benchmark in a record: benchmark_id, then the comparison identity. */
+#define IDENT_KEYS (1 + IDENTITY_KEYS)
+
+/* One config: its path, id and policy (the head's), and the base's copy. */
 struct conf {
 	char *path, *id;
+	char *base_path;		/* the config the base runs */
+	char *ident[2][IDENT_KEYS];	/* [side]: the first pair's records' identity */
+	cJSON *differs;			/* [{key, base, head}] where those differ */
 	struct metric_policy pol[METRIC_COUNT];
 };
 
@@ -79,6 +88,7 @@ struct job {
 	char *work;			/* scratch directory */
 	char *worktree;			/* the base checkout made here, or NULL */
 	char *base, *head;		/* absolute directories */
+	char *sha[2];			/* their commits, or NULL */
 	char *collect;			/* the perf-collect program */
 	struct conf *conf;
 	int nconf;
@@ -88,6 +98,7 @@ struct job {
 	int pairs;			/* pairs run */
 	struct ab_design d;
 	struct ab_result *res;		/* [c * METRIC_COUNT + m] */
+	struct ab_result *final;	/* the same, at the last look */
 	int *decided_at;		/* 0: not yet */
 	bool *measured;
 };
@@ -125,34 +136,61 @@ parse_pairs(const char *s)
 	return ok;
 }
 
-/* perf-collect next to this program, else from PATH. */
+/*
+ * Keeps a log of the scratch directory, which is removed at exit, next to
+ * the -o report as <report>.<name>.log (".json" dropped). The kept path,
+ * or NULL without -o or when it could not be written (said).
+ */
 static char *
-find_collect(void)
+keep_log(const char *log, const char *name)
 {
-	char self[4096], *slash, *p;
-	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	buf text = BUF_INIT;
+	size_t n;
+	char *kept;
 
-	if (n > 0) {
-		self[n] = '\0';
-		if ((slash = strrchr(self, '/')) != NULL) {
-			p = easprintf("%.*s/perf-collect", (int)(slash - self), self);
-			if (access(p, X_OK) == 0)
-				return p;
-			free(p);
-		}
+	if (opt.out == NULL)
+		return NULL;
+	n = strlen(opt.out);
+	if (n > 5 && strcmp(opt.out + n - 5, ".json") == 0)
+		n -= 5;
+	kept = easprintf("%.*s.%s.log", (int)n, opt.out, name);
+	if (buf_read_file(&text, log) != 0 ||
+	    atomic_save("log", kept, text.s != NULL ? text.s : "", text.len) != 0) {
+		free(kept);
+		kept = NULL;
 	}
-	return estrdup("perf-collect");
+	buf_free(&text);
+	return kept;
 }
 
-/* Runs argv in dir with its output in log. 0, or -1 after saying why. */
+/*
+ * The tail of the log of a step that failed, on stderr, naming where the
+ * log is kept (keep_log() with name) rather than its scratch path.
+ */
+static void
+show_log(const char *what, const char *log, const char *name)
+{
+	char *kept = keep_log(log, name);
+	buf tail = BUF_INIT;
+
+	logtail_block_as(&tail, what, log, kept != NULL ? kept :
+	    "not kept: it goes with the scratch directory; -o keeps it");
+	fprintf(stderr, "%s\n", tail.s);
+	buf_free(&tail);
+	free(kept);
+}
+
+/*
+ * Runs argv in dir with its output in log. 0, or -1 after saying why,
+ * with the log's tail (show_log() with name).
+ */
 static int
-run_in(const char *dir, char **argv, const char *log, const char *what)
+run_in(const char *dir, char **argv, const char *log, const char *what, const char *name)
 {
 	struct proc_spec spec;
 	struct proc_result res;
+	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0, err = 0;
 	char how[128];
-	buf tail = BUF_INIT;
-	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
 
 	if (here < 0 || chdir(dir) != 0) {
 		warnx_("%s: %s", dir, strerror(errno));
@@ -164,57 +202,74 @@ run_in(const char *dir, char **argv, const char *log, const char *what)
 	spec.argv = argv;
 	spec.log = log;
 	if (proc_run(&spec, &res) != 0) {
-		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(errno));
 		rc = -1;
+		err = errno;
+	}
+	/* Back first: -o, where a log is kept, is relative to here. */
+	if (fchdir(here) != 0)
+		die("cannot return to the working directory: %s", strerror(errno));
+	close(here);
+	if (rc != 0) {
+		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(err));
 	} else if (res.interrupted) {
 		rc = -1;
 	} else if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
 		proc_describe(&res, how, sizeof how);
 		warnx_("%s: %s %s", what, argv[0], how);
-		logtail_block(&tail, what, log);
-		fprintf(stderr, "%s\n", tail.s);
-		buf_free(&tail);
+		show_log(what, log, name);
 		rc = -1;
 	}
-	if (fchdir(here) != 0)
-		die("cannot return to the working directory: %s", strerror(errno));
-	close(here);
 	return rc;
 }
 
-/* The one perf_*.json perf-collect wrote in dir, parsed; NULL when none. */
-static cJSON *
-read_record(const char *dir)
+/* The identity of the benchmark a side ran, from its record. */
+static void
+note_identity(struct conf *cf, int side, const cJSON *rec)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	cJSON *rec = NULL;
-	buf text = BUF_INIT;
-	json_error e;
+	const cJSON *b = json_get(rec, "benchmark_id");
+	struct identity id;
 
-	if (d == NULL)
-		return NULL;
-	while (rec == NULL && (de = readdir(d)) != NULL) {
-		char *p;
-
-		if (strncmp(de->d_name, "perf_", 5) != 0)
-			continue;
-		p = easprintf("%s/%s", dir, de->d_name);
-		buf_reset(&text);
-		if (buf_read_file(&text, p) == 0)
-			rec = json_parse(text.s != NULL ? text.s : "", text.len, &e);
-		free(p);
+	identity_of(rec, &id);
+	cf->ident[side][0] = b != NULL ? json_pystr_dup(b) : estrdup("None");
+	for (int i = 0; i < IDENTITY_KEYS; i++) {
+		cf->ident[side][i + 1] = id.value[i];
+		id.value[i] = NULL;
 	}
-	closedir(d);
-	buf_free(&text);
-	return rec;
+	identity_free(&id);
+}
+
+/* After the first pair: where the sides' benchmarks differ, said and kept. */
+static void
+compare_identities(struct conf *cf)
+{
+	buf msg = BUF_INIT;
+
+	cf->differs = json_new_array();
+	for (int i = 0; i < IDENT_KEYS; i++) {
+		const char *key = i == 0 ? "benchmark_id" : identity_keys[i - 1];
+		cJSON *x;
+
+		if (strcmp(cf->ident[0][i], cf->ident[1][i]) == 0)
+			continue;
+		x = json_new_object();
+		json_set(x, "key", json_new_string(key));
+		json_set(x, "base", json_new_string(cf->ident[0][i]));
+		json_set(x, "head", json_new_string(cf->ident[1][i]));
+		json_append(cf->differs, x);
+		buf_addf(&msg, "%s%s (base %s, head %s)", msg.len ? ", " : "", key,
+		    cf->ident[0][i], cf->ident[1][i]);
+	}
+	if (msg.len > 0)
+		warnx_("%s: the sides ran different benchmarks: %s", cf->id, msg.s);
+	buf_free(&msg);
 }
 
 /* One run: perf-collect for config c on one side. 0 or -1 (reported). */
 static int
 run_one(struct job *j, int pair, int c, int side, int position)
 {
-	char *dir = easprintf("%s/runs/%03d-%d-%s", j->work, pair + 1, c, side ? "head" : "base");
+	char *name = easprintf("%03d-%d-%s", pair + 1, c, side ? "head" : "base");
+	char *dir = easprintf("%s/runs/%s", j->work, name), *keep = easprintf("run-%s", name);
 	char *log = easprintf("%s.log", dir), *what, *argv[12];
 	int n = 0, rc = -1;
 	cJSON *rec, *run, *metrics;
@@ -232,15 +287,18 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	}
 	argv[n++] = (char *)"-o";
 	argv[n++] = dir;
-	argv[n++] = j->conf[c].path;
+	argv[n++] = side ? j->conf[c].path : j->conf[c].base_path;
 	argv[n] = NULL;
 	what = easprintf("%s: pair %d: %s", j->conf[c].id, pair + 1, side ? "head" : "base");
-	if (run_in(side ? j->head : j->base, argv, log, what) != 0)
+	if (run_in(side ? j->head : j->base, argv, log, what, keep) != 0)
 		goto done;
-	if ((rec = read_record(dir)) == NULL) {
-		warnx_("%s: perf-collect wrote no record (see %s)", what, log);
+	if ((rec = collect_read_record(dir)) == NULL) {
+		warnx_("%s: perf-collect wrote no record", what);
+		show_log(what, log, keep);
 		goto done;
 	}
+	if (pair == 0)
+		note_identity(&j->conf[c], side, rec);
 	run = json_new_object();
 	metrics = json_new_object();
 	json_set(run, "pair", json_new_int(pair + 1));
@@ -261,6 +319,8 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	rc = 0;
 done:
 	free(what);
+	free(name);
+	free(keep);
 	free(dir);
 	free(log);
 	return rc;
@@ -272,38 +332,49 @@ band_of(const struct job *j, int c, int m)
 	return opt.band >= 0 ? opt.band : j->conf[c].pol[m].threshold_percent;
 }
 
+/* Metric m of config c over the first n pairs, at the look after n; false when not measured. */
+static bool
+analyze(struct job *j, int c, int m, int n, struct ab_result *r)
+{
+	double *b = ecalloc((size_t)n, sizeof *b), *h = ecalloc((size_t)n, sizeof *h);
+	bool measured = true;
+
+	for (int p = 0; p < n; p++) {
+		b[p] = *value(j, p, c, 0, m);
+		h[p] = *value(j, p, c, 1, m);
+		if (isnan(b[p]) || isnan(h[p]))
+			measured = false;
+	}
+	if (measured)
+		ab_analyze(b, h, n, metric_table[m].higher_is_better, band_of(j, c, m),
+		    ab_confidence(&j->d, n), r);
+	free(b);
+	free(h);
+	return measured;
+}
+
 /*
- * The look after n pairs: each metric not decided yet is analysed again;
- * true when every gated, measured metric is decided.
+ * The look after n pairs: each metric not decided yet is analysed again,
+ * every one into final; true when every gated, measured metric is decided.
  */
 static bool
 look(struct job *j, int n)
 {
-	double *b = ecalloc((size_t)n, sizeof *b), *h = ecalloc((size_t)n, sizeof *h);
 	bool all = true;
 
 	for (int c = 0; c < j->nconf; c++)
 		for (int m = 0; m < METRIC_COUNT; m++) {
 			int k = c * METRIC_COUNT + m;
 
-			j->measured[k] = true;
-			for (int p = 0; p < n; p++) {
-				b[p] = *value(j, p, c, 0, m);
-				h[p] = *value(j, p, c, 1, m);
-				if (isnan(b[p]) || isnan(h[p]))
-					j->measured[k] = false;
-			}
+			j->measured[k] = analyze(j, c, m, n, &j->final[k]);
 			if (!j->measured[k] || j->decided_at[k] > 0)
 				continue;
-			ab_analyze(b, h, n, metric_table[m].higher_is_better, band_of(j, c, m),
-			    ab_confidence(&j->d, n), &j->res[k]);
+			j->res[k] = j->final[k];
 			if (j->res[k].decided)
 				j->decided_at[k] = n;
 			else if (j->conf[c].pol[m].gated)
 				all = false;
 		}
-	free(b);
-	free(h);
 	return all;
 }
 
@@ -329,12 +400,17 @@ inputs_json(const struct job *j)
 		x = json_new_object();
 		json_set(x, "config", json_new_string(j->conf[c].path));
 		json_set(x, "benchmark_id", json_new_string(j->conf[c].id));
+		json_set(x, "base_config", json_new_string(j->conf[c].base_path));
+		json_set(x, "identity_differences", j->conf[c].differs != NULL ?
+		    cJSON_Duplicate(j->conf[c].differs, true) : json_new_array());
 		json_append(a, x);
 	}
 	json_set(o, "configs", a);
 	json_set(o, "base", json_new_string(j->base));
 	json_set(o, "head", json_new_string(j->head));
 	json_set(o, "base_ref", str_or_null(opt.base_ref));
+	json_set(o, "base_sha", str_or_null(j->sha[0]));
+	json_set(o, "head_sha", str_or_null(j->sha[1]));
 	json_set(o, "setup", str_or_null(opt.setup));
 	json_set(o, "runner", str_or_null(opt.runner));
 	json_set(o, "cpu", json_new_bool(opt.cpu));
@@ -380,6 +456,35 @@ order_json(const struct job *j)
 	return a;
 }
 
+static cJSON *
+interval_json(const struct ab_result *e)
+{
+	cJSON *iv;
+
+	if (!e->g.has_interval)
+		return json_new_null();
+	iv = json_new_object();
+	json_set(iv, "low", num_or_null(e->low));
+	json_set(iv, "high", num_or_null(e->high));
+	json_set(iv, "t_quantile", num_or_null(e->g.t));
+	return iv;
+}
+
+/* The result of the last look, whatever look decided the metric. */
+static cJSON *
+final_json(const struct ab_result *e)
+{
+	cJSON *x = json_new_object();
+
+	json_set(x, "pairs", json_new_int(e->g.n));
+	json_set(x, "ratio", num_or_null(e->ratio));
+	json_set(x, "confidence", json_new_float(e->confidence));
+	json_set(x, "interval", interval_json(e));
+	json_set(x, "verdict", json_new_string(e->verdict));
+	json_set(x, "verdict_reason", json_new_string(e->why));
+	return x;
+}
+
 /* A result of the report: metric m of config c. */
 static cJSON *
 result_json(struct job *j, int c, int m)
@@ -404,21 +509,15 @@ result_json(struct job *j, int c, int m)
 	json_set(x, "ratios", pp);
 	json_set(x, "ratio", num_or_null(e->ratio));
 	json_set(x, "confidence", json_new_float(e->confidence));
-	if (e->g.has_interval) {
-		cJSON *iv = json_new_object();
-
-		json_set(iv, "low", num_or_null(e->low));
-		json_set(iv, "high", num_or_null(e->high));
-		json_set(iv, "t_quantile", num_or_null(e->g.t));
-		json_set(x, "interval", iv);
-	} else
-		json_set(x, "interval", json_new_null());
+	json_set(x, "interval", interval_json(e));
 	json_set(x, "verdict", json_new_string(e->verdict));
 	json_set(x, "verdict_reason", json_new_string(e->why));
+	json_set(x, "band_verdict", json_new_string(e->band_verdict));
 	json_set(x, "decided_at", j->decided_at[k] > 0 ?
 	    json_new_int(j->decided_at[k]) : json_new_null());
 	json_set(x, "minimum_detectable_change", e->mde >= 0 && isfinite(e->mde) ?
 	    json_new_float(e->mde) : json_new_null());
+	json_set(x, "final", final_json(&j->final[k]));
 	return x;
 }
 
@@ -442,51 +541,107 @@ report(struct job *j, bool slower)
 	return r;
 }
 
-/* The Markdown table of the annotation, or the same rows as text. */
+/* "1.023 (1.001-1.046)": a ratio and its interval, "-" where absent. */
 static void
-table(buf *b, const cJSON *rep, bool md)
+ratio_text(buf *b, const cJSON *e)
 {
-	const cJSON *e;
-	char n1[NUM_BUFSZ];
+	const cJSON *iv = json_get(e, "interval");
 
-	if (md) {
-		buf_addf(b, "### A/B: head against base, %s pairs interleaved on this agent\n\n",
-		    num_fixed(n1, json_num(rep, "pairs"), 0));
-		buf_adds(b, "| Benchmark | Metric | Head/Base | Interval | Band | Verdict | "
-		    "Pairs | Detectable |\n|---|---|---|---|---|---|---|---|\n");
-	}
+	if (cJSON_IsNumber(json_get(e, "ratio")))
+		buf_addf(b, "%.3f", json_num(e, "ratio"));
+	else
+		buf_adds(b, "-");
+	if (cJSON_IsObject(iv))
+		buf_addf(b, " (%.3f-%.3f)", json_num(iv, "low"), json_num(iv, "high"));
+}
+
+/* "Base origin/main at 1a2b3c4d5e6f": a side and its commit. */
+static void
+side_text(buf *b, const char *what, const cJSON *in)
+{
+	const cJSON *sha = json_get(in, strcmp(what, "base") == 0 ? "base_sha" : "head_sha");
+	const cJSON *ref = json_get(in, "base_ref");
+
+	if (strcmp(what, "base") == 0) {
+		buf_adds(b, "Base ");
+		xml_md_text(b, cJSON_IsString(ref) ? ref->valuestring : json_str(in, "base"));
+	} else
+		buf_adds(b, "head");
+	if (cJSON_IsString(sha))
+		buf_addf(b, " at %.12s", sha->valuestring);
+	else
+		buf_adds(b, " (not a git checkout)");
+}
+
+/* The Markdown table of the annotation. */
+static void
+table(buf *b, const cJSON *rep)
+{
+	const cJSON *e, *in = json_get(rep, "inputs");
+	char n1[NUM_BUFSZ];
+	int differ = 0;
+
+	buf_addf(b, "### A/B: head against base, %s pairs interleaved on this agent\n\n",
+	    num_fixed(n1, json_num(rep, "pairs"), 0));
+	side_text(b, "base", in);
+	buf_adds(b, " against ");
+	side_text(b, "head", in);
+	buf_adds(b, ".\n\n| Benchmark | Metric | Head/Base | Interval | Confidence | Band | "
+	    "Verdict | Pairs | Detectable | Final look |\n"
+	    "|---|---|---|---|---|---|---|---|---|---|\n");
 	cJSON_ArrayForEach(e, json_get(rep, "results")) {
-		const cJSON *iv = json_get(e, "interval");
+		const cJSON *iv = json_get(e, "interval"), *fin = json_get(e, "final");
 		const char *v = json_str(e, "verdict");
-		char ratio[64] = "-", range[96] = "-", band[32], pairs[16] = "-", mde[32] = "-";
 		int m = policy_metric_index(json_str(e, "metric"));
+		bool gated = cJSON_IsTrue(json_get(e, "gated"));
 
 		if (strcmp(v, "not_measured") == 0)
 			continue;
+		buf_adds(b, "| ");
+		xml_md_text(b, json_str(e, "benchmark_id"));
+		buf_addf(b, " | %s%s | ", metric_table[m].label, gated ? "" : " (not gated)");
 		if (cJSON_IsNumber(json_get(e, "ratio")))
-			snprintf(ratio, sizeof ratio, "%.3f", json_num(e, "ratio"));
-		if (cJSON_IsObject(iv))
-			snprintf(range, sizeof range, "%.3f-%.3f", json_num(iv, "low"),
-			    json_num(iv, "high"));
-		snprintf(band, sizeof band, "+-%.1f%%", 100 * json_num(e, "band"));
-		snprintf(pairs, sizeof pairs, "%.0f", json_num(e, "pairs"));
-		if (cJSON_IsNumber(json_get(e, "minimum_detectable_change")))
-			snprintf(mde, sizeof mde, "%.1f%%",
-			    100 * json_num(e, "minimum_detectable_change"));
-		if (md)
-			buf_addf(b, "| %s | %s%s | %s | %s | %s | %s%s | %s | %s |\n",
-			    json_str(e, "benchmark_id"), metric_table[m].label,
-			    cJSON_IsTrue(json_get(e, "gated")) ? "" : " (not gated)", ratio, range,
-			    band, v, strcmp(v, "slower") == 0 &&
-			    cJSON_IsTrue(json_get(e, "gated")) ? " :x:" : "", pairs, mde);
+			buf_addf(b, "%.3f", json_num(e, "ratio"));
 		else
-			buf_addf(b, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", json_str(e, "benchmark_id"),
-			    metric_table[m].key, ratio, range, band, v, pairs, mde);
+			buf_adds(b, "-");
+		if (cJSON_IsObject(iv))
+			buf_addf(b, " | %.3f-%.3f", json_num(iv, "low"), json_num(iv, "high"));
+		else
+			buf_adds(b, " | -");
+		buf_addf(b, " | %.2f%% | +-%.1f%% | %s%s | %.0f | ", 100 * json_num(e, "confidence"),
+		    100 * json_num(e, "band"), ab_verdict_label(v),
+		    strcmp(v, "slower") == 0 && gated ? " :x:" : "", json_num(e, "pairs"));
+		if (cJSON_IsNumber(json_get(e, "minimum_detectable_change")))
+			buf_addf(b, "%.1f%%", 100 * json_num(e, "minimum_detectable_change"));
+		else
+			buf_adds(b, "-");
+		buf_adds(b, " | ");
+		ratio_text(b, fin);
+		buf_addf(b, " %s at %.0f |\n", ab_verdict_label(json_str(fin, "verdict")),
+		    json_num(fin, "pairs"));
 	}
-	if (md)
-		buf_adds(b, "\nHead/Base: geometric mean of the paired ratios; interval: Student "
-		    "t, widened for the repeated looks; Detectable: the change found with "
-		    "probability 0.8 at these pairs.\n");
+	buf_adds(b, "\nHead/Base: geometric mean of the paired ratios; interval: Student "
+	    "t at the confidence shown (that of the look that decided the metric, "
+	    "widened for the repeated looks); Band: the gate, which fails only beyond it "
+	    "(\"slower, within band\": surely slower, by less than the band); "
+	    "Detectable: the change found with probability 0.8 at these pairs; "
+	    "Final look: the result after the last pair.\n");
+	cJSON_ArrayForEach(e, json_get(in, "configs")) {
+		const cJSON *d;
+
+		cJSON_ArrayForEach(d, json_get(e, "identity_differences")) {
+			buf_adds(b, differ++ == 0 ? "\nThe sides ran different benchmarks: " : "; ");
+			xml_md_text(b, json_str(e, "benchmark_id"));
+			buf_adds(b, " ");
+			xml_md_text(b, json_str(d, "key"));
+			buf_adds(b, " base ");
+			xml_md_text(b, json_str(d, "base"));
+			buf_adds(b, ", head ");
+			xml_md_text(b, json_str(d, "head"));
+		}
+	}
+	if (differ > 0)
+		buf_adds(b, ".\n");
 }
 
 /* Removes what the job made: the base worktree, then the scratch directory. */
@@ -505,30 +660,37 @@ cleanup(struct job *j)
 	for (int c = 0; c < j->nconf; c++) {
 		free(j->conf[c].path);
 		free(j->conf[c].id);
+		free(j->conf[c].base_path);
+		for (int i = 0; i < IDENT_KEYS; i++) {
+			free(j->conf[c].ident[0][i]);
+			free(j->conf[c].ident[1][i]);
+		}
+		cJSON_Delete(j->conf[c].differs);
 	}
 	free(j->conf);
 	free(j->work);
 	free(j->worktree);
 	free(j->base);
 	free(j->head);
+	free(j->sha[0]);
+	free(j->sha[1]);
 	free(j->collect);
 	free(j->head_first);
 	free(j->val);
 	free(j->res);
+	free(j->final);
 	free(j->decided_at);
 	free(j->measured);
 	cJSON_Delete(j->runs);
 	ab_design_free(&j->d);
 }
 
-/* --base-ref: the base checkout as a worktree of the head's repository, set up. */
+/* --base-ref: the base checkout as a worktree of the head's repository. */
 static int
 make_base(struct job *j)
 {
 	const char *add[] = { "worktree", "add", "--detach", NULL, opt.base_ref, NULL };
-	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)opt.setup, NULL }, *log;
 	buf err = BUF_INIT;
-	int rc;
 
 	j->worktree = easprintf("%s/base", j->work);
 	add[3] = j->worktree;
@@ -544,11 +706,107 @@ make_base(struct job *j)
 	}
 	buf_free(&err);
 	j->base = estrdup(j->worktree);
-	if (opt.setup == NULL)
-		return 0;
-	log = easprintf("%s/setup.log", j->work);
-	rc = run_in(j->base, argv, log, "--setup");
+	return 0;
+}
+
+/* --setup: the build of the base, run in its worktree. */
+static int
+setup_base(struct job *j)
+{
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)opt.setup, NULL };
+	char *log = easprintf("%s/setup.log", j->work);
+	int rc = run_in(j->base, argv, log, "--setup", "setup");
+
 	free(log);
+	return rc;
+}
+
+/* The commit checked out in dir, or NULL. */
+static char *
+side_sha(const char *dir)
+{
+	const char *args[] = { "rev-parse", "--verify", "-q", "HEAD", NULL };
+	buf out = BUF_INIT;
+
+	if (git_run(dir, args, NULL, 0, &out, NULL) != 0 || out.len < 40) {
+		buf_free(&out);
+		return NULL;
+	}
+	out.s[40] = '\0';
+	return buf_detach(&out);
+}
+
+/*
+ * A config in the head's tree, as the base's tree has it: the file at the
+ * same place there when it exists, so that the config and a runner
+ * relative to it are the base's own; when it does not, the head's copy
+ * put there in a base worktree of perf-ab's own (said), else the head's
+ * config itself (said). A config outside the head's tree serves both.
+ */
+static int
+base_config(struct job *j, struct conf *cf)
+{
+	const char *rel = cf->path + strlen(j->head) + 1;
+	char *there, *slash;
+	buf text = BUF_INIT;
+
+	if (strcmp(j->head, j->base) == 0 || !path_within(cf->path, j->head) ||
+	    strcmp(cf->path, j->head) == 0) {
+		cf->base_path = estrdup(cf->path);
+		return 0;
+	}
+	there = easprintf("%s/%s", j->base, rel);
+	if (access(there, F_OK) == 0) {
+		cf->base_path = there;
+		return 0;
+	}
+	if (j->worktree == NULL) {
+		warnx_("%s: not in the base %s: both sides run the head's config", rel, j->base);
+		free(there);
+		cf->base_path = estrdup(cf->path);
+		return 0;
+	}
+	slash = strrchr(there, '/');
+	*slash = '\0';
+	if (atomic_mkdirs(there) != 0) {
+		warnx_("%s: cannot create: %s", there, strerror(errno));
+		free(there);
+		return -1;
+	}
+	*slash = '/';
+	if (buf_read_file(&text, cf->path) != 0 ||
+	    atomic_save("config", there, text.s != NULL ? text.s : "", text.len) != 0) {
+		buf_free(&text);
+		free(there);
+		return -1;
+	}
+	buf_free(&text);
+	warnx_("%s: not in %s: the base runs the head's copy in its own tree", rel,
+	    opt.base_ref);
+	cf->base_path = there;
+	return 0;
+}
+
+/* Every config's base copy (base_config()), checked by perf-collect --check. */
+static int
+base_configs(struct job *j)
+{
+	char **all = ecalloc((size_t)j->nconf + 3, sizeof *all), *log;
+	int n = 2, rc = 0;
+
+	all[0] = j->collect;
+	all[1] = (char *)"--check";
+	for (int c = 0; c < j->nconf && rc == 0; c++) {
+		rc = base_config(j, &j->conf[c]);
+		if (rc == 0 && strcmp(j->conf[c].base_path, j->conf[c].path) != 0)
+			all[n++] = j->conf[c].base_path;
+	}
+	if (rc == 0 && n > 2) {
+		log = easprintf("%s/base-check.log", j->work);
+		rc = run_in(".", all, log, "the base's configs", "base-check");
+		free(log);
+	}
+	free(all);
 	return rc;
 }
 
@@ -581,7 +839,7 @@ load_configs(struct job *j, char **paths, int n)
 	for (int i = 0; i < n; i++)
 		all[i + 2] = j->conf[i].path = path_resolve(paths[i]);
 	log = easprintf("%s/check.log", j->work);
-	if (run_in(".", all, log, "configs") != 0) {
+	if (run_in(".", all, log, "configs", "check") != 0) {
 		free(log);
 		free(all);
 		return -1;
@@ -625,7 +883,7 @@ start_job(struct job *j, char **paths, int npaths)
 		return -1;
 	}
 	j->runs = json_new_array();
-	j->collect = find_collect();
+	j->collect = collect_find();
 	runs = easprintf("%s/runs", j->work);
 	if (atomic_mkdirs(runs) != 0) {
 		warnx_("%s: cannot create: %s", runs, strerror(errno));
@@ -635,12 +893,16 @@ start_job(struct job *j, char **paths, int npaths)
 	free(runs);
 	if (load_configs(j, paths, npaths) != 0)
 		return -1;
-	if (opt.base_ref != NULL ? make_base(j) != 0 : false)
+	if ((opt.base_ref != NULL && make_base(j) != 0) || base_configs(j) != 0 ||
+	    (opt.setup != NULL && setup_base(j) != 0))
 		return -1;
+	j->sha[0] = side_sha(j->base);
+	j->sha[1] = side_sha(j->head);
 	j->head_first = ecalloc((size_t)opt.max * (size_t)j->nconf, sizeof *j->head_first);
 	ab_order(opt.seed, opt.max, j->nconf, j->head_first);
 	j->val = ecalloc((size_t)opt.max * (size_t)j->nconf * 2 * METRIC_COUNT, sizeof *j->val);
 	j->res = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->res);
+	j->final = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->final);
 	j->decided_at = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->decided_at);
 	j->measured = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->measured);
 	ab_design_init(&j->d, opt.alpha, opt.min, opt.max);
@@ -661,6 +923,8 @@ run_pairs(struct job *j)
 				if (proc_stop_signal() != 0 ||
 				    run_one(j, p, c, s == 0 ? first : 1 - first, ++position) != 0)
 					return -1;
+			if (p == 0)
+				compare_identities(&j->conf[c]);
 		}
 		j->pairs = p + 1;
 		if (j->pairs >= opt.min && look(j, j->pairs))
@@ -701,7 +965,7 @@ write_report(const cJSON *rep)
 		buf_reset(&out);
 	}
 	if (opt.md)
-		table(&out, rep, true);
+		table(&out, rep);
 	else {
 		json_write(&out, rep, JSON_COMPACT, NULL);
 		buf_addc(&out, '\n');
@@ -824,6 +1088,74 @@ check_options(int argc)
 	}
 }
 
+/* Whether the directory of the output p takes a new file (a probe made and removed). */
+static bool
+dir_writable(const char *name, const char *p)
+{
+	char *real = path_resolve(p), *slash = strrchr(real, '/'), *probe;
+	int fd;
+
+	if (slash == real)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	probe = easprintf("%s/.perf-ab-XXXXXX", real);
+	if ((fd = mkstemp(probe)) < 0) {
+		warnx_("%s %s: cannot write in %s: %s", name, p, real, strerror(errno));
+		free(probe);
+		free(real);
+		return false;
+	}
+	close(fd);
+	unlink(probe);
+	free(probe);
+	free(real);
+	return true;
+}
+
+/*
+ * The outputs, before anything runs: each one a file that can be written
+ * (not a directory, in a directory that takes files), neither a config
+ * nor the other output.
+ */
+static int
+check_outputs(char **configs, int n)
+{
+	const char *name[2] = { "-o", "--svg" }, *out[2] = { opt.out, opt.svg };
+	struct stat st;
+
+	for (int k = 0; k < 2; k++) {
+		if (out[k] == NULL)
+			continue;
+		if (*out[k] == '\0') {
+			warnx_("%s: an empty file name", name[k]);
+			return -1;
+		}
+		if (stat(out[k], &st) == 0 && S_ISDIR(st.st_mode)) {
+			warnx_("%s %s: is a directory", name[k], out[k]);
+			return -1;
+		}
+		for (int i = 0; i < n; i++)
+			if (path_same_file(out[k], configs[i])) {
+				warnx_("%s %s: is a config; refusing to overwrite it", name[k], out[k]);
+				return -1;
+			}
+		/* A device or FIFO is written in place. */
+		if (stat(out[k], &st) == 0 && !S_ISREG(st.st_mode)) {
+			if (access(out[k], W_OK) != 0) {
+				warnx_("%s %s: cannot write: %s", name[k], out[k], strerror(errno));
+				return -1;
+			}
+		} else if (!dir_writable(name[k], out[k]))
+			return -1;
+	}
+	if (out[0] != NULL && out[1] != NULL && path_same_file(out[0], out[1])) {
+		warnx_("-o and --svg name one file: %s", out[0]);
+		return -1;
+	}
+	return 0;
+}
+
 int
 main(int argc, char *argv[])
 {
@@ -836,8 +1168,10 @@ main(int argc, char *argv[])
 	parse_options(argc, argv);
 	check_options(argc);
 	if ((j.head = abs_dir("--head", opt.head != NULL ? opt.head : ".")) == NULL ||
-	    (opt.base != NULL && (j.base = abs_dir("--base", opt.base)) == NULL)) {
+	    (opt.base != NULL && (j.base = abs_dir("--base", opt.base)) == NULL) ||
+	    check_outputs(argv + optind, argc - optind) != 0) {
 		free(j.head);
+		free(j.base);
 		return EXIT_TROUBLE;
 	}
 	proc_handle_signals();

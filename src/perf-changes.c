@@ -4,8 +4,11 @@
  * legacy ones), ordered as the rolling gate orders history, is analysed
  * with Apache Otava's change-point detection (lane/change_points.h); every change
  * point found is written as one JSON line (or a Markdown table with
- * --md). Exit 1 when a reported change point is worse by the metric's
- * direction: a slow drift or a step the rolling gate let through.
+ * --md). A series holds the measurements of scheduled-main runs whatever
+ * the rolling gate said of them (measured()). Exit 1 when a reported change
+ * point is worse by the metric's direction and not tentative (at least
+ * --min-points records on each side): a slow drift or a step the rolling
+ * gate let through.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -26,10 +29,12 @@
 #include "lane/change_points.h"
 #include "core/cli.h"
 #include "lane/change_report.h"
+#include "lane/decision.h"
 #include "core/err.h"
 #include "lane/store/git_command.h"
 #include "lane/history.h"
 #include "lane/identity.h"
+#include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
@@ -43,11 +48,11 @@ static struct {
 	char **histories;
 	int nhistories;
 	bool metric[METRIC_COUNT], md, all;
-	long window, last;
+	long window, last, min_points;
 	double pvalue, min_magnitude;
 	int64_t since;
 	bool has_since;
-} opt = { .window = 50, .pvalue = 0.001, .since = 0 };
+} opt = { .window = 50, .min_points = 3, .pvalue = 0.001, .since = 0 };
 
 /*
  * Where a cohort stands while a store is read directory by directory: its
@@ -76,6 +81,17 @@ struct cohort {
 	struct found *found;
 	size_t nfound;
 	buf state;		/* its lines of the new state file */
+	struct skipped *skipped;	/* its records that are no measurement */
+	size_t nskipped;
+};
+
+/*
+ * A record that is no measurement: its instant, and a hash of its store
+ * path, so that a stream repeating a store's record counts it once.
+ */
+struct skipped {
+	int64_t instant;
+	uint64_t key;
 };
 
 /* Points of a cohort written to the spill file. */
@@ -93,6 +109,8 @@ struct found {
 	int metric;
 	bool worse;
 	struct change_point cp;
+	bool tentative;		/* fewer than --min-points records on a side */
+	size_t untrusted;	/* records no measurement between before and at */
 	char *at[AT_FIELDS], *before[AT_FIELDS];
 };
 
@@ -149,8 +167,8 @@ struct run {
 
 static const char usage_text[] =
     "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
-    "                    [-w window] [-p pvalue] [--min-magnitude f] [--all]\n"
-    "                    [--since ISO | --last n] [--incremental state-file]\n"
+    "                    [-w window] [-p pvalue] [--min-magnitude f] [--min-points n]\n"
+    "                    [--all] [--since ISO | --last n] [--incremental state-file]\n"
     "                    [--batch records.jsonl]\n"
     "                    [--json | --md] [file ...]\n"
     "\n"
@@ -162,6 +180,7 @@ static const char usage_text[] =
     "  -w n, --window n          the window of the split step\n"
     "  -p p, --pvalue p          the significance, above 0 and at most 1\n"
     "  --min-magnitude f         change points of a magnitude at or below f are merged away\n"
+    "  --min-points n            a change point with fewer records on a side is tentative (default 3)\n"
     "  --all                     read every record, not only trusted ones\n"
     "  --last n                  report only change points among the newest n records\n"
     "  --since ISO               report only change points at records not older than this time\n"
@@ -175,19 +194,20 @@ static const char usage_text[] =
 /*
  * The members of a record perf-changes reads, by position in wanted[]:
  * found in one pass over the record (record_view()) rather than looked up
- * one by one. The store's query reads success, baseline_eligible and
- * run_source, the last three.
+ * one by one; the last four decide whether it is a measurement (measured()).
  */
 enum {
 	W_MODEL, W_GPU, W_TIMESTAMP, W_COMMIT, W_SCHEMA,
 	W_IDENT,			/* identity_keys[], in their order */
 	W_METRIC = W_IDENT + IDENTITY_KEYS,	/* metric_table[], in its order */
-	W_VIEWED = W_METRIC + METRIC_COUNT,
-	W_KEYS = W_VIEWED + 3
+	W_SUCCESS = W_METRIC + METRIC_COUNT,
+	W_ELIGIBLE, W_SOURCE, W_STATUS,
+	W_KEYS
 };
 
 static const char *wanted[W_KEYS] = { "model_id", "gpu_type", "timestamp", "commit_sha",
-	"result_schema_version", [W_VIEWED] = "success", "baseline_eligible", "run_source" };
+	"result_schema_version", [W_SUCCESS] = "success", "baseline_eligible", "run_source",
+	"comparison_status" };
 
 /* wanted[] made whole, and its keyset; once, before anything is read. */
 static struct json_keyset *
@@ -204,7 +224,7 @@ wanted_keyset(void)
 
 /* A record's members of wanted[] (json_get()'s: the first of a name), NULL when absent. */
 struct view {
-	const cJSON *v[W_VIEWED];
+	const cJSON *v[W_KEYS];
 };
 
 static void
@@ -217,8 +237,7 @@ record_view(const struct json_keyset *ks, const cJSON *rec, struct view *w)
 	if (!cJSON_IsObject(rec))
 		return;
 	for (c = rec->child; c != NULL; c = c->next)
-		if ((k = json_keyset_index(ks, c->string)) >= 0 && k < W_VIEWED &&
-		    w->v[k] == NULL)
+		if ((k = json_keyset_index(ks, c->string)) >= 0 && w->v[k] == NULL)
 			w->v[k] = c;
 }
 
@@ -263,6 +282,46 @@ cohort_key(const struct view *w, buf *b)
 		add_pystr(b, w->v[W_GPU], "unknown");
 	}
 	return true;
+}
+
+/* Whether v is the string s. */
+static bool
+is_string(const cJSON *v, const char *s)
+{
+	return cJSON_IsString(v) && strcmp(v->valuestring, s) == 0;
+}
+
+/*
+ * Whether a record is a measurement of its series: every record with
+ * --all; else a record the rolling gate trusts as a baseline (successful
+ * and baseline eligible, or legacy: neither baseline_eligible nor
+ * run_source), and every scheduled-main run that measured, whatever the
+ * gate said of it (PASS, REGRESSION, CALIBRATION_NEEDED, RECIPE_MISMATCH;
+ * without a verdict, a successful one). What is left out: pull-request
+ * and local runs, infrastructure errors, failed runs. A regression the
+ * gate refused as a baseline is the first slower point of its series, and
+ * the change point must name it.
+ */
+static bool
+measured(const struct view *w)
+{
+	static const char *const verdicts[] = { "PASS", "REGRESSION", "CALIBRATION_NEEDED",
+		"RECIPE_MISMATCH" };
+	const cJSON *succ = w->v[W_SUCCESS], *elig = w->v[W_ELIGIBLE], *src = w->v[W_SOURCE];
+	bool ok = succ == NULL || json_truthy(succ);
+
+	if (opt.all)
+		return true;
+	if (ok && (cJSON_IsTrue(elig) || (elig == NULL && src == NULL)))
+		return true;
+	if (!is_string(src, "scheduled_main"))
+		return false;
+	if (w->v[W_STATUS] == NULL)
+		return ok;
+	for (size_t i = 0; i < sizeof verdicts / sizeof *verdicts; i++)
+		if (is_string(w->v[W_STATUS], verdicts[i]))
+			return true;
+	return false;
 }
 
 /*
@@ -556,6 +615,24 @@ on_hit(const struct store_hit *h, void *ctx)
 		buf_free(&b);
 		return;
 	}
+	if (!measured(&w)) {
+		/* Only its instant: the runs that lie between two measurements. */
+		pthread_mutex_lock(&run->lock);
+		c = cohort_find(run, b.s, h->record);
+		if (run->by_unit)
+			note_unit(run, c, h->unit);
+		if (c->phase == COLLECTING && (!run->again || c->again)) {
+			char *key = store_record_path(h->record);
+
+			c->skipped = erealloc(c->skipped, (c->nskipped + 1) * sizeof *c->skipped);
+			c->skipped[c->nskipped++] = (struct skipped){ h->instant,
+			    text_hash(key != NULL ? key : h->path) };
+			free(key);
+		}
+		pthread_mutex_unlock(&run->lock);
+		buf_free(&b);
+		return;
+	}
 	at = b.len + 1;
 	buf_addc(&b, '\0');
 	encode_point(&b, h, &w, !run->by_unit);
@@ -575,12 +652,11 @@ on_hit(const struct store_hit *h, void *ctx)
 	buf_free(&b);
 }
 
-/* The query of every record (trusted ones unless --all). */
+/* The query of every record: on_hit() sorts out the measurements (measured()). */
 static void
 trusted_query(struct store_query *q)
 {
 	memset(q, 0, sizeof *q);
-	q->successful_only = q->eligible_only = !opt.all;
 }
 
 /* Reads JSON-lines records from the operands; false when one was bad. */
@@ -712,13 +788,67 @@ find_saved(struct run *run, const char *series, size_t n)
 	return sv;
 }
 
+/*
+ * The format of the state file: 2 carries a checksum on every line (1,
+ * without them, is read as stale).
+ */
+enum { STATE_FORMAT = 2 };
+
+/* The end of a state line: ,"sum":"<SHA-256 hex>"} */
+#define SUM_OPEN ",\"sum\":\""
+enum { SUM_TAIL = sizeof SUM_OPEN - 1 + SHA256_HEX - 1 + 2 };
+
+/*
+ * Appends o to out as a state line: its compact JSON with a last member
+ * "sum", the SHA-256 of the line without that member (the same text with
+ * the object closed where "sum" begins), and a newline.
+ */
+static void
+state_line(buf *out, const cJSON *o)
+{
+	buf line = BUF_INIT;
+	char hex[SHA256_HEX];
+
+	json_write(&line, o, JSON_COMPACT, NULL);
+	canon_sha256_hex(line.s, line.len, hex);
+	buf_add(out, line.s, line.len - 1);
+	buf_addf(out, SUM_OPEN "%s\"}\n", hex);
+	buf_free(&line);
+}
+
+/*
+ * The content of a state line s[0..len) (no newline) whose checksum holds,
+ * NUL-terminated in place of its "sum" member; NULL with *why set when it
+ * has none or it fails.
+ */
+static char *
+state_checked(char *s, size_t len, const char **why)
+{
+	char hex[SHA256_HEX], *sum;
+
+	if (len < SUM_TAIL + 2 || memcmp(s + len - SUM_TAIL, SUM_OPEN, sizeof SUM_OPEN - 1) != 0 ||
+	    strcmp(s + len - 2, "\"}") != 0) {
+		*why = "malformed state line, no checksum";
+		return NULL;
+	}
+	sum = s + len - SUM_TAIL + sizeof SUM_OPEN - 1;
+	s[len - SUM_TAIL] = '}';
+	canon_sha256_hex(s, len - SUM_TAIL + 1, hex);
+	if (memcmp(hex, sum, SHA256_HEX - 1) != 0) {
+		*why = "checksum mismatch";
+		return NULL;
+	}
+	s[len - SUM_TAIL + 1] = '\0';
+	return s;
+}
+
 /* The header line of a state file for the options in force. */
 static cJSON *
 state_header(void)
 {
 	cJSON *o = json_new_object();
 
-	json_set(o, "perf_changes_state", json_new_int(1));
+	json_set(o, "perf_changes_state", json_new_int(STATE_FORMAT));
 	json_set(o, "window", json_new_int(opt.window));
 	json_set(o, "pvalue", json_new_float(opt.pvalue));
 	json_set(o, "all", json_new_bool(opt.all));
@@ -775,66 +905,103 @@ load_memo(struct saved *sv, const cJSON *a)
 	return true;
 }
 
-/* Loads --incremental's state; a state that cannot be used is ignored (a cache). */
+/*
+ * One line of the state (line no, text s[0..len), no newline) into the
+ * run: its checksum checked, then the header's options or a series' split
+ * and merge. Returns NULL when it is good, else why the state is not used.
+ */
+static const char *
+load_state_line(struct run *run, long no, char *s, size_t len, const cJSON *head)
+{
+	const cJSON *w, *v;
+	struct saved sv = { 0 };
+	const char *why = NULL;
+	json_error e;
+	cJSON *o;
+	char *t;
+	double d;
+
+	if ((t = state_checked(s, len, &why)) == NULL) {
+		/* A header without a checksum: an earlier version's state (format 1). */
+		if (no == 1 && strcmp(why, "malformed state line, no checksum") == 0 &&
+		    (o = json_parse(s, len, &e)) != NULL) {
+			if (json_get(o, "perf_changes_state") != NULL)
+				why = "a state of an earlier format, without checksums";
+			cJSON_Delete(o);
+		}
+		return why;
+	}
+	if ((o = json_parse(t, strlen(t), &e)) == NULL)
+		return "malformed state line";
+	if (no == 1) {
+		why = json_equal(o, head) ? NULL : !json_is_int(json_get(o, "perf_changes_state")) ||
+		    json_num(o, "perf_changes_state") != STATE_FORMAT ? "not a state of this format" :
+		    "ignoring the incremental state: not this program's state for these options";
+		cJSON_Delete(o);
+		return why;
+	}
+	w = json_get(o, "weak");
+	if (!cJSON_IsString(json_get(o, "series")) ||
+	    strlen(json_str(o, "digest")) != SHA256_HEX - 1 || !cJSON_IsArray(w) ||
+	    !json_is_int(json_get(o, "n")) || !json_is_int(json_get(o, "resume")) ||
+	    json_num(o, "n") < 0 || json_num(o, "resume") < 0) {
+		cJSON_Delete(o);
+		return "malformed state line";
+	}
+	sv.series = estrdup(json_str(o, "series"));
+	memcpy(sv.digest, json_str(o, "digest"), SHA256_HEX);
+	sv.n = (size_t)json_num(o, "n");
+	sv.resume = (size_t)json_num(o, "resume");
+	sv.early = emalloc(((size_t)cJSON_GetArraySize(w) + 1) * sizeof *sv.early);
+	cJSON_ArrayForEach(v, w) {
+		d = v->valuedouble;
+		if (!json_is_int(v) || d < 0 || d >= (double)sv.n) {
+			why = "malformed state line";
+			break;
+		}
+		sv.early[sv.nearly++] = (size_t)d;
+	}
+	if (why == NULL && sv.resume >= sv.n)
+		why = "malformed state line";
+	if (why == NULL && json_get(o, "merge") != NULL && !load_memo(&sv, json_get(o, "merge")))
+		why = "malformed state line";
+	run->saved = erealloc(run->saved, (run->nsaved + 1) * sizeof *run->saved);
+	run->saved[run->nsaved++] = sv;
+	cJSON_Delete(o);
+	return why;
+}
+
+/*
+ * Loads --incremental's state; a state that cannot be used is ignored (a
+ * cache), with one line naming the line of the file that failed and why:
+ * a checksum that fails, a malformed line, a state of an earlier format
+ * or written for other options.
+ */
 static void
 load_state(struct run *run)
 {
 	FILE *fp = fopen(opt.state, "r");
 	char *line = NULL;
+	const char *why = NULL;
 	size_t cap = 0;
 	ssize_t len;
 	long no = 0;
-	cJSON *o, *head;
-	json_error e;
-	bool bad = false;
+	cJSON *head;
 
 	if (fp == NULL)
 		return;
 	head = state_header();
-	while (!bad && (len = getline(&line, &cap, fp)) > 0) {
-		const cJSON *w, *v;
-		struct saved sv = { 0 };
-		double d;
-
+	while (why == NULL && (len = getline(&line, &cap, fp)) > 0) {
 		no++;
-		if ((o = json_parse(line, (size_t)len, &e)) == NULL) {
-			bad = true;
-			break;
-		}
-		if (no == 1) {
-			bad = !json_equal(o, head);
-			cJSON_Delete(o);
-			continue;
-		}
-		w = json_get(o, "weak");
-		bad = !cJSON_IsString(json_get(o, "series")) ||
-		    strlen(json_str(o, "digest")) != SHA256_HEX - 1 || !cJSON_IsArray(w) ||
-		    !json_is_int(json_get(o, "n")) || !json_is_int(json_get(o, "resume"));
-		if (!bad) {
-			sv.series = estrdup(json_str(o, "series"));
-			memcpy(sv.digest, json_str(o, "digest"), SHA256_HEX);
-			sv.n = (size_t)json_num(o, "n");
-			sv.resume = (size_t)json_num(o, "resume");
-			sv.early = emalloc(((size_t)cJSON_GetArraySize(w) + 1) * sizeof *sv.early);
-			cJSON_ArrayForEach(v, w) {
-				d = v->valuedouble;
-				if (!json_is_int(v) || d < 0 || d >= (double)sv.n) {
-					bad = true;
-					break;
-				}
-				sv.early[sv.nearly++] = (size_t)d;
-			}
-			bad |= sv.resume >= sv.n;
-			if (!bad && json_get(o, "merge") != NULL)
-				bad = !load_memo(&sv, json_get(o, "merge"));
-			run->saved = erealloc(run->saved, (run->nsaved + 1) * sizeof *run->saved);
-			run->saved[run->nsaved++] = sv;
-		}
-		cJSON_Delete(o);
+		if (line[len - 1] == '\n')
+			line[--len] = '\0';
+		why = load_state_line(run, no, line, (size_t)len, head);
 	}
-	if (bad) {
-		diag(opt.state, no, "ignoring the incremental state: not this "
-		    "program's state for these options");
+	if (why != NULL) {
+		if (strncmp(why, "ignoring", 8) == 0)
+			diag(opt.state, no, "%s", why);
+		else
+			diag(opt.state, no, "%s: ignoring the incremental state", why);
 		for (size_t i = 0; i < run->nsaved; i++) {
 			free(run->saved[i].series);
 			free(run->saved[i].early);
@@ -852,7 +1019,6 @@ static void
 keep_state(buf *out, const char *series, const char *hex, const struct changes_split *sp)
 {
 	cJSON *o = json_new_object(), *w = json_new_array(), *a = json_new_array();
-	buf line = BUF_INIT;
 	struct changes_memo *m;
 	size_t nm = changes_memo_get(sp, &m);
 
@@ -879,10 +1045,7 @@ keep_state(buf *out, const char *series, const char *hex, const struct changes_s
 	}
 	json_set(o, "merge", a);
 	free(m);
-	json_write(&line, o, JSON_COMPACT, NULL);
-	buf_adds(out, line.s);
-	buf_addc(out, '\n');
-	buf_free(&line);
+	state_line(out, o);
 	cJSON_Delete(o);
 }
 
@@ -904,6 +1067,29 @@ point_fields(const struct cohort *c, size_t i, char *f[AT_FIELDS])
 	f[AT_TIMESTAMP] = estrdup(c->h.p[i].timestamp);
 	f[AT_COMMIT] = estrdup(c->h.p[i].commit);
 	f[AT_PATH] = estrdup(c->h.p[i].path);
+}
+
+/*
+ * How many records of a cohort that are no measurement lie strictly
+ * between the timestamps of its points index - 1 and index.
+ */
+static size_t
+between(const struct cohort *c, size_t index)
+{
+	int64_t lo = c->h.p[index - 1].instant, hi = c->h.p[index].instant;
+	uint64_t *seen = emalloc((c->nskipped + 1) * sizeof *seen);
+	size_t k = 0, j;
+
+	for (size_t i = 0; i < c->nskipped; i++) {
+		if (c->skipped[i].instant <= lo || c->skipped[i].instant >= hi)
+			continue;
+		for (j = 0; j < k && seen[j] != c->skipped[i].key; j++)
+			;
+		if (j == k)
+			seen[k++] = c->skipped[i].key;
+	}
+	free(seen);
+	return k;
 }
 
 /* Analyses one metric of one cohort. */
@@ -967,6 +1153,9 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 		f->cp = cp[i];
 		f->worse = metric_table[m].higher_is_better ? cp[i].mean_after <
 		    cp[i].mean_before : up;
+		f->tentative = cp[i].n_before < (size_t)opt.min_points ||
+		    cp[i].n_after < (size_t)opt.min_points;
+		f->untrusted = between(c, cp[i].index);
 	}
 	free(cp);
 	free(series);
@@ -1030,11 +1219,54 @@ num_or_null(double v)
 	return isfinite(v) ? json_new_float(v) : json_new_null();
 }
 
+/* The store's decisions (perf-seed(1)), read with the store. */
+static struct decisions decisions;
+
+/*
+ * The decision in force on a change point (its cohort, metric and
+ * record), or the accept of a record between the point before it and it
+ * (the accepted record itself may not be in the trusted series); NULL
+ * for none. A decided change point is shown with it and never gates.
+ */
+static const struct decision *
+decision_of(const struct found *f)
+{
+	const struct decision *d;
+	int64_t lo = ISOTIME_MIN, hi = ISOTIME_MIN;
+
+	if (!f->c->v2 || decisions.n == 0)
+		return NULL;
+	if ((d = decisions_latest(&decisions, f->c->ident, f->metric, f->at[AT_PATH])) != NULL)
+		return d;
+	if (!isotime_parse(f->before[AT_TIMESTAMP], &lo))
+		lo = ISOTIME_MIN;
+	if (!isotime_parse(f->at[AT_TIMESTAMP], &hi))
+		hi = ISOTIME_MIN;
+	return decisions_accept_between(&decisions, f->c->ident, f->metric, lo,
+	    f->before[AT_PATH], hi, f->at[AT_PATH]);
+}
+
+/* The "decision" member of a decided change point. */
+static cJSON *
+decision_member(const struct decision *d)
+{
+	cJSON *o = json_new_object();
+
+	json_set(o, "kind", json_new_string(decision_state_name(d->kind)));
+	json_set(o, "id", json_new_string(d->id));
+	json_set(o, "by", json_new_string(d->by));
+	json_set(o, "when", json_new_string(d->when));
+	json_set(o, "reason", json_new_string(d->reason));
+	json_set(o, "link", d->link != NULL ? json_new_string(d->link) : json_new_null());
+	return o;
+}
+
 /* One change point as a JSON line. */
 static cJSON *
 found_json(const struct found *f)
 {
 	const struct cohort *c = f->c;
+	const struct decision *d;
 	cJSON *o = json_new_object(), *prev = json_new_object();
 
 	if (c->v2)
@@ -1061,6 +1293,10 @@ found_json(const struct found *f)
 	json_set(o, "pvalue", num_or_null(f->cp.pvalue));
 	json_set(o, "n_before", json_new_int((long long)f->cp.n_before));
 	json_set(o, "n_after", json_new_int((long long)f->cp.n_after));
+	json_set(o, "tentative", json_new_bool(f->tentative));
+	json_set(o, "untrusted_between", json_new_int((long long)f->untrusted));
+	if ((d = decision_of(f)) != NULL)
+		json_set(o, "decision", decision_member(d));
 	return o;
 }
 
@@ -1208,6 +1444,9 @@ read_again(struct run *run, store *st, const struct store_query *q)
 			continue;
 		forget(c);
 		drop_points(run, c);
+		free(c->skipped);
+		c->skipped = NULL;
+		c->nskipped = 0;
 		free(c->latest_path);
 		c->latest_path = NULL;
 		c->phase = COLLECTING;
@@ -1237,6 +1476,10 @@ read_store(struct run *run)
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		return -1;
 	store_want(st, wanted, W_KEYS);
+	if (store_root(st) != NULL && decisions_load(store_root(st), &decisions) != 0) {
+		store_close(st);
+		return -1;
+	}
 	for (int h = 0; h < opt.nhistories; h++)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
@@ -1273,6 +1516,7 @@ parse_options(int argc, char *argv[])
 		{ "window", required_argument, NULL, 'w' },
 		{ "pvalue", required_argument, NULL, 'p' },
 		{ "min-magnitude", required_argument, NULL, 'M' },
+		{ "min-points", required_argument, NULL, 'P' },
 		{ "since", required_argument, NULL, 'S' },
 		{ "last", required_argument, NULL, 'l' },
 		{ "incremental", required_argument, NULL, 'i' },
@@ -1314,6 +1558,10 @@ parse_options(int argc, char *argv[])
 		case 'M':
 			opt.min_magnitude = cli_double(usage_text, "--min-magnitude", optarg, 0, 1e300,
 			    "a number of 0 or more");
+			break;
+		case 'P':
+			opt.min_points = cli_long(usage_text, "--min-points", optarg, 1, 1000000000,
+			    "a positive integer");
 			break;
 		case 'S':
 			opt.since = cli_time(usage_text, "--since", optarg, "an ISO time");
@@ -1377,13 +1625,14 @@ main(int argc, char *argv[])
 		qsort(run->c, run->n, sizeof *run->c, cmp_cohort);
 	if (opt.state != NULL) {
 		cJSON *head = state_header();
-		json_write(&run->state, head, JSON_COMPACT, NULL);
-		buf_addc(&run->state, '\n');
+		state_line(&run->state, head);
 		cJSON_Delete(head);
 	}
 	gather(run);
+	/* A tentative change point is reported, never gated. */
 	for (i = 0; i < run->nfound; i++)
-		worse |= run->found[i].worse;
+		worse |= run->found[i].worse && !run->found[i].tentative &&
+		    decision_of(&run->found[i]) == NULL;
 	if (opt.md)
 		write_md(run);
 	else
@@ -1392,6 +1641,7 @@ main(int argc, char *argv[])
 			jsonl_emit(stdout, o, NULL);
 			cJSON_Delete(o);
 		}
+	decisions_free(&decisions);
 	if (opt.state != NULL &&
 	    atomic_save("incremental state", opt.state, run->state.s, run->state.len) != 0)
 		trouble = true;

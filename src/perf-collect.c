@@ -47,6 +47,9 @@ static struct {
 	const char *runner;
 	const char *results;
 	const char *telemetry;
+	const char *written;	/* --written: the list of the files written */
+	FILE *written_fp;
+	bool written_failed;
 	double timeout;
 	double interval;
 	double sample;
@@ -65,7 +68,8 @@ struct bench {
 static const char usage_text[] =
     "usage: perf-collect [--check | --plan] [--strict] [-c configs-dir]\n"
     "                    [-r runner] [-o results-dir] [-t seconds] [--cpu]\n"
-    "                    [--sample-interval seconds] [config | dir ...]\n"
+    "                    [--sample-interval seconds] [--written file]\n"
+    "                    [config | dir ...]\n"
     "       perf-collect --telemetry file [--interval seconds]\n"
     "\n"
     "options:\n"
@@ -78,6 +82,7 @@ static const char usage_text[] =
     "  -t, --timeout seconds     kill a runner, and its process group, after this long\n"
     "  --cpu                     run on a machine without a GPU\n"
     "  --sample-interval seconds  how often GPU memory is sampled while a self-timed runner runs\n"
+    "  --written file            list each worker log and record written, a path a line\n"
     "  --telemetry file          append one CSV line per GPU every --interval seconds to file\n"
     "  --interval seconds        with --telemetry: the time between samples\n"
     "  -h, --help                print usage and exit\n"
@@ -714,6 +719,28 @@ build_record(const struct bench *b, const struct plan *p, const char *log,
 	return rec;
 }
 
+/*
+ * Adds path to the --written list, when there is one, and when the file (or,
+ * for a worker log, its rotated part) exists.
+ */
+static void
+note_written(const char *path, bool log)
+{
+	char *rotated;
+	bool there;
+
+	if (opt.written_fp == NULL)
+		return;
+	there = access(path, F_OK) == 0;
+	if (!there && log) {
+		rotated = easprintf("%s.1", path);
+		there = access(rotated, F_OK) == 0;
+		free(rotated);
+	}
+	if (there && (fprintf(opt.written_fp, "%s\n", path) < 0 || fflush(opt.written_fp) != 0))
+		opt.written_failed = true;
+}
+
 /* "YYYYmmddTHHMMSSZ" of now, UTC. */
 static void
 stamp(char out[20])
@@ -737,6 +764,7 @@ run_benchmark(const struct bench *b)
 	cJSON *rec = NULL, *runtime = NULL;
 	char ts[20], *safe, *log = NULL, *path = NULL, *err = NULL;
 	buf text = BUF_INIT;
+	bool measured;
 	int rc = -1;
 
 	make_plan(b, &p);
@@ -753,7 +781,9 @@ run_benchmark(const struct bench *b)
 	stamp(ts);
 	log = easprintf("%s/worker_logs/worker_%s_%s.log", opt.results, safe, ts);
 	free(safe);
-	if (measure(b, &p, log, &ms, &n, &runtime) != 0)
+	measured = measure(b, &p, log, &ms, &n, &runtime) == 0;
+	note_written(log, true);	/* a failed run's log too */
+	if (!measured)
 		goto done;
 	if ((rec = build_record(b, &p, log, ms, n, runtime, &err)) == NULL) {
 		warnx_("%s: %s", p.id, err);
@@ -772,6 +802,7 @@ run_benchmark(const struct bench *b)
 		rc = -2;	/* perf-collect failed, not the benchmark */
 		goto done;
 	}
+	note_written(path, false);
 	if (jsonl_emit(stdout, rec, NULL) != 0)
 		goto done;
 	fflush(stdout);
@@ -982,6 +1013,10 @@ mode_run(const struct configs *cf)
 
 	if (cf->bad || !results_writable())
 		return EXIT_TROUBLE;
+	if (opt.written != NULL && (opt.written_fp = fopen(opt.written, "w")) == NULL) {
+		warnx_("%s: cannot write: %s", opt.written, strerror(errno));
+		return EXIT_TROUBLE;
+	}
 	gpu_open(&opt.gpu);
 	proc_handle_signals();
 	for (size_t i = 0; i < cf->n && proc_stop_signal() == 0; i++)
@@ -989,6 +1024,10 @@ mode_run(const struct configs *cf)
 		case -2: trouble++; break;
 		case -1: failed++; break;
 		}
+	if (opt.written_fp != NULL && (fclose(opt.written_fp) != 0 || opt.written_failed)) {
+		warnx_("%s: cannot write: %s", opt.written, strerror(errno));
+		trouble++;
+	}
 	return proc_stop_signal() != 0 || trouble ? EXIT_TROUBLE : failed ? EXIT_GATE :
 	    EXIT_PASS;
 }
@@ -1028,6 +1067,7 @@ parse_options(int argc, char *argv[])
 		{ "interval", required_argument, NULL, 'I' },
 		{ "sample-interval", required_argument, NULL, 'S' },
 		{ "strict", no_argument, NULL, 'X' },
+		{ "written", required_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1052,6 +1092,7 @@ parse_options(int argc, char *argv[])
 		case 'P': plan = true; break;
 		case 'U': opt.cpu = true; break;
 		case 'X': opt.strict = true; break;
+		case 'W': opt.written = optarg; break;
 		case 'T': opt.telemetry = optarg; break;
 		case 'I': opt.interval = seconds_opt("--interval", optarg, 0.01); break;
 		case 'S': opt.sample = seconds_opt("--sample-interval", optarg, 0.001); break;

@@ -27,6 +27,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "lane/decision.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "core/stats.h"
@@ -66,7 +67,14 @@ struct current {
 	struct history past;	/* its cohort's trusted records */
 	char **fps;			/* recipe fingerprints of trusted mismatches */
 	size_t nfps;
+	/* The accepts in force on its cohort (perf-seed(1) accept), per metric. */
+	const struct decision *accept[METRIC_COUNT];
+	bool decided;			/* some metric has one */
+	struct store_query trusted;	/* the store's rule of a trusted record */
 };
+
+/* The store's decisions, read once with the history. */
+static struct decisions decisions;
 
 static const char usage_text[] =
     "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
@@ -147,7 +155,8 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
 
 /* What the comparison reads of a history record (beside the identity). */
 static const char *const wanted_keys[] = { "latency", "throughput", "memory",
-    "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "recipe_fingerprint" };
+    "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "recipe_fingerprint",
+    "comparison_status" };
 
 /* What the scan of the history is asked, and where the answers go. */
 struct lookup {
@@ -156,6 +165,44 @@ struct lookup {
 	int *owner;	/* query index -> record index */
 	bool *is_cohort;	/* query index -> recipe-mismatch query */
 };
+
+/*
+ * A record of a cohort with an accept: each metric keeps it when the
+ * accept's baseline admits it (or, without an accept, the store's rule).
+ */
+static void
+add_decided(struct current *c, const struct store_hit *h)
+{
+	bool trusted = store_query_matches(&c->trusted, h->record), in[METRIC_COUNT], any = false;
+	struct hist_point *p;
+
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		in[m] = c->accept[m] != NULL ? decision_admits(c->accept[m], h->instant, h->path,
+		    h->record, trusted) : trusted;
+		any = any || in[m];
+	}
+	if (!any || (p = history_add(&c->past, h)) == NULL)
+		return;
+	for (int m = 0; m < METRIC_COUNT; m++)
+		p->has[m] = p->has[m] && in[m];
+}
+
+/* The accepts in force on each record's cohort, from the store st. */
+static int
+load_decisions(store *st, struct current *cur, size_t n)
+{
+	if (store_root(st) == NULL || decisions_load(store_root(st), &decisions) != 0)
+		return store_root(st) == NULL ? 0 : -1;
+	for (size_t i = 0; i < n && decisions.n > 0; i++) {
+		if (!cur[i].id.complete)
+			continue;
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			cur[i].accept[m] = decisions_accept(&decisions, cur[i].id.value, m);
+			cur[i].decided = cur[i].decided || cur[i].accept[m] != NULL;
+		}
+	}
+	return 0;
+}
 
 static void
 on_hit(const struct store_hit *h, void *ctx)
@@ -169,8 +216,10 @@ on_hit(const struct store_hit *h, void *ctx)
 			continue;
 		if (lk->is_cohort[q])
 			identity_add_other_recipe(h->record, c->id.value[3], &c->fps, &c->nfps);
-		else
+		else if (!c->decided)
 			history_add(&c->past, h);
+		else
+			add_decided(c, h);
 	}
 }
 
@@ -203,6 +252,19 @@ lookup_history(struct current *cur, size_t n, char **raised)
 			rc = -1;
 		else {
 			store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
+			if (load_decisions(st, cur, n) != 0) {
+				store_close(st);
+				free(q);
+				free(lk.owner);
+				free(lk.is_cohort);
+				return -1;
+			}
+			/* A cohort with an accept is read whole: the accept decides. */
+			for (size_t j = 0; j < lk.nq; j += 2)
+				if (cur[lk.owner[j]].decided) {
+					cur[lk.owner[j]].trusted = q[j];
+					q[j].successful_only = q[j].eligible_only = false;
+				}
 			for (int h = 0; h < opt.nhistories; h++)
 				store_add_stream(st, opt.histories[h]);
 			rc = store_scan(st, q, (int)lk.nq, on_hit, &lk, raised);
@@ -270,6 +332,10 @@ add_sensitivity(cJSON *o, const struct sens_noise *ns, const struct sens_report 
 
 	json_set(no, "relative_spread", num_or_null(ns->known, ns->spread));
 	json_set(no, "n", json_new_int((long long)ns->n));
+	json_set(no, "level_spread", num_or_null(ns->known, ns->level_spread));
+	json_set(no, "shift", ns->known ? json_new_bool(ns->shift) : json_new_null());
+	json_set(no, "unknown_reason", ns->known ? json_new_null() :
+	    json_new_string(sens_noise_why(ns->why)));
 	json_set(o, "noise", no);
 	json_set(o, "false_alarm_rate", num_or_null(known, rp->far));
 	json_set(o, "mde_percent", num_or_null(known, rp->mde));
@@ -367,9 +433,13 @@ metric_json(const struct current *c, int i, const struct metric_cmp *mc)
 	json_set(o, "gated", json_new_bool(c->pol[i].gated));
 	json_set(o, "threshold_exceeded", json_new_bool(mc->exceeded));
 	json_set(o, "regressed", json_new_bool(mc->regressed));
-	if (opt.rule != SENS_RULE_REFERENCE)
+	if (opt.rule != SENS_RULE_REFERENCE) {
 		json_set(o, "rule", json_new_string(sens_rule_name(mc->by_rule ? opt.rule :
 		    SENS_RULE_REFERENCE)));
+		json_set(o, "bound", num_or_null(mc->by_rule, mc->vd.limit));
+		if (opt.rule == SENS_RULE_ZSCORE)
+			json_set(o, "z", num_or_null(mc->by_rule, mc->vd.z));
+	}
 	add_sensitivity(o, &mc->ns, &mc->rp);
 	return o;
 }
@@ -395,6 +465,24 @@ regression_words(const struct current *c, int i, const struct metric_cmp *mc)
 }
 
 /*
+ * A cohort with an accept: where metric i's window starts, the last
+ * BASELINE_WINDOW records that hold it for the accept; *k gets how many.
+ */
+static size_t
+metric_first(const struct current *c, int i, size_t *k)
+{
+	size_t first = c->past.n;
+
+	*k = 0;
+	for (size_t j = c->past.n; j-- > 0 && *k < BASELINE_WINDOW;)
+		if (c->past.p[j].has[i]) {
+			first = j;
+			(*k)++;
+		}
+	return first;
+}
+
+/*
  * Compares with the baseline window: fills the per-metric part of the
  * comparison object and appends the rolling failure strings.
  */
@@ -404,7 +492,9 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 	struct metric_cmp mc;
 
 	for (int i = 0; i < METRIC_COUNT; i++) {
-		compare_metric(c, first, i, &mc);
+		size_t k;
+
+		compare_metric(c, c->decided ? metric_first(c, i, &k) : first, i, &mc);
 		json_set(metrics, metric_table[i].key, metric_json(c, i, &mc));
 		if (mc.regressed) {
 			char *msg = regression_words(c, i, &mc);
@@ -518,6 +608,49 @@ comparison_status(struct current *c, bool unattributed, const char *raised, size
 	return "PASS";
 }
 
+/* A cohort with an accept: the records of its largest metric window. */
+static size_t
+decided_n(const struct current *c)
+{
+	size_t n = 0, k;
+
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		metric_first(c, i, &k);
+		n = k > n ? k : n;
+	}
+	return n;
+}
+
+/*
+ * The comparison's "baseline_since" for a cohort with an accept: the
+ * accept of the latest record among its metrics, and the metrics it holds.
+ */
+static cJSON *
+baseline_since(const struct current *c)
+{
+	const struct decision *a = NULL;
+	cJSON *o = json_new_object(), *metrics = json_new_array();
+
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		const struct decision *x = c->accept[i];
+
+		if (x != NULL && (a == NULL || x->record_instant > a->record_instant ||
+		    (x->record_instant == a->record_instant && strcmp(x->record, a->record) > 0)))
+			a = x;
+	}
+	for (int i = 0; i < METRIC_COUNT; i++)
+		if (c->accept[i] == a)
+			json_append(metrics, json_new_string(metric_table[i].key));
+	json_set(o, "decision", json_new_string(a->id));
+	json_set(o, "record", json_new_string(a->record));
+	json_set(o, "timestamp", a->record_timestamp != NULL ?
+	    json_new_string(a->record_timestamp) : json_new_null());
+	json_set(o, "by", json_new_string(a->by));
+	json_set(o, "reason", json_new_string(a->reason));
+	json_set(o, "metrics", metrics);
+	return o;
+}
+
 /* Says why a record without a complete identity is not compared. */
 static void
 say_incomplete(const struct current *c)
@@ -552,6 +685,8 @@ classify(struct current *c, bool unattributed, const char *raised,
 		history_sort(&c->past);
 		n = c->past.n < BASELINE_WINDOW ? c->past.n : BASELINE_WINDOW;
 		first = c->past.n - n;
+		if (c->decided)
+			n = decided_n(c);
 	}
 	if (n > 0)
 		compare_window(c, first, metrics, rolling);
@@ -577,6 +712,8 @@ classify(struct current *c, bool unattributed, const char *raised,
 	cJSON_ArrayForEach(e, failures)
 		json_append(all_failures, json_new_string(e->valuestring));
 	json_set(cmp, "baseline_n", json_new_int((long long)n));
+	if (c->decided && raised == NULL)
+		json_set(cmp, "baseline_since", baseline_since(c));
 	json_set(cmp, "metrics", metrics);
 	json_set(cmp, "failures", failures);
 	json_set(c->rec, "comparison", cmp);
@@ -829,6 +966,7 @@ main(int argc, char *argv[])
 	free(cur);
 	free(raised);
 	free(opt.histories);
+	decisions_free(&decisions);
 	free(artifacts_default);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		rc = EXIT_TROUBLE;

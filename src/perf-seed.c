@@ -6,6 +6,11 @@
  *     and the staging root hold no baseline for their identity, checks the
  *     batch is consistent, and stages the seeds and a digest-protected
  *     manifest in an atomic reservation. Nothing is written to the store.
+ *   perf-seed reseed: FastVideo's reviewed baseline shift of a cohort that
+ *     has a baseline: validates REGRESSION or PASS scheduled-main
+ *     artifacts and their batch, prints the old, batch and candidate
+ *     medians, and stages one reseed record per source and a manifest
+ *     bound to the store's revision. Nothing is written to the store.
  *   perf-seed upload MANIFEST --confirm: checks everything again (digests,
  *     reservation, each seed re-derived from its source, the store at its
  *     current revision) and adds all seeds as one revision of the store,
@@ -35,8 +40,10 @@
 #include "lane/identity.h"
 #include "core/isotime.h"
 #include "core/json.h"
+#include "core/jsonl.h"
 #include "core/num.h"
 #include "core/path.h"
+#include "lane/decision.h"
 #include "lane/policy.h"
 #include "lane/seed.h"
 #include "core/stats.h"
@@ -45,6 +52,11 @@
 #include "core/text.h"
 
 #define RESERVATIONS ".seed-reservations"
+#define RESEED_RESERVATIONS ".reseed-reservations"
+#define RESEED_OPERATION "baseline_reseed"
+#define DECISION_RESERVATIONS ".decision-reservations"
+#define DECISION_OPERATION "decision"
+#define WINDOW 5	/* the rolling baseline's last records */
 
 static struct {
 	const char *store;
@@ -55,6 +67,14 @@ static struct {
 	char **sources;
 	int nsources;
 	double max_regression;
+	const char *reason;	/* of a decision */
+	const char *by;
+	const char *link;
+	const char *change;	/* a perf-changes line's file, "-" for stdin */
+	const char *decision;	/* the decision a revert undoes */
+	bool metric[METRIC_COUNT];
+	bool any_metric;
+	bool json;
 	bool now_given;
 	int64_t now;
 	bool confirm;
@@ -74,10 +94,27 @@ static const char usage_text[] =
     "                         --intent-rationale text [--operator name]\n"
     "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
     "                         [-s store] [--cache dir] [--now time]\n"
+    "       perf-seed reseed --source-result file [--source-result file ...]\n"
+    "                         --intent-rationale text [--operator name]\n"
+    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
+    "                         [-s store] [--cache dir] [--now time]\n"
     "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n"
+    "       perf-seed accept --source-result record --reason text [--metric m ...]\n"
+    "                         [--by name] [--link url] [--staging-root dir]\n"
+    "                         [-s store] [--cache dir] [--now time]\n"
+    "       perf-seed acknowledge [--source-result record] [--change file]\n"
+    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
+    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+    "       perf-seed invalid [--source-result record] [--change file]\n"
+    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
+    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+    "       perf-seed revert --decision id --reason text [--by name]\n"
+    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+    "       perf-seed decisions [--json] [-s store] [--cache dir]\n"
     "\n"
     "options:\n"
-    "  --source-result file      a normalized CALIBRATION_NEEDED artifact; repeatable\n"
+    "  --source-result file      a normalized artifact: CALIBRATION_NEEDED (prepare), REGRESSION\n"
+    "                            or PASS (reseed), the first run at a new level (accept)\n"
     "  --intent-rationale text   why this baseline is right\n"
     "  --operator name           who approved it\n"
     "  --staging-root dir        where prepared seeds wait for review\n"
@@ -86,6 +123,13 @@ static const char usage_text[] =
     "  --cache dir               where git stores' cache clones are (perf-upload(1))\n"
     "  --now time                the seeds' timestamp (ISO 8601), for reproducible preparations\n"
     "  --confirm                 upload for real (without it: say what would be uploaded)\n"
+    "  --reason text             why the decision is right (accept, acknowledge, invalid, revert)\n"
+    "  --metric m                the metric the decision is about; repeatable (default: all)\n"
+    "  --by name                 who decides (default BUILDKITE_BUILD_CREATOR, git's user.name)\n"
+    "  --link url                the issue that tracks the change\n"
+    "  --change file             a perf-changes(1) JSON line (- for standard input)\n"
+    "  --decision id             the decision a revert undoes\n"
+    "  --json                    with decisions: JSON lines instead of the table\n"
     "  -h, --help                print usage and exit\n"
     "  --version                 print the version and exit\n";
 
@@ -490,16 +534,16 @@ file_entry(const char *path, const void *bytes, size_t n)
  * gets each one's path. Non-zero after reporting.
  */
 static int
-write_seeds(const char *res, cJSON **seeds, int n, struct made *made, char **written)
+write_seeds(const char *res, cJSON **seeds, char *const *rels, int n, struct made *made,
+    char **written)
 {
 	buf text = BUF_INIT;
 	int rc = 0;
 
 	for (int i = 0; i < n && rc == 0; i++) {
-		char *rel = seed_path(seeds[i], i + 1, n), *slash, *path;
+		char *slash, *path;
 
-		path = easprintf("%s/%s", res, rel);
-		free(rel);
+		path = easprintf("%s/%s", res, rels[i]);
 		slash = strrchr(path, '/');
 		*slash = '\0';
 		if (mkdirs_noted(path, made, 0777) != 0) {
@@ -572,20 +616,30 @@ prepared_entries(char *const *written, int n, cJSON **list)
 	return rc;
 }
 
-/* Prepare: the manifest of the sources s and the seeds written. */
+/*
+ * Prepare: the manifest of the sources s and the seeds written. A reseed's
+ * (extra not NULL) says so in "operation" and adds extra's members after
+ * "staging_root".
+ */
 static int
 manifest_of(const struct doc *s, int n, char *const *written, const char *staging_real,
-    cJSON **manifest)
+    const cJSON *extra, cJSON **manifest)
 {
+	const cJSON *x;
 	cJSON *list;
 	int rc;
 
 	*manifest = json_new_object();
 	json_set(*manifest, "manifest_schema_version", json_new_int(1));
+	if (extra != NULL)
+		json_set(*manifest, "operation", json_new_string(RESEED_OPERATION));
 	json_set(*manifest, "repository", repository_of(opt.store));
 	json_set(*manifest, "identity", seed_identity_json(&s[0].id));
 	json_set(*manifest, "recipe_cohort", seed_cohort_json(&s[0].id));
 	json_set(*manifest, "staging_root", json_new_string(staging_real));
+	if (extra != NULL)
+		cJSON_ArrayForEach(x, extra)
+			json_set(*manifest, x->string, cJSON_Duplicate(x, true));
 	rc = source_entries(s, n, &list);
 	if (rc != 0) {
 		cJSON_Delete(list);
@@ -601,13 +655,14 @@ manifest_of(const struct doc *s, int n, char *const *written, const char *stagin
 	return 0;
 }
 
-/* Prepare: the reservation of the batch's identity, made and noted in made. */
+/* Prepare: the reservation res (its parent made as needed), noted in made. */
 static int
-reserve(const char *staging_real, const char *res, struct made *made)
+reserve(const char *res, struct made *made)
 {
-	char *parent = easprintf("%s/" RESERVATIONS, staging_real);
+	char *parent = estrdup(res);
 	int rc = 0;
 
+	*strrchr(parent, '/') = '\0';
 	if (mkdirs_noted(parent, made, 0777) != 0)
 		rc = fail("%s: cannot create: %s", parent, strerror(errno));
 	else if (mkdir(res, 0700) != 0)
@@ -621,22 +676,25 @@ reserve(const char *staging_real, const char *res, struct made *made)
 }
 
 /*
- * Prepare: reserve, write the seeds (batch order) and the manifest
- * (sources s in input order); everything made is removed again on failure.
+ * Prepare: reserve res, write the seeds (batch order, at rels in it) and
+ * the manifest (sources s in input order); everything made is removed
+ * again on failure. extra: a reseed's manifest members, NULL for a seed.
  */
 static int
-stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
+stage(struct doc *s, int n, cJSON **seeds, char *const *rels, const char *staging_real,
+    const char *res, const cJSON *extra)
 {
 	struct made made = { NULL, 0 };
-	char *res = reservation_of(staging_real, &s[0].id), *path = NULL;
+	char *path = NULL;
 	cJSON *manifest = NULL;
 	buf text = BUF_INIT;
 	char **written = ecalloc((size_t)n + 1, sizeof *written);
+	const char *what = extra != NULL ? "reseed" : "seed";
 	int rc, i;
 
-	if ((rc = reserve(staging_real, res, &made)) != 0 ||
-	    (rc = write_seeds(res, seeds, n, &made, written)) != 0 ||
-	    (rc = manifest_of(s, n, written, staging_real, &manifest)) != 0)
+	if ((rc = reserve(res, &made)) != 0 ||
+	    (rc = write_seeds(res, seeds, rels, n, &made, written)) != 0 ||
+	    (rc = manifest_of(s, n, written, staging_real, extra, &manifest)) != 0)
 		goto undo;
 	path = easprintf("%s/manifest", res);
 	json_write(&text, manifest, JSON_INDENT2, NULL);
@@ -646,7 +704,7 @@ stage(struct doc *s, int n, cJSON **seeds, const char *staging_real)
 		goto undo;
 	}
 	for (i = 0; i < n; i++)
-		printf("Prepared baseline seed: %s\n", written[i]);
+		printf("Prepared baseline %s: %s\n", what, written[i]);
 	printf("Reserved exact identity in staging: %s\n", res);
 	printf("Prepared upload manifest: %s\n", path);
 	goto done;
@@ -658,7 +716,6 @@ done:
 		free(written[i]);
 	free(written);
 	free(path);
-	free(res);
 	cJSON_Delete(manifest);
 	buf_free(&text);
 	return rc;
@@ -685,7 +742,9 @@ prepare(void)
 	cJSON **seeds = ecalloc((size_t)opt.nsources + 1, sizeof *seeds);
 	const cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs);
 	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
+	char **rels = ecalloc((size_t)opt.nsources + 1, sizeof *rels);
 	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *res = NULL;
 	int n = opt.nsources, rc = 0, i;
 	struct stat st;
 	store_writer *w = NULL;
@@ -733,19 +792,357 @@ prepare(void)
 		isotime_format(ts, opt.now_given ? opt.now : isotime_now());
 		seeds[i] = seed_build(src->rec, ts, opt.rationale, opt.operator, src->real,
 		    i + 1, n);
+		rels[i] = seed_path(seeds[i], i + 1, n);
 	}
-	rc = stage(s, n, seeds, staging);
+	res = reservation_of(staging, &s[0].id);
+	rc = stage(s, n, seeds, rels, staging, res, NULL);
 done:
 	fflush(stdout);
 	store_writer_close(w);
 	for (i = 0; i < n; i++) {
 		free_doc(&s[i]);
 		cJSON_Delete(seeds[i]);
+		free(rels[i]);
 	}
 	free(s);
 	free(seeds);
+	free(rels);
+	free(res);
 	free(recs);
 	free(order);
+	free(staging);
+	free(tracking);
+	return rc;
+}
+
+/* Reseed: a trusted record of the cohort, for the rolling window. */
+struct past {
+	int64_t instant;
+	char *path;
+	double v[METRIC_COUNT];
+	bool has[METRIC_COUNT];
+};
+
+/*
+ * Reseed: what the store holds of the exact cohort: how many records, the
+ * union of their keys that are not provenance (sorted), and its trusted
+ * (successful, baseline-eligible) records in window order.
+ */
+struct cohort {
+	size_t nrecords;
+	char **fields;
+	size_t nfields;
+	struct past *base;
+	size_t nbase;
+};
+
+static void
+past_values(const cJSON *rec, struct past *p)
+{
+	for (int m = 0; m < METRIC_COUNT; m++)
+		p->has[m] = policy_coerce(json_get(rec, metric_table[m].key), &p->v[m]) == COERCE_OK;
+}
+
+static void
+on_cohort(const struct store_hit *h, void *ctx)
+{
+	struct cohort *c = ctx;
+	const cJSON *v;
+	size_t i;
+
+	if (h->match[0]) {
+		c->nrecords++;
+		cJSON_ArrayForEach(v, h->record) {
+			if (reseed_provenance_key(v->string))
+				continue;
+			for (i = 0; i < c->nfields && strcmp(c->fields[i], v->string) != 0; i++)
+				;
+			if (i == c->nfields) {
+				c->fields = erealloc(c->fields, (c->nfields + 1) * sizeof *c->fields);
+				c->fields[c->nfields++] = estrdup(v->string);
+			}
+		}
+	}
+	if (h->match[1]) {
+		struct past *p;
+
+		c->base = erealloc(c->base, (c->nbase + 1) * sizeof *c->base);
+		p = &c->base[c->nbase++];
+		p->instant = h->instant;
+		p->path = estrdup(h->path);
+		past_values(h->record, p);
+	}
+}
+
+/* The reference's window order: (timestamp, path). */
+static int
+past_cmp(const void *a, const void *b)
+{
+	const struct past *x = a, *y = b;
+
+	if (x->instant != y->instant)
+		return x->instant < y->instant ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void
+free_cohort(struct cohort *c)
+{
+	for (size_t i = 0; i < c->nfields; i++)
+		free(c->fields[i]);
+	for (size_t i = 0; i < c->nbase; i++)
+		free(c->base[i].path);
+	free(c->fields);
+	free(c->base);
+	memset(c, 0, sizeof *c);
+}
+
+/*
+ * Reseed: reads the cohort of id from the store directory dir. A cohort
+ * without a baseline is refused: its first baseline is seeded (prepare).
+ */
+static int
+read_cohort(const char *dir, const struct identity *id, struct cohort *c)
+{
+	struct store_query q[2], unused;
+	char *raised = NULL;
+	store *st;
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	store_identity_queries(id->value, &q[1], &unused);
+	q[0] = q[1];
+	q[0].successful_only = q[0].eligible_only = false;
+	if ((st = store_open(dir)) == NULL)
+		return EXIT_TROUBLE;
+	if (store_scan(st, q, 2, on_cohort, c, &raised) != 0)
+		rc = EXIT_TROUBLE;
+	store_close(st);
+	if (rc == 0 && raised != NULL)
+		rc = fail("remote tracking history: %s", raised);
+	else if (rc == 0 && c->nrecords == 0)
+		rc = fail("remote tracking history has no record of the exact comparable identity; "
+		    "a first baseline is seeded with perf-seed prepare");
+	else if (rc == 0 && c->nbase == 0)
+		rc = fail("remote tracking history has no baseline-eligible record of the exact "
+		    "comparable identity; a first baseline is seeded with perf-seed prepare");
+	free(raised);
+	if (rc != 0)
+		return rc;
+	qsort(c->fields, c->nfields, sizeof *c->fields, text_cmp_ptr);
+	qsort(c->base, c->nbase, sizeof *c->base, past_cmp);
+	return 0;
+}
+
+/* The median of metric m over the last WINDOW of p[0..n); false when none has it. */
+static bool
+window_median(const struct past *p, size_t n, int m, double *med)
+{
+	double v[WINDOW];
+	size_t k = 0;
+
+	for (size_t i = n > WINDOW ? n - WINDOW : 0; i < n; i++)
+		if (p[i].has[m])
+			v[k++] = p[i].v[m];
+	if (k == 0)
+		return false;
+	*med = stats_median(v, k);
+	return true;
+}
+
+/* A number for the table, or "-". */
+static const char *
+cell(char b[NUM_BUFSZ], bool has, double v, int prec, const char *unit)
+{
+	if (!has)
+		return "-";
+	num_fixed(b, v, prec);
+	strcat(b, unit);
+	return b;
+}
+
+/*
+ * Reseed: the skill's table: per metric the old median (the last five
+ * trusted records), the source batch's median and spread ((max - min) /
+ * median), and the median after the n reseeds are appended; then what n
+ * records do to a last-5 window.
+ */
+static void
+print_shift(const struct cohort *c, cJSON **recs, int n, const char *revision)
+{
+	struct past *all = ecalloc(c->nbase + (size_t)n + 1, sizeof *all);
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ];
+
+	memcpy(all, c->base, c->nbase * sizeof *all);
+	for (int i = 0; i < n; i++)
+		past_values(recs[i], &all[c->nbase + (size_t)i]);
+	printf("Baseline shift at store revision %s: %zu record%s of the identity, "
+	    "%zu successful and baseline-eligible (the last %d are the old baseline)\n",
+	    revision != NULL ? revision : "(empty)", c->nrecords, c->nrecords == 1 ? "" : "s",
+	    c->nbase, WINDOW);
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		double old = 0, cand = 0, med = 0, lo = 0, hi = 0, *v;
+		bool has_old, has_cand, has_batch;
+		int k = 0;
+
+		v = ecalloc((size_t)n + 1, sizeof *v);
+		for (int i = 0; i < n; i++)
+			if (all[c->nbase + (size_t)i].has[m]) {
+				v[k] = all[c->nbase + (size_t)i].v[m];
+				lo = k == 0 || v[k] < lo ? v[k] : lo;
+				hi = k == 0 || v[k] > hi ? v[k] : hi;
+				k++;
+			}
+		has_batch = k > 0;
+		if (has_batch)
+			med = stats_median(v, (size_t)k);
+		free(v);
+		has_old = window_median(c->base, c->nbase, m, &old);
+		has_cand = window_median(all, c->nbase + (size_t)n, m, &cand);
+		printf("  %s old_median=%s batch_median=%s batch_spread=%s candidate_median=%s\n",
+		    metric_table[m].key, cell(a, has_old, old, 6, ""),
+		    cell(b, has_batch, med, 6, ""),
+		    cell(d, has_batch && med != 0, (hi - lo) / med * 100, 1, "%"),
+		    cell(e, has_cand, cand, 6, ""));
+	}
+	if (n < 3)
+		printf("Note: %d reseed record%s may not move the last-%d median immediately "
+		    "(3 usually do; %d reset the window).\n", n, n == 1 ? "" : "s", WINDOW, WINDOW);
+	else if (n < WINDOW)
+		printf("Note: %d reseed records usually move the last-%d median immediately "
+		    "(%d reset the window).\n", n, WINDOW, WINDOW);
+	else
+		printf("Note: %d reseed records reset the last-%d window.\n", n, WINDOW);
+	free(all);
+}
+
+/* Reseed: a manifest's fields as a sorted array of strings. */
+static cJSON *
+fields_json(const struct cohort *c)
+{
+	cJSON *a = json_new_array();
+
+	for (size_t i = 0; i < c->nfields; i++)
+		json_append(a, json_new_string(c->fields[i]));
+	return a;
+}
+
+/*
+ * Reseed: the reservation of an identity at a store revision: one reseed
+ * of a cohort per reviewed revision.
+ */
+static char *
+reseed_reservation_of(const char *staging_real, const struct identity *id, const cJSON *revision)
+{
+	cJSON *o = json_new_object();
+	char hex[SHA256_HEX], *dir;
+
+	json_set(o, "identity", seed_identity_json(id));
+	json_set(o, "repository", repository_of(opt.store));
+	json_set(o, "store_revision", cJSON_Duplicate(revision, true));
+	if (canon_sha256(o, hex) != 0)
+		die("the reservation of a non-finite identity");
+	cJSON_Delete(o);
+	dir = easprintf("%s/" RESEED_RESERVATIONS "/%s", staging_real, hex);
+	return dir;
+}
+
+/* Reseed: the sources, each a REGRESSION or PASS scheduled-main artifact; the batch. */
+static int
+check_reseed_sources(struct doc *s, int n)
+{
+	char *msg;
+
+	for (int i = 0; i < n; i++)
+		if ((msg = reseed_check_source(s[i].rec)) != NULL) {
+			int rc = fail("%s: %s", s[i].arg, msg);
+
+			free(msg);
+			return rc;
+		}
+	return check_batch(s, n);
+}
+
+static int
+reseed(void)
+{
+	struct doc *s = ecalloc((size_t)opt.nsources + 1, sizeof *s);
+	cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs), *extra = NULL, *rev;
+	const cJSON **srcs = ecalloc((size_t)opt.nsources + 1, sizeof *srcs);
+	char **rels = ecalloc((size_t)opt.nsources + 1, sizeof *rels);
+	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
+	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *res = NULL;
+	int n = opt.nsources, rc = 0, i;
+	struct cohort c = { 0 };
+	store_writer *w = NULL;
+	size_t len;
+
+	text_py_strip(opt.rationale, &len);
+	if (len == 0) {
+		rc = fail("baseline reseed reason must be a non-empty string");
+		goto done;
+	}
+	if (path_within(staging, tracking) || path_within(tracking, staging)) {
+		rc = fail("baseline reseed staging and canonical tracking roots must be separate "
+		    "and non-nested");
+		goto done;
+	}
+	for (i = 0; i < n && rc == 0; i++)
+		rc = load_doc(&s[i], opt.sources[i], "source record must contain a JSON object");
+	if (rc != 0 || (rc = check_reseed_sources(s, n)) != 0)
+		goto done;
+	if ((w = store_writer_open_readonly(opt.store, opt.cache)) == NULL ||
+	    (gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL)) {
+		rc = w != NULL ? fail("%s: cannot fetch the store: %s", store_writer_shown(w),
+		    store_writer_remote_error(w)) : EXIT_TROUBLE;
+		goto done;
+	}
+	if ((rc = read_cohort(store_writer_dir(w), &s[0].id, &c)) != 0 ||
+	    (rc = check_consistency(s, n)) != 0)
+		goto done;
+	for (i = 0; i < n; i++)
+		srcs[i] = s[i].rec;
+	seed_order(srcs, n, order, true);
+	printf("Reseeding exact comparable identity:\n");
+	for (i = 0; i < IDENTITY_KEYS; i++)
+		printf("  %s: %s\n", identity_keys[i], s[0].id.value[i]);
+	for (i = 0; i < n; i++) {
+		const struct doc *src = &s[order[i]];
+
+		isotime_format(ts, opt.now_given ? opt.now : isotime_now());
+		recs[i] = reseed_build(src->rec, c.fields, c.nfields, ts, opt.rationale,
+		    opt.operator, src->real, i + 1, n, opt.max_regression);
+		if ((rels[i] = reseed_path(recs[i], i + 1)) == NULL) {
+			rc = fail("%s: the reseed record has no store path", src->arg);
+			goto done;
+		}
+	}
+	print_shift(&c, recs, n, store_writer_revision(w));
+	extra = json_new_object();
+	rev = store_writer_revision(w) != NULL ? json_new_string(store_writer_revision(w)) :
+	    json_new_null();
+	json_set(extra, "store_revision", rev);
+	json_set(extra, "max_intra_batch_regression", json_new_float(opt.max_regression));
+	json_set(extra, "fields", fields_json(&c));
+	res = reseed_reservation_of(staging, &s[0].id, rev);
+	rc = stage(s, n, recs, rels, staging, res, extra);
+done:
+	fflush(stdout);
+	store_writer_close(w);
+	free_cohort(&c);
+	for (i = 0; i < n; i++) {
+		free_doc(&s[i]);
+		cJSON_Delete(recs[i]);
+		free(rels[i]);
+	}
+	cJSON_Delete(extra);
+	free(s);
+	free(recs);
+	free(srcs);
+	free(rels);
+	free(order);
+	free(res);
 	free(staging);
 	free(tracking);
 	return rc;
@@ -900,6 +1297,8 @@ needs_token(void)
  * made, for the next ones.
  */
 struct upload {
+	bool reseed;		/* a reseed's manifest, not a seed's */
+	const char *what;	/* "seed" or "reseed" */
 	struct doc m;		/* the manifest */
 	struct doc *src, *p;	/* its source and prepared records */
 	int ns, np;
@@ -937,6 +1336,16 @@ read_manifest(struct upload *u, const char *manifest_path)
 		rc = fail("prepared-seed manifest is missing its staging root");
 	else if (nonempty_array(m->rec, "source_records") == NULL)
 		rc = fail("prepared-seed manifest must retain its reviewed source records");
+	else if ((v = json_get(m->rec, "operation")) != NULL &&
+	    (!cJSON_IsString(v) || strcmp(v->valuestring, RESEED_OPERATION) != 0))
+		rc = fail("unsupported or missing prepared-seed manifest schema");
+	else if (v != NULL && (!cJSON_IsArray(json_get(m->rec, "fields")) ||
+	    !cJSON_IsNumber(json_get(m->rec, "max_intra_batch_regression")) ||
+	    (!cJSON_IsString(v = json_get(m->rec, "store_revision")) && !cJSON_IsNull(v))))
+		rc = fail("prepared-reseed manifest must retain its store revision, fields and "
+		    "maximum intra-batch regression");
+	u->reseed = rc == 0 && json_get(m->rec, "operation") != NULL;
+	u->what = u->reseed ? "reseed" : "seed";
 	cJSON_Delete(repo);
 	return rc;
 }
@@ -958,7 +1367,8 @@ load_sources(struct upload *u)
 		u->ns++;
 		if (rc != 0)
 			return rc;
-		if ((msg = seed_check_source(u->src[u->ns - 1].rec)) != NULL) {
+		msg = (u->reseed ? reseed_check_source : seed_check_source)(u->src[u->ns - 1].rec);
+		if (msg != NULL) {
 			rc = fail("%s: %s", u->src[u->ns - 1].real, msg);
 			free(msg);
 			return rc;
@@ -974,7 +1384,9 @@ static int
 check_reservation(struct upload *u)
 {
 	char *staging = path_resolve(json_get(u->m.rec, "staging_root")->valuestring);
-	char *r = reservation_of(staging, &u->src[0].id), *mcopy, *mdir;
+	char *r = u->reseed ? reseed_reservation_of(staging, &u->src[0].id,
+	    json_get(u->m.rec, "store_revision")) : reservation_of(staging, &u->src[0].id);
+	char *mcopy, *mdir;
 	int rc = 0;
 
 	u->res = path_resolve(r);
@@ -1021,7 +1433,8 @@ load_prepared(struct upload *u)
 			return rc;
 	}
 	for (int i = 0; i < u->np; i++)
-		if ((msg = seed_check_prepared(u->p[i].rec)) != NULL) {
+		if ((msg = (u->reseed ? reseed_check_prepared : seed_check_prepared)(u->p[i].rec)) !=
+		    NULL) {
 			rc = fail("%s: %s", u->p[i].real, msg);
 			free(msg);
 			return rc;
@@ -1047,14 +1460,132 @@ open_store(struct upload *u)
 	return 0;
 }
 
-/* 9: no seed of the identity in the store; the records' store paths, all free. */
+/* Upload of a reseed, 6: the prepared batch as a whole. */
+static int
+check_reseed_batch(struct upload *u)
+{
+	const struct doc *p = u->p;
+	cJSON *want;
+	bool *seen = ecalloc((size_t)u->np + 1, sizeof *seen);
+	int i, j, n = u->np, rc = 0;
+
+	for (i = 1; i < n && rc == 0; i++)
+		for (j = 0; j < i && rc == 0; j++)
+			if (strcmp(p[i].real, p[j].real) == 0)
+				rc = fail("prepared-seed manifest repeats a prepared record path");
+	for (i = 0; i < n && rc == 0; i++)
+		if (!same_identity(&p[i].id, &u->src[0].id))
+			rc = fail("prepared records do not match their reviewed source identity");
+	if (rc == 0) {
+		want = seed_identity_json(&p[0].id);
+		if (!json_equal(want, json_get(u->m.rec, "identity")))
+			rc = fail("prepared records no longer match the manifest identity");
+		cJSON_Delete(want);
+	}
+	if (rc == 0 && n != u->ns)
+		rc = fail("prepared-seed manifest source and prepared batch sizes differ");
+	for (i = 0; i < n && rc == 0; i++) {
+		const cJSON *size = json_get(p[i].rec, "baseline_reseed_batch_size");
+		double x = json_get(p[i].rec, "baseline_reseed_batch_index")->valuedouble;
+
+		if (size->valuedouble != n || x < 1 || x > n || seen[(int)x - 1])
+			rc = fail("prepared records have inconsistent baseline reseed batch indices");
+		else
+			seen[(int)x - 1] = true;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		int index = (int)json_get(p[i].rec, "baseline_reseed_batch_index")->valuedouble;
+		char *rel = reseed_path(p[i].rec, index), *want_path;
+
+		want_path = easprintf("%s/%s", u->res, rel != NULL ? rel : "");
+		if (rel == NULL || strcmp(want_path, p[i].real) != 0)
+			rc = fail("prepared record path does not match its reserved identity: %s",
+			    p[i].real);
+		free(rel);
+		free(want_path);
+	}
+	free(seen);
+	return rc;
+}
+
+/* Upload of a reseed, 7: each record is exactly what its source gives. */
+static int
+rederive_reseed(struct upload *u)
+{
+	const cJSON *list = json_get(u->m.rec, "fields"), *f;
+	const cJSON **recs = ecalloc((size_t)u->np + 1, sizeof *recs);
+	int *order = ecalloc((size_t)u->np + 1, sizeof *order), rc = 0;
+	char **fields = ecalloc((size_t)cJSON_GetArraySize(list) + 1, sizeof *fields);
+	size_t nf = 0;
+
+	cJSON_ArrayForEach(f, list)
+		if (cJSON_IsString(f))
+			fields[nf++] = f->valuestring;
+	qsort(fields, nf, sizeof *fields, text_cmp_ptr);
+	for (int i = 0; i < u->np; i++)
+		recs[i] = u->src[i].rec;
+	seed_order(recs, u->np, order, false);
+	for (int i = 0; i < u->np && rc == 0; i++) {
+		const cJSON *r = u->p[i].rec, *op = json_get(r, "baseline_reseed_operator");
+		int index = (int)json_get(r, "baseline_reseed_batch_index")->valuedouble;
+		const cJSON *ts = json_get(r, "timestamp"), *why = json_get(r, "baseline_reseed_reason");
+		const struct doc *s = &u->src[order[index - 1]];
+		cJSON *want;
+
+		want = reseed_build(s->rec, fields, nf, cJSON_IsString(ts) ? ts->valuestring : "",
+		    why->valuestring, cJSON_IsString(op) ? op->valuestring : NULL, s->real, index,
+		    u->np, json_get(u->m.rec, "max_intra_batch_regression")->valuedouble);
+		if (!cJSON_IsString(ts) || !json_equal(want, r))
+			rc = fail("prepared record %d no longer matches its reviewed source", index);
+		cJSON_Delete(want);
+	}
+	free(fields);
+	free(recs);
+	free(order);
+	return rc;
+}
+
+/*
+ * Upload of a reseed, 8 and 9: the store is still at the revision the
+ * reseed was reviewed at (its medians were shown for it), and its cohort
+ * still infers the reviewed fields.
+ */
+static int
+check_reseed_store(struct upload *u)
+{
+	const cJSON *rev = json_get(u->m.rec, "store_revision");
+	const char *seen = cJSON_IsString(rev) ? rev->valuestring : "";
+	struct cohort c;
+	cJSON *fields;
+	int rc;
+
+	if (strcmp(seen, u->parent) != 0)
+		return fail("%s: the store moved since the reseed was reviewed at revision %s "
+		    "(it is at revision %s now); nothing was uploaded: prepare the reseed again",
+		    store_writer_shown(u->w), seen[0] != '\0' ? seen : "(empty)",
+		    u->parent[0] != '\0' ? u->parent : "(empty)");
+	if ((rc = read_cohort(store_writer_dir(u->w), &u->p[0].id, &c)) != 0)
+		return rc;
+	fields = fields_json(&c);
+	if (!json_equal(fields, json_get(u->m.rec, "fields")))
+		rc = fail("%s: the cohort's records changed since the reseed was reviewed; nothing "
+		    "was uploaded: prepare the reseed again", store_writer_shown(u->w));
+	cJSON_Delete(fields);
+	free_cohort(&c);
+	return rc;
+}
+
+/*
+ * 9: no seed of the identity in the store (for a reseed: the store as it
+ * was reviewed); the records' store paths, all free.
+ */
 static int
 check_paths(struct upload *u)
 {
 	int rc, i, j;
 
-	if ((rc = check_no_seed(store_writer_dir(u->w), &u->p[0].id,
-	    "remote tracking history")) != 0)
+	if ((rc = u->reseed ? check_reseed_store(u) : check_no_seed(store_writer_dir(u->w),
+	    &u->p[0].id, "remote tracking history")) != 0)
 		return rc;
 	u->rel = ecalloc((size_t)u->np + 1, sizeof *u->rel);
 	u->data = ecalloc((size_t)u->np + 1, sizeof *u->data);
@@ -1082,8 +1613,9 @@ static void
 dry_run(const struct upload *u)
 {
 	for (int i = 0; i < u->np; i++)
-		printf("Would upload baseline seed: %s/%s\n", store_writer_shown(u->w), u->rel[i]);
-	printf("Would commit \"Perf: seed %s baseline\" on revision %s\n",
+		printf("Would upload baseline %s: %s/%s\n", u->what, store_writer_shown(u->w),
+		    u->rel[i]);
+	printf("Would commit \"Perf: %s %s baseline\" on revision %s\n", u->what,
 	    json_get(u->p[0].rec, "model_id")->valuestring, u->parent[0] != '\0' ? u->parent :
 	    "(empty store)");
 	printf("Nothing was uploaded; run again with --confirm to upload.\n");
@@ -1093,18 +1625,23 @@ dry_run(const struct upload *u)
 static int
 commit_seeds(struct upload *u)
 {
-	char *msg = easprintf("Perf: seed %s baseline",
+	char *msg = easprintf("Perf: %s %s baseline", u->what,
 	    json_get(u->p[0].rec, "model_id")->valuestring);
 	int rc = store_writer_swap(u->w, u->rel, u->data, u->len, (size_t)u->np, msg,
 	    u->commit) == 0 ? 0 : EXIT_TROUBLE;
 
 	free(msg);
-	if (rc != 0)
+	if (rc != 0) {
+		if (u->reseed)
+			warnx_("no reseed record landed in %s: the batch is one revision, all or "
+			    "nothing", store_writer_shown(u->w));
 		return rc;
+	}
 	for (int i = 0; i < u->np; i++)
-		printf("Uploaded baseline seed: %s/%s\n", store_writer_shown(u->w), u->rel[i]);
-	printf("Seed commit: %s (parent %s)\n", u->commit, u->parent[0] != '\0' ? u->parent :
-	    "none");
+		printf("Uploaded baseline %s: %s/%s\n", u->what, store_writer_shown(u->w),
+		    u->rel[i]);
+	printf("%s commit: %s (parent %s)\n", u->reseed ? "Reseed" : "Seed", u->commit,
+	    u->parent[0] != '\0' ? u->parent : "none");
 	return 0;
 }
 
@@ -1131,8 +1668,8 @@ write_marker(const struct upload *u)
 	json_write(&text, marker, JSON_INDENT2, NULL);
 	cJSON_Delete(marker);
 	if (atomic_write_file(path, text.s, text.len) != 0)
-		printf("Warning: seed commit %s succeeded but local upload marker failed: %s\n",
-		    u->commit, strerror(errno));
+		printf("Warning: %s commit %s succeeded but local upload marker failed: %s\n",
+		    u->what, u->commit, strerror(errno));
 	free(path);
 	buf_free(&text);
 }
@@ -1157,19 +1694,50 @@ free_upload(struct upload *u)
 	free(u->res);
 }
 
+static int upload_decision(struct doc *m);
+
+/* Whether the manifest is a decision's: then *rc is its upload's status. */
+static bool
+decision_manifest(const char *manifest_path, int *rc)
+{
+	struct doc m;
+	json_error e;
+	const cJSON *op;
+	bool is = false;
+
+	memset(&m, 0, sizeof m);
+	if ((m.real = realpath(manifest_path, NULL)) != NULL &&
+	    buf_read_file(&m.bytes, m.real) == 0 &&
+	    (m.rec = json_parse(m.bytes.s, m.bytes.len, &e)) != NULL &&
+	    cJSON_IsObject(m.rec) && cJSON_IsString(op = json_get(m.rec, "operation")) &&
+	    strcmp(op->valuestring, DECISION_OPERATION) == 0) {
+		is = true;
+		if (!cJSON_IsNumber(op = json_get(m.rec, "manifest_schema_version")) ||
+		    op->valuedouble != 1)
+			*rc = fail("unsupported or missing prepared-decision manifest schema");
+		else
+			*rc = upload_decision(&m);
+	}
+	free_doc(&m);
+	return is;
+}
+
 static int
 upload(const char *manifest_path)
 {
 	struct upload u;
 	int rc;
 
+	if (decision_manifest(manifest_path, &rc))
+		return rc;
 	memset(&u, 0, sizeof u);
 	if ((rc = read_manifest(&u, manifest_path)) == 0 &&
 	    (rc = load_sources(&u)) == 0 &&
 	    (rc = check_reservation(&u)) == 0 &&
 	    (rc = load_prepared(&u)) == 0 &&
-	    (rc = check_prepared_batch(u.p, u.np, u.src, u.m.rec, u.res)) == 0 &&	/* 6 */
-	    (rc = rederive(u.p, u.np, u.src)) == 0 &&				/* 7 */
+	    (rc = u.reseed ? check_reseed_batch(&u) :
+	    check_prepared_batch(u.p, u.np, u.src, u.m.rec, u.res)) == 0 &&	/* 6 */
+	    (rc = u.reseed ? rederive_reseed(&u) : rederive(u.p, u.np, u.src)) == 0 &&	/* 7 */
 	    (rc = open_store(&u)) == 0 &&
 	    (rc = check_paths(&u)) == 0) {
 		if (!opt.confirm)
@@ -1179,6 +1747,795 @@ upload(const char *manifest_path)
 	}
 	fflush(stdout);
 	free_upload(&u);
+	return rc;
+}
+
+/*
+ * Decisions (perf-seed(1) DECISIONS): accept, acknowledge, invalid and
+ * revert stage one decision and a manifest bound to the store's revision;
+ * upload adds it as the next revision, a compare-and-swap.
+ */
+
+/* A record of the cohort, for the windows a decision changes. */
+struct crec {
+	int64_t instant;
+	char *path, *timestamp;
+	cJSON *rec;
+	bool eligible;		/* by the store's rule */
+};
+
+struct crecs {
+	struct crec *r;
+	size_t n;
+};
+
+static void
+on_crec(const struct store_hit *h, void *ctx)
+{
+	struct crecs *c = ctx;
+	const cJSON *ts = json_get(h->record, "timestamp");
+
+	c->r = erealloc(c->r, (c->n + 1) * sizeof *c->r);
+	c->r[c->n].instant = h->instant;
+	c->r[c->n].path = estrdup(h->path);
+	c->r[c->n].timestamp = cJSON_IsString(ts) ? estrdup(ts->valuestring) : estrdup("");
+	c->r[c->n].rec = cJSON_Duplicate(h->record, true);
+	c->r[c->n].eligible = h->match[1];
+	c->n++;
+}
+
+static int
+crec_cmp(const void *a, const void *b)
+{
+	const struct crec *x = a, *y = b;
+
+	if (x->instant != y->instant)
+		return x->instant < y->instant ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+static void
+free_crecs(struct crecs *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->r[i].path);
+		free(c->r[i].timestamp);
+		cJSON_Delete(c->r[i].rec);
+	}
+	free(c->r);
+	memset(c, 0, sizeof *c);
+}
+
+/* Every record of the exact cohort v in the store directory dir, in window order. */
+static int
+read_crecs(const char *dir, char *const *v, struct crecs *c)
+{
+	struct store_query q[2], unused;
+	char *raised = NULL;
+	store *st;
+	int rc = 0;
+
+	memset(c, 0, sizeof *c);
+	store_identity_queries(v, &q[1], &unused);
+	q[0] = q[1];
+	q[0].successful_only = q[0].eligible_only = false;
+	if ((st = store_open(dir)) == NULL)
+		return EXIT_TROUBLE;
+	if (store_scan(st, q, 2, on_crec, c, &raised) != 0)
+		rc = EXIT_TROUBLE;
+	store_close(st);
+	if (rc == 0 && raised != NULL)
+		rc = fail("remote tracking history: %s", raised);
+	free(raised);
+	qsort(c->r, c->n, sizeof *c->r, crec_cmp);
+	return rc;
+}
+
+/*
+ * The rolling window of metric m for the next run: indices into c of its
+ * last WINDOW records, under the accept in force in ds (NULL: none).
+ * Returns how many; *from and *to get the first and the last.
+ */
+static size_t
+next_window(const struct crecs *c, const struct decisions *ds, char *const *v, int m,
+    size_t *from, size_t *to)
+{
+	const struct decision *a = ds != NULL ? decisions_accept(ds, v, m) : NULL;
+	size_t k = 0, i = c->n;
+
+	*from = *to = c->n;
+	while (i-- > 0 && k < WINDOW) {
+		const struct crec *r = &c->r[i];
+		bool in = a != NULL ? decision_admits(a, r->instant, r->path, r->rec, r->eligible) :
+		    r->eligible;
+
+		if (in) {
+			if (k++ == 0)
+				*to = i;
+			*from = i;
+		}
+	}
+	return k;
+}
+
+/* "YYYY-MM-DD" of a record's timestamp, or its timestamp as it is. */
+static const char *
+day_of(const char *ts, char out[16])
+{
+	snprintf(out, 16, "%.10s", ts);
+	return out;
+}
+
+/* What the window of the next run is: "K records from D1 to D2" (a new string). */
+static char *
+window_words(const struct crecs *c, size_t k, size_t from, size_t to)
+{
+	char a[16], b[16];
+
+	if (k == 0)
+		return estrdup("no record (CALIBRATION_NEEDED)");
+	if (k == 1)
+		return easprintf("1 record from %s", day_of(c->r[from].timestamp, a));
+	return easprintf("%zu records from %s to %s", k, day_of(c->r[from].timestamp, a),
+	    day_of(c->r[to].timestamp, b));
+}
+
+/* The metrics of a decision, "latency, throughput" (a new string). */
+static char *
+metric_words(const struct decision *d)
+{
+	buf b = BUF_INIT;
+
+	for (int m = 0; m < METRIC_COUNT; m++)
+		if (d->metric[m])
+			buf_addf(&b, "%s%s", b.len > 0 ? ", " : "", metric_table[m].key);
+	return buf_detach(&b);
+}
+
+/*
+ * Prints what the accept windows change: the next run's window of each of
+ * d's metrics with the decisions before (ds) and after (with, d added or
+ * its revert's target gone).
+ */
+static void
+print_window_change(const struct crecs *c, const struct decisions *before,
+    const struct decisions *after, const struct decision *d, const char *model,
+    const char *gpu)
+{
+	char *w0[METRIC_COUNT] = { NULL }, *w1[METRIC_COUNT] = { NULL };
+	bool done[METRIC_COUNT] = { false };
+
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		size_t f0, t0, f1, t1, k0, k1;
+
+		if (!d->metric[m])
+			continue;
+		k0 = next_window(c, before, d->identity, m, &f0, &t0);
+		k1 = next_window(c, after, d->identity, m, &f1, &t1);
+		w0[m] = window_words(c, k0, f0, t0);
+		w1[m] = window_words(c, k1, f1, t1);
+	}
+	/* One line for the metrics whose windows change alike. */
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		buf names = BUF_INIT;
+
+		if (!d->metric[m] || done[m])
+			continue;
+		for (int j = m; j < METRIC_COUNT; j++)
+			if (d->metric[j] && !done[j] && strcmp(w0[j], w0[m]) == 0 &&
+			    strcmp(w1[j], w1[m]) == 0) {
+				buf_addf(&names, "%s%s", names.len > 0 ? ", " : "", metric_table[j].key);
+				done[j] = true;
+			}
+		if (strcmp(w0[m], w1[m]) == 0)
+			printf("The next run of %s on %s keeps its window of %s: %s.\n", model, gpu,
+			    names.s, w0[m]);
+		else
+			printf("The next run of %s on %s will be compared on %s with %s instead of "
+			    "%s.\n", model, gpu, names.s, w1[m], w0[m]);
+		buf_free(&names);
+	}
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		free(w0[m]);
+		free(w1[m]);
+	}
+}
+
+/* The decisions of ds and d (a copy that borrows every string). */
+static void
+decisions_with(const struct decisions *ds, const struct decision *d, struct decisions *out)
+{
+	out->n = ds->n + 1;
+	out->d = ecalloc(out->n, sizeof *out->d);
+	out->d[0] = *d;
+	out->d[0].in_force = true;
+	memcpy(out->d + 1, ds->d, ds->n * sizeof *ds->d);
+	/* d is the newest: a revert undoes its target. */
+	if (d->kind == DECISION_REVERT)
+		for (size_t i = 1; i < out->n; i++)
+			if (strcmp(out->d[i].id, d->reverts) == 0)
+				out->d[i].in_force = false;
+}
+
+/* The stored record a decision is on, read from the store directory dir. */
+static int
+stored_record(const char *dir, const char *rel, char *const *v, cJSON **rec)
+{
+	char *path = easprintf("%s/%s", dir, rel);
+	buf text = BUF_INIT;
+	json_error e;
+	struct identity id;
+	int rc = 0;
+
+	*rec = NULL;
+	if (rel[0] == '.' || strstr(rel, "/.") != NULL || strstr(rel, "..") != NULL ||
+	    buf_read_file(&text, path) != 0 ||
+	    (*rec = json_parse(text.s, text.len, &e)) == NULL || !cJSON_IsObject(*rec))
+		rc = fail("the record %s is not in the store", rel);
+	else {
+		identity_of(*rec, &id);
+		for (int k = 0; k < IDENTITY_KEYS && rc == 0; k++)
+			if (strcmp(id.value[k], v[k]) != 0)
+				rc = fail("the record %s in the store is not of the cohort decided on "
+				    "(its %s is %s)", rel, identity_keys[k], id.value[k]);
+		identity_free(&id);
+	}
+	if (rc != 0) {
+		cJSON_Delete(*rec);
+		*rec = NULL;
+	}
+	free(path);
+	buf_free(&text);
+	return rc;
+}
+
+/*
+ * The checks of a decision against the store directory dir and its
+ * decisions ds, at prepare and again at upload: the record is in the
+ * store and holds the metrics; nothing in the store contradicts it.
+ */
+static int
+check_decision(const char *dir, const struct decisions *ds, const struct decision *d)
+{
+	const struct decision *t;
+	cJSON *rec = NULL;
+	size_t len;
+	int rc = 0;
+	double x;
+
+	text_py_strip(d->reason, &len);
+	if (len == 0)
+		return fail("a decision needs a reason (--reason)");
+	if (d->kind == DECISION_REVERT) {
+		if ((t = decisions_find(ds, d->reverts)) == NULL)
+			return fail("no decision %s in the store", d->reverts);
+		if (t->kind == DECISION_REVERT)
+			return fail("decision %s is a revert: decide again instead", d->reverts);
+		if (!t->in_force)
+			return fail("decision %s was reverted already", d->reverts);
+		if (t->instant >= d->instant)
+			return fail("decision %s is not older than the revert", d->reverts);
+		return 0;
+	}
+	if ((rc = stored_record(dir, d->record, d->identity, &rec)) != 0)
+		return rc;
+	for (int m = 0; m < METRIC_COUNT && rc == 0; m++) {
+		if (!d->metric[m])
+			continue;
+		if (policy_coerce(json_get(rec, metric_table[m].key), &x) != COERCE_OK)
+			rc = fail("the record %s has no %s", d->record, metric_table[m].key);
+	}
+	if (rc == 0 && d->kind == DECISION_ACCEPT &&
+	    (!cJSON_IsString(json_get(rec, "run_source")) ||
+	    strcmp(json_get(rec, "run_source")->valuestring, "scheduled_main") != 0))
+		rc = fail("the record %s is not a scheduled-main run: only one can start a "
+		    "baseline", d->record);
+	cJSON_Delete(rec);
+	for (size_t i = 0; i < ds->n && rc == 0; i++) {
+		t = &ds->d[i];
+		if (!decision_on(t, d->identity) || t->kind == DECISION_REVERT)
+			continue;
+		for (int m = 0; m < METRIC_COUNT && rc == 0; m++) {
+			if (!d->metric[m] || !t->metric[m])
+				continue;
+			if (strcmp(t->record, d->record) == 0 && t->instant >= d->instant)
+				rc = fail("it contradicts the later decision %s (%s of %s at %s, %s)",
+				    t->id, decision_kind_name(t->kind), metric_table[m].key, t->record,
+				    t->when);
+			else if (strcmp(t->record, d->record) == 0 && t->in_force &&
+			    t->kind == d->kind && decisions_latest(ds, d->identity, m, d->record) == t)
+				rc = fail("%s of %s at %s is decided already: decision %s",
+				    decision_kind_name(t->kind), metric_table[m].key, t->record, t->id);
+			else if (d->kind == DECISION_ACCEPT && t->kind == DECISION_ACCEPT &&
+			    t->in_force && decisions_accept(ds, d->identity, m) == t &&
+			    (t->record_instant > d->record_instant ||
+			    (t->record_instant == d->record_instant &&
+			    strcmp(t->record, d->record) > 0)))
+				rc = fail("it contradicts the later accept %s of %s at %s", t->id,
+				    metric_table[m].key, t->record);
+		}
+	}
+	return rc;
+}
+
+/* --by, else $BUILDKITE_BUILD_CREATOR, else git's user.name, else $USER (a new string). */
+static char *
+decider(void)
+{
+	static const char *const args[] = { "config", "user.name", NULL };
+	const char *env = getenv("BUILDKITE_BUILD_CREATOR");
+	buf out = BUF_INIT;
+	size_t len;
+	const char *s;
+
+	if (opt.by != NULL)
+		return estrdup(opt.by);
+	if (env != NULL && *env != '\0')
+		return estrdup(env);
+	if (git_run(".", args, NULL, 0, &out, NULL) == 0 && out.len > 0) {
+		s = text_py_strip(out.s, &len);
+		if (len > 0) {
+			char *r = estrndup(s, len);
+
+			buf_free(&out);
+			return r;
+		}
+	}
+	buf_free(&out);
+	return estrdup((env = getenv("USER")) != NULL && *env != '\0' ? env : "unknown");
+}
+
+/* A perf-changes line (--change): the cohort, metric and record of its change point. */
+static int
+read_change(struct decision *d, char **model, char **gpu)
+{
+	char *paths[1] = { (char *)opt.change };
+	jsonl_reader *r = jsonl_open(paths, 1);
+	jsonl_span sp;
+	cJSON *o, *extra = NULL;
+	int rc = 0, m;
+
+	if ((o = jsonl_next(r, &sp)) != NULL)
+		extra = jsonl_next(r, &sp);
+	if (jsonl_errors(r) > 0)
+		rc = EXIT_TROUBLE;
+	else if (o == NULL || extra != NULL)
+		rc = fail("%s: a decision is on one change point: give one perf-changes line",
+		    opt.change);
+	for (int k = 0; k < IDENTITY_KEYS && rc == 0; k++) {
+		const cJSON *v = json_get(o, identity_keys[k]);
+
+		if (!cJSON_IsString(v) || *v->valuestring == '\0')
+			rc = fail("%s: unknown cohort: the change point has no %s (only a v2 "
+			    "cohort can be decided on)", opt.change, identity_keys[k]);
+		else
+			d->identity[k] = estrdup(v->valuestring);
+	}
+	if (rc == 0 && ((m = policy_metric_index(json_str(o, "metric"))) < 0 ||
+	    *json_str(o, "path") == '\0'))
+		rc = fail("%s: a change point names its metric and path", opt.change);
+	if (rc == 0) {
+		for (int i = 0; i < METRIC_COUNT; i++)
+			if (opt.any_metric && opt.metric[i] && i != m)
+				rc = fail("%s: the change point is of %s, not %s", opt.change,
+				    metric_table[m].key, metric_table[i].key);
+		d->metric[m] = true;
+		d->record = estrdup(json_str(o, "path"));
+		if (*json_str(o, "timestamp") != '\0')
+			d->record_timestamp = estrdup(json_str(o, "timestamp"));
+		if (*json_str(o, "commit_sha") != '\0')
+			d->commit = estrdup(json_str(o, "commit_sha"));
+		*model = estrdup(json_str(o, "model_id"));
+		*gpu = estrdup(json_str(o, "gpu_type"));
+	}
+	cJSON_Delete(o);
+	cJSON_Delete(extra);
+	jsonl_close(r);
+	return rc;
+}
+
+/* --source-result: the cohort, metrics and record of a tracking record or artifact. */
+static int
+read_target(struct decision *d, char **model, char **gpu)
+{
+	struct doc s;
+	char *rel;
+	int rc;
+	double x;
+
+	if ((rc = load_doc(&s, opt.sources[0], "source record must contain a JSON object")) != 0) {
+		free_doc(&s);
+		return rc;
+	}
+	if (!s.id.complete)
+		rc = fail("%s: unknown cohort: %s", s.arg, s.id.error != NULL ? s.id.error :
+		    "no complete comparison identity");
+	else if ((rel = store_record_path(s.rec)) == NULL)
+		rc = fail("%s: the record has no store path (model_id and timestamp)", s.arg);
+	else {
+		for (int k = 0; k < IDENTITY_KEYS; k++)
+			d->identity[k] = estrdup(s.id.value[k]);
+		d->record = rel;
+		d->record_timestamp = estrdup(json_str(s.rec, "timestamp"));
+		if (*json_str(s.rec, "commit_sha") != '\0')
+			d->commit = estrdup(json_str(s.rec, "commit_sha"));
+		for (int m = 0; m < METRIC_COUNT; m++)
+			d->metric[m] = opt.any_metric ? opt.metric[m] :
+			    policy_coerce(json_get(s.rec, metric_table[m].key), &x) == COERCE_OK;
+		*model = json_pystr_dup(json_get(s.rec, "model_id"));
+		*gpu = json_get(s.rec, "gpu_type") != NULL ?
+		    json_pystr_dup(json_get(s.rec, "gpu_type")) : estrdup("unknown");
+	}
+	free_doc(&s);
+	return rc;
+}
+
+/*
+ * The model and GPU of the record a decision is on, for the messages: its
+ * stored record's, else its workload and hardware profile.
+ */
+static void
+names_of(const char *dir, const struct decision *t, char **model, char **gpu)
+{
+	char *path = easprintf("%s/%s", dir, t->record);
+	buf text = BUF_INIT;
+	json_error e;
+	cJSON *rec = NULL;
+
+	if (buf_read_file(&text, path) == 0)
+		rec = json_parse(text.s, text.len, &e);
+	*model = cJSON_IsString(json_get(rec, "model_id")) ?
+	    estrdup(json_get(rec, "model_id")->valuestring) : estrdup(t->identity[0]);
+	*gpu = cJSON_IsString(json_get(rec, "gpu_type")) ?
+	    estrdup(json_get(rec, "gpu_type")->valuestring) : estrdup(t->identity[4]);
+	cJSON_Delete(rec);
+	buf_free(&text);
+	free(path);
+}
+
+/* Opens the store read-only, fetched: NULL after reporting. */
+static store_writer *
+open_fetched(void)
+{
+	store_writer *w = store_writer_open_readonly(opt.store, opt.cache);
+
+	if (w != NULL && gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL) {
+		fail("%s: cannot fetch the store: %s", store_writer_shown(w),
+		    store_writer_remote_error(w));
+		store_writer_close(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* Prints what a decision changes, for the reviewer. */
+static int
+print_decision(const char *dir, const struct decisions *ds, const struct decision *d,
+    const char *model, const char *gpu)
+{
+	const struct decision *t = d->kind == DECISION_REVERT ? decisions_find(ds, d->reverts) : d;
+	char *metrics = metric_words(t);
+	struct decisions after;
+	struct crecs c;
+	int rc = 0;
+
+	printf("Decision %s: %s of %s at %s (%s, commit %s) by %s at %s\n", d->id,
+	    decision_kind_name(d->kind), metrics, t->record,
+	    t->record_timestamp != NULL ? t->record_timestamp : "no timestamp",
+	    t->commit != NULL ? t->commit : "unknown", d->by, d->when);
+	printf("  reason: %s\n", d->reason);
+	if (d->link != NULL)
+		printf("  link: %s\n", d->link);
+	if (d->kind == DECISION_REVERT)
+		printf("It undoes decision %s (%s by %s at %s).\n", t->id,
+		    decision_kind_name(t->kind), t->by, t->when);
+	if (t->kind == DECISION_ACCEPT) {
+		if ((rc = read_crecs(dir, t->identity, &c)) == 0) {
+			decisions_with(ds, d, &after);
+			print_window_change(&c, ds, &after, t, model, gpu);
+			free(after.d);
+		}
+		free_crecs(&c);
+	} else if (d->kind == DECISION_REVERT)
+		printf("Its change points of %s at %s will gate perf-changes again.\n", metrics,
+		    t->record);
+	else
+		printf("Its change points of %s at %s will show as %s%s%s and no longer gate "
+		    "perf-changes; the rolling baseline does not move.\n", metrics, t->record,
+		    decision_state_name(d->kind), d->link != NULL ? " " : "",
+		    d->link != NULL ? d->link : "");
+	free(metrics);
+	return rc;
+}
+
+/* The reservation of a decision: "<staging>/.decision-reservations/<id>". */
+static char *
+decision_reservation_of(const char *staging_real, const char *id)
+{
+	return easprintf("%s/" DECISION_RESERVATIONS "/%s", staging_real, id);
+}
+
+/* Stages the decision file and its manifest in the reservation; undone on failure. */
+static int
+stage_decision(const struct decision *d, const cJSON *dj, const char *staging,
+    const char *revision)
+{
+	struct made made = { NULL, 0 };
+	char *res = decision_reservation_of(staging, d->id), *file = NULL, *mpath = NULL;
+	buf text = BUF_INIT;
+	cJSON *m = NULL;
+	int rc;
+
+	if ((rc = reserve(res, &made)) != 0)
+		goto undo;
+	file = easprintf("%s/%s%s", res, d->id, DECISION_SUFFIX);
+	json_write(&text, dj, JSON_INDENT2, NULL);
+	if (atomic_create_file(file, text.s, text.len) != 0) {
+		rc = fail("%s: cannot write: %s", file, strerror(errno));
+		goto undo;
+	}
+	made_add(&made, file);
+	m = json_new_object();
+	json_set(m, "manifest_schema_version", json_new_int(1));
+	json_set(m, "operation", json_new_string(DECISION_OPERATION));
+	json_set(m, "repository", repository_of(opt.store));
+	json_set(m, "staging_root", json_new_string(staging));
+	json_set(m, "store_revision", revision != NULL ? json_new_string(revision) :
+	    json_new_null());
+	json_set(m, "decision", file_entry(file, text.s, text.len));
+	mpath = easprintf("%s/manifest", res);
+	buf_reset(&text);
+	json_write(&text, m, JSON_INDENT2, NULL);
+	made_add(&made, mpath);
+	if (atomic_write_file(mpath, text.s, text.len) != 0) {
+		rc = fail("%s: cannot write: %s", mpath, strerror(errno));
+		goto undo;
+	}
+	printf("Prepared decision: %s\n", file);
+	printf("Prepared upload manifest: %s\n", mpath);
+	goto done;
+undo:
+	made_undo(&made);
+done:
+	made_free(&made);
+	cJSON_Delete(m);
+	buf_free(&text);
+	free(res);
+	free(file);
+	free(mpath);
+	return rc;
+}
+
+static int
+decide(enum decision_kind kind)
+{
+	struct decision d;
+	struct decisions ds = { NULL, 0 };
+	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *model = NULL, *gpu = NULL;
+	store_writer *w = NULL;
+	const struct decision *t;
+	cJSON *dj = NULL;
+	int rc = 0;
+
+	memset(&d, 0, sizeof d);
+	d.kind = kind;
+	if (path_within(staging, tracking) || path_within(tracking, staging)) {
+		rc = fail("decision staging and canonical tracking roots must be separate and "
+		    "non-nested");
+		goto done;
+	}
+	if ((w = open_fetched()) == NULL) {
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	if (decisions_load(store_writer_dir(w), &ds) != 0) {
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	if (kind == DECISION_REVERT) {
+		if ((t = decisions_find(&ds, opt.decision)) == NULL) {
+			rc = fail("no decision %s in the store", opt.decision);
+			goto done;
+		}
+		for (int k = 0; k < IDENTITY_KEYS; k++)
+			d.identity[k] = estrdup(t->identity[k]);
+		memcpy(d.metric, t->metric, sizeof d.metric);
+		d.record = estrdup(t->record);
+		d.record_timestamp = t->record_timestamp != NULL ? estrdup(t->record_timestamp) : NULL;
+		d.commit = t->commit != NULL ? estrdup(t->commit) : NULL;
+		d.reverts = estrdup(t->id);
+		names_of(store_writer_dir(w), t, &model, &gpu);
+	} else if ((rc = opt.change != NULL ? read_change(&d, &model, &gpu) :
+	    read_target(&d, &model, &gpu)) != 0)
+		goto done;
+	d.by = decider();
+	d.when = estrdup(isotime_format(ts, opt.now_given ? opt.now : isotime_now()));
+	isotime_parse(d.when, &d.instant);
+	d.reason = estrdup(opt.reason);
+	d.link = opt.link != NULL ? estrdup(opt.link) : NULL;
+	d.record_instant = ISOTIME_MIN;
+	if (d.record_timestamp != NULL && !isotime_parse(d.record_timestamp, &d.record_instant))
+		d.record_instant = ISOTIME_MIN;
+	dj = decision_json(&d);
+	if ((rc = check_decision(store_writer_dir(w), &ds, &d)) != 0 ||
+	    (rc = print_decision(store_writer_dir(w), &ds, &d, model, gpu)) != 0)
+		goto done;
+	rc = stage_decision(&d, dj, staging, store_writer_revision(w));
+done:
+	fflush(stdout);
+	store_writer_close(w);
+	decisions_free(&ds);
+	decision_free(&d);
+	cJSON_Delete(dj);
+	free(model);
+	free(gpu);
+	free(staging);
+	free(tracking);
+	return rc;
+}
+
+/* Upload of a decision: the manifest read as far as "operation" says so. */
+static int
+upload_decision(struct doc *m)
+{
+	cJSON *repo = repository_of(opt.store), *again = NULL;
+	const cJSON *v, *entry = json_get(m->rec, "decision"), *rev = json_get(m->rec, "store_revision");
+	struct doc f;
+	struct decision d;
+	struct decisions ds = { NULL, 0 };
+	store_writer *w = NULL;
+	char *staging = NULL, *res = NULL, *mdir = NULL, *why, *rel = NULL, *msg = NULL;
+	char parent[64] = "", commit[64] = "";
+	int rc = 0;
+
+	memset(&f, 0, sizeof f);
+	memset(&d, 0, sizeof d);
+	if (!json_equal(json_get(m->rec, "repository"), repo))
+		rc = fail("prepared-decision manifest repository does not match the configured "
+		    "store");
+	else if (!cJSON_IsString(v = json_get(m->rec, "staging_root")) || *v->valuestring == '\0' ||
+	    !cJSON_IsObject(entry) || (!cJSON_IsString(rev) && !cJSON_IsNull(rev)))
+		rc = fail("prepared-decision manifest must retain its staging root, store revision "
+		    "and decision");
+	else if ((rc = load_entry(&f, entry, "prepared decision changed after review",
+	    "prepared decision must contain a JSON object")) != 0)
+		;
+	else if ((why = decision_parse(f.rec, &d)) != NULL) {
+		rc = fail("%s: %s", f.real, why);
+		free(why);
+	} else if ((again = decision_json(&d)) == NULL || !json_identical(again, f.rec))
+		rc = fail("%s: prepared decision changed after review (its id no longer matches)",
+		    f.real);
+	if (rc != 0)
+		goto done;
+	staging = path_resolve(json_get(m->rec, "staging_root")->valuestring);
+	res = decision_reservation_of(staging, d.id);
+	mdir = estrdup(m->real);
+	*strrchr(mdir, '/') = '\0';
+	rel = easprintf("%s/%s%s", res, d.id, DECISION_SUFFIX);
+	if (strcmp(mdir, res) != 0 || strcmp(f.real, rel) != 0) {
+		rc = fail("prepared-decision manifest is outside its decision reservation");
+		goto done;
+	}
+	free(rel);
+	rel = decision_path(d.id);
+	if (opt.confirm && needs_token() && git_token() == NULL) {
+		rc = fail("a Hugging Face write token is required to upload decisions");
+		goto done;
+	}
+	w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
+	    store_writer_open_readonly(opt.store, opt.cache);
+	if (w == NULL) {
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	if (store_writer_remote_error(w) != NULL) {
+		rc = fail("could not resolve the current performance-tracking repository "
+		    "revision: %s", store_writer_remote_error(w));
+		goto done;
+	}
+	snprintf(parent, sizeof parent, "%s", store_writer_revision(w) != NULL ?
+	    store_writer_revision(w) : "");
+	if (strcmp(cJSON_IsString(rev) ? rev->valuestring : "", parent) != 0) {
+		rc = fail("%s: the store moved since the decision was reviewed at revision %s (it "
+		    "is at revision %s now); nothing was uploaded: prepare the decision again",
+		    store_writer_shown(w), cJSON_IsString(rev) ? rev->valuestring : "(empty)",
+		    parent[0] != '\0' ? parent : "(empty)");
+		goto done;
+	}
+	if (decisions_load(store_writer_dir(w), &ds) != 0) {
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	if ((rc = check_decision(store_writer_dir(w), &ds, &d)) != 0)
+		goto done;
+	if (store_writer_check(w, rel, "", 0) != STOREW_ABSENT) {
+		rc = fail("the store holds decision %s already", d.id);
+		goto done;
+	}
+	msg = easprintf("Perf: %s decision %s", decision_kind_name(d.kind), d.id);
+	if (!opt.confirm) {
+		printf("Would upload decision: %s/%s\n", store_writer_shown(w), rel);
+		printf("Would commit \"%s\" on revision %s\n", msg, parent[0] != '\0' ? parent :
+		    "(empty store)");
+		printf("Nothing was uploaded; run again with --confirm to upload.\n");
+		goto done;
+	}
+	if (store_writer_swap(w, &rel, &f.bytes.s, &f.bytes.len, 1, msg, commit) != 0) {
+		rc = EXIT_TROUBLE;
+		goto done;
+	}
+	printf("Uploaded decision: %s/%s\n", store_writer_shown(w), rel);
+	printf("Decision commit: %s (parent %s)\n", commit, parent[0] != '\0' ? parent : "none");
+	{
+		struct upload u;
+
+		memset(&u, 0, sizeof u);
+		u.what = "decision";
+		u.res = res;
+		snprintf(u.commit, sizeof u.commit, "%s", commit);
+		snprintf(u.parent, sizeof u.parent, "%s", parent);
+		write_marker(&u);
+	}
+done:
+	fflush(stdout);
+	store_writer_close(w);
+	decisions_free(&ds);
+	decision_free(&d);
+	free_doc(&f);
+	cJSON_Delete(repo);
+	cJSON_Delete(again);
+	free(staging);
+	free(res);
+	free(mdir);
+	free(rel);
+	free(msg);
+	return rc;
+}
+
+/* perf-seed decisions: every decision, newest first. */
+static int
+list_decisions(void)
+{
+	store_writer *w = open_fetched();
+	struct decisions ds = { NULL, 0 };
+	buf text = BUF_INIT;
+	int rc = 0;
+
+	if (w == NULL)
+		return EXIT_TROUBLE;
+	if (decisions_load(store_writer_dir(w), &ds) != 0)
+		rc = EXIT_TROUBLE;
+	for (size_t i = 0; i < ds.n && rc == 0; i++) {
+		struct decision *d = &ds.d[i];
+
+		if (opt.json) {
+			cJSON *o = decision_json(d);
+
+			json_set(o, "in_force", json_new_bool(d->in_force));
+			buf_reset(&text);
+			json_write(&text, o, JSON_COMPACT, NULL);
+			printf("%s\n", text.s);
+			cJSON_Delete(o);
+		} else {
+			char *metrics = metric_words(d);
+
+			printf("%s %s %-11s %s/%s on %s: %s at %s by %s%s%s: %s\n", d->when, d->id,
+			    decision_kind_name(d->kind), d->identity[0], d->identity[1],
+			    d->identity[4], metrics, d->record, d->by,
+			    d->reverts != NULL ? " reverts " : "",
+			    d->reverts != NULL ? d->reverts : "", d->reason);
+			if (!d->in_force)
+				printf("  (reverted)\n");
+			free(metrics);
+		}
+	}
+	if (rc == 0 && ds.n == 0 && !opt.json)
+		printf("No decisions.\n");
+	decisions_free(&ds);
+	store_writer_close(w);
+	buf_free(&text);
 	return rc;
 }
 
@@ -1197,6 +2554,19 @@ cmd_prepare(int nops, char **ops)
 }
 
 static int
+cmd_reseed(int nops, char **ops)
+{
+	(void)ops;
+	if (opt.nsources == 0 || opt.rationale == NULL || nops > 0) {
+		warnx_(nops > 0 ? "reseed takes no operands" :
+		    opt.nsources == 0 ? "reseed needs at least one --source-result" :
+		    "reseed needs --intent-rationale");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return reseed();
+}
+
+static int
 cmd_upload(int nops, char **ops)
 {
 	if (nops != 1) {
@@ -1206,13 +2576,81 @@ cmd_upload(int nops, char **ops)
 	return upload(ops[0]);
 }
 
+/* accept, acknowledge, invalid, revert: what each needs. */
+static int
+cmd_decide(const char *name, int nops)
+{
+	enum decision_kind kind;
+
+	decision_kind_of(name, &kind);
+	if (nops > 0 || opt.reason == NULL ||
+	    (kind == DECISION_REVERT) != (opt.decision != NULL) ||
+	    (kind != DECISION_REVERT && (opt.nsources > 0) == (opt.change != NULL)) ||
+	    opt.nsources > 1 || (kind == DECISION_ACCEPT && opt.change != NULL) ||
+	    (kind == DECISION_REVERT && (opt.nsources > 0 || opt.change != NULL ||
+	    opt.any_metric || opt.link != NULL))) {
+		warnx_(nops > 0 ? "%s takes no operands" : opt.reason == NULL ?
+		    "%s needs --reason" : kind == DECISION_REVERT ?
+		    "%s takes --decision and no record, change or metric" :
+		    kind == DECISION_ACCEPT ? "%s needs one --source-result" :
+		    "%s needs one --source-result or one --change", name);
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return decide(kind);
+}
+
+static int
+cmd_accept(int nops, char **ops)
+{
+	(void)ops;
+	return cmd_decide("accept", nops);
+}
+
+static int
+cmd_acknowledge(int nops, char **ops)
+{
+	(void)ops;
+	return cmd_decide("acknowledge", nops);
+}
+
+static int
+cmd_invalid(int nops, char **ops)
+{
+	(void)ops;
+	return cmd_decide("invalid", nops);
+}
+
+static int
+cmd_revert(int nops, char **ops)
+{
+	(void)ops;
+	return cmd_decide("revert", nops);
+}
+
+static int
+cmd_decisions(int nops, char **ops)
+{
+	(void)ops;
+	if (nops > 0) {
+		warnx_("decisions takes no operands");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	return list_decisions();
+}
+
 static const struct command {
 	const char *name;
 	const char *own;	/* the options only it takes (getopt's values) */
 	int (*run)(int nops, char **ops);
 } commands[] = {
 	{ "prepare", "SROGMN", cmd_prepare },
+	{ "reseed", "SROGMN", cmd_reseed },
 	{ "upload", "Y", cmd_upload },
+	{ "accept", "SGNEmBL", cmd_accept },
+	{ "acknowledge", "SGNEmBLc", cmd_acknowledge },
+	{ "invalid", "SGNEmBLc", cmd_invalid },
+	{ "revert", "GNEBD", cmd_revert },
+	{ "decisions", "J", cmd_decisions },
 };
 
 /* The subcommand argv[1] names; exits after -h, --version or a usage error. */
@@ -1235,6 +2673,8 @@ command_of(int argc, char *argv[])
 static bool
 foreign_option(const struct command *cmd, int c)
 {
+	if (c != 0 && strchr(cmd->own, c) != NULL)
+		return false;
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
 		if (&commands[i] != cmd && c != 0 && strchr(commands[i].own, c) != NULL)
 			return true;
@@ -1255,6 +2695,13 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		{ "cache", required_argument, NULL, 'C' },
 		{ "now", required_argument, NULL, 'N' },
 		{ "confirm", no_argument, NULL, 'Y' },
+		{ "reason", required_argument, NULL, 'E' },
+		{ "metric", required_argument, NULL, 'm' },
+		{ "by", required_argument, NULL, 'B' },
+		{ "link", required_argument, NULL, 'L' },
+		{ "change", required_argument, NULL, 'c' },
+		{ "decision", required_argument, NULL, 'D' },
+		{ "json", no_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1291,6 +2738,19 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 			opt.now_given = true;
 			break;
 		case 'Y': opt.confirm = true; break;
+		case 'E': opt.reason = optarg; break;
+		case 'm':
+			if (policy_metric_index(optarg) < 0) {
+				warnx_("--metric: unknown metric '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.metric[policy_metric_index(optarg)] = opt.any_metric = true;
+			break;
+		case 'B': opt.by = *optarg != '\0' ? optarg : NULL; break;
+		case 'L': opt.link = *optarg != '\0' ? optarg : NULL; break;
+		case 'c': opt.change = optarg; break;
+		case 'D': opt.decision = optarg; break;
+		case 'J': opt.json = true; break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
 		default: cli_usage(usage_text, EXIT_TROUBLE);
@@ -1317,5 +2777,8 @@ main(int argc, char *argv[])
 		opt.staging = ".";
 	rc = cmd->run(argc - optind, argv + optind);
 	free(opt.sources);
+	/* What was staged or uploaded is named on stdout: losing it is a failure. */
+	if (jsonl_finish(stdout, "standard output") != 0)
+		rc = EXIT_TROUBLE;
 	return rc;
 }

@@ -43,6 +43,7 @@ static struct {
 	long days;
 	int64_t now;
 	bool dashboard, stability, json;
+	bool decide;		/* --decide: the commands that decide failing rows */
 	const char *changes;	/* perf-changes output */
 } opt;
 
@@ -58,7 +59,7 @@ static const char usage_text[] =
     "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
     "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
     "                      [-H history] [--days n] [--now time] [--changes file]\n"
-    "                      [file ...]\n"
+    "                      [--decide] [file ...]\n"
     "       perf-summarize --stability [--json] [file ...]\n"
     "\n"
     "options:\n"
@@ -73,6 +74,7 @@ static const char usage_text[] =
     "  -d, --days n           the dashboard's window\n"
     "  --now time             the time the window ends (ISO 8601), for reproducible pages\n"
     "  --changes file         change points as perf-changes(1) writes them\n"
+    "  --decide               after the table, the perf-seed command that accepts or seeds each row\n"
     "  --stability            instead of the summary, the run-to-run stability\n"
     "  --json                 with --stability: JSON lines instead of the Markdown table\n"
     "  -h, --help             print usage and exit\n"
@@ -212,16 +214,155 @@ pct_cell(buf *b, const cJSON *v)
 		buf_addf(b, "%s%%", num_fixed(t, d * 100, 1));
 }
 
+/* True when v is a string equal to text. */
+static bool
+is_string(const cJSON *v, const char *text)
+{
+	return cJSON_IsString(v) && strcmp(v->valuestring, text) == 0;
+}
+
+/*
+ * Whether metric m had no run-to-run spread where its floors would be
+ * blind even without noise: an absolute floor over twice the percent
+ * floor at the baseline (0.25 s on a 0.6 s stage), the gate an estimate
+ * of no noise would have called blind and given a floor of 0.
+ */
+static bool
+no_spread_blind(const cJSON *m)
+{
+	const cJSON *tp = json_get(m, "threshold_percent"), *ta = json_get(m, "threshold_absolute");
+	const cJSON *base = json_get(m, "baseline");
+
+	return is_string(json_get(json_get(m, "noise"), "unknown_reason"), "no_spread") &&
+	    cJSON_IsNumber(tp) && cJSON_IsNumber(ta) && cJSON_IsNumber(base) &&
+	    base->valuedouble > 0 && ta->valuedouble / base->valuedouble > 2 * tp->valuedouble;
+}
+
+/*
+ * Whether the Sensitivity section lists metric m of a comparison: its
+ * gate is noisy or blind, or had no spread where its floors are wide
+ * (no_spread_blind()), a step or trend lies inside its window, or a
+ * noise-aware rule decided it.
+ */
+static bool
+sens_listed(const cJSON *m)
+{
+	const cJSON *adv = json_get(json_get(m, "sensitivity"), "advice");
+
+	return is_string(adv, "noisy") || is_string(adv, "blind") || no_spread_blind(m) ||
+	    cJSON_IsTrue(json_get(json_get(m, "noise"), "shift")) ||
+	    is_string(json_get(m, "rule"), "prediction") || is_string(json_get(m, "rule"), "zscore");
+}
+
+/* A number as Python's repr() writes it, "n/a" when not a number. */
+static void
+repr_cell(buf *b, const cJSON *v)
+{
+	char t[NUM_BUFSZ];
+	double d;
+
+	if (policy_coerce(v, &d) != COERCE_OK || !isfinite(d))
+		buf_adds(b, "n/a");
+	else
+		buf_adds(b, num_repr(t, d));
+}
+
+/*
+ * The config change a noisy or blind gate needs, as a config spells it:
+ * `regression_thresholds.<metric>.threshold_percent: 0.14` (a fraction),
+ * and the absolute floor where it narrows. "none" otherwise.
+ */
+static void
+suggestion_cell(buf *b, const char *key, const cJSON *m)
+{
+	const cJSON *sn = json_get(m, "sensitivity");
+	const cJSON *sp = json_get(sn, "suggested_threshold_percent");
+	const cJSON *sa = json_get(sn, "suggested_threshold_absolute");
+	const cJSON *ta = json_get(m, "threshold_absolute");
+
+	if (!cJSON_IsNumber(sp)) {
+		buf_adds(b, "none");
+		return;
+	}
+	buf_addf(b, "`regression_thresholds.%s.threshold_percent: ", key);
+	repr_cell(b, sp);
+	buf_adds(b, "`");
+	if (cJSON_IsNumber(sa) && cJSON_IsNumber(ta) && sa->valuedouble < ta->valuedouble) {
+		buf_addf(b, ", `regression_thresholds.%s.threshold_absolute: ", key);
+		repr_cell(b, sa);
+		buf_adds(b, "`");
+	}
+}
+
+/* Why the numbers of metric m are what they are: no spread, or a shift. */
+static void
+note_cell(buf *b, const cJSON *m)
+{
+	const cJSON *no = json_get(m, "noise");
+	const cJSON *n = json_get(no, "n");
+
+	if (is_string(json_get(no, "unknown_reason"), "no_spread")) {
+		buf_adds(b, "no run-to-run spread in the last ");
+		cell_text(b, n);
+		buf_adds(b, " values (equal, or tied at the precision recorded): the noise is "
+		    "unknown, so no floor is suggested");
+		if (no_spread_blind(m))
+			buf_adds(b, "; the absolute floor alone is over twice the percent floor");
+	} else if (cJSON_IsTrue(json_get(no, "shift"))) {
+		buf_adds(b, "a step or trend lies inside the noise window: the last ");
+		cell_text(b, n);
+		buf_adds(b, " values spread ");
+		pct_cell(b, json_get(no, "level_spread"));
+		buf_adds(b, ", run to run ");
+		pct_cell(b, json_get(no, "relative_spread"));
+		buf_adds(b, "; the noise is the run-to-run one");
+	}
+}
+
+/* Which rule decided metric m (perf-gate-rolling --rule), with its bound. */
+static void
+rule_cell(buf *b, const cJSON *m, int prec)
+{
+	const cJSON *rule = json_get(m, "rule");
+	char t[NUM_BUFSZ];
+
+	if (is_string(rule, "prediction") || is_string(rule, "zscore")) {
+		buf_addf(b, "%s, bound ", rule->valuestring);
+		num_cell(b, json_get(m, "bound"), prec);
+		if (cJSON_IsNumber(json_get(m, "z")))
+			buf_addf(b, ", z %s", num_fixed(t, json_get(m, "z")->valuedouble, 2));
+	} else if (cJSON_IsString(rule))
+		buf_adds(b, "reference floors");
+}
+
+/* Whether a noise-aware rule ran on the batch (a metric carries "rule"). */
+static bool
+batch_has_rule(const struct batch *in)
+{
+	for (size_t i = 0; i < in->n; i++) {
+		const cJSON *ms = json_get(json_get(in->recs[i], "comparison"), "metrics");
+
+		for (int k = 0; k < METRIC_COUNT; k++)
+			if (json_get(json_get(ms, metric_table[k].key), "rule") != NULL)
+				return true;
+	}
+	return false;
+}
+
 /*
  * After the reference's table: the metrics whose gate is noisy (false
- * alarms over 5%) or blind (misses regressions of twice its floor), as
- * perf-gate-rolling's comparison object says, with the floors it
- * suggests. Nothing when every gate fits its noise.
+ * alarms over 5%) or blind (misses regressions of twice its floor), with
+ * the config change that fits it; those whose noise is unknown for want
+ * of any spread behind wide floors, or measured across a step or trend,
+ * with why; and, under
+ * a noise-aware rule, which rule decided each metric and its bound. As
+ * perf-gate-rolling's comparison object says. Nothing when every gate
+ * fits its noise and no rule ran.
  */
 static void
 md_sensitivity(buf *b, const struct batch *in)
 {
-	bool any = false;
+	bool any = false, rules = batch_has_rule(in);
 
 	for (size_t i = 0; i < in->n; i++) {
 		const cJSON *ms = json_get(json_get(in->recs[i], "comparison"), "metrics");
@@ -230,25 +371,34 @@ md_sensitivity(buf *b, const struct batch *in)
 			const cJSON *m = json_get(ms, metric_table[k].key);
 			const cJSON *sn = json_get(m, "sensitivity"), *adv = json_get(sn, "advice");
 
-			if (!cJSON_IsString(adv) || (strcmp(adv->valuestring, "noisy") != 0 &&
-			    strcmp(adv->valuestring, "blind") != 0))
+			if (!cJSON_IsString(adv) || !sens_listed(m))
 				continue;
-			if (!any)
+			if (!any) {
 				buf_adds(b, "\n## Sensitivity\n\nGates whose floors do not fit the "
 				    "run-to-run noise: a noisy one fails builds with no change "
 				    "(false alarms), a blind one misses real regressions. Detects: "
 				    "the smallest regression the gate catches with its power (four "
-				    "times in five by default).\n\n"
-				    "| Model | GPU | Metric | Advice | Noise | False Alarms | Detects | "
-				    "Floors | Suggested Floors | Would Detect |\n"
-				    "|---|---|---|---|---:|---:|---:|---|---|---:|\n");
+				    "times in five by default). Suggested Config: the change to the "
+				    "benchmark config's floors (fractions) that fits the noise.\n");
+				if (rules)
+					buf_adds(b, "\nA noise-aware rule (perf-gate-rolling --rule) "
+					    "decided the metrics Decided By names, against the bound "
+					    "shown; False Alarms and Detects describe the floors.\n");
+				buf_addf(b, "\n| Model | GPU | Metric | Advice | Noise | False Alarms | "
+				    "Detects | Floors | Suggested Config | Would Detect |%s Note |\n"
+				    "|---|---|---|---|---:|---:|---:|---|---|---:|%s---|\n",
+				    rules ? " Decided By |" : "", rules ? "---|" : "");
+			}
 			any = true;
 			buf_adds(b, "| ");
 			cell_key(b, in->recs[i], "model_id");
 			buf_adds(b, " | ");
 			cell_key(b, in->recs[i], "gpu_type");
 			buf_addf(b, " | %s | %s | ", metric_table[k].key, adv->valuestring);
-			pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
+			if (cJSON_IsNumber(json_get(json_get(m, "noise"), "relative_spread")))
+				pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
+			else
+				buf_adds(b, "unknown");
 			buf_adds(b, " | ");
 			pct_cell(b, json_get(m, "false_alarm_rate"));
 			buf_adds(b, " | ");
@@ -257,12 +407,16 @@ md_sensitivity(buf *b, const struct batch *in)
 			pct_cell(b, json_get(m, "threshold_percent"));
 			buf_adds(b, " and >");
 			num_cell(b, json_get(m, "threshold_absolute"), metric_table[k].precision);
-			buf_adds(b, " | >");
-			pct_cell(b, json_get(sn, "suggested_threshold_percent"));
-			buf_adds(b, " and >");
-			num_cell(b, json_get(sn, "suggested_threshold_absolute"), metric_table[k].precision);
+			buf_adds(b, " | ");
+			suggestion_cell(b, metric_table[k].key, m);
 			buf_adds(b, " | ");
 			pct_cell(b, json_get(sn, "suggested_mde_percent"));
+			buf_adds(b, " | ");
+			if (rules) {
+				rule_cell(b, m, metric_table[k].precision);
+				buf_adds(b, " | ");
+			}
+			note_cell(b, m);
 			buf_adds(b, " |\n");
 		}
 	}
@@ -716,6 +870,73 @@ change_points(buf *b, const struct batch *in)
 	cpoints_markdown(b, in->cps, in->ncps);
 }
 
+/* Appends s single-quoted for a POSIX shell. */
+static void
+shell_quoted(buf *b, const char *s)
+{
+	buf_addc(b, '\'');
+	for (; *s != '\0'; s++)
+		if (*s == '\'')
+			buf_adds(b, "'\\''");
+		else
+			buf_addc(b, *s);
+	buf_addc(b, '\'');
+}
+
+/*
+ * --decide: the "Decide" section after the reference's table: for each
+ * scheduled-main REGRESSION, the perf-seed(1) command that would accept
+ * it, and for each CALIBRATION_NEEDED, the one that would seed it, each
+ * naming this run's normalized artifact (perf-gate-rolling -a, by default
+ * $PERF_REPORTS_DIR/results). Nothing decides by itself: each command
+ * stages a reviewed manifest. Nothing when no row needs a decision.
+ */
+static void
+md_decide(buf *b, const struct batch *in)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < in->n; i++) {
+		const cJSON *rec = in->recs[i];
+		const char *st = json_str(rec, "comparison_status");
+		bool regression = strcmp(st, "REGRESSION") == 0, seed = strcmp(st,
+		    "CALIBRATION_NEEDED") == 0;
+		char *rel = store_record_path(rec), *path, *slash;
+		buf cmd = BUF_INIT;
+
+		if (rel == NULL || (!regression && !seed) ||
+		    strcmp(json_str(rec, "run_source"), "scheduled_main") != 0) {
+			free(rel);
+			continue;
+		}
+		slash = strchr(rel, '/');
+		*slash = '_';
+		path = easprintf("%s/results/normalized_perf_%s", opt.reports != NULL &&
+		    *opt.reports != '\0' ? opt.reports : ".", rel);
+		if (!any)
+			buf_adds(b, "\n## Decide\n\nEach command stages a reviewed decision "
+			    "(perf-seed(1)); `perf-seed upload MANIFEST --confirm` applies it. "
+			    "Nothing is decided until then.\n\n| Model | GPU | Status | Command |\n"
+			    "|---|---|---|---|\n");
+		any = true;
+		buf_adds(&cmd, regression ? "perf-seed accept --source-result " :
+		    "perf-seed prepare --source-result ");
+		shell_quoted(&cmd, path);
+		buf_adds(&cmd, regression ? " --reason 'why the change is intended'" :
+		    " --intent-rationale 'why this is the baseline'");
+		buf_adds(b, "| ");
+		cell_key(b, rec, "model_id");
+		buf_adds(b, " | ");
+		cell_key(b, rec, "gpu_type");
+		buf_addf(b, " | %s | `", st);
+		md_text(b, cmd.s, cmd.len);
+		buf_adds(b, "` |\n");
+		free(path);
+		free(rel);
+		buf_free(&cmd);
+	}
+}
+
 /* The whole summary: the reference's table, the sensitivity, the change points. */
 static void
 summary_markdown(buf *md, const struct batch *in)
@@ -725,6 +946,8 @@ summary_markdown(buf *md, const struct batch *in)
 	for (size_t i = 0; i < in->n; i++)
 		md_row(md, in->recs[i]);
 	md_sensitivity(md, in);
+	if (opt.decide)
+		md_decide(md, in);
 	change_points(md, in);
 }
 
@@ -922,6 +1145,7 @@ parse_options(int argc, char *argv[])
 		{ "stability", no_argument, NULL, 'S' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "changes", required_argument, NULL, 'P' },
+		{ "decide", no_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -941,6 +1165,7 @@ parse_options(int argc, char *argv[])
 		case 'A': opt.annotate_max = long_opt("--annotate-max", optarg, 1024, 1L << 40); break;
 		case 'W': opt.html = optarg; break;
 		case 'D': opt.dashboard = true; break;
+		case 'E': opt.decide = true; break;
 		case 'C': opt.csv = optarg; break;
 		case 's': opt.store = optarg; break;
 		case 'K': opt.cache = optarg; break;

@@ -326,15 +326,23 @@ checked() {
 	done < <(rows <<-'EOF'
 		# assignments                               | the complaint
 		:                                           | -
-		policy=always changes=gate rule=zscore days=7.5 timeout=60 | -
+		policy=always changes=gate rule=zscore days=7 timeout=60 | -
+		days=36500 interval=0.5 timeout=0.001 annotate_max=1024 | -
 		ab_base=x ab_pairs=0012:1000 ab_band=0       | -
 		policy=Always                               | --policy: expected never, pass or always, not 'Always'
 		changes=sometimes                           | --changes: expected gate, report or off, not 'sometimes'
 		run_source=nightly                          | --run-source: expected pr, local, scheduled_main or unknown, not 'nightly'
-		days=-1                                     | not a number: '-1'
-		interval=1e3                                | not a number: '1e3'
-		annotate_max=                               | not a number: ''
-		timeout=.5                                  | not a number: '.5'
+		days=-1                                     | --days: expected a whole number of days from 1 to 36500, not '-1'
+		days=0                                      | --days: expected a whole number of days from 1 to 36500, not '0'
+		days=7.5                                    | --days: expected a whole number of days from 1 to 36500, not '7.5'
+		days=36501                                  | --days: expected a whole number of days from 1 to 36500, not '36501'
+		days=0 days_from=DASHBOARD_DAYS             | DASHBOARD_DAYS: expected a whole number of days from 1 to 36500, not '0'
+		interval=1e3                                | --telemetry-interval: expected a number of seconds above 0, not '1e3'
+		interval=0.0                                | --telemetry-interval: expected a number of seconds above 0, not '0.0'
+		annotate_max=                               | --annotate-max: expected a whole number of bytes from 1024 to 1099511627776, not ''
+		annotate_max=1023                           | --annotate-max: expected a whole number of bytes from 1024 to 1099511627776, not '1023'
+		timeout=.5                                  | --timeout: expected a number of seconds above 0, not '.5'
+		timeout=0                                   | --timeout: expected a number of seconds above 0, not '0'
 		rule=median                                 | --rule: expected reference, prediction or zscore, not 'median'
 		ab_given=' --ab-band --ab-only'             | --ab-band needs --ab-base
 		ab_base=x ab_pairs=1:5                      | --ab-pairs: expected min:max with 2 <= min <= max <= 1000 (or one number), not '1:5'
@@ -342,7 +350,7 @@ checked() {
 		ab_base=x ab_band=5%                        | --ab-band: expected a percent of 0 or more, not '5%'
 	EOF
 	)
-	[ "$n" -eq 15 ]
+	[ "$n" -eq 23 ]
 }
 
 @test "perf-lane sourced (as the pre-push hook does) defines the lane's functions and runs nothing" {

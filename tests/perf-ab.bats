@@ -4,7 +4,7 @@
 # with perf-analyze, the outputs, --base-ref on a real git repository
 # (removed afterwards, also when interrupted), and bad input.
 
-# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+# shellcheck disable=SC2154,SC2030,SC2031,SC2016 # bats sets status, output, lines, stderr; each test is a subshell; single quotes hold code for another shell
 load lib/common
 load lib/ab_repo
 
@@ -71,7 +71,7 @@ setup() {
 	assert_output ok
 }
 
-@test "the interval and verdict are perf-analyze's on the same pairs" {
+@test "the interval and band verdict are perf-analyze's on the same pairs" {
 	echo 1.03 >head/ab-factor
 	run perf-ab --cpu --base base --head head --band 1 --pairs 6:6 -o rep.json "$CONF"
 	[ "$status" -le 1 ]
@@ -109,8 +109,10 @@ setup() {
 		assert abs(1 / hi - lat["interval"]["low"]) < 1e-12, (lo, hi, lat)
 		assert abs(1 / lo - lat["interval"]["high"]) < 1e-12, (lo, hi, lat)
 		assert abs(1 / cell["ratio"]["geometric_mean"] - lat["ratio"]) < 1e-12
-		assert cell["verdict"] == lat["verdict"], (cell["verdict"], lat["verdict"])
-		print(lat["verdict"])
+		# perf-ab's verdict splits perf-analyze's "equivalent" by where the
+		# interval lies against 1; band_verdict is the band's alone.
+		assert cell["verdict"] == lat["band_verdict"], (cell["verdict"], lat["band_verdict"])
+		print(lat["band_verdict"])
 	EOF
 	assert_success
 }
@@ -121,8 +123,9 @@ setup() {
 		--svg fig.svg "$CONF"
 	assert_failure 1
 	assert_line --index 0 --regexp '^### A/B: head against base, [0-9]+ pairs interleaved on this agent$'
-	assert_line --index 1 '| Benchmark | Metric | Head/Base | Interval | Band | Verdict | Pairs | Detectable |'
-	assert_line --regexp '^\| ab-bench \| Latency \| 1\.0[0-9]+ \| 1\.[0-9]+-1\.[0-9]+ \| \+-1\.0% \| slower :x: \| [0-9]+ \| [0-9.]+% \|$'
+	assert_line --index 1 --regexp '^Base /.*/base (\(not a git checkout\)|at [0-9a-f]{12}) against head '
+	assert_line --index 2 '| Benchmark | Metric | Head/Base | Interval | Confidence | Band | Verdict | Pairs | Detectable | Final look |'
+	assert_line --regexp '^\| ab-bench \| Latency \| 1\.0[0-9]+ \| 1\.[0-9]+-1\.[0-9]+ \| 9[0-9]\.[0-9]+% \| \+-1\.0% \| slower :x: \| [0-9]+ \| [0-9.]+% \| 1\.0[0-9]+ \(1\.[0-9]+-1\.[0-9]+\) slower at [0-9]+ \|$'
 	run py -c 'import sys, xml.dom.minidom as m; d = m.parse(sys.argv[1]); print(len(d.getElementsByTagName("circle")))' fig.svg
 	assert_success
 	[ "$output" -gt 10 ]
@@ -187,6 +190,175 @@ setup() {
 	assert_failure 2
 	[[ $stderr == "perf-ab: --setup: /bin/sh exited with status 3"* ]]
 	assert_equal "$(git -C repo worktree list | wc -l)" 1
+	[ -z "$(ls tmp)" ]
+}
+
+# runner_repo DIR: a git repository whose config ab.json (a v2 config,
+# benchmark_version 3) names the runner bench/run.sh relative to itself;
+# the runner runs the fake A/B runner from its own directory at factor 1.
+# The head commit makes the runner 10% slower and the config version 4.
+runner_repo() {
+	git init -q "$1"
+	git -C "$1" config user.email t@example.com
+	git -C "$1" config user.name t
+	mkdir "$1/bench"
+	jq '.run_config = {"num_warmup_runs": 0, "num_measurement_runs": 1,
+		"command": ["bench/run.sh"]} | .init_kwargs.num_gpus = 1 | .init_kwargs.sp_size = 1 | del(.thresholds.L40S)' \
+		"$ROOT_DIR/fixtures/configs/wan-t2v-1.3b.json" >"$1/ab.json"
+	printf '#!/bin/sh\n# the benchmark of this tree, run from its own directory\ncd "$(dirname "$0")" && echo %s >ab-factor && exec sh "$AB_RUNNER" "$@"\n' \
+		1 >"$1/bench/run.sh"
+	chmod +x "$1/bench/run.sh"
+	git -C "$1" add ab.json bench/run.sh
+	git -C "$1" commit -qm base
+	sed -i 's/echo 1 >/echo 1.10 >/' "$1/bench/run.sh"
+	jq '.benchmark_version = 4' "$1/ab.json" >"$1/ab.json.new"
+	mv "$1/ab.json.new" "$1/ab.json"
+	git -C "$1" commit -qam head
+}
+
+@test "--base-ref: each side runs the config and the relative runner of its own tree; an identity change is named" {
+	runner_repo repo
+	export AB_RUNNER=$ROOT_DIR/fixtures/runners/ab-runner.sh FAKE_AB_NOISE=0.005
+	run --separate-stderr perf-ab --cpu --head repo --base-ref HEAD~1 --band 2 -o rep.json \
+		repo/ab.json
+	# Before, both sides ran the head's runner: "equivalent", exit 0.
+	assert_failure 1
+	assert_equal "$(jq -r '.results[] | select(.metric == "latency") | .verdict' rep.json)" slower
+	run jq -r '.results[] | select(.metric == "latency") | .ratio > 1.08' rep.json
+	assert_output true
+	# The base ran its own copy of the config, in its worktree.
+	run jq -r '.inputs.configs[0] | .base_config | endswith("/base/ab.json")' rep.json
+	assert_output true
+	# (the recipe's fingerprint holds the version)
+	assert_equal "$(jq -c '.inputs.configs[0].identity_differences | map(.key)' rep.json)" \
+		'["benchmark_version","recipe_fingerprint"]'
+	assert_equal "$(jq -c '.inputs.configs[0].identity_differences[0]' rep.json)" \
+		'{"key":"benchmark_version","base":"3","head":"4"}'
+	[[ $stderr == *"perf-ab: wan-t2v-1.3b-2gpu: the sides ran different benchmarks: benchmark_version (base 3, head 4)"* ]]
+	assert_equal "$(git -C repo worktree list | wc -l)" 1
+	[ -z "$(ls tmp)" ]
+}
+
+@test "--base-ref: a config the base lacks runs the base's own runner, said" {
+	runner_repo repo
+	cp repo/ab.json repo/new.json
+	git -C repo add new.json
+	git -C repo commit -qm "a new benchmark"
+	export AB_RUNNER=$ROOT_DIR/fixtures/runners/ab-runner.sh FAKE_AB_NOISE=0.005
+	run --separate-stderr perf-ab --cpu --head repo --base-ref HEAD~2 --band 2 -o rep.json \
+		repo/new.json
+	assert_failure 1
+	[[ $stderr == *"perf-ab: new.json: not in HEAD~2: the base runs the head's copy in its own tree"* ]]
+	assert_equal "$(jq -r '.results[] | select(.metric == "latency") | .verdict' rep.json)" slower
+	assert_equal "$(git -C repo worktree list | wc -l)" 1
+}
+
+@test "a head surely slower by less than the band is 'slower, within band', exit 0" {
+	echo 1.05 >head/ab-factor
+	export FAKE_AB_NOISE=0.002
+	# The default band is the metric's floor (8% for latency).
+	run --separate-stderr perf-ab --cpu --base base --head head \
+		-o rep.json --md "$CONF"
+	# The band stays the gate.
+	assert_success
+	run jq -r '.results[] | select(.metric == "latency" or .metric == "throughput") |
+		[.metric, .verdict, .verdict_reason, .band_verdict, .final.verdict] | @tsv' rep.json
+	assert_output "$(printf '%s\n' \
+		"latency	slower_within_band	interval_inside_band_above_1	equivalent	slower_within_band" \
+		"throughput	slower_within_band	interval_inside_band_below_1	equivalent	slower_within_band")"
+	assert_equal "$(jq -r '.status' rep.json)" pass
+	# An interval that contains 1 alone is equivalent.
+	assert_equal "$(jq -r '.results[] | select(.metric == "memory") | .verdict' rep.json)" equivalent
+	# The table says it, without the gate's mark.
+	run perf-ab --cpu --base base --head head --md "$CONF"
+	assert_line --regexp '^\| ab-bench \| Latency \| 1\.0[0-9]+ \| [0-9.-]+ \| [0-9.]+% \| \+-8\.0% \| slower, within band \| [0-9]+ \| .* \|$'
+}
+
+@test "the table shows the base ref, both commits, the confidence used and every metric's final look" {
+	ab_git_repo repo 1.10
+	run --separate-stderr perf-ab --cpu --head repo --base-ref HEAD~1 --band 2 --md -o rep.json "$CONF"
+	assert_failure 1
+	base=$(git -C repo rev-parse HEAD~1) head=$(git -C repo rev-parse HEAD)
+	assert_line --index 1 "Base HEAD~1 at ${base:0:12} against head at ${head:0:12}."
+	assert_equal "$(jq -r '[.inputs.base_sha, .inputs.head_sha] | @tsv' rep.json)" "$base	$head"
+	n=$(jq -r .pairs rep.json)
+	# Every metric, memory included (decided at the first look), has the last look's result.
+	for m in Latency Throughput Memory; do
+		c=$(jq -r --arg m "${m,,}" '.results[] | select(.metric == $m) |
+			"\(.confidence * 10000 | round / 100)"' rep.json)
+		assert_line --regexp "^\| ab-bench \| $m \| [0-9.]+ \| [0-9.-]+ \| ${c//./\\.}[0-9]*% \| .* \| [0-9.]+ \([0-9.]+-[0-9.]+\) [a-z, ]+ at $n \|$"
+	done
+	assert_equal "$(jq -r '[.results[] | select(.verdict != "not_measured") | .final.pairs] | unique | @tsv' rep.json)" "$n"
+	assert_equal "$(jq -r '.results[] | select(.metric == "memory") | .decided_at' rep.json)" 5
+}
+
+@test "verdict reasons are told in head/base space, as the report shows the ratio" {
+	echo 1.10 >head/ab-factor
+	FAKE_AB_NOISE=0.002 run perf-ab --cpu --base base --head head --band 2 -o rep.json "$CONF"
+	assert_failure 1
+	# A slower latency has its head/base interval above the band, a slower throughput below.
+	run jq -r '.results[] | select(.metric == "latency" or .metric == "throughput") |
+		[.metric, .verdict, .verdict_reason, (.interval.low > 1.02)] | @tsv' rep.json
+	assert_output "$(printf '%s\n' "latency	slower	interval_above_band	true" \
+		"throughput	slower	interval_below_band	false")"
+	echo 0.90 >head/ab-factor
+	FAKE_AB_NOISE=0.002 run perf-ab --cpu --base base --head head --band 2 -o rep.json "$CONF"
+	assert_success
+	run jq -r '.results[] | select(.metric == "latency" or .metric == "throughput") | [.metric, .verdict, .verdict_reason] | @tsv' rep.json
+	assert_output "$(printf '%s\n' "latency	faster	interval_below_band" "throughput	faster	interval_above_band")"
+}
+
+@test "an output that cannot be written is exit 2 before the first run" {
+	mkdir state out
+	export FAKE_AB_STATE=$PWD/state
+	cp "$CONF" conf.json
+	local -a bad=("-o out" "--svg /nonexistent/x.svg" "-o nope/rep.json" "-o conf.json"
+		"-o same --svg same")
+	local -a why=("perf-ab: -o out: is a directory"
+		"perf-ab: --svg /nonexistent/x.svg: cannot write in /nonexistent: No such file or directory"
+		"perf-ab: -o nope/rep.json: cannot write in $PWD/nope: No such file or directory"
+		"perf-ab: -o conf.json: is a config; refusing to overwrite it"
+		"perf-ab: -o and --svg name one file: same")
+	local k
+	for k in "${!bad[@]}"; do
+		# shellcheck disable=SC2086 # word splitting wanted
+		run --separate-stderr perf-ab --cpu --base base --head head ${bad[k]} conf.json
+		assert_failure 2
+		assert_output ""
+		assert_equal "$stderr" "${why[k]}"
+	done
+	# Nothing ran: no run was counted, no worktree made, no setup run.
+	[ ! -e state/ab-count ]
+	ab_git_repo repo 1.10
+	run --separate-stderr perf-ab --cpu --head repo --base-ref HEAD~1 --setup 'touch "$FAKE_AB_STATE/setup"' \
+		--svg /nonexistent/x.svg "$CONF"
+	assert_failure 2
+	[ -z "$(ls state)" ]
+	assert_equal "$(git -C repo worktree list | wc -l)" 1
+	cmp conf.json "$CONF"
+}
+
+@test "a failed --setup's log is kept with -o, else its tail is shown, never a removed path" {
+	ab_git_repo repo 1.10
+	run --separate-stderr perf-ab --cpu --head repo --base-ref HEAD~1 \
+		--setup 'echo building the base; exit 3' "$CONF"
+	assert_failure 2
+	[[ $stderr == *"building the base"* ]]
+	[[ $stderr != *"$TMPDIR"* ]]
+	[[ $stderr == *"Worker log tail for --setup (not kept: it goes with the scratch directory; -o keeps it)"* ]]
+	run --separate-stderr perf-ab --cpu --head repo --base-ref HEAD~1 -o rep.json \
+		--setup 'echo building the base; exit 3' "$CONF"
+	assert_failure 2
+	[[ $stderr == *"Worker log tail for --setup (rep.setup.log)"* ]]
+	[[ $stderr != *"$TMPDIR"* ]]
+	assert_equal "$(cat rep.setup.log)" "building the base"
+	[ ! -e rep.json ]
+	# A failing run's log too (perf-collect's own lines in it still name
+	# its worker log in the scratch directory, and show its tail).
+	run --separate-stderr perf-ab --cpu --base base --head head -r false -o rep.json "$CONF"
+	assert_failure 2
+	[[ $stderr == *"Worker log tail for ab-bench: pair 1: "*" (rep.run-001-0-"*".log)"* ]]
+	grep -q "the runner exited with status 1" rep.run-001-0-*.log
 	[ -z "$(ls tmp)" ]
 }
 

@@ -75,6 +75,111 @@ for line in open(sys.argv[1]):
 	not diff -q "$F/all.out.jsonl" "$F/default.out.jsonl"
 }
 
+# commit_at TIMESTAMP: the commit of the gated fixture's record at that time.
+commit_at() {
+	grep -m 1 "\"timestamp\":\"$1\"" "$F/gated.jsonl" | jq -r .commit_sha
+}
+
+@test "the series holds every scheduled-main measurement whatever the gate said: the change point names the first slower run, a REGRESSION" {
+	G=$F/gated.jsonl
+	want=$(commit_at 2026-02-01T12:00:00+00:00) prev=$(commit_at 2026-02-01T11:00:00+00:00)
+	[ "$(grep -c "\"commit_sha\":\"$want\".*\"comparison_status\":\"REGRESSION\"" "$G")" -eq 1 ]
+	run --separate-stderr $N --metric latency "$G"
+	assert_failure 1
+	[ -z "$stderr" ]
+	# 12 runs before (the CALIBRATION_NEEDED first one included), 12 after
+	# (the REGRESSION included); the pull-request, local, failed and
+	# infrastructure-error runs left out.
+	assert_equal "$(jq -r '[.commit_sha, .previous.commit_sha, .index, .n_before, .n_after] | join(" ")' <<<"$output")" \
+		"$want $prev 12 12 12"
+	store_of "$G" "$BATS_TEST_TMPDIR/store"
+	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/store" --metric latency
+	assert_failure 1
+	assert_equal "$(jq -r .commit_sha <<<"$output")" "$want"
+	# --all keeps its meaning: every record, the outliers of the other runs too.
+	run --separate-stderr $N --all --metric latency "$G"
+	assert_success
+	assert_output ""
+}
+
+@test "a change point with fewer than --min-points records on a side is tentative: reported, never gating; a p-value below 1e-300 is <1e-300 in Markdown" {
+	cd "$BATS_TEST_TMPDIR"
+	for i in 1 2 3; do
+		printf '{"model_id":"m","gpu_type":"g","timestamp":"2026-01-0%sT00:00:00+00:00","commit_sha":"c%s","latency":%s}\n' \
+			"$i" "$i" "$([ "$i" = 3 ] && echo 12.0 || echo 10.0)"
+	done >new.jsonl
+	run --separate-stderr $N new.jsonl
+	assert_success
+	assert_equal "$(jq -r '[.direction, .tentative, .n_before, .n_after, .pvalue] | join(" ")' <<<"$output")" "worse true 2 1 0"
+	run --separate-stderr $N --md new.jsonl
+	assert_success
+	assert_line '| m | g | latency | worse +20.0%, tentative | 10.000 ± 0.000 | 12.000 ± 0.000 | 2 / 1 | <1e-300 | c2..c3 | 2026-01-03T00:00:00+00:00 |'
+	refute_output --regexp '\| 0 \|'
+	# Confirmed with fewer points asked for: it gates.
+	run --separate-stderr $N --min-points 1 new.jsonl
+	assert_failure 1
+	assert_equal "$(jq -r .tentative <<<"$output")" false
+	# The fixture's steps have 20 records and more on each side.
+	run --separate-stderr $N --min-points 20 "$H"
+	assert_failure 1
+	run --separate-stderr $N --min-points 21 "$H"
+	assert_success
+	assert_equal "$(jq -r '[.metric, .tentative] | join(" ")' <<<"$output")" "latency true
+throughput true
+memory true"
+	run --separate-stderr $N --min-points 0 "$H"
+	assert_failure 2
+	assert_equal "${stderr%%$'\n'*}" "$N: --min-points: not a positive integer: '0'"
+}
+
+@test "--md: one row per event, its metrics listed together; the range previous..commit with the untrusted runs between; runs before and after" {
+	run --separate-stderr $N --md "$H"
+	assert_failure 1
+	assert_line '| wan-t2v-1.3b-2gpu | NVIDIA L40S | latency<br>throughput | worse +5.5%<br>worse -5.2% | 29.965 ± 0.258<br>1.502 ± 0.013 | 31.604 ± 0.357<br>1.424 ± 0.016 | 40 / 20<br>40 / 20 | 4.5e-28<br>6.1e-28 | cf447aa..8fd6cad | 2026-01-02T16:00:00+00:00 |'
+	[ "$(grep -c '^| wan-t2v' <<<"$output")" -eq 2 ]
+	run --separate-stderr $N --md "$F/gated.jsonl"
+	assert_failure 1
+	assert_line "| wan-t2v-1.3b | NVIDIA H100 | latency | worse +8.0% | 10.000 ± 0.018 | 10.798 ± 0.017 | 12 / 12 | 6.4e-32 | $(commit_at 2026-02-01T11:00:00+00:00 | cut -c1-7)..$(commit_at 2026-02-01T12:00:00+00:00 | cut -c1-7) (1 untrusted run between) | 2026-02-01T12:00:00+00:00 |"
+	run --separate-stderr $N "$F/gated.jsonl"
+	assert_equal "$(jq -r .untrusted_between <<<"$output")" 1
+}
+
+@test "--md: two cohorts of one model and GPU are told apart by what differs in their identity" {
+	cd "$BATS_TEST_TMPDIR"
+	sed 's/"sw-a"/"sw-b"/; s/2026-02-01/2026-02-02/' "$F/gated.jsonl" >b.jsonl
+	run --separate-stderr $N --md "$F/gated.jsonl" b.jsonl
+	assert_failure 1
+	assert_line --regexp '^\| wan-t2v-1\.3b \(software_profile_id sw-a\) \| NVIDIA H100 \| latency \| worse \+8\.0% \|.*\| 2026-02-01T12:00:00\+00:00 \|$'
+	assert_line --regexp '^\| wan-t2v-1\.3b \(software_profile_id sw-b\) \| NVIDIA H100 \| latency \| worse \+8\.0% \|.*\| 2026-02-02T12:00:00\+00:00 \|$'
+	# Alone, a cohort needs no more than its model.
+	run --separate-stderr $N --md b.jsonl
+	refute_output --partial software_profile_id
+}
+
+@test "--md: adjacent steps in one direction are a drift, with its total change from first to last" {
+	cd "$BATS_TEST_TMPDIR"
+	py -c '
+import hashlib, json
+noise = [0.01, -0.01, 0.0, 0.02, -0.02, 0.01, 0.0, -0.01, 0.01, -0.01]
+for i in range(40):
+    print(json.dumps({"model_id": "m", "gpu_type": "g",
+        "timestamp": "2026-03-%02dT%02d:00:00+00:00" % (1 + i // 24, i % 24),
+        "commit_sha": hashlib.sha1(b"%d" % i).hexdigest(),
+        "latency": round(10 + 0.5 * (i // 10) + noise[i % 10], 3)}, separators=(",", ":")))
+' >drift.jsonl
+	first=$(sed -n 10p drift.jsonl | jq -r .commit_sha | cut -c1-7)
+	last=$(sed -n 31p drift.jsonl | jq -r .commit_sha | cut -c1-7)
+	run --separate-stderr $N --md drift.jsonl
+	assert_failure 1
+	[ "$(grep -c '^| m | g | latency | worse' <<<"$output")" -eq 3 ]
+	assert_line "- m on g, latency: worse +15.0% over 3 steps, 10.000 → 11.500, $first..$last"
+	# One step is no drift.
+	head -n 20 drift.jsonl >step.jsonl
+	run --separate-stderr $N --md step.jsonl
+	assert_failure 1
+	refute_output --partial Drift
+}
+
 @test "reads the same history from a store directory and from -H" {
 	store_of "$H" "$BATS_TEST_TMPDIR/store"
 	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/store"
@@ -104,7 +209,7 @@ for line in open(sys.argv[1]):
 		inc=$($N --incremental "$st" "$BATS_TEST_TMPDIR/h.jsonl") || true
 		[ "$full" = "$inc" ] || { echo "differs after $n records" >&2; return 1; }
 	done
-	[ "$(head -n 1 "$st")" = '{"perf_changes_state":1,"window":50,"pvalue":0.001,"all":false}' ]
+	[ "$(head -n 1 "$st" | sed 's/,"sum":"[0-9a-f]\{64\}"}$/}/')" = '{"perf_changes_state":2,"window":50,"pvalue":0.001,"all":false}' ]
 	# A rewritten history (a record gone from the middle) is analysed afresh.
 	sed 5d "$H" >"$BATS_TEST_TMPDIR/h.jsonl"
 	run $N --incremental "$st" "$BATS_TEST_TMPDIR/h.jsonl"
@@ -159,12 +264,24 @@ compares() {
 	[ "$total_reused" -gt $((2 * total_made)) ]
 }
 
-@test "--incremental reads a state without the merge's comparisons (the earlier format): the same answer, all compared, the state rewritten with them" {
+# resum FILE: every line of the state FILE given the checksum of what it
+# holds now, as perf-changes writes it.
+resum() {
+	local l
+	while IFS= read -r l; do
+		[[ $l =~ ,\"sum\":\"[0-9a-f]*\"\}$ ]] && l="${l%"${BASH_REMATCH[0]}"}}"
+		printf '%s,"sum":"%s"}\n' "${l%\}}" "$(printf '%s' "$l" | sha256sum | cut -d' ' -f1)"
+	done <"$1" >"$1.tmp"
+	mv "$1.tmp" "$1"
+}
+
+@test "--incremental reads a state without the merge's comparisons: the same answer, all compared, the state rewritten with them" {
 	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
 	steps_history 501 "$BATS_TEST_TMPDIR/all.jsonl"
 	head -n 500 "$BATS_TEST_TMPDIR/all.jsonl" >"$h"
 	$N --incremental "$st" "$h" >/dev/null || true
 	jq -c 'del(.merge)' "$st" >"$BATS_TEST_TMPDIR/old.jsonl"
+	resum "$BATS_TEST_TMPDIR/old.jsonl"
 	if grep -q merge "$BATS_TEST_TMPDIR/old.jsonl"; then return 1; fi
 	cp "$BATS_TEST_TMPDIR/old.jsonl" "$st"
 	cp "$BATS_TEST_TMPDIR/all.jsonl" "$h"
@@ -179,6 +296,52 @@ compares() {
 	run --separate-stderr $N --incremental "$st" "$h"
 	[ "$output" = "$full" ]
 	[ -z "$stderr" ]
+}
+
+@test "--incremental: a state of the earlier format (no checksums) is stale: named, analysed afresh, rewritten with checksums" {
+	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
+	steps_history 300 "$h"
+	$N --incremental "$st" "$h" >/dev/null || true
+	cp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	full=$($N "$h") || true
+	sed 's/,"sum":"[0-9a-f]*"}$/}/; 1s/"perf_changes_state":2/"perf_changes_state":1/' \
+		"$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+	run --separate-stderr env PERF_CHANGES_STATS=1 $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	assert_equal "${stderr%%$'\n'*}" "$N: $st:1: a state of an earlier format, without checksums: ignoring the incremental state"
+	read -r made reused < <(compares "$stderr")
+	[ "$reused" -eq 0 ]
+	cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+}
+
+@test "--incremental: an edited state line fails its checksum; it is named, the state ignored and rewritten, the answer the full run's" {
+	st=$BATS_TEST_TMPDIR/state.jsonl h=$BATS_TEST_TMPDIR/h.jsonl
+	steps_history 300 "$h"
+	$N --incremental "$st" "$h" >/dev/null || true
+	cp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	full=$($N "$h") || true
+	l=$(grep -n '"merge":\["' "$st" | head -n 1 | cut -d: -f1)
+	read -r lo idx hi mb rest <<<"$(sed -n "${l}p" "$st" | jq -r '.merge[0]')"
+	: "$mb"
+	# Parseable edits: a mean of 8.45e+270, another resume index.
+	for edit in "s/\"$lo $idx $hi [^ ]* /\"$lo $idx $hi 0x1.fb8p+899 /" 's/"resume":\([0-9]*\)/"resume":1\1/'; do
+		sed "${l}$edit" "$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+		not cmp -s "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+		run --separate-stderr $N --incremental "$st" "$h"
+		[ "$output" = "$full" ]
+		assert_equal "$stderr" "$N: $st:$l: checksum mismatch: ignoring the incremental state"
+		cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
+	done
+	# A line cut short, and the header's checksum edited.
+	sed "${l}s/,\"merge\".*//" "$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+	run --separate-stderr $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	assert_equal "$stderr" "$N: $st:$l: malformed state line, no checksum: ignoring the incremental state"
+	sed '1s/"sum":"./"sum":"x/' "$BATS_TEST_TMPDIR/good.jsonl" >"$st"
+	run --separate-stderr $N --incremental "$st" "$h"
+	[ "$output" = "$full" ]
+	assert_equal "$stderr" "$N: $st:1: checksum mismatch: ignoring the incremental state"
+	cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
 }
 
 # set_line L FILTER OUT [jq args]: OUT is good.jsonl with jq's FILTER
@@ -214,16 +377,19 @@ set_line() {
 			# shellcheck disable=SC2016 # $b is jq's
 			set_line "$l" '.merge[0] = $b' "$st" --arg b "$bad"
 		fi
+		# Its checksum holds: what is wrong is what it says.
+		resum "$st"
 		run --separate-stderr $N --incremental "$st" "$h"
 		[ "$output" = "$full" ] || { echo "output differs for '$bad'" >&2; return 1; }
-		assert_equal "$stderr" "$N: $st:$l: ignoring the incremental state: not this program's state for these options"
+		assert_equal "$stderr" "$N: $st:$l: malformed state line: ignoring the incremental state"
 		cmp "$st" "$BATS_TEST_TMPDIR/good.jsonl"
 	done
 	# Not an array at all.
 	set_line "$l" '.merge = "x"' "$st"
+	resum "$st"
 	run --separate-stderr $N --incremental "$st" "$h"
 	[ "$output" = "$full" ]
-	assert_equal "$stderr" "$N: $st:$l: ignoring the incremental state: not this program's state for these options"
+	assert_equal "$stderr" "$N: $st:$l: malformed state line: ignoring the incremental state"
 }
 
 @test "--incremental ignores a state written for other options, with a warning" {

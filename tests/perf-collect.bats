@@ -352,6 +352,29 @@ print(r["software_profile_id"], r["environment_fingerprint"],
 	[[ $stderr == *"broken: the runner exited with status 9"* ]]
 }
 
+@test "--written lists this run's worker logs and records by name, a failed run's log too, never an earlier run's files" {
+	mkdir c && cp "$F/v1.json" "$F/v2.json" c/ && cp "$F/cat-runner.sh" c/
+	mkdir -p results/worker_logs
+	echo '{}' >results/perf_old_20200101T000000Z.json
+	echo old >results/worker_logs/worker_old_20200101T000000Z.log
+	# shellcheck disable=SC2016 # the $ is for the runner script
+	sed -i 's/exit "${RUNNER_EXIT:-0}"/[ "$PERF_NUM_GPUS" = 1 ] \&\& exit 9; exit 0/' c/cat-runner.sh
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu --written list c
+	assert_failure 1
+	local log rec
+	log=$(jq -r .worker_log_path <<<"$output")
+	rec=$(find results -maxdepth 1 -name 'perf_wan-t2v-1.3b-2gpu_*.json')
+	[ -n "$rec" ] && [ -f "$log" ]
+	# the failed legacy benchmark's log, then the other's log and record
+	assert_equal "$(sed -n 1p list)" "$(find results/worker_logs -name 'worker_legacy_*.log')"
+	assert_equal "$(sed -n '2,$p' list)" "$(printf '%s\n%s' "$log" "$rec")"
+	# a list that cannot be written: exit 2 before anything runs
+	run --separate-stderr env RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu --written nodir/list "$F/v1.json"
+	assert_failure 2
+	assert_equal "$stderr" "$N: nodir/list: cannot write: No such file or directory"
+	[ ! -e count ]
+}
+
 @test "--timeout kills a hanging runner and its process group" {
 	cat >hang.sh <<'EOF'
 #!/bin/sh

@@ -338,8 +338,9 @@ REC='{"model_id":"a","gpu_type":"g"}'
 
 @test "every metric carries its noise, false-alarm rate, detectable regression and advice (Python's numbers)" {
 	run_case $N $N/sensitivity
-	run jq -c '.comparison.metrics | [.latency.sensitivity.advice, .throughput.sensitivity.advice, .memory.sensitivity.advice, .text_encoder_time_s.sensitivity.advice, .dit_time_s.sensitivity.advice, .latency.noise.n, .text_encoder_time_s.noise]' <<<"$output"
-	assert_output '["noisy","ok","ok","unknown","blind",20,{"relative_spread":null,"n":0}]'
+	# memory is constant: no measured spread is unknown noise (issue 22: it was "ok").
+	run jq -c '.comparison.metrics | [.latency.sensitivity.advice, .throughput.sensitivity.advice, .memory.sensitivity.advice, .text_encoder_time_s.sensitivity.advice, .dit_time_s.sensitivity.advice, .latency.noise.n, .text_encoder_time_s.noise, .memory.noise.unknown_reason]' <<<"$output"
+	assert_output '["noisy","ok","unknown","unknown","blind",20,{"relative_spread":null,"n":0,"level_spread":null,"shift":null,"unknown_reason":"few_runs"},"no_spread"]'
 }
 
 @test "the sensitivity never reaches the stored artifact, and the status is the reference's" {
@@ -348,6 +349,102 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
 	run grep -rl -e noise -e false_alarm -e mde_percent -e sensitivity "$BATS_TEST_TMPDIR/a"
 	assert_failure 1
+}
+
+# 20 trusted runs of the sensitivity store's cohort, oldest first: latency 10
+# with 1% run-to-run noise (fixed normal draws, sd 0.98%) shaped by $1 (flat,
+# step: +5% from the 13th run, drift: +1% a run), DiT tied at 0.600 s.
+shaped_history() {
+	python3 - "$1" "$G/sensitivity.store/wan/00.json" <<'PY'
+import json, sys
+z = [1.29, 1.45, 0.07, -0.76, -1.09, 0.03, -1.02, -1.44, 0.2, 0.13, 0.55, -0.91, 0.01,
+     -0.06, -1.51, 0.54, 0.32, 2.39, 0.2, -0.14]
+kind, base = sys.argv[1], json.load(open(sys.argv[2]))
+for i, e in enumerate(z):
+    shape = {"flat": 1, "step": 1.05 if i >= 12 else 1, "drift": 1 + 0.01 * i}[kind]
+    r = dict(base, timestamp="2026-05-%02dT00:00:00+00:00" % (i + 1), dit_time_s=0.6,
+             latency=round(10 * (1 + 0.01 * e) * shape, 3))
+    print(json.dumps(r))
+PY
+}
+
+@test "a step or a drift inside the noise window is not noise, and the Sensitivity table says it is there (issue 22)" {
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	cd "$BATS_TEST_TMPDIR"
+	for kind in flat step drift; do
+		shaped_history $kind >"$BATS_TEST_TMPDIR/$kind.jsonl"
+		jq -c --slurp '.[-1] | .run_source = "pr" | .timestamp = "2026-06-01T00:00:00+00:00"' \
+			"$BATS_TEST_TMPDIR/$kind.jsonl" >"$BATS_TEST_TMPDIR/$kind.cur.jsonl"
+		run --separate-stderr $N --store "$BATS_TEST_TMPDIR/empty" -H "$BATS_TEST_TMPDIR/$kind.jsonl" \
+			"$BATS_TEST_TMPDIR/$kind.cur.jsonl"
+		assert_success
+		echo "$kind: $(jq -c .comparison.metrics.latency <<<"$output")"
+		# The run-to-run noise is 1%: reported within 1.5x of it, never "noisy",
+		# no wider floor suggested; the values' own spread says the shift.
+		run jq -c --arg kind "$kind" '.comparison.metrics.latency |
+			[.noise.relative_spread > 0.01 / 1.5 and .noise.relative_spread < 0.015,
+			 .noise.shift == ($kind != "flat"), .false_alarm_rate < 0.01,
+			 .sensitivity.advice, .sensitivity.suggested_threshold_percent]' <<<"$output"
+		assert_output '[true,true,true,"ok",null]'
+	done
+	# MAD / median of the drifted values (7.2%) is what the noise used to be.
+	run jq -r '.comparison.metrics.latency.noise.level_spread > 0.06' <<<"$(perf-gate-rolling --store "$BATS_TEST_TMPDIR/empty" -H "$BATS_TEST_TMPDIR/drift.jsonl" "$BATS_TEST_TMPDIR/drift.cur.jsonl" 2>/dev/null)"
+	assert_output true
+	$N --store "$BATS_TEST_TMPDIR/empty" -H "$BATS_TEST_TMPDIR/drift.jsonl" "$BATS_TEST_TMPDIR/drift.cur.jsonl" 2>/dev/null >drift.out.jsonl
+	run --separate-stderr perf-summarize drift.out.jsonl
+	assert_success
+	assert_line --regexp '^\| wan-t2v-1\.3b-2gpu \| NVIDIA L40S \| latency \| ok \| 0\.[0-9]% \| 0\.0% \| [0-9.]+% \| >8\.0% and >0\.500 \| none \| n/a \| a step or trend lies inside the noise window: the last 20 values spread 7\.[0-9]%, run to run 0\.[0-9]%; the noise is the run-to-run one \|$'
+	$N --store "$BATS_TEST_TMPDIR/empty" -H "$BATS_TEST_TMPDIR/flat.jsonl" "$BATS_TEST_TMPDIR/flat.cur.jsonl" 2>/dev/null >flat.out.jsonl
+	run --separate-stderr perf-summarize flat.out.jsonl
+	refute_line --partial '| latency |'
+}
+
+@test "values tied at the precision recorded: noise unknown, no floor suggested, and the table says why (issue 22)" {
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	cd "$BATS_TEST_TMPDIR"
+	shaped_history flat >hist.jsonl
+	jq -c --slurp '.[-1] | .run_source = "pr" | .timestamp = "2026-06-01T00:00:00+00:00"' hist.jsonl >cur.jsonl
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/empty" -H hist.jsonl cur.jsonl
+	assert_success
+	# DiT is 0.600 s twenty times behind a 0.25 s floor: it was "blind" with a
+	# suggested floor of 0.0%, which fails every build.
+	run jq -c '.comparison.metrics.dit_time_s | [.noise, .false_alarm_rate, .mde_percent, .sensitivity.advice,
+		.sensitivity.suggested_threshold_percent, .sensitivity.suggested_threshold_absolute]' <<<"$output"
+	assert_output '[{"relative_spread":null,"n":20,"level_spread":null,"shift":null,"unknown_reason":"no_spread"},null,null,"unknown",null,null]'
+	$N --store "$BATS_TEST_TMPDIR/empty" -H hist.jsonl cur.jsonl 2>/dev/null >out.jsonl
+	run --separate-stderr perf-summarize out.jsonl
+	assert_success
+	assert_line '| wan-t2v-1.3b-2gpu | NVIDIA L40S | dit_time_s | unknown | unknown | n/a | n/a | >5.0% and >0.250 | none | n/a | no run-to-run spread in the last 20 values (equal, or tied at the precision recorded): the noise is unknown, so no floor is suggested; the absolute floor alone is over twice the percent floor |'
+	# Memory and throughput are tied too, behind floors that fit them: no row.
+	refute_line --partial '| memory |'
+	refute_line --partial '| throughput |'
+	refute_output --partial '>0.0%'
+	refute_output --partial 'threshold_percent: 0`'
+}
+
+@test "under --rule, every metric a rule judged carries its bound, passing or not, and the Sensitivity table shows it (issue 22)" {
+	cd "$BATS_TEST_TMPDIR"
+	run --separate-stderr $N --store "$G/rule-prediction.store" --rule prediction "$G/rule-prediction.in.jsonl"
+	assert_failure 1
+	# The first record passes: its metrics still say the bound the rule used;
+	# memory (no spread) was the reference floors', without a bound.
+	run jq -c 'select(.comparison_status == "PASS") | .comparison.metrics |
+		[.latency.rule, .latency.threshold_exceeded, .latency.bound, .memory.rule, .memory.bound]' <<<"$output"
+	assert_output '["prediction",false,10.391534925939625,"reference",null]'
+	$N --store "$G/rule-prediction.store" --rule prediction "$G/rule-prediction.in.jsonl" 2>/dev/null | head -1 >pass.jsonl
+	run --separate-stderr perf-summarize pass.jsonl
+	assert_success
+	assert_line 'A noise-aware rule (perf-gate-rolling --rule) decided the metrics Decided By names, against the bound shown; False Alarms and Detects describe the floors.'
+	assert_line --regexp '^\| wan-t2v-1\.3b-2gpu \| NVIDIA L40S \| latency \| ok \| 2\.2% \| .* \| prediction, bound 10\.392 \|  \|$'
+	refute_line --partial '| memory |'
+	run --separate-stderr $N --store "$G/rule-prediction.store" --rule zscore --z 3 "$G/rule-prediction.in.jsonl"
+	run jq -c 'select(.comparison_status == "PASS") | .comparison.metrics.latency |
+		[.rule, .threshold_exceeded, (.bound | type), (.z | type), .z < 3]' <<<"$output"
+	assert_output '["zscore",false,"number","number",true]'
+	# The default rule adds neither key.
+	run --separate-stderr $N --store "$G/rule-prediction.store" "$G/rule-prediction.in.jsonl"
+	run jq -c '[.comparison.metrics[] | has("bound") or has("z") or has("rule")] | any' <<<"$output"
+	assert_output $'false\nfalse\nfalse'
 }
 
 @test "--noise-window and --power change the window and the power, nothing else" {

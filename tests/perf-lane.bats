@@ -76,6 +76,62 @@ classified() {
 	assert_line --index 0 --partial "usage: perf-lane"
 }
 
+@test "every option is checked before anything runs: an empty value is refused, never the next argument taken" {
+	local o
+	for o in -c --configs -o --results -r --reports -s --store --cache -p --policy --run-source --days \
+		--telemetry-interval -t --timeout --runner --annotate-max --changes --rule --ab-base --ab-setup \
+		--ab-pairs --ab-band; do
+		lane "$o" '' --bogus "$LANE/configs"
+		assert_failure 2
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "perf-lane: $o needs a value, not an empty one"
+		[[ $o == --* ]] || continue
+		lane "$o=" --bogus "$LANE/configs"
+		assert_failure 2
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "perf-lane: $o needs a value, not an empty one"
+	done
+	for o in --cpu --allow-empty --changes-gate --ab-only; do
+		lane "$o=1" "$LANE/configs"
+		assert_failure 2
+		assert_equal "${stderr_lines[0]}" "perf-lane: $o takes no value"
+	done
+	[ ! -e reports ] && [ ! -e results ]
+}
+
+@test "--days 0 and DASHBOARD_DAYS=0 are errors, not a lane without a dashboard; --days wins over the variable" {
+	local -a bad=("--days 0" "--days=0" "--days 7.5" "--telemetry-interval 0" "--timeout 0.0" "--annotate-max 100")
+	local -a why=("--days: expected a whole number of days from 1 to 36500, not '0'"
+		"--days: expected a whole number of days from 1 to 36500, not '0'"
+		"--days: expected a whole number of days from 1 to 36500, not '7.5'"
+		"--telemetry-interval: expected a number of seconds above 0, not '0'"
+		"--timeout: expected a number of seconds above 0, not '0.0'"
+		"--annotate-max: expected a whole number of bytes from 1024 to 1099511627776, not '100'")
+	local k
+	for k in "${!bad[@]}"; do
+		lane ${bad[k]} "$LANE/configs"
+		assert_failure 2
+		assert_output ""
+		assert_equal "${stderr_lines[0]}" "perf-lane: ${why[k]}"
+	done
+	DASHBOARD_DAYS=0 lane "$LANE/configs"
+	assert_failure 2
+	assert_equal "${stderr_lines[0]}" "perf-lane: DASHBOARD_DAYS: expected a whole number of days from 1 to 36500, not '0'"
+	DASHBOARD_DAYS='' lane "$LANE/configs"
+	assert_failure 2
+	assert_equal "${stderr_lines[0]}" "perf-lane: DASHBOARD_DAYS: expected a whole number of days from 1 to 36500, not ''"
+	[ ! -e reports ]
+	# the option wins, and the dashboard is made (perf-summarize is given the lane's days)
+	DASHBOARD_DAYS=0 lane --days 7 "$LANE/configs"
+	assert_success
+	[ -n "$(find reports -maxdepth 1 -name 'dashboard_*.html')" ]
+	not grep -q 'dashboard failed' <<<"$stderr"
+	# a telemetry interval under a second: nvidia-smi samples every second
+	lane --telemetry-interval 0.5 empty
+	assert_equal "$(stub_calls nvidia-smi | tail -n 1)" \
+		"--query-gpu=index,timestamp,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu --format=csv -l 1"
+}
+
 # The store's records, as "model_id status" lines.
 stored() {
 	find store -name '*.json' -print0 2>/dev/null | xargs -0 -r jq -r '"\(.model_id) \(.comparison_status)"' | sort
@@ -139,12 +195,12 @@ stored() {
 	# the runner fails: perf-collect 1 wins over the comparison
 	BUILDKITE_BRANCH=main TEST_SCOPE=full FAKE_EXIT=3 lane "$LANE/configs" "$LANE/more"
 	assert_failure 1
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 1, static 0, normalize 0, rolling 0, upload 0, summarize 0: exit 1"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 1, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 0: exit 1"
 	# the collection passes, a store that cannot be read: the comparison's 2
 	: >afile
 	BUILDKITE_BRANCH=main TEST_SCOPE=full run --separate-stderr perf-lane -r reports -o results -s afile "$LANE/configs"
 	assert_failure 2
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 2, upload 0, summarize 0: exit 2"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 2, upload 0, summarize 0, changes 2: exit 2"
 	# invalid configs: perf-collect's 2, nothing compared on a PR
 	echo '{"no_benchmark_id": 1}' >empty/bad.json
 	BUILDKITE_PULL_REQUEST=1 lane empty
@@ -152,26 +208,58 @@ stored() {
 	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 2, static 0, normalize -, rolling -, upload -, summarize -: exit 2"
 }
 
-@test "worker logs are mirrored as Markdown: rotated part first, fences escaped, no .log in the reports" {
+# stale_results: what an earlier job left in ./results: a raw record and a
+# worker log with its rotated part.
+stale_results() {
 	mkdir -p results/worker_logs
-	printf 'old line 1\nold line 2\n' >results/worker_logs/worker_b_20260616T000000Z.log.1
-	printf 'new line\n```\nsneaky ```` fence\n' >results/worker_logs/worker_b_20260616T000000Z.log
-	printf 'only live\n' >results/worker_logs/worker_c_20260616T000000Z.log
-	lane empty
-	diff - reports/worker_b_20260616T000000Z.md <<-'EOF'
-		# Worker log worker_b_20260616T000000Z
+	echo '{"benchmark_id": "b"}' >results/perf_b_20200101T000000Z.json
+	printf 'old line 1\n' >results/worker_logs/worker_b_20200101T000000Z.log.1
+	printf 'old line 2\n' >results/worker_logs/worker_b_20200101T000000Z.log
+}
+
+@test "worker logs are mirrored as Markdown: fences escaped, no .log in the reports, only this job's" {
+	stale_results
+	# a runner whose log holds fences
+	cat >fence-runner.sh <<-'EOF'
+		#!/bin/sh
+		printf 'new line\n```\nsneaky ```` fence\n'
+	EOF
+	printf 'exec %q "$@"\n' "$ROOT_DIR/fixtures/runners/fake-runner.sh" >>fence-runner.sh
+	chmod +x fence-runner.sh
+	lane --runner "$PWD/fence-runner.sh" "$LANE/configs"
+	assert_success
+	local md name
+	md=$(find reports -maxdepth 1 -name 'worker_lane-bench_*.md')
+	name=$(basename "$md" .md)
+	[ -f "results/worker_logs/$name.log" ]
+	assert_equal "$(head -n 1 "$md")" "# Worker log $name"
+	diff - <(sed -n 2,6p "$md") <<-'EOF'
 
 		```
-		old line 1
-		old line 2
 		new line
 		\`\`\`
 		sneaky \`\`\`\` fence
-		```
 	EOF
-	grep -qx 'only live' reports/worker_c_20260616T000000Z.md
-	assert_equal "$(grep -c '^```$' reports/worker_b_20260616T000000Z.md)" 2
+	assert_equal "$(grep -c '^```$' "$md")" 2
 	[ -z "$(find reports -name '*.log*')" ]
+	# this job's record is copied; the earlier job's record and log are not
+	[ -n "$(find reports -maxdepth 1 -name 'perf_lane-bench_*.json')" ]
+	[ -z "$(find reports -name '*_b_20200101T000000Z*')" ]
+}
+
+@test "a job that measured nothing mirrors nothing an earlier job left in the results directory" {
+	stale_results
+	unset PERF_ALLOW_CPU
+	lane "$LANE/configs"
+	assert_failure 2
+	[ -s reports/skipped.md ]
+	[ -z "$(find reports -name 'perf_*.json' -o -name 'worker_*')" ]
+	# and a job whose runner failed mirrors its own log only
+	FAKE_EXIT=3 lane --cpu "$LANE/configs"
+	assert_failure 1
+	run find reports -name 'worker_*.md'
+	assert_output --regexp '^reports/worker_lane-bench_[0-9]{8}T[0-9]{6}Z\.md$'
+	[ -z "$(find reports -name 'perf_*.json')" ]
 }
 
 @test "GPU telemetry: nvidia-smi's query in the background, stopped at the end, printed with its heading" {
@@ -211,7 +299,80 @@ stored() {
 	BUILDKITE_BUILD_ID=b3 FAKE_SLOWDOWN=3 lane "$LANE/configs"
 	assert_failure 1
 	assert_line --partial "| REGRESSION | lane-bench throughput regressed by 66.7%"
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 1, upload 0, summarize 0: exit 1"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize 0, rolling 1, upload 0, summarize 0, changes 0: exit 1"
+}
+
+# seed_block: the shell block of the annotation's "Seeding a baseline" note.
+seed_block() {
+	sed -n '/^### Seeding a baseline$/,$p' reports/annotation.md | sed -n '/^```sh$/,/^```$/p' | sed '1d;$d'
+}
+
+@test "calibration needed: the annotation gives the perf-seed commands for this run's artifact, which seed it as written" {
+	export BUILDKITE_BRANCH=main TEST_SCOPE=full BUILDKITE_BUILD_ID=b1
+	lane "$LANE/configs" "$LANE/more"
+	assert_success
+	local art
+	art=$(find reports/results -name 'normalized_perf_lane-bench_*.json')
+	[ -n "$art" ]
+	grep -qx '### Seeding a baseline' reports/annotation.md
+	grep -qx '1 benchmark(s) of this run have no baseline (CALIBRATION_NEEDED) and stay so until a reviewed' \
+		reports/annotation.md
+	seed_block >seed.sh
+	diff - seed.sh <<-EOF
+		buildkite-agent artifact download $art . --build b1
+		perf-seed prepare --source-result $art --intent-rationale 'first baseline, reviewed' --store store --staging-root perf-seed-staging/1
+		perf-seed upload --store store --confirm perf-seed-staging/1/.seed-reservations/*/manifest
+	EOF
+	run --separate-stderr bash -e seed.sh
+	assert_success
+	assert_line "Seed commit: 2 (parent 1)"
+	assert_equal "$(stub_calls buildkite-agent)" "artifact download $art . --build b1"
+	# the next run compares with the seed, and says nothing of seeding
+	rm -rf reports
+	BUILDKITE_BUILD_ID=b2 lane "$LANE/configs"
+	assert_success
+	assert_line --regexp '^\| lane-bench \| .* \| 1 \| 0\.050 / 0\.050 \|.*\| PASS \| '
+	not grep -q 'Seeding a baseline' reports/annotation.md
+}
+
+@test "calibration needed on a run that cannot seed: the annotation says which run can, and gives no command" {
+	BUILDKITE_BRANCH=main BUILDKITE_SOURCE=schedule lane "$LANE/configs"
+	assert_success
+	grep -qx '### Seeding a baseline' reports/annotation.md
+	grep -q 'The artifacts of this run cannot seed one: perf-seed takes only those of a scheduled run$' reports/annotation.md
+	grep -qx "TEST_SCOPE unset). The annotation of such a run says how to seed from its artifacts." reports/annotation.md
+	[ -z "$(seed_block)" ]
+	not grep -q 'perf-seed prepare' reports/annotation.md
+	rm -rf reports
+	BUILDKITE_PULL_REQUEST=7 BUILDKITE_BRANCH=feature TEST_SCOPE=full lane "$LANE/configs"
+	assert_success
+	grep -qx "on main with \`TEST_SCOPE=full\` and no pull request (this run: run source 'pr', branch 'feature'," \
+		reports/annotation.md
+	grep -qx "TEST_SCOPE 'full', pull request 7). The annotation of such a run says how to seed from its artifacts." \
+		reports/annotation.md
+}
+
+@test "--decide: the annotation of a failing scheduled run ends with the command that decides it" {
+	export BUILDKITE_BRANCH=main TEST_SCOPE=full BUILDKITE_BUILD_ID=b1
+	lane "$LANE/configs"
+	assert_success
+	not grep -q '## Decide' reports/annotation.md
+	rm -rf reports
+	lane --decide "$LANE/configs"
+	assert_success
+	grep -qF '## Decide' reports/annotation.md
+	local cmd
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	cmd=$(sed -n 's/^| lane-bench | .* | CALIBRATION_NEEDED | `\(.*\)` |$/\1/p' reports/annotation.md)
+	[[ $cmd == "perf-seed prepare --source-result 'reports/results/normalized_perf_lane-bench_"* ]]
+	# the command as shown seeds the cohort; the next failing run names its accept
+	eval "$cmd -s store --staging-root staging" >/dev/null
+	perf-seed upload staging/.seed-reservations/*/manifest -s store --confirm >/dev/null
+	rm -rf reports
+	BUILDKITE_BUILD_ID=b3 FAKE_SLOWDOWN=3 lane --decide "$LANE/configs"
+	assert_failure 1
+	grep -qE '^\| lane-bench \| .* \| REGRESSION \| `perf-seed accept --source-result .reports/results/normalized_perf_lane-bench_' \
+		reports/annotation.md
 }
 
 @test "the demo (make demo): calibration, the reviewed seed, then a compared pass, in seconds" {
@@ -252,7 +413,7 @@ stored() {
 	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs" "$LANE/more"
 	assert_failure 2
 	assert_equal "${stderr_lines[-2]}" "perf-lane: nothing was measured: 2 skipped (Need 1 GPUs, only 0 available)"
-	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize -, rolling -, upload -, summarize -: exit 2"
+	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize -, rolling -, upload -, summarize -, changes -: exit 2"
 	assert_line -- "--- the rolling comparison does not run: nothing was measured"
 	[ -z "$(find store -name '*.json' 2>/dev/null)" ]	# nothing stored
 	[ ! -e reports/annotation.md ]
@@ -354,6 +515,14 @@ history_with_step() {
 	assert_line "--- perf-changes"
 	sed -n '/^## Change points$/,$p' reports/annotation.md | grep -q '^| lane-bench | .* | latency | worse +'
 	grep -q 'perf-lane: worse change points among the last 10 records (see the annotation)' <<<"$stderr"
+	# The ready-made trigger of a bisect of it: valid YAML, the commits of the step.
+	awk '/^<details><summary>Find the culprit/ { d = 1 } d && /^```$/ { exit } d && y { print }
+		d && /^```sh$/ { y = 1 }' reports/annotation.md | sed '1d;$d' >trigger.yml
+	run py -c 'import sys, yaml; s = yaml.safe_load(open(sys.argv[1]))["steps"][0]
+e = s["build"]["env"]
+print(s["trigger"], e["PERF_BISECT_GOOD"], e["PERF_BISECT_BAD"], s["build"]["commit"] == e["PERF_BISECT_BAD"])' trigger.yml
+	assert_success
+	assert_output "performance-bisect $(printf '%040x %040x' $((0xabc000 + 24)) $((0xabc000 + 25))) True"
 }
 
 @test "--changes-gate (plugin changes: gate) fails the lane on a worse change point; off skips the step" {
@@ -369,6 +538,54 @@ history_with_step() {
 	lane --changes sometimes empty
 	assert_failure 2
 	grep -q "perf-lane: --changes: expected gate, report or off, not 'sometimes'" <<<"$stderr"
+}
+
+@test "the status line names the change-point step; with gate, the annotation says the build failed because of it" {
+	history_with_step
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes gate "$LANE/configs"
+	assert_failure 1
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 1: exit 1"
+	grep -qx '\*\*The lane failed because of the worse change points above\*\* (`--changes gate`, the plugin option `changes: gate`).' \
+		reports/annotation.md
+	# reported, not gated: the step's status is shown, the lane passes and says no such thing
+	rm -rf reports
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs"
+	assert_success
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 1: exit 0"
+	not grep -q 'The lane failed' reports/annotation.md
+	# a store perf-changes cannot read, with gate: said in the annotation too
+	rm -rf reports
+	mkdir fail
+	printf '#!/bin/sh\nexit 2\n' >fail/perf-changes
+	chmod +x fail/perf-changes
+	PATH=$PWD/fail:$PATH BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes gate "$LANE/configs"
+	assert_failure 2
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0, changes 2: exit 2"
+	grep -q '^\*\*The lane failed because perf-changes could not look for change points\*\* (status 2, ' reports/annotation.md
+	# the step does not run: off, or not a scheduled run; it is not named
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --changes off "$LANE/configs"
+	assert_equal "${stderr_lines[-1]}" \
+		"perf-lane: collect 0, static 0, normalize 0, rolling 0, upload 0, summarize 0: exit 0"
+}
+
+@test "the dashboard draws the change points the lane found, those the annotation lists" {
+	history_with_step
+	# (a window that holds the history whatever today is)
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --days 36500 "$LANE/configs"
+	assert_success
+	sed -n '/^## Change points$/,$p' reports/annotation.md | grep -q '^| lane-bench | .* | latency | worse +'
+	local dashboard
+	dashboard=$(find reports -maxdepth 1 -name 'dashboard_*.html')
+	grep -q '<title>change point: worse +' "$dashboard"
+	grep -q 'stroke-dasharray="3 2"' "$dashboard"
+	# without the step, no change line
+	rm -rf reports
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --days 36500 --changes off "$LANE/configs"
+	assert_success
+	not grep -q '<title>change point:' reports/dashboard_*.html
 }
 
 @test "change points are looked for on scheduled main runs only" {
@@ -554,4 +771,31 @@ record() {
 	[ ! -e reports ]
 	lane --ab-base x --ab-pairs 8 --ab-band 2.5 "$LANE/configs"
 	assert_success
+}
+
+@test "scheduled main with --site-publish: the site goes to a directory, or as one commit to a git branch" {
+	history_with_step
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --site-publish pub "$LANE/configs"
+	assert_success
+	assert_line "--- perf-site"
+	assert_line "site published to pub"
+	grep -q 'worse change point' pub/index.html
+	ls pub/c/*.html >/dev/null
+	git init -q --bare -b gh-pages pages.git
+	for _ in 1 2; do
+		rm -rf reports
+		BUILDKITE_BRANCH=main TEST_SCOPE=full lane --site-publish "git+file://$PWD/pages.git#gh-pages" "$LANE/configs"
+		assert_success
+	done
+	assert_equal "$(git -C pages.git rev-list --count gh-pages)" 1
+	git -C pages.git ls-tree -r --name-only gh-pages | grep -qx index.html
+	# an unreachable remote is reported; the lane's status is its gates'
+	BUILDKITE_BRANCH=main TEST_SCOPE=full lane --site-publish "git+file://$PWD/nowhere.git" "$LANE/configs"
+	assert_success
+	grep -q 'perf-lane: the site could not be pushed to file://.*/nowhere.git (gh-pages)' <<<"$stderr"
+	# not on pull requests
+	rm -rf pub2
+	BUILDKITE_PULL_REQUEST=7 lane --site-publish pub2 "$LANE/configs"
+	refute_line "--- perf-site"
+	[ ! -e pub2 ]
 }

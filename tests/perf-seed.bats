@@ -162,12 +162,20 @@ fails_with() {
 	variant c.json 's/"pr_number": ""/"pr_number": "123"/'
 	prepare --source-result c.json
 	fails_with "baseline seeds require a non-PR source artifact"
+	# the reference's words, then the branch and test_scope found, and where test_scope comes from
+	local why="test_scope is the TEST_SCOPE of the run that collected it, full for the full suite"
 	variant d.json 's/"branch": "main"/"branch": "feature"/'
 	prepare --source-result d.json
-	fails_with "baseline seeds require a main-branch full-suite source artifact"
+	fails_with "d.json: baseline seeds require a main-branch full-suite source artifact (its branch is 'feature', its test_scope is 'full'; $why)"
 	variant e.json 's/"test_scope": "full"/"test_scope": "direct"/'
 	prepare --source-result e.json
-	fails_with "baseline seeds require a main-branch full-suite source artifact"
+	fails_with "e.json: baseline seeds require a main-branch full-suite source artifact (its branch is 'main', its test_scope is 'direct'; $why)"
+	variant e2.json 's/"test_scope": "full"/"test_scope": ""/'
+	prepare --source-result e2.json
+	fails_with "e2.json: baseline seeds require a main-branch full-suite source artifact (its branch is 'main', its test_scope is ''; $why)"
+	variant e3.json '/"test_scope": "full",/d' 's/"branch": "main"/"branch": null/'
+	prepare --source-result e3.json
+	fails_with "e3.json: baseline seeds require a main-branch full-suite source artifact (its branch is None, it has no test_scope; $why)"
 	# a falsy PR number in any of its spellings is not a PR
 	for pr in '"false"' '"0"' '"None"' '"none"' 'null' 'false' '0'; do
 		variant f.json "s/\"pr_number\": \"\"/\"pr_number\": $pr/"
@@ -682,4 +690,307 @@ prepared() {
 	prepare --source-result src.json
 	assert_success
 	[[ $stderr != *"holds no records"* ]]
+}
+
+# ---- reseed: FastVideo's reviewed baseline shift ----
+
+STEP=$SEED/reseed-step
+
+# cohort [STORE]: five trusted records of the source's identity (latency
+# 10.0, June 1-5) with a key the sources lack, and one with a seed's
+# provenance, as a store holds them.
+cohort() {
+	local s=${1:-store} i
+	mkdir -p "$s/wan-t2v-1.3b-2gpu"
+	for i in 1 2 3 4 5; do
+		jq --arg ts "2026-06-0${i}T00:00:00+00:00" --arg j "job-$i" '.timestamp = $ts | .job_id = $j
+			| .comparison_status = "PASS" | .baseline_eligible = true | .baseline_status = "compared"
+			| .comparison_status_reason = "Comparable baseline found with no gated regressions"
+			| .store_only = 1' "$SEED/source.json" >"$s/wan-t2v-1.3b-2gpu/2026-06-0${i}T00_00_00_00_00_a$i.json"
+	done
+	jq '.baseline_seed = true | .baseline_seed_reason = "first"' "$s/wan-t2v-1.3b-2gpu/2026-06-01T00_00_00_00_00_a1.json" >seeded &&
+		mv seeded "$s/wan-t2v-1.3b-2gpu/2026-06-01T00_00_00_00_00_a1.json"
+}
+
+# shifted OUT N LATENCY [JQ]: the REGRESSION artifact of run N of the
+# cohort (June 10+N), a key the store lacks, and no build_url.
+shifted() {
+	jq --arg ts "2026-06-$((10 + $2))T00:00:00+00:00" --arg j "job-1$2" --argjson l "$3" '
+		.timestamp = $ts | .job_id = $j | .latency = $l | .comparison_status = "REGRESSION"
+		| .comparison_status_reason = "latency regressed" | .baseline_status = "compared"
+		| .success = false | .source_only = true | del(.build_url) | '"${4:-.}" "$SEED/source.json" >"$1"
+}
+
+# store_sum: a digest of every file of ./store ("" when there is none).
+store_sum() {
+	[ -d store ] || return 0
+	(cd store && find . -type f | LC_ALL=C sort | xargs cat | sha256sum)
+}
+
+reseed_manifest() {
+	find staging/.reseed-reservations -name manifest
+}
+
+# reseed_fails_with TEXT: exit 2 saying TEXT; the store as it was, nothing staged.
+reseed_fails_with() {
+	assert_equal "$status" 2
+	grep -qF -- "$1" <<<"$stderr" || { echo "stderr: $stderr" >&2; return 1; }
+	assert_equal "$(store_sum)" "$STORE_SUM"
+	[ -z "$(find staging -type f 2>/dev/null)" ] || { echo "something was staged" >&2; return 1; }
+}
+
+@test "reseed: a 6% step reseeded with runs 41-45: runs 46-60 pass, as FastVideo's own comparator says" {
+	# expected.jsonl: FastVideo's compare_baseline.py on these runs (gen-expected.sh)
+	"$STEP/scenario.sh" with
+	"$STEP/scenario.sh" without --no-reseed
+	diff <(jq -c 'select(.scenario == "reseed") | del(.scenario)' "$STEP/expected.jsonl") \
+		<(jq -c 'select(.run >= 46)' with/verdicts.jsonl)
+	diff <(jq -c 'select(.scenario == "no-reseed") | del(.scenario)' "$STEP/expected.jsonl") \
+		<(jq -c 'select(.run >= 46)' without/verdicts.jsonl)
+	# runs 41-45 failed before the reseed; 46-60 pass after it, fail without it
+	assert_equal "$(jq -r 'select(.run >= 41 and .run <= 45) | .comparison_status' with/verdicts.jsonl | sort -u)" REGRESSION
+	assert_equal "$(jq -r 'select(.run >= 46) | .comparison_status' with/verdicts.jsonl | sort -u)" PASS
+	assert_equal "$(jq -r 'select(.run >= 46) | .comparison_status' without/verdicts.jsonl | sort -u)" REGRESSION
+	# the reseed records: one per source, named _reseed_NN, with the provenance
+	local i f
+	for i in 1 2 3 4 5; do
+		f=$(find with/store -name "*_reseed_0$i.json")
+		jq -e --argjson i "$i" --arg src "$PWD/with/artifacts/normalized-$((40 + i)).json" \
+			--arg ts "$(jq -r .timestamp "with/artifacts/normalized-$((40 + i)).json")" '
+			.success == true and .baseline_eligible == true and .comparison_status == "PASS" and
+			.timestamp == "2026-02-15T12:00:00+00:00" and .baseline_reseed == true and
+			.baseline_reseed_reason == "runtime upgrade: 6% slower DiT, accepted" and
+			.baseline_reseed_source_result == $src and .baseline_reseed_source_timestamp == $ts and
+			.baseline_reseed_source_success == false and .baseline_reseed_batch_size == 5 and
+			.baseline_reseed_batch_index == $i and .baseline_reseed_operator == "scenario" and
+			.baseline_reseed_max_intra_batch_regression == 0.05' "$f" >/dev/null
+	done
+	grep -qx '  dit_time_s old_median=8.200000 batch_median=8.692000 batch_spread=0.5% candidate_median=8.692000' with/reseed.log
+	grep -qx 'Note: 5 reseed records reset the last-5 window.' with/reseed.log
+	grep -qx 'Reseed commit: 47 (parent 46)' with/reseed.log
+}
+
+@test "reseed: the record holds the cohort's fields the source has, in the source's order, then the provenance" {
+	cohort
+	shifted s.json 1 11.0
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --operator alice \
+		--now 2026-07-01T00:00:00Z --intent-rationale "new runtime" --source-result s.json
+	assert_success
+	local f
+	f=$(find staging/.reseed-reservations -name '*_reseed_01.json')
+	[[ $f == */wan-t2v-1.3b-2gpu/2026-07-01T00_00_00_00_00_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa_reseed_01.json ]]
+	diff <(jq -c '[keys_unsorted[] | select(. != "source_only")] + ["baseline_reseed",
+		"baseline_reseed_reason", "baseline_reseed_source_result", "baseline_reseed_source_timestamp",
+		"baseline_reseed_source_success", "baseline_reseed_batch_size", "baseline_reseed_batch_index",
+		"baseline_reseed_operator", "baseline_reseed_max_intra_batch_regression"]' s.json) \
+		<(jq -c keys_unsorted "$f")
+	jq -e --arg src "$PWD/s.json" '.timestamp == "2026-07-01T00:00:00+00:00" and .latency == 11.0 and
+		.success == true and .baseline_eligible == true and .comparison_status == "PASS" and
+		.comparison_status_reason == "Approved baseline reseed from REGRESSION source artifact" and
+		.baseline_reseed_source_timestamp == "2026-06-11T00:00:00+00:00" and
+		.baseline_reseed_source_result == $src and .baseline_reseed_operator == "alice" and
+		.baseline_reseed_batch_size == 1 and .baseline_reseed_batch_index == 1' "$f" >/dev/null
+	# the table: old medians (last five), the batch, the candidate after appending
+	assert_line "Baseline shift at store revision 0: 5 records of the identity, 5 successful and baseline-eligible (the last 5 are the old baseline)"
+	assert_line "  latency old_median=10.000000 batch_median=11.000000 batch_spread=0.0% candidate_median=10.000000"
+	assert_line "Note: 1 reseed record may not move the last-5 median immediately (3 usually do; 5 reset the window)."
+	jq -e '.operation == "baseline_reseed" and .store_revision == "0" and
+		.max_intra_batch_regression == 0.05 and (.fields | index("store_only")) != null and
+		(.fields | index("baseline_seed")) == null and (.fields | index("source_only")) == null' \
+		"$(reseed_manifest)" >/dev/null
+	# without an operator none is recorded; three sources move the median
+	shifted s2.json 2 11.1
+	shifted s3.json 3 10.9
+	USER='' run --separate-stderr perf-seed reseed -s store --staging-root staging2 --intent-rationale r \
+		--source-result s.json --source-result s2.json --source-result s3.json
+	assert_success
+	assert_line "  latency old_median=10.000000 batch_median=11.000000 batch_spread=1.8% candidate_median=10.900000"
+	assert_line "Note: 3 reseed records usually move the last-5 median immediately (5 reset the window)."
+	not jq -e 'has("baseline_reseed_operator")' "$(find staging2 -name '*_reseed_01.json')" >/dev/null
+}
+
+@test "reseed refusals: exit 2, nothing staged, the store untouched" {
+	shifted s.json 1 11.0
+	STORE_SUM=$(store_sum)
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result s.json
+	reseed_fails_with "remote tracking history has no record of the exact comparable identity; a first baseline is seeded with perf-seed prepare"
+	mkdir -p store/m
+	jq '.comparison_status = "CALIBRATION_NEEDED"' s.json >store/m/calibration.json
+	STORE_SUM=$(store_sum)
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result s.json
+	reseed_fails_with "remote tracking history has no baseline-eligible record of the exact comparable identity"
+	rm -r store
+	cohort
+	STORE_SUM=$(store_sum)
+	shifted cal.json 2 11.0 '.comparison_status = "CALIBRATION_NEEDED"'
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result cal.json
+	reseed_fails_with "cal.json: baseline reseeds require a REGRESSION or PASS source artifact"
+	shifted pr.json 2 11.0 '.run_source = "pr"'
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result pr.json
+	reseed_fails_with "pr.json: baseline reseeds require a scheduled_main source artifact"
+	shifted branch.json 2 11.0 '.branch = "dev"'
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result branch.json
+	reseed_fails_with "branch.json: baseline reseeds require a main-branch full-suite source artifact"
+	shifted other.json 2 11.0 '.software_profile_id = "sw-other"'
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r \
+		--source-result s.json --source-result other.json
+	reseed_fails_with "source artifact 2 does not match the first exact comparable identity"
+	# an inconsistent batch: the table, then the refusal
+	shifted slow.json 2 12.0
+	shifted s3.json 3 11.0
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r \
+		--source-result s.json --source-result slow.json --source-result s3.json
+	reseed_fails_with "source batch exceeds maximum intra-batch regression: source artifact 2 latency regresses by 9.1% against the batch median"
+	assert_line "  latency source=2 value=12.000000 median=11.000000 regression=9.1%"
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r \
+		--max-intra-batch-regression 0.1 --source-result s.json --source-result slow.json --source-result s3.json
+	assert_success
+	rm -r staging
+	# the rationale: required, and not blank
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --source-result s.json
+	reseed_fails_with "reseed needs --intent-rationale"
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale "  " --source-result s.json
+	reseed_fails_with "baseline reseed reason must be a non-empty string"
+	# a replay of a reviewed reseed at the same revision finds its reservation
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result s.json
+	assert_success
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result s.json
+	assert_failure 2
+	grep -qF "staging already has a reservation for the exact comparable identity" <<<"$stderr"
+}
+
+@test "reseed upload: dry run, one revision, the reviewed bytes; a tampered record is refused" {
+	cohort
+	shifted s1.json 1 11.0
+	shifted s2.json 2 11.1
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r \
+		--source-result s2.json --source-result s1.json
+	assert_success
+	assert_line "Note: 2 reseed records may not move the last-5 median immediately (3 usually do; 5 reset the window)."
+	local m res
+	m=$(reseed_manifest)
+	res=$(dirname "$m")
+	run --separate-stderr perf-seed upload "$m" -s store
+	assert_success
+	assert_line --index 0 --regexp '^Would upload baseline reseed: store/wan-t2v-1.3b-2gpu/.*_a+_reseed_01\.json$'
+	assert_line --index 2 'Would commit "Perf: reseed wan-t2v-1.3b-2gpu baseline" on revision 0'
+	[ -z "$(find store -name '*_reseed_*')" ]
+	# sources ordered by their timestamp: s1 (June 11) is 01
+	jq -e --arg s "$PWD/s1.json" '.baseline_reseed_source_result == $s' "$(find "$res" -name '*_reseed_01.json')" >/dev/null
+	# a record edited consistently (digest updated) no longer matches its source
+	cp "$m" orig
+	local rec
+	rec=$(jq -r '.prepared_records[0].path' "$m")
+	cp "$rec" rec.orig
+	jq '.latency = 9.0' rec.orig >"$rec"
+	sed -i "s/$(jq -r '.prepared_records[0].sha256' orig)/$(sha256sum "$rec" | cut -c1-64)/" "$m"
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_failure 2
+	grep -qF "prepared record 1 no longer matches its reviewed source" <<<"$stderr"
+	cp orig "$m"
+	cp rec.orig "$rec"
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_success
+	assert_line --index 2 "Reseed commit: 1 (parent 0)"
+	diff <(cd "$res" && find wan-t2v-1.3b-2gpu -name '*_reseed_*' | sort | xargs cat) \
+		<(cd store && find wan-t2v-1.3b-2gpu -name '*_reseed_*' | sort | xargs cat)
+	diff <(printf '{\n  "commit_id": "1",\n  "parent_commit": "0"\n}') "$res/uploaded"
+	# once uploaded, the same manifest is refused: the store moved
+	run --separate-stderr perf-seed upload "$m" -s store --confirm
+	assert_failure 2
+	grep -qF "the store moved since the reseed was reviewed at revision 0 (it is at revision 1 now); nothing was uploaded" <<<"$stderr"
+	# two reseeds are in the next run's window, but, as the note said, the
+	# last-5 median has not moved: 10, 10, 10, 11.0, 11.1
+	shifted next.json 3 11.05 '.run_source = "pr" | del(.baseline_status, .comparison_status, .comparison_status_reason)'
+	run --separate-stderr perf-gate-rolling -s store next.json
+	assert_failure 1
+	jq -e '.comparison_status == "REGRESSION" and .comparison.baseline_n == 5 and
+		.comparison.metrics.latency.baseline == 10.0' <<<"$output" >/dev/null
+}
+
+@test "reseed upload races: a store that moved is refused with the revision the reseed saw" {
+	cohort
+	shifted s1.json 1 11.0
+	shifted s2.json 2 11.1
+	# two reviewers reseed the same cohort at revision 0; both upload at once
+	run --separate-stderr perf-seed reseed -s store --staging-root one --intent-rationale r --source-result s1.json
+	assert_success
+	run --separate-stderr perf-seed reseed -s store --staging-root two --intent-rationale r --source-result s2.json
+	assert_success
+	local rc1=0 rc2=0 p1 p2
+	perf-seed upload -s store --confirm "$(find one -name manifest)" >out1 2>err1 &
+	p1=$!
+	perf-seed upload -s store --confirm "$(find two -name manifest)" >out2 2>err2 &
+	p2=$!
+	wait "$p1" || rc1=$?
+	wait "$p2" || rc2=$?
+	assert_equal "$(printf '%s\n' "$rc1" "$rc2" | sort | tr '\n' ' ')" "0 2 "
+	assert_equal "$(cat err1 err2 | grep -c 'the store moved since the reseed was reviewed at revision 0 (it is at revision 1 now)')" 1
+	assert_equal "$(find store -name '*_reseed_*' | wc -l)" 1
+	assert_equal "$(cat store/.perfkite-revision)" 1
+	# an ordinary upload between review and upload moves the store too
+	rm -r one
+	run --separate-stderr perf-seed reseed -s store --staging-root one --intent-rationale r --source-result s1.json
+	assert_success
+	perf-upload -s store -p always "$FIXTURES/perf-upload/batch.in.jsonl" >/dev/null 2>&1
+	run --separate-stderr perf-seed upload -s store --confirm "$(find one -name manifest)"
+	assert_failure 2
+	grep -qF "reviewed at revision 1 (it is at revision 2 now)" <<<"$stderr"
+	assert_equal "$(find store -name '*_reseed_*' | wc -l)" 1
+}
+
+@test "reseed upload on a git store: one commit; a remote that moved after the check refuses it, nothing landed" {
+	bare_remote remote.git
+	local url=git+file://$PWD/remote.git head
+	cohort seedstore
+	git clone -q remote.git work 2>/dev/null
+	cp -r seedstore/. work/
+	git -C work add -A
+	git -C work -c user.name=t -c user.email=t@t commit -qm cohort
+	git -C work push -q origin HEAD:main
+	head=$(git -C remote.git rev-parse main)
+	shifted s1.json 1 11.0
+	shifted s2.json 2 11.1
+	run --separate-stderr perf-seed reseed -s "$url" --cache cache --staging-root staging --intent-rationale r \
+		--source-result s1.json --source-result s2.json
+	assert_success
+	jq -e --arg h "$head" '.store_revision == $h' "$(reseed_manifest)" >/dev/null
+	# another uploader pushes the moment the reseed is pushed
+	sed -n '1s/2026-06-16T00:00:00+00:00/2026-06-20T00:00:00+00:00/p' "$FIXTURES/perf-upload/batch.in.jsonl" >other.jsonl
+	racing_git "$url" "$PWD/other.jsonl"
+	PATH="$PWD/wrap:$PATH" run --separate-stderr perf-seed upload "$(reseed_manifest)" -s "$url" --cache cache --confirm
+	assert_failure 2
+	[ -e raced ]
+	grep -qF "the store changed since it was checked (its head is no longer $head)" <<<"$stderr"
+	grep -qF "no reseed record landed" <<<"$stderr"
+	not grep -q _reseed < <(git -C remote.git ls-tree -r --name-only main)
+	[ ! -e "$(dirname "$(reseed_manifest)")/uploaded" ]
+	# uploaded again, the store has moved since review: refused, with both revisions
+	run --separate-stderr perf-seed upload "$(reseed_manifest)" -s "$url" --cache cache --confirm
+	assert_failure 2
+	grep -qF "the store moved since the reseed was reviewed at revision $head (it is at revision $(git -C remote.git rev-parse main) now)" <<<"$stderr"
+	# reviewed again, it lands as one commit whose parent is the reviewed head
+	rm -r staging
+	run --separate-stderr perf-seed reseed -s "$url" --cache cache --staging-root staging --intent-rationale r \
+		--source-result s1.json --source-result s2.json
+	assert_success
+	head=$(git -C remote.git rev-parse main)
+	run --separate-stderr perf-seed upload "$(reseed_manifest)" -s "$url" --cache cache --confirm
+	assert_success
+	assert_equal "$(git -C remote.git rev-parse main^)" "$head"
+	assert_equal "$(git -C remote.git log -1 --format=%s main)" "Perf: reseed wan-t2v-1.3b-2gpu baseline"
+	assert_equal "$(git -C remote.git diff-tree --no-commit-id --name-only -r main | grep -c '_reseed_0[12]\.json$')" 2
+}
+
+@test "reseed and prepare: a standard output that cannot be written is exit 2" {
+	cohort
+	shifted s.json 1 11.0
+	run --separate-stderr bash -c 'perf-seed reseed -s store --staging-root staging --intent-rationale r \
+		--source-result s.json >/dev/full'
+	assert_failure 2
+	grep -qF "write error on standard output" <<<"$stderr"
+	variant src.json
+	run --separate-stderr bash -c 'perf-seed prepare -s other --staging-root staging2 --intent-rationale r \
+		--source-result src.json >/dev/full'
+	assert_failure 2
 }

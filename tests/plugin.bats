@@ -7,6 +7,7 @@
 load lib/common
 load lib/stub
 load lib/ab_repo
+load lib/bisect_repo
 
 LANE=$FIXTURES/perf-lane
 P=BUILDKITE_PLUGIN_PERFKITE_
@@ -39,12 +40,13 @@ setup() {
 		for bad in ({"confgs": "a"}, {"upload-policy": "sometimes"}, {"dashboard-days": 0},
 		            {"token-env": "HF TOKEN"}, {"annotate": "yes"}, {"allow-empty": "yes"},
 		            {"changes": "sometimes"}, {"rule": "median"}, {"ab-base": ""},
-		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"}):
+		            {"ab-pairs": "5-30"}, {"ab-pairs": 1}, {"ab-band": -1}, {"ab-only": "yes"},
+		            {"bisect": "yes"}, {"decide": "yes"}):
 		    assert list(v.iter_errors(bad)), bad
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 23"
+	assert_output "perfkite 26"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -99,6 +101,42 @@ setup() {
 	run --separate-stderr "$ROOT_DIR/hooks/environment"
 	assert_failure 2
 	assert_equal "$stderr" "perfkite: unknown plugin option 'extra'"
+}
+
+@test "command hook with bisect: true runs perf-bisect; pre-exit annotates its table" {
+	bisect_repo repo 8 5:1.05
+	cd repo
+	export ${P}BISECT=true ${P}CONFIGS=$ROOT_DIR/fixtures/ab/bench.json ${P}CPU=true \
+		${P}REPORTS_DIR=out FAKE_AB_NOISE=0.005
+	PERF_BISECT_GOOD=$(git rev-list --max-parents=0 HEAD) PERF_BISECT_BAD=$(git rev-parse HEAD)
+	export PERF_BISECT_GOOD PERF_BISECT_BAD
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_line --index 0 "--- perf-bisect $PERF_BISECT_GOOD..$PERF_BISECT_BAD"
+	assert_equal "$(jq -r '.culprits[0].subject' out/bisect_report.json)" "commit 5"
+	BUILDKITE_COMMAND_EXIT_STATUS=0 run "$ROOT_DIR/hooks/pre-exit"
+	assert_success
+	grep -q '^### Bisect: [0-9a-f]*\.\.[0-9a-f]*, 8 commits, [0-9]* runs on this agent: found$' \
+		"$STUB_DIR/annotation.1.md"
+	grep -q '^artifact upload .*out/bisect_report.json' "$STUB_DIR/buildkite-agent.calls"
+	# Without the variables, the build's meta-data (as a trigger from a change point sets it).
+	printf '%s' "$PERF_BISECT_GOOD" >"$STUB_DIR/meta-data.perf-bisect-good"
+	printf '%s' "$PERF_BISECT_BAD" >"$STUB_DIR/meta-data.perf-bisect-bad"
+	unset PERF_BISECT_GOOD PERF_BISECT_BAD
+	rm -rf out
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_equal "$(jq -r '.culprits[0].subject' out/bisect_report.json)" "commit 5"
+	grep -q '^meta-data get perf-bisect-bad$' "$STUB_DIR/buildkite-agent.calls"
+	rm "$STUB_DIR/meta-data.perf-bisect-bad"
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_equal "$stderr" "perfkite: plugin option 'bisect' needs PERF_BISECT_GOOD and PERF_BISECT_BAD"
+	export PERF_BISECT_BAD=HEAD ${P}CONFIGS=$ROOT_DIR/fixtures/ab
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_equal "$stderr" \
+		"perfkite: plugin option 'bisect' needs configs to be config files, not '$ROOT_DIR/fixtures/ab'"
 }
 
 @test "command hook: one config as a string; the lane's status is the step's" {
@@ -325,7 +363,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 25
+	assert_equal "${#lines[@]}" 28
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {
@@ -461,6 +499,30 @@ annotate --context perf-summary-perf-3 --style warning"
 	grep -q '^## Performance lane: nothing was measured$' "$STUB_DIR/annotation.2.md"
 }
 
+@test "a job that measured nothing uploads nothing an earlier job left in the results directory" {
+	# an earlier job's raw records and worker logs, still in the results directory
+	mkdir -p results/worker_logs
+	local i
+	for i in 1 2 3; do
+		echo '{"benchmark_id": "lane-bench"}' >"results/perf_lane-bench_2020010${i}T000000Z.json"
+		echo "old log $i" >"results/worker_logs/worker_lane-bench_2020010${i}T000000Z.log"
+	done
+	touch -d '-1 day' results/*.json results/worker_logs/*
+	export ${P}CONFIGS_0=$LANE/configs ${P}STORE=store ${P}ALLOW_EMPTY=true
+	unset PERF_ALLOW_CPU
+	run bash -c '. "$1/hooks/lib/plugin.bash"; plugin_start_job; printf "%s\n" "$PERFKITE_JOB_START"' _ "$ROOT_DIR"
+	export PERFKITE_JOB_START=$output
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	BUILDKITE_COMMAND_EXIT_STATUS=0 "$ROOT_DIR/hooks/pre-exit" >/dev/null
+	# what was uploaded: this job's note, dashboard and telemetry, no record, no worker log
+	run grep '^artifact upload' "$STUB_DIR/buildkite-agent.calls"
+	assert_success
+	not grep -q 'perf_lane-bench_\|worker_' <<<"$output"
+	grep -q 'perf-reports/skipped.md' <<<"$output"
+	[ -z "$(find perf-reports -name 'perf_*.json' -o -name 'worker_*')" ]
+}
+
 @test "pre-exit: a summary with some benchmarks skipped lists them after the table" {
 	reports PASS
 	printf '### Skipped benchmarks\n\n1 benchmark(s) did not run on this agent.\n' >perf-reports/skipped.md
@@ -525,6 +587,14 @@ annotate --context perf-summary-perf-3 --style warning"
 	unset ${P}AB_BASE ${P}AB_ONLY
 	lane_args
 	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	# decide: --decide when true, nothing when false
+	export ${P}DECIDE=TRUE
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --decide c)"
+	export ${P}DECIDE=false
+	lane_args
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	unset ${P}DECIDE
 	# a false ab-only needs no ab-base
 	export ${P}AB_ONLY=false
 	lane_args
@@ -598,4 +668,12 @@ perfkite: plugin option 'ab-only' needs ab-base"
 	run grep '^annotate' "$STUB_DIR/buildkite-agent.calls"
 	assert_output "$(printf '%s\n' 'annotate --context perf-summary --style warning' \
 		'annotate --context perf-summary --style error')"
+}
+
+@test "the site option reaches perf-lane as --site-publish" {
+	export ${P}CONFIGS=c ${P}SITE='git+https://github.com/o/site.git#gh-pages'
+	lane_args
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --site-publish \
+		'git+https://github.com/o/site.git#gh-pages' c)"
 }

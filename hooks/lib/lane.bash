@@ -14,22 +14,25 @@ prog=perf-lane
 # The programs the lane runs (the environment hook has them built).
 # shellcheck disable=SC2034 # read by the hooks
 lane_programs=(perf-collect perf-gate-static perf-normalize perf-gate-rolling perf-upload
-	perf-summarize perf-changes perf-ab)
+	perf-summarize perf-changes perf-ab perf-site)
 
 # The lane's options (one set, written by bin/perf-lane's option loop, read
 # by the steps): configs_dir results reports store cache policy run_source
-# days interval timeout runner cpu allow_empty annotate_max changes rule
-# ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
+# days interval timeout runner cpu allow_empty annotate_max changes rule site
+# decide ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
 
 # lane_defaults: the options' defaults, from the variables the reference
-# reads.
+# reads (days_from: where days came from, for its complaint: DASHBOARD_DAYS
+# when set, even empty, as perf-summarize reads it; --days sets it).
 lane_defaults() {
 	configs_dir='' results=${PERF_RESULTS_DIR:-results}
 	reports=${PERF_REPORTS_DIR:-./perf-reports}
 	store=${PERFORMANCE_TRACKING_ROOT:-/tmp/perf-tracking}
-	cache='' policy='' run_source='' days=${DASHBOARD_DAYS:-30} interval=10 timeout='' runner='' cpu=
+	days=30 days_from=--days
+	if [ -n "${DASHBOARD_DAYS+set}" ]; then days=$DASHBOARD_DAYS days_from=DASHBOARD_DAYS; fi
+	cache='' policy='' run_source='' interval=10 timeout='' runner='' cpu=
 	allow_empty=
-	annotate_max=1000000 changes=report rule=''
+	annotate_max=1000000 changes=report rule='' site='' decide=
 	ab_base='' ab_setup='' ab_pairs='' ab_band='' ab_only='' ab_given=''
 	operands=()
 }
@@ -43,6 +46,8 @@ lane_usage() {
 		                 [--runner command] [--cpu] [--allow-empty]
 		                 [--annotate-max bytes] [--changes gate|report|off]
 		                 [--changes-gate] [--rule reference|prediction|zscore]
+		                 [--decide]
+		                 [--site-publish dest]
 		                 [--ab-base ref] [--ab-setup command]
 		                 [--ab-pairs min:max] [--ab-band percent] [--ab-only]
 		                 [config|dir ...]
@@ -67,6 +72,8 @@ lane_usage() {
 		  --version                 print perfkite's version
 		  --changes gate | report | off  what worse change points found on a scheduled run on main do
 		  --changes-gate            the same as --changes gate
+		  --decide                  the annotation ends with the perf-seed commands that accept or seed each row
+		  --site-publish dest       on scheduled main runs, publish the static site (perf-site(1)) to dest
 		  --rule reference | prediction | zscore  passed to perf-gate-rolling(1)
 		  --ab-base ref             on pull requests, compare the head with a worktree of ref
 		  --ab-setup command        the shell command that builds the base in its worktree
@@ -83,18 +90,37 @@ lane_die_usage() {
 	exit 2
 }
 
-# lane_check_options: each option holds a value the lane accepts, else
-# usage on stderr and exit 2, before anything runs.
+# lane_whole N LO HI: N is a whole number (decimal digits) from LO to HI.
+lane_whole() {
+	[[ $1 =~ ^[0-9]{1,15}$ ]] && ((10#$1 >= $2 && 10#$1 <= $3))
+}
+
+# lane_seconds N: N is a number of seconds above 0 (digits, an optional
+# fraction), as the plugin takes telemetry-interval and timeout.
+lane_seconds() {
+	[[ $1 =~ ^[0-9]+(\.[0-9]+)?$ ]] && [[ $1 =~ [1-9] ]]
+}
+
+# lane_check_options: each option holds a value the lane accepts (the
+# plugin's rules, and the ranges of the programs it is passed to), else
+# usage on stderr and exit 2, naming the option (or DASHBOARD_DAYS), before
+# anything runs.
 lane_check_options() {
-	local n lo hi
+	local lo hi
 	case ${policy:-x} in x | never | pass | always) ;; *) lane_die_usage "--policy: expected never, pass or always, not '$policy'" ;; esac
 	case $changes in gate | report | off) ;; *) lane_die_usage "--changes: expected gate, report or off, not '$changes'" ;; esac
 	case ${run_source:-x} in x | pr | local | scheduled_main | unknown) ;;
 	*) lane_die_usage "--run-source: expected pr, local, scheduled_main or unknown, not '$run_source'" ;;
 	esac
-	for n in "$days" "$interval" "$annotate_max" ${timeout:+"$timeout"}; do
-		[[ $n =~ ^[0-9]+(\.[0-9]+)?$ ]] || lane_die_usage "not a number: '$n'"
-	done
+	# perf-summarize's range: 0 days would be a dashboard of nothing.
+	lane_whole "$days" 1 36500 ||
+		lane_die_usage "$days_from: expected a whole number of days from 1 to 36500, not '$days'"
+	lane_seconds "$interval" ||
+		lane_die_usage "--telemetry-interval: expected a number of seconds above 0, not '$interval'"
+	[ -z "$timeout" ] || lane_seconds "$timeout" ||
+		lane_die_usage "--timeout: expected a number of seconds above 0, not '$timeout'"
+	lane_whole "$annotate_max" 1024 1099511627776 ||
+		lane_die_usage "--annotate-max: expected a whole number of bytes from 1024 to 1099511627776, not '$annotate_max'"
 	case ${rule:-x} in x | reference | prediction | zscore) ;;
 	*) lane_die_usage "--rule: expected reference, prediction or zscore, not '$rule'" ;;
 	esac
@@ -248,14 +274,19 @@ mirror_log() {
 }
 
 # lane_mirror_reports: into the reports directory, the raw records and each
-# worker log as Markdown (the artifact relay takes only .md .html .json .csv).
+# worker log as Markdown (the artifact relay takes only .md .html .json
+# .csv): those this job's perf-collect wrote, by the names it listed
+# (--written), never what earlier jobs left in the results directory (a
+# copy would get this job's time, and the plugin would upload it as this
+# job's).
 lane_mirror_reports() {
-	local log
-	cp "$results"/perf_*.json "$reports"/ 2>/dev/null
-	for log in "$results"/worker_logs/worker_*.log; do
-		[ -f "$log" ] || [ -f "$log.1" ] || continue
-		mirror_log "$log" "$reports"
-	done
+	local f
+	while IFS= read -r f; do
+		case $f in
+		*.log) [ -f "$f" ] || [ -f "$f.1" ] && mirror_log "$f" "$reports" ;;
+		*.json) cp "$f" "$reports"/ 2>/dev/null ;;
+		esac
+	done <"$work/written"
 }
 
 # --- the gates, shared with the pre-push hook --------------------------------
@@ -295,7 +326,9 @@ lane_rolling() {
 # directory and the traps that remove it.
 lane_start() {
 	mkdir -p "$reports" || { echo "$prog: $reports: cannot create the reports directory" >&2; exit 2; }
-	export PERF_REPORTS_DIR=$reports PERFORMANCE_TRACKING_ROOT=$store
+	# DASHBOARD_DAYS too: perf-summarize reads it, and refuses a bad one
+	# even where --days is given.
+	export PERF_REPORTS_DIR=$reports PERFORMANCE_TRACKING_ROOT=$store DASHBOARD_DAYS=$days
 	lane_decide
 	export PERF_RUN_SOURCE=$run_source PERF_UPLOAD_POLICY=$policy
 	echo "--- perf-lane: run source $run_source, upload policy $policy, store $store, reports $reports"
@@ -327,12 +360,15 @@ lane_cleanup() {
 }
 
 # lane_telemetry_start: GPU telemetry in the background: nvidia-smi when
-# there is one, else perf-collect's own (NVML), into the reports directory.
+# there is one (every whole second or more: its -l takes no fraction), else
+# perf-collect's own (NVML), into the reports directory.
 lane_telemetry_start() {
+	local every=$((10#${interval%.*}))
 	telemetry=$reports/gpu_telemetry.csv
+	((every >= 1)) || every=1
 	if command -v nvidia-smi >/dev/null 2>&1; then
 		nvidia-smi --query-gpu=index,timestamp,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
-			--format=csv -l "${interval%.*}" >"$telemetry" 2>/dev/null &
+			--format=csv -l "$every" >"$telemetry" 2>/dev/null &
 	else
 		perf-collect --telemetry "$telemetry" --interval "$interval" 2>/dev/null &
 	fi
@@ -353,7 +389,9 @@ lane_telemetry_stop() {
 lane_collect() {
 	local -a collect_args=()
 	echo "--- perf-collect"
-	collect_args=(--results "$results")
+	# The files it writes, by name: the only ones mirrored into the reports.
+	: >"$work/written"
+	collect_args=(--results "$results" --written "$work/written")
 	[ -n "$configs_dir" ] && collect_args+=(--configs "$configs_dir")
 	[ -n "$timeout" ] && collect_args+=(--timeout "$timeout")
 	[ -n "$runner" ] && collect_args+=(--runner "$runner")
@@ -382,26 +420,32 @@ lane_collect() {
 
 # lane_compare: the rolling comparison, only when the collection passed or
 # the run uploads whatever happened, and something was measured; then the
-# change points.
+# change points, and how to seed the benchmarks that need calibration.
 lane_compare() {
 	local -a statuses=()
 	normalize_rc=- rolling_rc=- upload_rc=- summarize_rc=- compare_rc=0 changes_rc=-
 	: >"$work/compared.jsonl"
+	: >"$work/rolling.err"
 	if [ "$measured" -eq 0 ]; then
 		echo "--- the rolling comparison does not run: nothing was measured"
 	elif [ "$pytest_rc" -eq 0 ] || [ "$policy" = always ]; then
 		echo "--- perf-gate-rolling, perf-upload, perf-summarize"
-		lane_rolling "$work/rolling.status" "$work/gated.jsonl" "$pytest_rc" \
-			--artifacts "$reports/results" ${rule:+--rule "$rule"} |
+		# The rolling gate's words are shown as they come and kept: they
+		# name the normalized artifacts it wrote (lane_seed_note).
+		{ lane_rolling "$work/rolling.status" "$work/gated.jsonl" "$pytest_rc" \
+			--artifacts "$reports/results" ${rule:+--rule "$rule"} 2>&1 >&3 3>&- |
+			tee "$work/rolling.err" >&2; } 3>&1 |
 			perf-upload --store "$store" "${cache_args[@]}" --policy "$policy" |
 			tee "$work/compared.jsonl" |
 			perf-summarize --reports-dir "$reports" --annotate-max "$annotate_max" \
-				>"$reports/annotation.md"
+				${decide:+--decide} >"$reports/annotation.md"
 		statuses=("${PIPESTATUS[@]}")
 		read -r normalize_rc rolling_rc <"$work/rolling.status"
 		upload_rc=${statuses[1]} summarize_rc=${statuses[3]}
 		compare_rc=$(lane_worst "$normalize_rc" "$rolling_rc" "$upload_rc" "$summarize_rc")
 		lane_changes
+		lane_seed_note >>"$reports/annotation.md"
+		lane_site
 		echo
 		cat "$reports/annotation.md"
 	else
@@ -409,29 +453,195 @@ lane_compare() {
 	fi
 }
 
+# lane_changes_step: whether this lane looks for change points: on
+# scheduled main runs, unless --changes off.
+lane_changes_step() {
+	[ "$run_source" = scheduled_main ] && [ "$changes" != off ]
+}
+
 # lane_changes: the change points of this batch's cohorts (perf-changes(1)),
-# on scheduled main runs after the upload: a worse one introduced among the
-# last $changes_last records is listed in the annotation and makes the
-# lane's status a warning (the annotation's style), or a failure with
-# --changes gate.
+# on scheduled main runs after the upload, as JSON lines for the dashboard
+# ($work/changes.jsonl); a worse one introduced among the last
+# $changes_last records is listed in the annotation (perf-changes --md) and
+# makes the lane's status a warning (the annotation's style), or a failure
+# with --changes gate, which the annotation then says.
 changes_last=10
+# shellcheck disable=SC2016 # the backticks are Markdown's
 lane_changes() {
-	[ "$run_source" = scheduled_main ] && [ "$changes" != off ] || return 0
+	local -a args
+	lane_changes_step || return 0
 	echo "--- perf-changes"
-	perf-changes --store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" \
-		--last "$changes_last" --md >"$work/changes.md"
+	args=(--store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" --last "$changes_last")
+	perf-changes "${args[@]}" >"$work/changes.jsonl"
 	changes_rc=$?
 	case $changes_rc in
 	0) echo "no worse change point among the last $changes_last records" ;;
 	1)
-		printf '\n' >>"$reports/annotation.md"
-		cat "$work/changes.md" >>"$reports/annotation.md"
+		# The same change points as a table (its words on stderr were said once).
+		perf-changes "${args[@]}" --md >"$work/changes.md" 2>/dev/null
+		{
+			printf '\n'
+			cat "$work/changes.md"
+			lane_bisect_trigger
+			if [ "$changes" = gate ]; then
+				printf '\n**The lane failed because of the worse change points above**'
+				printf ' (`--changes gate`, the plugin option `changes: gate`).\n'
+			fi
+		} >>"$reports/annotation.md"
 		echo "$prog: worse change points among the last $changes_last records (see the annotation)" >&2
 		[ "$changes" = gate ] && [ "$compare_rc" -lt 1 ] && compare_rc=1 ;;
 	*)
 		echo "$prog: perf-changes failed (status $changes_rc)" >&2
-		[ "$changes" = gate ] && compare_rc=2 ;;
+		rm -f "$work/changes.jsonl"
+		if [ "$changes" = gate ]; then
+			compare_rc=2
+			{
+				printf '\n**The lane failed because perf-changes could not look for change points**'
+				printf ' (status %s, `--changes gate`, the plugin option `changes: gate`); see the job log.\n' "$changes_rc"
+			} >>"$reports/annotation.md"
+		fi ;;
 	esac
+}
+
+# lane_seed_command WORD...: WORD... as one shell command line, each word
+# that the shell would read otherwise in single quotes.
+lane_seed_command() {
+	local w line=''
+	for w in "$@"; do
+		[[ $w =~ ^[A-Za-z0-9_./:=@%+,-]+$ ]] || w="'${w//\'/\'\\\'\'}'"
+		line+=${line:+ }$w
+	done
+	printf '%s\n' "$line"
+}
+
+# lane_seed_note: for the benchmarks of this run that need calibration
+# (CALIBRATION_NEEDED: no baseline yet), how to seed them (perf-seed(1)):
+# from each one's normalized artifact, by the name perf-gate-rolling gave it,
+# when this run can seed (a scheduled main run on main with TEST_SCOPE=full
+# and no pull request, what perf-seed takes), else which run can. Markdown
+# for the annotation on stdout; nothing when no benchmark needs it.
+# shellcheck disable=SC2016 # the backticks are Markdown's
+lane_seed_note() {
+	local path store_shown k=0 staging rationale pr
+	local -a need=()
+	while IFS= read -r path; do
+		grep -q '^  "comparison_status": "CALIBRATION_NEEDED",\?$' "$path" 2>/dev/null && need+=("$path")
+	done < <(sed -n 's/^Normalized performance result written to //p' "$work/rolling.err")
+	[ ${#need[@]} -gt 0 ] || return 0
+	printf '\n### Seeding a baseline\n\n'
+	printf '%s benchmark(s) of this run have no baseline (CALIBRATION_NEEDED) and stay so until a reviewed\n' "${#need[@]}"
+	printf 'baseline seed is uploaded.'
+	if ! lane_seedable "${need[0]}"; then
+		printf ' The artifacts of this run cannot seed one: perf-seed takes only those of a scheduled run\n'
+		printf 'on main with `TEST_SCOPE=full` and no pull request (this run: run source %s, branch %s,\n' \
+			"$(lane_shown "$run_source")" "$(lane_shown "${BUILDKITE_BRANCH-}")"
+		pr=''
+		[[ ${BUILDKITE_PULL_REQUEST:-} =~ ^[1-9][0-9]*$ ]] && pr=", pull request $BUILDKITE_PULL_REQUEST"
+		printf 'TEST_SCOPE %s%s). The annotation of such a run says how to seed from its artifacts.\n' \
+			"$(lane_shown "${TEST_SCOPE-}")" "$pr"
+		return 0
+	fi
+	# The store as shown in the commands: without a password in its URL.
+	store_shown=$(printf '%s' "$store" | sed 's|://[^/@]*@|://|')
+	rationale="first baseline, reviewed${BUILDKITE_BUILD_URL:+ in $BUILDKITE_BUILD_URL}"
+	printf ' Once its numbers are reviewed as the baseline, seed each benchmark from its artifact\n'
+	printf '(where the store can be written; the artifacts of more scheduled runs of the same benchmark can be\n'
+	printf 'added as more `--source-result` options, and the rationale is yours to say):\n\n```sh\n'
+	for path in "${need[@]}"; do
+		k=$((k + 1))
+		staging=perf-seed-staging/$k
+		[ -z "${BUILDKITE_BUILD_ID:-}" ] ||
+			lane_seed_command buildkite-agent artifact download "$path" . --build "$BUILDKITE_BUILD_ID"
+		lane_seed_command perf-seed prepare --source-result "$path" --intent-rationale "$rationale" \
+			--store "$store_shown" --staging-root "$staging"
+		printf '%s/.seed-reservations/*/manifest\n' \
+			"$(lane_seed_command perf-seed upload --store "$store_shown" --confirm "$staging")"
+	done
+	printf '```\n'
+}
+
+# lane_shown VALUE: VALUE in single quotes for a sentence, "unset" when empty.
+lane_shown() {
+	if [ -n "$1" ]; then printf "'%s'" "$(md_cell "$1")"; else printf unset; fi
+}
+
+# lane_seedable ARTIFACT: the normalized ARTIFACT (the reference's
+# two-space layout) is from a run perf-seed takes as a source: scheduled
+# main, branch main, scope full, no pull request.
+lane_seedable() {
+	grep -q '^  "run_source": "scheduled_main",\?$' "$1" &&
+		grep -q '^  "branch": "main",\?$' "$1" &&
+		grep -q '^  "test_scope": "full",\?$' "$1" &&
+		grep -q '^  "pr_number": "",\?$' "$1"
+}
+
+# lane_site: with --site-publish, on scheduled main runs after the upload,
+# the history as a static site (perf-site(1)) with the store's change
+# points, published to a directory (replaced whole) or to a branch of a git
+# remote, git+URL[#branch] (default gh-pages), as one commit force-pushed so
+# that the branch does not grow. A site that cannot be made or published is
+# reported; the lane's status stays that of its gates.
+lane_site() {
+	[ "$run_source" = scheduled_main ] && [ -n "$site" ] || return 0
+	local out=$site url branch=gh-pages st=0
+	echo "--- perf-site"
+	perf-changes --store "$store" "${cache_args[@]}" >"$work/site-changes.jsonl"
+	st=$?
+	if [ "$st" -gt 1 ]; then
+		echo "$prog: perf-changes failed (status $st): the site is not published" >&2
+		return 0
+	fi
+	case $site in git+*) out=$work/site ;; esac
+	if ! perf-site --store "$store" "${cache_args[@]}" --changes "$work/site-changes.jsonl" \
+		-o "$out"; then
+		echo "$prog: perf-site failed: the site is not published" >&2
+		return 0
+	fi
+	case $site in
+	git+*)
+		url=${site#git+}
+		case $url in *'#'*) branch=${url##*#} url=${url%#*} ;; esac
+		(cd "$out" && git init -q -b "$branch" && git add -A &&
+			git -c user.name=perfkite -c user.email=perfkite@localhost commit -qm \
+				"perf-site of ${BUILDKITE_COMMIT:-the store}" &&
+			git push -qf "$url" "HEAD:refs/heads/$branch") || st=$?
+		if [ "$st" -ne 0 ]; then
+			echo "$prog: the site could not be pushed to $url ($branch)" >&2
+			return 0
+		fi ;;
+	esac
+	echo "site published to $site"
+}
+
+# lane_bisect_trigger: after worse change points, the ready-made trigger of
+# a bisect (perf-bisect(1), pipeline-templates/bisect.yml) of the last one
+# listed: a trigger step of the pipeline PERF_BISECT_PIPELINE (default
+# performance-bisect) for buildkite-agent pipeline upload, in a folded
+# block; nothing when its commits are not known. perf-changes writes the
+# change's commit_sha before its previous one's.
+lane_bisect_trigger() {
+	local line
+	local -a shas
+	line=$(grep '"direction":"worse"' "$work/changes.jsonl" | grep -v '"tentative":true' | tail -n 1)
+	mapfile -t shas < <(grep -oE '"commit_sha":"[0-9a-f]{7,64}"' <<<"$line" | cut -d'"' -f4)
+	[ "${#shas[@]}" -eq 2 ] || return 0
+	cat <<-EOF
+
+		<details><summary>Find the culprit of the last worse change on one agent (perf-bisect)</summary>
+
+		\`\`\`sh
+		buildkite-agent pipeline upload <<'YAML'
+		steps:
+		  - trigger: ${PERF_BISECT_PIPELINE:-performance-bisect}
+		    build:
+		      commit: "${shas[0]}"
+		      env:
+		        PERF_BISECT_GOOD: "${shas[1]}"
+		        PERF_BISECT_BAD: "${shas[0]}"
+		YAML
+		\`\`\`
+		</details>
+	EOF
 }
 
 # lane_ab: the A/B (perf-ab(1)), with --ab-base on pull requests whose
@@ -484,13 +694,17 @@ lane_ab() {
 # lane_dashboard: the dashboard (its failure is ignored).
 lane_dashboard() {
 	local sha dashboard
+	local -a changes_args
 	echo "--- dashboard"
 	sha=${BUILDKITE_COMMIT-unknown}	# the reference's name: empty when set but empty
 	dashboard=$reports/dashboard_${sha:0:7}_$(date +%Y%m%d_%H%M%S).html
 	# (No reports directory and no step summary: the Markdown report of the
 	# run was written once, above.)
-	if PERF_REPORTS_DIR='' GITHUB_STEP_SUMMARY='' perf-summarize --html "$dashboard" --store "$store" \
-		"${cache_args[@]}" --days "$days" "$work/compared.jsonl" >/dev/null; then
+	# The change points this lane found are drawn on their charts.
+	changes_args=()
+	if [ -s "$work/changes.jsonl" ]; then changes_args=(--changes "$work/changes.jsonl"); fi
+	if PERF_REPORTS_DIR='' GITHUB_STEP_SUMMARY='' perf-summarize --html "$dashboard" \
+		--store "$store" "${cache_args[@]}" --days "$days" "${changes_args[@]}" "$work/compared.jsonl" >/dev/null; then
 		echo "dashboard: $dashboard"
 	else
 		echo "$prog: the dashboard failed (ignored)" >&2
@@ -500,7 +714,7 @@ lane_dashboard() {
 # lane_finish: the telemetry stopped and shown, what was not measured said,
 # the steps' statuses summed up; the lane's exit status.
 lane_finish() {
-	local status
+	local status steps
 	lane_telemetry_stop
 	echo "--- GPU telemetry (clocks.sm vs clocks.max.sm reveals capped hosts) ---"
 	cat "$telemetry" 2>/dev/null
@@ -513,7 +727,11 @@ lane_finish() {
 			echo "$prog: nothing was measured: no benchmark ran" >&2
 		fi
 	fi
-	echo "$prog: collect $collect_rc, static $static_rc, normalize $normalize_rc, rolling $rolling_rc, upload $upload_rc, summarize $summarize_rc${ab_base:+, ab $ab_rc}: exit $status" >&2
+	steps="collect $collect_rc, static $static_rc, normalize $normalize_rc, rolling $rolling_rc"
+	steps+=", upload $upload_rc, summarize $summarize_rc"
+	! lane_changes_step || steps+=", changes $changes_rc"
+	[ -z "$ab_base" ] || steps+=", ab $ab_rc"
+	echo "$prog: $steps: exit $status" >&2
 	return "$status"
 }
 

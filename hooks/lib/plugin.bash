@@ -11,9 +11,9 @@ plugin_prefix=BUILDKITE_PLUGIN_PERFKITE_
 # The options plugin.yml declares, in variable form.
 plugin_options=(CONFIGS RESULTS_DIR REPORTS_DIR STORE CACHE_DIR UPLOAD_POLICY RUN_SOURCE
 	DASHBOARD_DAYS ANNOTATE ANNOTATE_STYLE ARTIFACTS TELEMETRY_INTERVAL TOKEN_ENV TIMEOUT CPU
-	ALLOW_EMPTY CHANGES RULE AB_BASE AB_SETUP AB_PAIRS AB_BAND AB_ONLY)
+	ALLOW_EMPTY CHANGES RULE DECIDE AB_BASE AB_SETUP AB_PAIRS AB_BAND AB_ONLY SITE BISECT)
 # The boolean ones, and the values each enumerated one accepts.
-plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY AB_ONLY)
+plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY DECIDE AB_ONLY BISECT)
 declare -A plugin_enums=(
 	[UPLOAD_POLICY]="never pass always"
 	[RUN_SOURCE]="pr local scheduled_main unknown"
@@ -152,7 +152,8 @@ plugin_lane_args() {
 	for pair in --results:RESULTS_DIR --store:STORE --cache:CACHE_DIR \
 		--policy:UPLOAD_POLICY --run-source:RUN_SOURCE --days:DASHBOARD_DAYS \
 		--telemetry-interval:TELEMETRY_INTERVAL --timeout:TIMEOUT --changes:CHANGES \
-		--rule:RULE --ab-base:AB_BASE --ab-setup:AB_SETUP --ab-pairs:AB_PAIRS --ab-band:AB_BAND; do
+		--rule:RULE --ab-base:AB_BASE --ab-setup:AB_SETUP --ab-pairs:AB_PAIRS --ab-band:AB_BAND \
+		--site-publish:SITE; do
 		case ${pair#*:} in
 		UPLOAD_POLICY | RUN_SOURCE | CHANGES | RULE) v=$(plugin_enum "${pair#*:}") ;;
 		*) v=$(plugin_option "${pair#*:}") ;;
@@ -161,8 +162,58 @@ plugin_lane_args() {
 	done
 	[ "$(plugin_bool CPU false)" = false ] || echo --cpu
 	[ "$(plugin_bool ALLOW_EMPTY false)" = false ] || echo --allow-empty
+	[ "$(plugin_bool DECIDE false)" = false ] || echo --decide
 	[ "$(plugin_bool AB_ONLY false)" = false ] || echo --ab-only
 	plugin_list CONFIGS | grep -v '^$' || true
+}
+
+# plugin_bisect_args: perf-bisect's arguments for the plugin's options (the
+# configs must be files) and the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD
+# (else the build's meta-data perf-bisect-good and perf-bisect-bad) and
+# PERF_BISECT_SETUP, one per line; non-zero after saying what is missing.
+plugin_bisect_args() {
+	local configs reports v good=${PERF_BISECT_GOOD:-} bad=${PERF_BISECT_BAD:-}
+	# Else the build's meta-data, as a trigger from a change point sets it.
+	[ -n "$good" ] || good=$(buildkite-agent meta-data get perf-bisect-good 2>/dev/null) || good=
+	[ -n "$bad" ] || bad=$(buildkite-agent meta-data get perf-bisect-bad 2>/dev/null) || bad=
+	if [ -z "$good" ] || [ -z "$bad" ]; then
+		echo "perfkite: plugin option 'bisect' needs PERF_BISECT_GOOD and PERF_BISECT_BAD" >&2
+		return 2
+	fi
+	configs=$(plugin_list CONFIGS | grep -v '^$' || true)
+	if [ -z "$configs" ]; then
+		echo "perfkite: plugin option 'bisect' needs configs, the benchmark config files" >&2
+		return 2
+	fi
+	while IFS= read -r v; do
+		[ -f "$v" ] && continue
+		echo "perfkite: plugin option 'bisect' needs configs to be config files, not '$v'" >&2
+		return 2
+	done <<<"$configs"
+	reports=$(plugin_reports)
+	printf '%s\n' --good "$good" --bad "$bad" -o "$reports/bisect_report.json" --md
+	[ -z "${PERF_BISECT_SETUP:-}" ] || printf '%s\n' --setup "$PERF_BISECT_SETUP"
+	v=$(plugin_option STORE)
+	[ -z "$v" ] || printf '%s\n' --store "$v"
+	v=$(plugin_option TIMEOUT)
+	[ -z "$v" ] || printf '%s\n' --timeout "$v"
+	[ "$(plugin_bool CPU false)" = false ] || echo --cpu
+	printf '%s\n' "$configs"
+}
+
+# plugin_bisect ROOT: the command hook with bisect: true: perf-bisect, its
+# table as the annotation pre-exit posts, its report among the artifacts;
+# returns its status (3: the change did not reproduce).
+plugin_bisect() {
+	local root=$1 reports out st=0
+	local -a args
+	out=$(plugin_bisect_args) || return 2
+	mapfile -t args <<<"$out"
+	reports=$(plugin_reports)
+	mkdir -p "$reports" || return 2
+	echo "--- perf-bisect ${args[1]}..${args[3]}"
+	PATH="$root/bin:$PATH" perf-bisect "${args[@]}" >"$reports/annotation.md" || st=$?
+	return "$st"
 }
 
 # plugin_start_job: the environment hook's mark of when the job started,

@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # Stand-ins for what only a Buildkite agent or a GPU machine has, as the
-# real ones document them: buildkite-agent (artifact upload, annotate) and
+# real ones document them: buildkite-agent (artifact upload and download,
+# annotate, meta-data get; a download fetches nothing: the tests run where
+# the files are) and
 # nvidia-smi (a CSV query, repeated with -l until killed). Each records its
 # command lines, one per line, in $STUB_DIR/<name>.calls, so that a test
 # can compare them with the exact arguments it expects; annotate keeps the
@@ -18,7 +20,11 @@ stub_start() {
 			n=$(grep -c '^annotate' "$STUB_DIR/buildkite-agent.calls")
 			cat >"$STUB_DIR/annotation.$n.md" ;;
 		artifact)
-			[ "$2" = upload ] || exit 1 ;;
+			[ "$2" = upload ] || [ "$2" = download ] || exit 1 ;;
+		meta-data)
+			# get KEY: the value a test put in $STUB_DIR/meta-data.KEY, else status 1
+			[ "$2" = get ] && [ -f "$STUB_DIR/meta-data.$3" ] || exit 1
+			cat "$STUB_DIR/meta-data.$3" ;;
 		*) echo "buildkite-agent stand-in: unexpected command: $*" >&2; exit 1 ;;
 		esac
 	EOF

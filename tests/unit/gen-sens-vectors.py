@@ -63,23 +63,28 @@ def main():
             (0.03, 10.0, 0.08, 0.5, False, 3, 0.9, 12), (0.02, 4.5, 0.08, 0.05, True, 5, 0.8, 20),
             (0.08, 4.5, 0.08, 0.05, True, 4, 0.8, 9), (0.01, 0.6, 0.05, 0.25, False, 5, 0.8, 20),
             (0.002, 10000.0, 0.05, 256.0, False, 5, 0.8, 20), (0.03, 2.0, 0.05, 0.25, False, 2, 0.95, 6),
-            (0.05, 1.0, 0.0, 0.0, False, 5, 0.8, 20), (0.04, 3.0, 1.2, 0.05, True, 5, 0.8, 20),
-            (0.0, 10.0, 0.08, 0.5, False, 5, 0.8, 7)):
+            (0.05, 1.0, 0.0, 0.0, False, 5, 0.8, 20), (0.04, 3.0, 1.2, 0.05, True, 5, 0.8, 20)):
         w = [round(mu * rng.lognormvariate(0, cv), 4) for _ in range(n)]
         cases.append((w, tp, ta, higher, nb, power))
+    # A 5% step and a 1%-per-run drift at 1% noise inside the window: a shift.
+    for kind in ("step", "drift"):
+        w = [round(10 * rng.lognormvariate(0, 0.01) * (1.05 if kind == "step" and i >= 12 else
+                                                       1 + 0.01 * i if kind == "drift" else 1), 4)
+             for i in range(20)]
+        cases.append((w, 0.08, 0.5, False, 5, 0.8))
     out.append("static const double sens_data[] = {")
     off, rows = 0, []
     for w, tp, ta, higher, nb, power in cases:
         out.append("\t" + ", ".join(h(x) for x in w) + ",")
-        n, m, spread = S.noise(w)
+        n, m, spread, level, shift, _ = S.noise_full(w)
         a = S.assess(n, m, spread, tp, ta, higher, nb, power)
-        rows.append("\t{ %d, %d, %s, %s, %d, %d, %s, %s, %s, \"%s\", %s, %s, %s, %s, %s }," % (
-            off, len(w), h(tp), h(ta), higher, nb, h(power), h(m), h(spread), a[0],
+        rows.append("\t{ %d, %d, %s, %s, %d, %d, %s, %s, %s, %s, %d, \"%s\", %s, %s, %s, %s, %s }," % (
+            off, len(w), h(tp), h(ta), higher, nb, h(power), h(m), h(spread), h(level), shift, a[0],
             h(a[1]), h(a[2]), h(a[3]), h(a[4]), h(a[5])))
         off += len(w)
     out.append("};\n")
     out.append("static const struct {\n\tint off, n;\n\tdouble tp, ta;\n\tint higher, nb;\n"
-               "\tdouble power, median, spread;\n\tconst char *advice;\n"
+               "\tdouble power, median, spread, level;\n\tint shift;\n\tconst char *advice;\n"
                "\tdouble far, mde, floor_percent, floor_absolute, floor_mde;\n} sens_vectors[] = {")
     out += rows
     out.append("};")

@@ -61,6 +61,40 @@ job(const struct ab_design *d, struct pyrandom *m, uint64_t seed, double effect,
 	return MAXP;
 }
 
+/* One case of ab_verdict(): the improvement interval, the direction, verdict and reason. */
+static void
+verdict_is(double low, double high, bool hib, const char *want, const char *why_want)
+{
+	const char *why, *v = ab_verdict(low, high, hib, 0.08, &why);
+
+	ok(strcmp(v, want) == 0 && strcmp(why, why_want) == 0,
+	    "ab_verdict(%g, %g, %s): %s (%s), got %s (%s)", low, high,
+	    hib ? "higher is better" : "lower is better", want, why_want, v, why);
+}
+
+/*
+ * The verdicts and reasons in head / base space: a latency 5.8% slower
+ * (improvement 1 / 1.076 .. 1 / 1.039) is slower within the band, its
+ * interval above 1; one beyond the band is slower with the interval above
+ * the band, never below it.
+ */
+static void
+verdicts(void)
+{
+	verdict_is(1 / 1.076, 1 / 1.039, false, "slower_within_band", "interval_inside_band_above_1");
+	verdict_is(1.039, 1.076, true, "faster_within_band", "interval_inside_band_above_1");
+	verdict_is(1 / 1.076, 1 / 1.039, true, "slower_within_band", "interval_inside_band_below_1");
+	verdict_is(1.039, 1.076, false, "faster_within_band", "interval_inside_band_below_1");
+	verdict_is(0.98, 1.01, false, "equivalent", "interval_inside_band");
+	verdict_is(1 / 1.15, 1 / 1.10, false, "slower", "interval_above_band");
+	verdict_is(1 / 1.15, 1 / 1.10, true, "slower", "interval_below_band");
+	verdict_is(1.10, 1.15, false, "faster", "interval_below_band");
+	verdict_is(1.10, 1.15, true, "faster", "interval_above_band");
+	verdict_is(1.01, 1.15, false, "inconclusive", "interval_crosses_band_edge");
+	ok(strcmp(ab_verdict_label("slower_within_band"), "slower, within band") == 0 &&
+	    strcmp(ab_verdict_label("equivalent"), "equivalent") == 0, "the verdicts' labels");
+}
+
 int
 main(void)
 {
@@ -109,5 +143,6 @@ main(void)
 	ok(pairs <= 300 * 21, "the sequential stop runs at least 30%% fewer pairs than 30");
 	ok(driftfp <= 27, "a 5%% drift cancels when interleaved");
 	ab_design_free(&d);
+	verdicts();
 	return done_testing();
 }

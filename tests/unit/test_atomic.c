@@ -118,6 +118,49 @@ sweeps(const char *d)
 	unlink(p);
 }
 
+/* A directory put in place whole: atomic_dir_begin() and atomic_dir_commit(). */
+static void
+dirs(const char *d)
+{
+	char top[300], site[400], f[512], *tmp;
+	struct stat st;
+
+	snprintf(top, sizeof top, "%s/dirs", d);
+	mkdir(top, 0777);
+	snprintf(site, sizeof site, "%s/site", top);
+	tmp = atomic_dir_begin(site);
+	ok(tmp != NULL && stat(tmp, &st) == 0 && S_ISDIR(st.st_mode),
+	    "begin makes a directory beside the destination");
+	ok(tmp != NULL && strncmp(tmp, top, strlen(top)) == 0 &&
+	    strstr(tmp, "/.site.new.") != NULL, "its name is hidden: %s", tmp ? tmp : "NULL");
+	put(tmp, "old.html", 0);
+	ok(atomic_dir_commit(tmp, site) == 0, "commit into a new place");
+	snprintf(f, sizeof f, "%s/old.html", site);
+	ok(stat(f, &st) == 0 && entries(top) == 1, "the tree is there, nothing beside it");
+	free(tmp);
+	snprintf(f, sizeof f, "%s/site/", top);
+	tmp = atomic_dir_begin(f);
+	ok(tmp != NULL && strstr(tmp, "/.site.new.") != NULL, "a trailing slash names the same");
+	put(tmp, "new.html", 0);
+	ok(atomic_dir_commit(tmp, site) == 0, "commit over the previous tree");
+	snprintf(f, sizeof f, "%s/new.html", site);
+	ok(stat(f, &st) == 0, "the new tree is in place");
+	snprintf(f, sizeof f, "%s/old.html", site);
+	ok(stat(f, &st) != 0 && entries(top) == 1, "the old tree is gone whole, nothing beside");
+	free(tmp);
+	snprintf(f, sizeof f, "%s/file", top);
+	put(top, "file", 0);
+	tmp = atomic_dir_begin(site);
+	ok(atomic_dir_commit(tmp, f) == -1 && errno == ENOTDIR, "a file is never replaced");
+	ok(stat(f, &st) == 0 && S_ISREG(st.st_mode), "and stays as it was");
+	atomic_remove_tree(tmp);
+	free(tmp);
+	snprintf(f, sizeof f, "%s/file/site", top);
+	ok(atomic_dir_begin(f) == NULL && errno == ENOTDIR,
+	    "begin under a file fails before anything is made");
+	atomic_remove_tree(top);
+}
+
 int
 main(void)
 {
@@ -151,6 +194,7 @@ main(void)
 	ok(entries(sub) == 2, "no temporary file left behind a refused create");
 	kinds(sub);
 	sweeps(sub);
+	dirs(dir);
 	snprintf(sub, sizeof sub, "%s/a", dir);
 	ok(atomic_remove_tree(sub) == 0 && stat(sub, &st) != 0, "remove a tree");
 	ok(atomic_remove_tree(sub) == 0, "removing a missing tree is fine");

@@ -131,5 +131,46 @@ main(void)
 	buf_free(&keys);
 	cJSON_Delete(seed);
 	cJSON_Delete(src);
+
+	/* reseed: the cohort's fields the source has, in its order, then provenance */
+	{
+		const char *fields[] = { "branch", "commit_sha", "comparison_status_reason",
+		    "latency", "model_id", "store_only" };
+		cJSON *rec;
+
+		src = parse("{\"model_id\":\"m/x\",\"timestamp\":\"old\",\"latency\":11,"
+		    "\"source_only\":1,\"commit_sha\":\"c\",\"success\":false,"
+		    "\"baseline_seed\":true,\"baseline_reseed_reason\":\"earlier\","
+		    "\"comparison_status\":\"REGRESSION\",\"comparison_status_reason\":\"slow\","
+		    "\"branch\":\"main\"}");
+		rec = reseed_build(src, (char *const *)fields, 6, "2026-07-01T00:00:00+00:00", "why", "alice",
+		    "/src.json", 2, 3, 0.05);
+		keys = (buf)BUF_INIT;
+		for (const cJSON *c = rec->child; c != NULL; c = c->next)
+			buf_addf(&keys, "%s ", c->string);
+		is_str(keys.s, "model_id timestamp latency commit_sha success comparison_status "
+		    "comparison_status_reason branch baseline_eligible baseline_reseed "
+		    "baseline_reseed_reason baseline_reseed_source_result "
+		    "baseline_reseed_source_timestamp baseline_reseed_source_success "
+		    "baseline_reseed_batch_size baseline_reseed_batch_index "
+		    "baseline_reseed_operator baseline_reseed_max_intra_batch_regression ",
+		    "a reseed keeps the inferred fields in the source's order, provenance appended");
+		is_str(json_get(rec, "comparison_status_reason")->valuestring,
+		    "Approved baseline reseed from REGRESSION source artifact", "its reason");
+		ok(cJSON_IsTrue(json_get(rec, "success")) &&
+		    cJSON_IsFalse(json_get(rec, "baseline_reseed_source_success")) &&
+		    strcmp(json_get(rec, "baseline_reseed_source_timestamp")->valuestring, "old") == 0 &&
+		    json_get(rec, "baseline_reseed_max_intra_batch_regression")->valuedouble == 0.05,
+		    "successful, with the source's success and timestamp kept");
+		p = reseed_path(rec, 2);
+		is_str(p, "m_x/2026-07-01T00_00_00_00_00_c_reseed_02.json", "a reseed's path");
+		free(p);
+		ok(reseed_provenance_key("baseline_reseed") && reseed_provenance_key("baseline_seed_x") &&
+		    !reseed_provenance_key("baseline_eligible") && !reseed_provenance_key("baseline_status"),
+		    "provenance keys");
+		buf_free(&keys);
+		cJSON_Delete(rec);
+		cJSON_Delete(src);
+	}
 	return done_testing();
 }

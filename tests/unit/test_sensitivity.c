@@ -1,5 +1,7 @@
 /* Unit tests for sens: the rolling gate's sensitivity against Python's values. */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lane/sensitivity.h"
@@ -28,8 +30,10 @@ main(void)
 
 		sens_noise_of(&sens_data[t->off], (size_t)t->n, &ns);
 		ok(ns.known && ns.n == (size_t)t->n && same(ns.median, 1, t->median) &&
-		    same(ns.spread, 1, t->spread), "case %zu: %d values, median %.17g, "
-		    "spread %.17g (want %.17g)", i, t->n, ns.median, ns.spread, t->spread);
+		    same(ns.spread, 1, t->spread) && same(ns.level_spread, 1, t->level) &&
+		    ns.shift == (t->shift != 0), "case %zu: %d values, median %.17g, "
+		    "spread %.17g (want %.17g), level %.17g, shift %d", i, t->n, ns.median,
+		    ns.spread, t->spread, ns.level_spread, ns.shift);
 		sens_assess(&ns, &g, t->power, &r);
 		known = r.advice != SENS_UNKNOWN;
 		advised = r.advice == SENS_NOISY || r.advice == SENS_BLIND;
@@ -38,6 +42,14 @@ main(void)
 		    i, r.far, t->far);
 		ok(same(r.mde, known, t->mde), "case %zu: detectable regression %.17g (want %.17g)",
 		    i, r.mde, t->mde);
+		if (advised) {
+			char d[32];
+
+			snprintf(d, sizeof d, "%.2g", r.floor_percent);
+			ok(strtod(d, NULL) == r.floor_percent && r.floor_percent > 0,
+			    "case %zu: the suggested floor %.17g is two digits a config can say",
+			    i, r.floor_percent);
+		}
 		ok(same(r.floor_percent, advised, t->floor_percent) &&
 		    same(r.floor_absolute, advised, t->floor_absolute) &&
 		    same(r.floor_mde, advised, t->floor_mde), "case %zu: suggested floors "
@@ -63,8 +75,64 @@ main(void)
 		is_str(sens_advice_name(r.advice), "unknown", "no baseline values: advice unknown");
 	}
 	{
+		/*
+		 * No measured spread (issue 22, item 7): values tied at the
+		 * precision recorded are unknown noise, never a 0% floor.
+		 */
+		double flat[] = { 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6 };
+		struct sens_noise ns;
+		struct sens_gate g = { 0.05, 0.25, false, 5 };
+		struct sens_report r;
+
+		sens_noise_of(flat, 7, &ns);
+		ok(!ns.known && ns.why == SENS_NO_SPREAD && ns.spread == 0 &&
+		    strcmp(sens_noise_why(ns.why), "no_spread") == 0, "equal values: no spread, unknown");
+		sens_assess(&ns, &g, 0.8, &r);
+		ok(r.advice == SENS_UNKNOWN && r.floor_percent == 0 && r.floor_absolute == 0,
+		    "equal values: no advice and no floor suggested");
+		sens_noise_of(flat, 4, &ns);
+		is_str(sens_noise_why(ns.why), "few_runs", "four values: few runs");
+	}
+	{
+		/*
+		 * A step and a trend inside the window (issue 22, item 6): 1%
+		 * run-to-run noise (fixed draws), then +5% from the 12th run,
+		 * or +1% a run. The noise stays within 1.5x of 1% and a shift is
+		 * said; the noise of the values themselves is what it was not.
+		 */
+		/* 20 normal draws (Python's random.Random(1), 2 decimals): sd 0.98. */
+		static const double z[] = { 1.29, 1.45, 0.07, -0.76, -1.09, 0.03, -1.02,
+		    -1.44, 0.2, 0.13, 0.55, -0.91, 0.01, -0.06, -1.51, 0.54, 0.32, 2.39, 0.2,
+		    -0.14 };
+		double step[20], drift[20], flat[20];
+		struct sens_noise ns;
+		struct sens_gate g = { 0.08, 0.5, false, 5 };
+		struct sens_report r;
+
+		for (int i = 0; i < 20; i++) {
+			double e = 0.01 * z[i];
+
+			flat[i] = 10 * (1 + e);
+			step[i] = 10 * (1 + e) * (i >= 12 ? 1.05 : 1);
+			drift[i] = 10 * (1 + e) * (1 + 0.01 * i);
+		}
+		sens_noise_of(flat, 20, &ns);
+		ok(ns.known && !ns.shift && ns.spread > 0.01 / 1.5 && ns.spread < 0.015,
+		    "no change: noise %.4f, no shift", ns.spread);
+		sens_noise_of(step, 20, &ns);
+		ok(ns.known && ns.shift && ns.spread > 0.01 / 1.5 && ns.spread < 0.015 &&
+		    ns.level_spread > 2 * ns.spread, "a 5%% step: noise %.4f (level %.4f), a shift",
+		    ns.spread, ns.level_spread);
+		sens_noise_of(drift, 20, &ns);
+		ok(ns.known && ns.shift && ns.spread > 0.01 / 1.5 && ns.spread < 0.015,
+		    "a 1%%-a-run drift: noise %.4f (level %.4f), a shift", ns.spread, ns.level_spread);
+		sens_assess(&ns, &g, 0.8, &r);
+		ok(r.advice == SENS_OK && r.far < 0.01, "a drift at 1%% noise is not noisy at 8%% "
+		    "(false alarms %.4f)", r.far);
+	}
+	{
 		/* The issue's example: a gate that catches 7.2% four times in five. */
-		struct sens_noise ns = { 20, true, 10.0, 0.0 };
+		struct sens_noise ns = { .n = 20, .known = true, .why = SENS_KNOWN, .median = 10.0 };
 		struct sens_gate g = { 0.072, 0.5, false, 5 };
 
 		ok(sens_mde(&ns, &g, 0.8) == 0.072 && sens_false_alarm(&ns, &g) == 0,

@@ -47,6 +47,41 @@ ab_confidence(const struct ab_design *d, int n)
 	return 1 - d->level[n - d->min];
 }
 
+const char *
+ab_verdict(double low, double high, bool higher_is_better, double band, const char **why)
+{
+	const char *v = paired_verdict(low, high, band, why);
+	bool above;		/* head / base lies above the band, or above 1 */
+
+	if (strcmp(v, "slower") == 0 || strcmp(v, "faster") == 0) {
+		above = (strcmp(v, "slower") == 0) != higher_is_better;
+		*why = above ? "interval_above_band" : "interval_below_band";
+		return v;
+	}
+	if (strcmp(v, "equivalent") != 0)
+		return v;
+	if (low > 1) {
+		v = "faster_within_band";
+		above = higher_is_better;
+	} else if (high < 1) {
+		v = "slower_within_band";
+		above = !higher_is_better;
+	} else
+		return v;
+	*why = above ? "interval_inside_band_above_1" : "interval_inside_band_below_1";
+	return v;
+}
+
+const char *
+ab_verdict_label(const char *verdict)
+{
+	if (strcmp(verdict, "slower_within_band") == 0)
+		return "slower, within band";
+	if (strcmp(verdict, "faster_within_band") == 0)
+		return "faster, within band";
+	return verdict;
+}
+
 void
 ab_analyze(const double *base, const double *head, int n, bool higher_is_better,
     double band, double confidence, struct ab_result *r)
@@ -62,14 +97,15 @@ ab_analyze(const double *base, const double *head, int n, bool higher_is_better,
 	r->ratio = higher_is_better ? r->g.geometric_mean : 1 / r->g.geometric_mean;
 	r->mde = -1;
 	if (!r->g.has_interval) {
-		r->verdict = "inconclusive";
+		r->verdict = r->band_verdict = "inconclusive";
 		r->why = "fewer_than_two_pairs";
 		return;
 	}
 	r->low = higher_is_better ? r->g.low : 1 / r->g.high;
 	r->high = higher_is_better ? r->g.high : 1 / r->g.low;
-	r->verdict = paired_verdict(r->g.low, r->g.high, band, &r->why);
-	r->decided = strcmp(r->verdict, "inconclusive") != 0;
+	r->band_verdict = paired_verdict(r->g.low, r->g.high, band, &r->why);
+	r->verdict = ab_verdict(r->g.low, r->g.high, higher_is_better, band, &r->why);
+	r->decided = strcmp(r->band_verdict, "inconclusive") != 0;
 	r->mde = exp(log1p(band) + (r->g.t + stats_t_quantile(0.8, n - 1)) * r->g.sd_log /
 	    sqrt((double)n)) - 1;
 }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "campaign/ab.h"
 #include "campaign/ab_figure.h"
 #include "core/json.h"
 #include "core/xml.h"
@@ -76,8 +77,10 @@ ab_svg(buf *b, const cJSON *rep)
 		int n = cJSON_GetArraySize(json_get(e, "ratios")), i = 0;
 		const char *v = json_str(e, "verdict");
 		const char *color = strcmp(v, "slower") == 0 ? "#c62828" :
-		    strcmp(v, "faster") == 0 ? "#2e7d32" : strcmp(v, "equivalent") == 0 ?
-		    "#1565c0" : "#616161";
+		    strcmp(v, "slower_within_band") == 0 ? "#ef6c00" :
+		    strcmp(v, "faster") == 0 ? "#2e7d32" :
+		    strcmp(v, "faster_within_band") == 0 ? "#66bb6a" :
+		    strcmp(v, "equivalent") == 0 ? "#1565c0" : "#616161";
 
 		if (!cJSON_IsArray(json_get(e, "ratios")))
 			continue;
@@ -89,7 +92,7 @@ ab_svg(buf *b, const cJSON *rep)
 		buf_adds(b, " ");
 		xml_escape(b, json_str(e, "metric"));
 		buf_addf(b, "</text>\n<text x=\"10\" y=\"%.1f\" fill=\"%s\">%s</text>\n",
-		    mid + 15, color, v);
+		    mid + 15, color, ab_verdict_label(v));
 		/* Left: the pairs over time, the band and 1. */
 		buf_addf(b, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"#e3f2fd\"/>\n",
 		    x1, YOF(1 + band), PANEL_W, YOF(1 / (1 + band)) - YOF(1 + band));

@@ -275,3 +275,82 @@ atomic_save(const char *what, const char *path, const void *data, size_t n)
 	}
 	return 0;
 }
+
+char *
+atomic_dir_begin(const char *dir)
+{
+	char *copy = estrdup(dir), *d, *b, *tmp;
+	size_t n = strlen(copy);
+
+	while (n > 1 && copy[n - 1] == '/')
+		copy[--n] = '\0';
+	b = estrdup(basename(copy));
+	free(copy);
+	copy = estrdup(dir);
+	d = dirname(copy);
+	tmp = easprintf("%s/.%s.new.XXXXXX", d, b);
+	free(copy);
+	free(b);
+	if (mkdtemp(tmp) == NULL) {
+		free(tmp);
+		return NULL;
+	}
+	return tmp;
+}
+
+/* fsync of the file system holding path (syncfs), else of path alone. */
+static void
+sync_tree(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (syncfs(fd) != 0)
+		fsync(fd);
+	close(fd);
+}
+
+int
+atomic_dir_commit(const char *tmp, const char *dir)
+{
+	struct stat st;
+	char *old, *copy, *parent;
+	int rc = 0;
+
+	sync_tree(tmp);
+	if (lstat(dir, &st) != 0) {
+		if (errno != ENOENT)
+			return -1;
+		if (rename(tmp, dir) != 0)
+			return -1;
+	} else if (!S_ISDIR(st.st_mode)) {
+		errno = ENOTDIR;
+		return -1;
+	} else if (renameat2(AT_FDCWD, tmp, AT_FDCWD, dir, RENAME_EXCHANGE) == 0) {
+		/* tmp now holds the previous tree. */
+		rc = atomic_remove_tree(tmp);
+	} else if (errno == EINVAL || errno == ENOSYS) {
+		/* No exchange here: the old tree steps aside, then the new one moves in. */
+		old = easprintf("%s.old", tmp);
+		if (rename(dir, old) != 0) {
+			free(old);
+			return -1;
+		}
+		if (rename(tmp, dir) != 0) {
+			int e = errno;
+			rename(old, dir);
+			free(old);
+			errno = e;
+			return -1;
+		}
+		rc = atomic_remove_tree(old);
+		free(old);
+	} else
+		return -1;
+	copy = estrdup(dir);
+	parent = dirname(copy);
+	sync_tree(parent);
+	free(copy);
+	return rc;
+}

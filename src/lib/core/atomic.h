@@ -51,4 +51,22 @@ int atomic_remove_tree(const char *path);
  */
 int atomic_save(const char *what, const char *path, const void *data, size_t n);
 
+/*
+ * A directory written whole, then put in place at once: atomic_dir_begin()
+ * makes a new empty directory beside dir (".<name>.new.XXXXXX" in dir's
+ * parent, so the rename stays on one file system) and returns its path
+ * (malloc'd), or NULL with errno set (an unwritable parent: nothing has
+ * been done yet). atomic_dir_commit() flushes that tree to disk and puts
+ * it at dir: an existing directory is exchanged with it in one rename
+ * (renameat2's RENAME_EXCHANGE; where the file system lacks it, the old
+ * tree is moved aside first) and then removed. Until the exchange, dir
+ * is as it was, whatever happens to the writer; a reader sees the whole
+ * old tree or the whole new one. Returns 0, or -1 with errno set (dir
+ * then still holds the old tree, or nothing when it had none; tmp is
+ * left for the caller to remove). A non-directory at dir is refused
+ * (ENOTDIR).
+ */
+char *atomic_dir_begin(const char *dir);
+int atomic_dir_commit(const char *tmp, const char *dir);
+
 #endif

@@ -17,3 +17,15 @@ xml_escape(buf *b, const char *s)
 				buf_addc(b, *s);
 		}
 }
+
+void
+xml_md_text(buf *b, const char *s)
+{
+	for (; *s; s++)
+		switch (*s) {
+		case '\n': case '\r': buf_addc(b, ' '); break;
+		case '|': buf_addc(b, '/'); break;
+		case '<': buf_adds(b, "&lt;"); break;
+		default: buf_addc(b, *s);
+		}
+}

@@ -49,6 +49,7 @@ struct dchange {
 	int metric;
 	int64_t instant;
 	bool worse;
+	bool decided;		/* perf-seed(1) accepted, acknowledged or invalid it */
 };
 
 struct skip {
@@ -862,7 +863,7 @@ change_lines(const struct dash *d, const struct group *g, int m, const struct xa
 			continue;
 		buf_addf(b, "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
 		    "stroke=\"%s\" stroke-width=\"1.4\" stroke-dasharray=\"3 2\"/><title>", x, x,
-		    PT, CH - PB, c->worse ? "#c62828" : "#2e7d32");
+		    PT, CH - PB, c->decided ? "#757575" : c->worse ? "#c62828" : "#2e7d32");
 		xml_escape(b, c->tip);
 		buf_adds(b, "</title></g>");
 	}
@@ -896,6 +897,16 @@ dash_add_change(struct dash *d, const cJSON *cp)
 	    num_fixed(pct, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1),
 	    json_str(cp, "commit_sha"));
 	buf_adds(&tip, json_str(cp, "timestamp"));
+	/* A decided change point says so, and is drawn grey. */
+	if (cJSON_IsObject(json_get(cp, "decision"))) {
+		const cJSON *dd = json_get(cp, "decision");
+
+		c->decided = true;
+		buf_addf(&tip, "\n%s by %s: %s", json_str(dd, "kind"), json_str(dd, "by"),
+		    json_str(dd, "reason"));
+		if (*json_str(dd, "link") != '\0')
+			buf_addf(&tip, "\n%s", json_str(dd, "link"));
+	}
 	c->tip = intern(d, tip.s);
 	buf_free(&tip);
 }

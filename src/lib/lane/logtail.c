@@ -89,6 +89,14 @@ static const char delim[] =
 void
 logtail_block(buf *out, const char *id, const char *path)
 {
+	bool have = path != NULL && *path != '\0';
+
+	logtail_block_as(out, id, path, have ? path : "no log file recorded");
+}
+
+void
+logtail_block_as(buf *out, const char *id, const char *path, const char *shown)
+{
 	struct ring r;
 	char *rotated;
 	long first, i;
@@ -101,8 +109,7 @@ logtail_block(buf *out, const char *id, const char *path)
 		read_lines(&r, path);
 		free(rotated);
 	}
-	buf_addf(out, "%s\nWorker log tail for %s (%s)\n%s\n", delim, id,
-	    have ? path : "no log file recorded", delim);
+	buf_addf(out, "%s\nWorker log tail for %s (%s)\n%s\n", delim, id, shown, delim);
 	if (r.total == 0) {
 		buf_addf(out, "<worker log unavailable: file missing or unreadable>\n%s",
 		    delim);

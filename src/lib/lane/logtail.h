@@ -20,4 +20,10 @@
  */
 void logtail_block(buf *out, const char *id, const char *path);
 
+/*
+ * logtail_block() of the log at path, whose header names shown instead
+ * of the path (a log about to be removed, or kept under another name).
+ */
+void logtail_block_as(buf *out, const char *id, const char *path, const char *shown);
+
 #endif

@@ -94,29 +94,60 @@ check_measurements(const cJSON *rec)
 }
 
 /*
+ * "its KEY is V" (repr() of a string, str() of another value), or "it has
+ * no KEY", added to b.
+ */
+static void
+found(buf *b, const char *key, const cJSON *v)
+{
+	char *str;
+
+	if (v == NULL) {
+		buf_addf(b, "it has no %s", key);
+		return;
+	}
+	buf_addf(b, "its %s is ", key);
+	if (cJSON_IsString(v))
+		text_py_repr(b, v->valuestring, strlen(v->valuestring));
+	else {
+		str = json_pystr_dup(v);
+		buf_adds(b, str);
+		free(str);
+	}
+}
+
+/*
  * The reference's refusal of a source that is not scheduled_main, naming
- * the run source it has: repr() of a string, str() of another value.
+ * the run source it has.
  */
 static char *
 found_run_source(const cJSON *v)
 {
 	buf b = BUF_INIT;
-	char *msg, *str;
 
-	if (v == NULL)
-		return estrdup("baseline seeds require a scheduled_main source artifact "
-		    "(it has no run_source)");
-	if (cJSON_IsString(v))
-		text_py_repr(&b, v->valuestring, strlen(v->valuestring));
-	else {
-		str = json_pystr_dup(v);
-		buf_addf(&b, "%s", str);
-		free(str);
-	}
-	msg = easprintf("baseline seeds require a scheduled_main source artifact "
-	    "(its run_source is %s)", b.s);
-	buf_free(&b);
-	return msg;
+	buf_adds(&b, "baseline seeds require a scheduled_main source artifact (");
+	found(&b, "run_source", v);
+	buf_adds(&b, ")");
+	return buf_detach(&b);
+}
+
+/*
+ * The reference's refusal of a source that is not of a full suite on main,
+ * naming the branch and the test_scope it has, and where test_scope comes
+ * from.
+ */
+static char *
+found_scope(const cJSON *branch, const cJSON *scope)
+{
+	buf b = BUF_INIT;
+
+	buf_adds(&b, "baseline seeds require a main-branch full-suite source artifact (");
+	found(&b, "branch", branch);
+	buf_adds(&b, ", ");
+	found(&b, "test_scope", scope);
+	buf_adds(&b, "; test_scope is the TEST_SCOPE of the run that collected it, "
+	    "full for the full suite)");
+	return buf_detach(&b);
 }
 
 char *
@@ -143,7 +174,7 @@ seed_check_source(const cJSON *rec)
 		return estrdup("baseline seeds require a non-PR source artifact");
 	if (!is_string(json_get(rec, "branch"), "main") ||
 	    !is_string(json_get(rec, "test_scope"), "full"))
-		return estrdup("baseline seeds require a main-branch full-suite source artifact");
+		return found_scope(json_get(rec, "branch"), json_get(rec, "test_scope"));
 	return NULL;
 }
 
@@ -330,4 +361,120 @@ seed_order(const cJSON *const *recs, int n, int *order, bool warn)
 			order[k++] = i;
 	free(t);
 	free(dated);
+}
+
+char *
+reseed_check_source(const cJSON *rec)
+{
+	const cJSON *v;
+	char *msg;
+
+	if ((msg = check_model_id(rec)) != NULL || (msg = check_identity(rec)) != NULL ||
+	    (msg = check_measurements(rec)) != NULL)
+		return msg;
+	v = json_get(rec, "result_schema_version");
+	if (!cJSON_IsNumber(v) || v->valuedouble != 2)
+		return estrdup("baseline reseeds require a normalized v2 source artifact");
+	v = json_get(rec, "comparison_status");
+	if (!is_string(v, "REGRESSION") && !is_string(v, "PASS"))
+		return estrdup("baseline reseeds require a REGRESSION or PASS source artifact");
+	if (!is_string(json_get(rec, "run_source"), "scheduled_main"))
+		return estrdup("baseline reseeds require a scheduled_main source artifact");
+	if (seed_pr_truthy(json_get(rec, "pr_number")))
+		return estrdup("baseline reseeds require a non-PR source artifact");
+	if (!is_string(json_get(rec, "branch"), "main") ||
+	    !is_string(json_get(rec, "test_scope"), "full"))
+		return estrdup("baseline reseeds require a main-branch full-suite source artifact");
+	return NULL;
+}
+
+char *
+reseed_check_prepared(const cJSON *rec)
+{
+	const cJSON *v;
+	char *msg;
+	size_t n;
+
+	if ((msg = check_identity(rec)) != NULL || (msg = check_model_id(rec)) != NULL ||
+	    (msg = check_measurements(rec)) != NULL)
+		return msg;
+	if (!cJSON_IsTrue(json_get(rec, "baseline_reseed")))
+		return estrdup("prepared records must have baseline_reseed=true");
+	if (!cJSON_IsTrue(json_get(rec, "success")) ||
+	    !cJSON_IsTrue(json_get(rec, "baseline_eligible")))
+		return estrdup("prepared records must be successful and baseline eligible");
+	if (!is_string(json_get(rec, "comparison_status"), "PASS"))
+		return estrdup("prepared records must have comparison_status=PASS");
+	v = json_get(rec, "baseline_reseed_reason");
+	if (!cJSON_IsString(v) || (text_py_strip(v->valuestring, &n), n == 0))
+		return estrdup("prepared records must retain a non-empty approval rationale");
+	if (!json_is_int(json_get(rec, "baseline_reseed_batch_index")) ||
+	    !json_is_int(json_get(rec, "baseline_reseed_batch_size")))
+		return estrdup("prepared records have invalid baseline reseed batch indices");
+	return NULL;
+}
+
+bool
+reseed_provenance_key(const char *key)
+{
+	return strncmp(key, "baseline_reseed", 15) == 0 || strncmp(key, "baseline_seed", 13) == 0;
+}
+
+static bool
+in_fields(const char *key, char *const *fields, size_t n)
+{
+	static const char *const always[] = { "model_id", "timestamp", "success",
+	    "baseline_eligible", "comparison_status" };
+
+	for (size_t i = 0; i < sizeof always / sizeof *always; i++)
+		if (strcmp(key, always[i]) == 0)
+			return true;
+	return bsearch(&key, fields, n, sizeof *fields, text_cmp_ptr) != NULL;
+}
+
+cJSON *
+reseed_build(const cJSON *src, char *const *fields, size_t nfields, const char *ts,
+    const char *reason, const char *operator, const char *source_path, int index, int n,
+    double max_regression)
+{
+	cJSON *r = json_new_object();
+	const cJSON *v, *status = json_get(src, "comparison_status");
+	char *why;
+
+	cJSON_ArrayForEach(v, src)
+		if (!reseed_provenance_key(v->string) && in_fields(v->string, fields, nfields))
+			json_set(r, v->string, cJSON_Duplicate(v, true));
+	json_set(r, "timestamp", json_new_string(ts));
+	json_set(r, "success", json_new_bool(true));
+	json_set(r, "baseline_eligible", json_new_bool(true));
+	json_set(r, "comparison_status", json_new_string("PASS"));
+	if (json_get(r, "comparison_status_reason") != NULL) {
+		why = easprintf(RESEED_REASON_STATUS_FMT, cJSON_IsString(status) ?
+		    status->valuestring : "?");
+		json_set(r, "comparison_status_reason", json_new_string(why));
+		free(why);
+	}
+	json_set(r, "baseline_reseed", json_new_bool(true));
+	json_set(r, "baseline_reseed_reason", json_new_string(reason));
+	json_set(r, "baseline_reseed_source_result", json_new_string(source_path));
+	json_set(r, "baseline_reseed_source_timestamp", copy_of(src, "timestamp"));
+	json_set(r, "baseline_reseed_source_success", copy_of(src, "success"));
+	json_set(r, "baseline_reseed_batch_size", json_new_int(n));
+	json_set(r, "baseline_reseed_batch_index", json_new_int(index));
+	if (operator != NULL)
+		json_set(r, "baseline_reseed_operator", json_new_string(operator));
+	json_set(r, "baseline_reseed_max_intra_batch_regression", json_new_float(max_regression));
+	return r;
+}
+
+char *
+reseed_path(const cJSON *rec, int index)
+{
+	char *p = store_record_path(rec), *s;
+
+	if (p == NULL)
+		return NULL;
+	s = easprintf("%.*s_reseed_%02d.json", (int)(strlen(p) - 5), p, index);
+	free(p);
+	return s;
 }

@@ -66,4 +66,33 @@ void seed_reservation_name(const cJSON *identity, const cJSON *repository, char 
  */
 void seed_order(const cJSON *const *recs, int n, int *order, bool warn);
 
+/*
+ * Reseed (perf-seed(1) reseed): FastVideo's reviewed baseline shift of a
+ * cohort that has a baseline already (its reseed-performance-baseline
+ * skill). A reseed record is a source artifact's fields that the cohort's
+ * records hold, made a successful, eligible PASS at a fresh timestamp,
+ * with the baseline_reseed_* provenance.
+ */
+#define RESEED_REASON_STATUS_FMT "Approved baseline reseed from %s source artifact"
+
+/* A REGRESSION or PASS scheduled-main artifact: NULL, or the message. */
+char *reseed_check_source(const cJSON *rec);
+/* A prepared reseed record: NULL, or the message. */
+char *reseed_check_prepared(const cJSON *rec);
+/* Provenance, never inferred as a baseline field: baseline_reseed*, baseline_seed*. */
+bool reseed_provenance_key(const char *key);
+/*
+ * The reseed of src: its keys (in its order) that fields (a sorted array
+ * of n strings) holds or that the procedure sets, timestamp ts, success
+ * and baseline_eligible true, comparison_status PASS (and its reason when
+ * kept), then baseline_reseed, _reason, _source_result, _source_timestamp,
+ * _source_success, _batch_size, _batch_index, _operator (when not NULL),
+ * _max_intra_batch_regression.
+ */
+cJSON *reseed_build(const cJSON *src, char *const *fields, size_t nfields, const char *ts,
+    const char *reason, const char *operator, const char *source_path, int index, int n,
+    double max_regression);
+/* "<S(model_id)>/<S(timestamp)>_<S(commit_sha or unknown)>_reseed_NN.json", or NULL. */
+char *reseed_path(const cJSON *rec, int index);
+
 #endif

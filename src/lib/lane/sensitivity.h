@@ -17,12 +17,11 @@
  * baseline part is scaled by m/(m + ta). The two conditions move together,
  * so the chance that both hold is taken as the smaller of the two chances
  * (normal approximation). Higher-is-better metrics mirror it: 1 - tp and
- * 1 - ta/m. s is estimated as 1.4826 MAD / median of the window, times
- * the small-sample factor of Croux and Rousseeuw (1992) that makes it
- * unbiased at normal noise. The detectable regression is linear in s and
- * is computed at the estimate; a chance is not, and is the unbiased
+ * 1 - ta/m. s is estimated from the successive differences of the
+ * window (sens_noise_of()), unbiased at normal noise. The detectable
+ * regression is linear in s and is computed at the estimate; a chance is not, and is the unbiased
  * estimate of the chance given the estimate's scatter (a chi whose degrees
- * of freedom fit the MAD's), a Student t tail (sens.c, exceed()).
+ * of freedom fit the estimate's), a Student t tail (sensitivity.c, exceed()).
  */
 #ifndef PERF_LANE_SENSITIVITY_H
 #define PERF_LANE_SENSITIVITY_H
@@ -30,22 +29,47 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Fewest values of a window from which noise is estimated. */
+/* Fewest values of a window from which noise is estimated, and a shift told. */
 #define SENS_MIN_RUNS 5
+#define SENS_SHIFT_RUNS 10
 
 /* The false-alarm rate above which a floor is "noisy", and the one suggested. */
 #define SENS_NOISY_RATE 0.05
 #define SENS_TARGET_RATE 0.01
 
+/* Why the noise is unknown (SENS_KNOWN: it is not). */
+enum sens_why { SENS_FEW_RUNS, SENS_NOT_POSITIVE, SENS_NO_SPREAD, SENS_KNOWN };
+
 struct sens_noise {
 	size_t n;	/* values in the window */
-	bool known;	/* n >= SENS_MIN_RUNS and a positive median */
+	bool known;	/* n >= SENS_MIN_RUNS, a positive median, a spread */
+	enum sens_why why;
 	double median;
-	double spread;	/* 1.4826 MAD / median, as reported */
+	double spread;	/* run to run: of the successive differences, / median */
+	double level_spread;	/* of the values: 1.4826 MAD / median */
+	bool shift;	/* level_spread over (2 + 10/n) spread: a step or trend */
 };
 
-/* The noise of the window v[0..n) (any order; v is not changed). */
+/*
+ * The noise of the window v[0..n), oldest first (v is not changed). The
+ * spread is the scale of the successive differences d, median
+ * |d - median(d)| / (0.6745 sqrt(2)), over the median of the values,
+ * times a factor that makes it unbiased at normal noise: a level shift
+ * moves one difference and a steady trend all of them alike, so neither
+ * is taken for noise. The spread of the values themselves, 1.4826 MAD /
+ * median, is level_spread; shift says it is wider than run-to-run noise
+ * explains (over 1.5 + 10/n times the spread, from SENS_SHIFT_RUNS values
+ * on: 1.5% of windows of 20 values without a change, and 96% of those
+ * with a step of five times the noise), so a step or a trend lies inside
+ * the window. Unknown (why) with
+ * fewer than SENS_MIN_RUNS values, a median that is not positive, or no
+ * run-to-run spread at all (values equal, or tied at the precision they
+ * were recorded with): then spread and level_spread are 0.
+ */
 void sens_noise_of(const double *v, size_t n, struct sens_noise *out);
+
+/* "few_runs", "median_not_positive", "no_spread"; NULL for SENS_KNOWN. */
+const char *sens_noise_why(enum sens_why w);
 
 /* The reference rule as one metric of one record applies it. */
 struct sens_gate {
@@ -68,13 +92,16 @@ enum sens_advice { SENS_UNKNOWN, SENS_OK, SENS_NOISY, SENS_BLIND };
 struct sens_report {
 	enum sens_advice advice;
 	double far, mde;	/* when the advice is not SENS_UNKNOWN */
-	/* For SENS_NOISY and SENS_BLIND: floors with a SENS_TARGET_RATE
-	 * false-alarm rate, and the regression they detect. */
+	/* For SENS_NOISY and SENS_BLIND: floors with at most a
+	 * SENS_TARGET_RATE false-alarm rate, as a config says them (two
+	 * significant digits: the percent rounded up, an absolute floor that
+	 * narrows rounded down), and the regression they detect. */
 	double floor_percent, floor_absolute, floor_mde;
 };
 
 /*
- * Assesses a metric: SENS_UNKNOWN without known noise or a baseline;
+ * Assesses a metric: SENS_UNKNOWN without known noise or a baseline
+ * (never a floor suggested);
  * SENS_NOISY when the false-alarm rate is over SENS_NOISY_RATE; SENS_BLIND
  * when the minimum detectable regression is over twice the percent floor;
  * SENS_OK otherwise.

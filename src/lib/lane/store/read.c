@@ -35,6 +35,7 @@ struct store {
 	const char *const *want;	/* store_want(), or NULL for all */
 	size_t nwant;
 	int threads;			/* store_threads(), or 0 */
+	size_t warnings;		/* of the last scan */
 };
 
 /* What the store reads of every record itself. */
@@ -196,6 +197,12 @@ store_open_cache(const char *spec, const char *cache)
 	return s;
 }
 
+const char *
+store_root(const store *s)
+{
+	return s->root;
+}
+
 void
 store_threads(store *s, int n)
 {
@@ -226,6 +233,12 @@ store_add_stream(store *s, const char *file)
 {
 	s->streams = erealloc(s->streams, (size_t)(s->nstreams + 1) * sizeof *s->streams);
 	s->streams[s->nstreams++] = estrdup(file);
+}
+
+size_t
+store_warnings(const store *s)
+{
+	return s->warnings;
 }
 
 void
@@ -926,6 +939,7 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 	    (u == NULL || !u->quiet))
 		warnx_("%s: the store holds no records%s (a new store, or the wrong "
 		    "one?)", s->name, s->nstreams > 0 ? ", nor do the history streams" : "");
+	s->warnings = sc.nwarn;
 	if (sc.nwarn > 0)
 		qsort(sc.warn, sc.nwarn, sizeof *sc.warn, cmp_warning);
 	for (size_t n = 0; n < sc.nwarn; n++) {

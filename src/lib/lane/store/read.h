@@ -165,7 +165,16 @@ int store_scan_units(store *s, const struct store_query *q, int nq,
     void (*hit)(const struct store_hit *, void *), const struct store_units *u,
     void *ctx, char **raised);
 
+/*
+ * The warnings of the last scan: records skipped as invalid JSON, history
+ * files that could not be read (each reported with its file and line).
+ */
+size_t store_warnings(const store *s);
+
 void store_close(store *s);
+
+/* The directory the store's records are in (a git store's cache), or NULL for none. */
+const char *store_root(const store *s);
 
 /*
  * The store path of a record, "<S(model_id)>/<S(timestamp)>_<S(commit_sha

@@ -1,0 +1,370 @@
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/canon.h"
+#include "core/err.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "lane/decision.h"
+
+static const char *const kind_names[] = { "accept", "acknowledge", "invalid", "revert" };
+static const char *const state_names[] = { "accepted", "acknowledged", "invalid", "reverted" };
+
+const char *
+decision_kind_name(enum decision_kind k)
+{
+	return kind_names[k];
+}
+
+const char *
+decision_state_name(enum decision_kind k)
+{
+	return state_names[k];
+}
+
+bool
+decision_kind_of(const char *s, enum decision_kind *k)
+{
+	for (int i = 0; i < 4; i++)
+		if (strcmp(s, kind_names[i]) == 0) {
+			*k = (enum decision_kind)i;
+			return true;
+		}
+	return false;
+}
+
+static cJSON *
+string_or_null(const char *s)
+{
+	return s != NULL ? json_new_string(s) : json_new_null();
+}
+
+cJSON *
+decision_json(struct decision *d)
+{
+	cJSON *o = json_new_object(), *ident = json_new_object(), *metrics = json_new_array();
+	char hex[SHA256_HEX];
+
+	json_set(o, "decision_schema_version", json_new_int(1));
+	json_set(o, "kind", json_new_string(kind_names[d->kind]));
+	json_set(o, "by", json_new_string(d->by));
+	json_set(o, "when", json_new_string(d->when));
+	json_set(o, "reason", json_new_string(d->reason));
+	json_set(o, "link", string_or_null(d->link));
+	for (int k = 0; k < IDENTITY_KEYS; k++)
+		json_set(ident, identity_keys[k], json_new_string(d->identity[k]));
+	json_set(o, "identity", ident);
+	for (int m = 0; m < METRIC_COUNT; m++)
+		if (d->metric[m])
+			json_append(metrics, json_new_string(metric_table[m].key));
+	json_set(o, "metrics", metrics);
+	json_set(o, "record", json_new_string(d->record));
+	json_set(o, "record_timestamp", string_or_null(d->record_timestamp));
+	json_set(o, "commit_sha", string_or_null(d->commit));
+	json_set(o, "reverts", string_or_null(d->reverts));
+	if (canon_sha256(o, hex) != 0)
+		die("a decision that cannot be written as canonical JSON");
+	hex[DECISION_ID_LEN] = '\0';
+	free(d->id);
+	d->id = estrdup(hex);
+	/* The id first, for people reading the file. */
+	cJSON *out = json_new_object(), *v;
+
+	json_set(out, "id", json_new_string(hex));
+	while ((v = o->child) != NULL) {
+		char *key = estrdup(v->string);
+
+		json_set(out, key, json_take(o, key));
+		free(key);
+	}
+	cJSON_Delete(o);
+	return out;
+}
+
+char *
+decision_path(const char *id)
+{
+	return easprintf("%s/%s%s", DECISIONS_DIR, id, DECISION_SUFFIX);
+}
+
+/* o[key] as a new string: a non-empty string, or NULL (null allowed when nullable). */
+static bool
+take_string(const cJSON *o, const char *key, bool nullable, char **out)
+{
+	const cJSON *v = json_get(o, key);
+
+	*out = NULL;
+	if (cJSON_IsString(v) && *v->valuestring != '\0') {
+		*out = estrdup(v->valuestring);
+		return true;
+	}
+	return nullable && (v == NULL || cJSON_IsNull(v));
+}
+
+char *
+decision_parse(const cJSON *o, struct decision *d)
+{
+	const cJSON *v, *ident = json_get(o, "identity"), *metrics = json_get(o, "metrics");
+	char *kind = NULL;
+	bool any = false;
+
+	memset(d, 0, sizeof *d);
+	if (!cJSON_IsObject(o))
+		return estrdup("a decision must be a JSON object");
+	v = json_get(o, "decision_schema_version");
+	if (!cJSON_IsNumber(v) || v->valuedouble != 1)
+		return estrdup("unsupported or missing decision_schema_version");
+	if (!take_string(o, "id", false, &d->id) || !take_string(o, "kind", false, &kind) ||
+	    !decision_kind_of(kind, &d->kind)) {
+		free(kind);
+		return estrdup("a decision needs an id and a kind (accept, acknowledge, invalid, "
+		    "revert)");
+	}
+	free(kind);
+	if (!take_string(o, "by", false, &d->by) || !take_string(o, "when", false, &d->when) ||
+	    !isotime_parse(d->when, &d->instant) || !take_string(o, "reason", false, &d->reason))
+		return estrdup("a decision needs by, when (an ISO 8601 time) and reason");
+	if (!take_string(o, "link", true, &d->link) ||
+	    !take_string(o, "record_timestamp", true, &d->record_timestamp) ||
+	    !take_string(o, "commit_sha", true, &d->commit) ||
+	    !take_string(o, "reverts", true, &d->reverts) ||
+	    !take_string(o, "record", false, &d->record))
+		return estrdup("a decision's record, link, record_timestamp, commit_sha and "
+		    "reverts must be strings (or null)");
+	if ((d->kind == DECISION_REVERT) != (d->reverts != NULL))
+		return estrdup("a revert, and only a revert, names the decision it reverts");
+	if (!cJSON_IsObject(ident))
+		return estrdup("a decision's identity must be an object");
+	for (int k = 0; k < IDENTITY_KEYS; k++)
+		if (!take_string(ident, identity_keys[k], false, &d->identity[k]))
+			return estrdup("a decision's identity must hold the six identity keys as "
+			    "strings");
+	if (!cJSON_IsArray(metrics))
+		return estrdup("a decision's metrics must be an array");
+	cJSON_ArrayForEach(v, metrics) {
+		int m = cJSON_IsString(v) ? policy_metric_index(v->valuestring) : -1;
+
+		if (m < 0)
+			return estrdup("a decision's metrics must name metrics");
+		d->metric[m] = any = true;
+	}
+	if (!any)
+		return estrdup("a decision names at least one metric");
+	d->record_instant = ISOTIME_MIN;
+	if (d->record_timestamp != NULL && !isotime_parse(d->record_timestamp, &d->record_instant))
+		d->record_instant = ISOTIME_MIN;
+	d->in_force = true;
+	return NULL;
+}
+
+void
+decision_free(struct decision *d)
+{
+	free(d->id);
+	free(d->by);
+	free(d->when);
+	free(d->reason);
+	free(d->link);
+	for (int k = 0; k < IDENTITY_KEYS; k++)
+		free(d->identity[k]);
+	free(d->record);
+	free(d->record_timestamp);
+	free(d->commit);
+	free(d->reverts);
+	free(d->path);
+	memset(d, 0, sizeof *d);
+}
+
+/* Newest first: (when, id) descending. */
+static int
+newest_first(const void *a, const void *b)
+{
+	const struct decision *x = a, *y = b;
+
+	if (x->instant != y->instant)
+		return x->instant > y->instant ? -1 : 1;
+	return -strcmp(x->id, y->id);
+}
+
+static bool
+is_decision_name(const char *name)
+{
+	size_t n = strlen(name), k = strlen(DECISION_SUFFIX);
+
+	return name[0] != '.' && n > k && strcmp(name + n - k, DECISION_SUFFIX) == 0;
+}
+
+int
+decisions_load(const char *dir, struct decisions *ds)
+{
+	char *path = easprintf("%s/%s", dir, DECISIONS_DIR);
+	DIR *d;
+	struct dirent *de;
+	buf text = BUF_INIT;
+	int rc = 0;
+
+	memset(ds, 0, sizeof *ds);
+	if ((d = opendir(path)) == NULL) {
+		rc = errno == ENOENT || errno == ENOTDIR ? 0 : -1;
+		if (rc != 0)
+			warnx_("%s: cannot read the decisions: %s", path, strerror(errno));
+		free(path);
+		return rc;
+	}
+	while (rc == 0 && (de = readdir(d)) != NULL) {
+		char *file, *why;
+		cJSON *o;
+		json_error e;
+		struct decision x;
+
+		if (!is_decision_name(de->d_name))
+			continue;
+		file = easprintf("%s/%s", path, de->d_name);
+		if (buf_read_file(&text, file) != 0) {
+			warnx_("%s: %s", file, strerror(errno));
+			rc = -1;
+		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
+			warnx_("%s:%ld: %s", file, e.line, e.msg);
+			rc = -1;
+		} else {
+			if ((why = decision_parse(o, &x)) != NULL) {
+				warnx_("%s: %s", file, why);
+				free(why);
+				decision_free(&x);
+				rc = -1;
+			} else {
+				x.path = easprintf("%s/%s", DECISIONS_DIR, de->d_name);
+				ds->d = erealloc(ds->d, (ds->n + 1) * sizeof *ds->d);
+				ds->d[ds->n++] = x;
+			}
+			cJSON_Delete(o);
+		}
+		free(file);
+	}
+	closedir(d);
+	free(path);
+	buf_free(&text);
+	if (rc != 0) {
+		decisions_free(ds);
+		return rc;
+	}
+	qsort(ds->d, ds->n, sizeof *ds->d, newest_first);
+	/* Newest first: a revert undoes what it names, unless itself undone. */
+	for (size_t i = 0; i < ds->n; i++) {
+		struct decision *x = &ds->d[i];
+
+		if (x->kind != DECISION_REVERT || !x->in_force)
+			continue;
+		for (size_t j = i + 1; j < ds->n; j++)
+			if (strcmp(ds->d[j].id, x->reverts) == 0)
+				ds->d[j].in_force = false;
+	}
+	return 0;
+}
+
+void
+decisions_free(struct decisions *ds)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		decision_free(&ds->d[i]);
+	free(ds->d);
+	memset(ds, 0, sizeof *ds);
+}
+
+const struct decision *
+decisions_find(const struct decisions *ds, const char *id)
+{
+	for (size_t i = 0; i < ds->n; i++)
+		if (strcmp(ds->d[i].id, id) == 0)
+			return &ds->d[i];
+	return NULL;
+}
+
+bool
+decision_on(const struct decision *d, char *const *v)
+{
+	for (int k = 0; k < IDENTITY_KEYS; k++)
+		if (strcmp(d->identity[k], v[k]) != 0)
+			return false;
+	return true;
+}
+
+const struct decision *
+decisions_latest(const struct decisions *ds, char *const *v, int m, const char *record)
+{
+	for (size_t i = 0; i < ds->n; i++) {
+		const struct decision *d = &ds->d[i];
+
+		if (d->in_force && d->kind != DECISION_REVERT && d->metric[m] &&
+		    strcmp(d->record, record) == 0 && decision_on(d, v))
+			return d;
+	}
+	return NULL;
+}
+
+const struct decision *
+decisions_accept(const struct decisions *ds, char *const *v, int m)
+{
+	const struct decision *best = NULL;
+
+	for (size_t i = 0; i < ds->n; i++) {
+		const struct decision *d = &ds->d[i];
+
+		if (!d->in_force || d->kind != DECISION_ACCEPT || !d->metric[m] ||
+		    !decision_on(d, v))
+			continue;
+		/* The newest decision on a record wins: an older accept there is superseded. */
+		if (decisions_latest(ds, v, m, d->record) != d)
+			continue;
+		if (best == NULL || d->record_instant > best->record_instant ||
+		    (d->record_instant == best->record_instant &&
+		    strcmp(d->record, best->record) > 0))
+			best = d;
+	}
+	return best;
+}
+
+bool
+decision_admits(const struct decision *a, int64_t instant, const char *path,
+    const cJSON *rec, bool eligible)
+{
+	const cJSON *st = json_get(rec, "comparison_status"), *rs = json_get(rec, "run_source");
+
+	if (instant < a->record_instant ||
+	    (instant == a->record_instant && strcmp(path, a->record) < 0))
+		return false;
+	if (strcmp(path, a->record) == 0 || eligible)
+		return true;
+	return cJSON_IsString(st) && strcmp(st->valuestring, "REGRESSION") == 0 &&
+	    cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0 &&
+	    instant < a->instant;
+}
+
+/* (a, ap) against (b, bp) in window order. */
+static int
+order(int64_t a, const char *ap, int64_t b, const char *bp)
+{
+	if (a != b)
+		return a < b ? -1 : 1;
+	return strcmp(ap, bp);
+}
+
+const struct decision *
+decisions_accept_between(const struct decisions *ds, char *const *v, int m, int64_t lo,
+    const char *lo_path, int64_t hi, const char *hi_path)
+{
+	for (size_t i = 0; i < ds->n; i++) {
+		const struct decision *d = &ds->d[i];
+
+		if (d->in_force && d->kind == DECISION_ACCEPT && d->metric[m] &&
+		    decision_on(d, v) && decisions_latest(ds, v, m, d->record) == d &&
+		    order(d->record_instant, d->record, lo, lo_path) > 0 &&
+		    order(d->record_instant, d->record, hi, hi_path) <= 0)
+			return d;
+	}
+	return NULL;
+}

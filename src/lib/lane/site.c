@@ -1,0 +1,2024 @@
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "core/canon.h"
+#include "core/err.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/num.h"
+#include "core/stats.h"
+#include "core/svg_axis.h"
+#include "core/text.h"
+#include "core/xml.h"
+#include "lane/identity.h"
+#include "lane/policy.h"
+#include "lane/sensitivity.h"
+#include "lane/site.h"
+
+enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
+
+static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
+static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
+
+/* The rolling gate's baseline: the median of the last five trusted records. */
+#define WINDOW 5
+/* Values of a sparkline, markers of a cohort chart, rows of Needs attention. */
+#define SPARK 16
+#define MARKERS 80
+#define ATTENTION 50
+/* Trusted values the noise of a gate is estimated from. */
+#define NOISE_RUNS 30
+/* A cohort is stale when its last run is this much older than the store's newest. */
+#define STALE_US (7 * 86400 * 1000000LL)
+
+/* One record. Strings are interned. */
+struct srec {
+	const char *model, *gpu, *ts, *commit, *url, *src, *status, *bstatus, *reason, *path;
+	const char *ident[IDENTITY_KEYS];
+	int64_t instant;
+	double v[METRIC_COUNT];
+	bool has[METRIC_COUNT];
+	struct metric_policy pol[METRIC_COUNT];
+	bool success, eligible;
+	int kind;
+	size_t order;
+	/* computed against the previous trusted records, today's thresholds */
+	double base[METRIC_COUNT];
+	bool has_base[METRIC_COUNT];
+	unsigned exceeded, regressed;	/* bit per metric */
+	const char *today;		/* the status today's thresholds give */
+	bool anchor;			/* the first record of its commit: it holds the id */
+};
+
+struct schange {
+	const cJSON *cp;
+	size_t cohort;
+	int metric;
+	int64_t instant;
+	bool worse;
+	const char *state;
+};
+
+struct sab {
+	const char *file, *benchmark;
+	const cJSON *result;
+};
+
+/* How a gate fits its noise. */
+struct sgate {
+	struct sens_noise ns;
+	struct sens_report rp;
+};
+
+struct cohort {
+	const char *key[9];		/* kind, model, gpu (not v2), the six identity values */
+	char id[96];
+	char *label;
+	size_t *rows, n;
+	const struct srec *last;
+	struct sgate gate[METRIC_COUNT];
+	bool stale, any_eligible;
+	char *sources;			/* "|src|src|" */
+	const struct schange *latest_change;
+};
+
+struct site {
+	char *title;
+	int64_t now, since, newest;
+	struct srec *r;
+	size_t n, cap;
+	bool column[METRIC_COUNT];	/* some record has a value */
+	char **pool;
+	size_t pool_cap, pool_n;
+	char **chunks;			/* of keep() */
+	size_t nchunks, chunk_left;
+	char *chunk_at;
+	const char **paths;		/* store paths of the files read */
+	size_t paths_cap, npaths;
+	struct cohort *c;
+	size_t nc;
+	size_t *sorted;			/* cohorts in natural order */
+	struct schange *ch;
+	size_t nch;
+	cJSON **cps;			/* the change points' copies */
+	struct sab *ab;
+	size_t nab;
+	cJSON **abs;
+	size_t nabs;
+	bool grouped;
+};
+
+const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_sha",
+    "run_source", "comparison_status", "baseline_status", "comparison_status_reason",
+    "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
+    "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
+    "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
+    "vae_decode_time_s", "regression_thresholds", "build_url" };
+const size_t site_nkeys = sizeof site_keys / sizeof *site_keys;
+
+enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_SRC, F_STATUS, F_BSTATUS, F_REASON, F_SUCCESS,
+	F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
+	F_POLICY = F_METRIC + METRIC_COUNT, F_URL, F_COUNT };
+
+/* ---- strings ---- */
+
+static const char *
+intern(struct site *s, const char *str)
+{
+	size_t i;
+
+	if (s->pool_n * 2 >= s->pool_cap) {
+		char **old = s->pool;
+		size_t oc = s->pool_cap;
+
+		s->pool_cap = oc ? oc * 2 : 1024;
+		s->pool = ecalloc(s->pool_cap, sizeof *s->pool);
+		for (i = 0; i < oc; i++)
+			if (old[i] != NULL) {
+				size_t j = text_hash(old[i]) & (s->pool_cap - 1);
+				while (s->pool[j] != NULL)
+					j = (j + 1) & (s->pool_cap - 1);
+				s->pool[j] = old[i];
+			}
+		free(old);
+	}
+	i = text_hash(str) & (s->pool_cap - 1);
+	while (s->pool[i] != NULL) {
+		if (strcmp(s->pool[i], str) == 0)
+			return s->pool[i];
+		i = (i + 1) & (s->pool_cap - 1);
+	}
+	s->pool_n++;
+	return s->pool[i] = estrdup(str);
+}
+
+/* A copy of str that lives as long as the site (no sharing: for what is unique). */
+static const char *
+keep(struct site *s, const char *str)
+{
+	size_t n = strlen(str) + 1;
+	char *p;
+
+	if (n > s->chunk_left) {
+		size_t size = n > 65536 ? n : 65536;
+
+		s->chunks = erealloc(s->chunks, (s->nchunks + 1) * sizeof *s->chunks);
+		s->chunks[s->nchunks++] = s->chunk_at = emalloc(size);
+		s->chunk_left = size;
+	}
+	p = s->chunk_at;
+	memcpy(p, str, n);
+	s->chunk_at += n;
+	s->chunk_left -= n;
+	return p;
+}
+
+/* keep() of a string value, missing for anything else. */
+static const char *
+keep_str(struct site *s, const cJSON *v, const char *missing)
+{
+	char *t;
+	const char *out;
+
+	if (cJSON_IsString(v))
+		return keep(s, v->valuestring);
+	if (v == NULL || cJSON_IsNull(v))
+		return missing;
+	t = json_pystr_dup(v);
+	out = keep(s, t);
+	free(t);
+	return out;
+}
+
+/* Python str() of a value, interned; missing for a missing or null one. */
+static const char *
+str_of(struct site *s, const cJSON *v, const char *missing)
+{
+	char *t;
+	const char *out;
+
+	if (v == NULL || cJSON_IsNull(v))
+		return intern(s, missing);
+	if (cJSON_IsString(v))
+		return intern(s, v->valuestring);
+	t = json_pystr_dup(v);
+	out = intern(s, t);
+	free(t);
+	return out;
+}
+
+/* Whether the path p was read from a store file (add: record it). */
+static bool
+path_seen(struct site *s, const char *p, bool add)
+{
+	size_t i;
+
+	if (add && (s->npaths + 1) * 2 >= s->paths_cap) {
+		const char **old = s->paths;
+		size_t oc = s->paths_cap;
+
+		s->paths_cap = oc ? oc * 2 : 1024;
+		s->paths = ecalloc(s->paths_cap, sizeof *s->paths);
+		for (i = 0; i < oc; i++)
+			if (old[i] != NULL) {
+				size_t j = text_hash(old[i]) & (s->paths_cap - 1);
+				while (s->paths[j] != NULL)
+					j = (j + 1) & (s->paths_cap - 1);
+				s->paths[j] = old[i];
+			}
+		free(old);
+	}
+	if (s->paths_cap == 0)
+		return false;
+	i = text_hash(p) & (s->paths_cap - 1);
+	while (s->paths[i] != NULL) {
+		if (strcmp(s->paths[i], p) == 0)
+			return true;
+		i = (i + 1) & (s->paths_cap - 1);
+	}
+	if (add) {
+		s->paths[i] = p;
+		s->npaths++;
+	}
+	return false;
+}
+
+/*
+ * Natural order: runs of digits compare as numbers (v2 before v10), the
+ * rest byte by byte; equal ones (v02, v2) by strcmp().
+ */
+static int
+natcmp(const char *a, const char *b)
+{
+	const char *x = a, *y = b;
+
+	while (*x != '\0' && *y != '\0') {
+		if (isdigit((unsigned char)*x) && isdigit((unsigned char)*y)) {
+			size_t nx = 0, ny = 0;
+			int c;
+
+			while (*x == '0')
+				x++;
+			while (*y == '0')
+				y++;
+			while (isdigit((unsigned char)x[nx]))
+				nx++;
+			while (isdigit((unsigned char)y[ny]))
+				ny++;
+			if (nx != ny)
+				return nx < ny ? -1 : 1;
+			if ((c = memcmp(x, y, nx)) != 0)
+				return c;
+			x += nx;
+			y += ny;
+			continue;
+		}
+		if (*x != *y)
+			return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
+		x++;
+		y++;
+	}
+	if (*x != *y)
+		return *x == '\0' ? -1 : 1;
+	return strcmp(a, b);
+}
+
+/* ---- reading ---- */
+
+struct site *
+site_new(const char *title, int64_t now, long days)
+{
+	struct site *s = ecalloc(1, sizeof *s);
+
+	s->title = estrdup(title);
+	s->now = now;
+	s->since = days > 0 ? now - (int64_t)days * 86400 * 1000000 : INT64_MIN;
+	s->newest = INT64_MIN;
+	return s;
+}
+
+size_t
+site_records(const struct site *s)
+{
+	return s->n;
+}
+
+static void
+record_kind(struct site *s, const cJSON *const *f, struct srec *r)
+{
+	bool complete = true, present = false;
+	const cJSON *v;
+
+	for (int i = 0; i < IDENTITY_KEYS; i++) {
+		v = f[F_IDENT + i];
+		r->ident[i] = str_of(s, v, "");
+		complete &= r->ident[i][0] != '\0';
+		present |= v != NULL && !cJSON_IsNull(v);
+	}
+	v = f[F_SCHEMA];
+	if (complete)
+		r->kind = KIND_V2;
+	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
+	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
+		r->kind = KIND_INVALID_V2;
+	else
+		r->kind = KIND_LEGACY_V1;
+}
+
+void
+site_add(struct site *s, const struct store_hit *h)
+{
+	const cJSON *f[F_COUNT] = { NULL }, *c;
+	const char *path = keep(s, h->path);
+	struct srec *r;
+	char bad[64];
+	double x;
+
+	if (h->instant != ISOTIME_MIN && h->instant < s->since)
+		return;
+	if (path_seen(s, path, !h->stream) && h->stream)
+		return;		/* a stream's copy of a record of the store */
+	cJSON_ArrayForEach(c, h->record)
+		for (int i = 0; i < F_COUNT; i++)
+			if (c->string[0] == site_keys[i][0] && strcmp(c->string, site_keys[i]) == 0) {
+				f[i] = c;
+				break;
+			}
+	if (s->n == s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 256;
+		s->r = erealloc(s->r, s->cap * sizeof *s->r);
+	}
+	r = &s->r[s->n];
+	memset(r, 0, sizeof *r);
+	r->order = s->n++;
+	r->instant = h->instant;
+	r->path = path;
+	r->model = str_of(s, f[F_MODEL], "None");
+	r->gpu = str_of(s, f[F_GPU], "None");
+	r->ts = keep_str(s, f[F_TS], "");
+	r->commit = str_of(s, f[F_COMMIT], "");
+	r->src = str_of(s, f[F_SRC], "");
+	r->status = str_of(s, f[F_STATUS], "");
+	r->bstatus = str_of(s, f[F_BSTATUS], "");
+	r->reason = keep_str(s, f[F_REASON], "");
+	/* Only a web address becomes a link: never javascript: or data:. */
+	if (cJSON_IsString(f[F_URL]) &&
+	    (strncasecmp(f[F_URL]->valuestring, "https://", 8) == 0 ||
+	    strncasecmp(f[F_URL]->valuestring, "http://", 7) == 0))
+		r->url = keep(s, f[F_URL]->valuestring);
+	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
+	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
+	    (f[F_ELIGIBLE] == NULL && f[F_SRC] == NULL);
+	record_kind(s, f, r);
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		r->has[i] = policy_coerce(f[F_METRIC + i], &x) == COERCE_OK && isfinite(x);
+		s->column[i] |= r->has[i];
+		r->v[i] = r->has[i] ? x : 0;
+	}
+	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
+		policy_merge(NULL, r->pol, bad, sizeof bad);
+	if (r->instant != ISOTIME_MIN && r->instant > s->newest)
+		s->newest = r->instant;
+}
+
+/* ---- cohorts ---- */
+
+static const struct site *sort_s;
+
+static int
+cmp_row(const void *a, const void *b)
+{
+	const struct srec *x = &sort_s->r[*(const size_t *)a], *y = &sort_s->r[*(const size_t *)b];
+	int c;
+
+	if (x->instant != y->instant)
+		return x->instant < y->instant ? -1 : 1;
+	if ((c = strcmp(x->path, y->path)) != 0)
+		return c;
+	return (x->order > y->order) - (x->order < y->order);
+}
+
+static int
+cmp_cohort(const void *a, const void *b)
+{
+	const struct cohort *x = &sort_s->c[*(const size_t *)a], *y = &sort_s->c[*(const size_t *)b];
+	int c;
+
+	if ((c = natcmp(x->label, y->label)) != 0)
+		return c;
+	for (int i = 0; i < 9; i++)
+		if ((c = natcmp(x->key[i], y->key[i])) != 0)
+			return c;
+	return 0;
+}
+
+/* A cohort's readable name. */
+static char *
+cohort_label(const struct cohort *c)
+{
+	const char *const *k = c->key + 3;
+
+	switch (c->key[0][0] == 'v' ? KIND_V2 : c->key[0][0] == 'i' ? KIND_INVALID_V2 :
+	    KIND_LEGACY_V1) {
+	case KIND_V2:
+		return easprintf("%s / %s / v%s", k[0], k[1], k[2]);
+	case KIND_INVALID_V2:
+		return easprintf("Invalid v2: %s / %s / %s%s (%s | %s)", *k[0] ? k[0] : "missing",
+		    *k[1] ? k[1] : "missing", *k[2] ? "v" : "", *k[2] ? k[2] : "missing",
+		    c->key[1], c->key[2]);
+	default:
+		return easprintf("Legacy v1: %s | %s", c->key[1], c->key[2]);
+	}
+}
+
+/*
+ * A cohort's id: a readable slug of its name and the first 12 hex digits
+ * of the SHA-256 of its key, so that it stays the same from one site to
+ * the next and two cohorts of one name still differ.
+ */
+static void
+cohort_id(struct cohort *c, const char *joined)
+{
+	char hex[SHA256_HEX];
+	size_t n = 0;
+	bool dash = false;
+
+	canon_sha256_hex(joined, strlen(joined), hex);
+	for (const char *p = c->label; *p != '\0' && n < 60; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (isalnum(ch) || ch == '.' || ch == '_') {
+			c->id[n++] = (char)tolower(ch);
+			dash = false;
+		} else if (!dash && n > 0) {
+			c->id[n++] = '-';
+			dash = true;
+		}
+	}
+	if (n > 0 && c->id[n - 1] != '-')
+		c->id[n++] = '-';
+	memcpy(c->id + n, hex, 12);
+	c->id[n + 12] = '\0';
+}
+
+/*
+ * The rolling gate again, with today's thresholds (those of the cohort's
+ * latest record): each record against the median of the trusted records
+ * before it (successful, baseline eligible, at most five).
+ */
+static void
+recompute(struct site *s, struct cohort *c)
+{
+	const struct metric_policy *pol = c->last->pol;
+	size_t win[WINDOW], nw = 0;
+	double vals[WINDOW];
+
+	for (size_t i = 0; i < c->n; i++) {
+		struct srec *r = &s->r[c->rows[i]];
+
+		r->exceeded = r->regressed = 0;
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			size_t nv = 0;
+			for (size_t k = 0; k < nw; k++)
+				if (s->r[win[k]].has[m])
+					vals[nv++] = s->r[win[k]].v[m];
+			r->has_base[m] = nv > 0;
+			r->base[m] = nv > 0 ? stats_median(vals, nv) : 0;
+			if (!r->has_base[m] || r->base[m] <= 0 || !r->has[m])
+				continue;
+			double d = metric_table[m].higher_is_better ? r->base[m] - r->v[m] :
+			    r->v[m] - r->base[m];
+			if (d / r->base[m] > pol[m].threshold_percent && d > pol[m].threshold_absolute) {
+				r->exceeded |= 1u << m;
+				if (pol[m].gated)
+					r->regressed |= 1u << m;
+			}
+		}
+		if (!r->success || strcmp(r->status, "INFRA_ERROR") == 0 ||
+		    strcmp(r->status, "RECIPE_MISMATCH") == 0)
+			r->today = *r->status ? r->status : "no status";
+		else if (nw == 0)
+			r->today = r->kind == KIND_V2 ? "CALIBRATION_NEEDED" : "PASS";
+		else
+			r->today = r->regressed ? "REGRESSION" : "PASS";
+		if (r->success && r->eligible) {
+			if (nw == WINDOW) {
+				memmove(win, win + 1, (WINDOW - 1) * sizeof *win);
+				nw--;
+			}
+			win[nw++] = c->rows[i];
+		}
+	}
+}
+
+/* The noise of each gate over the cohort's last trusted runs. */
+static void
+assess_gates(const struct site *s, struct cohort *c)
+{
+	double v[NOISE_RUNS];
+
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		struct sens_gate g;
+		size_t n = 0;
+
+		for (size_t i = c->n; i-- > 0 && n < NOISE_RUNS;) {
+			const struct srec *r = &s->r[c->rows[i]];
+			if (r->success && r->eligible && r->has[m])
+				v[n++] = r->v[m];
+		}
+		g.tp = c->last->pol[m].threshold_percent;
+		g.ta = c->last->pol[m].threshold_absolute;
+		g.higher = metric_table[m].higher_is_better;
+		g.nb = n < WINDOW ? (n > 0 ? n : 1) : WINDOW;
+		sens_noise_of(v, n, &c->gate[m].ns);
+		sens_assess(&c->gate[m].ns, &g, 0.8, &c->gate[m].rp);
+	}
+}
+
+static void
+add_source(struct cohort *c, const char *src)
+{
+	char *want = easprintf("|%s|", *src ? src : "unknown"), *all;
+
+	if (c->sources == NULL)
+		c->sources = estrdup(want);
+	else if (strstr(c->sources, want) == NULL) {
+		all = easprintf("%s%s", c->sources, want + 1);
+		free(c->sources);
+		c->sources = all;
+	}
+	free(want);
+}
+
+static void
+group(struct site *s)
+{
+	size_t cap = 64, *slot;
+	char **keys;
+
+	if (s->grouped)
+		return;
+	s->grouped = true;
+	while (cap < s->n * 2)
+		cap *= 2;
+	slot = emalloc(cap * sizeof *slot);
+	memset(slot, 0xff, cap * sizeof *slot);
+	keys = ecalloc(cap, sizeof *keys);
+	for (size_t i = 0; i < s->n; i++) {
+		struct srec *r = &s->r[i];
+		const char *key[9];
+		buf b = BUF_INIT;
+		char *joined;
+		size_t j;
+
+		key[0] = kind_name[r->kind];
+		key[1] = r->kind == KIND_V2 ? "" : r->model;
+		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
+		for (j = 0; j < IDENTITY_KEYS; j++)
+			key[3 + j] = r->ident[j];
+		for (j = 0; j < 9; j++) {
+			buf_adds(&b, key[j]);
+			buf_addc(&b, '\x1f');
+		}
+		joined = buf_detach(&b);
+		j = text_hash(joined) & (cap - 1);
+		while (slot[j] != (size_t)-1 && strcmp(keys[j], joined) != 0)
+			j = (j + 1) & (cap - 1);
+		if (slot[j] == (size_t)-1) {
+			struct cohort *c;
+
+			s->c = erealloc(s->c, (s->nc + 1) * sizeof *s->c);
+			c = &s->c[s->nc];
+			memset(c, 0, sizeof *c);
+			memcpy(c->key, key, sizeof key);
+			c->label = cohort_label(c);
+			cohort_id(c, joined);
+			slot[j] = s->nc++;
+			keys[j] = joined;
+		} else
+			free(joined);
+		struct cohort *c = &s->c[slot[j]];
+		c->rows = erealloc(c->rows, (c->n + 1) * sizeof *c->rows);
+		c->rows[c->n++] = i;
+	}
+	for (size_t i = 0; i < cap; i++)
+		free(keys[i]);
+	free(keys);
+	free(slot);
+	sort_s = s;
+	for (size_t i = 0; i < s->nc; i++) {
+		struct cohort *c = &s->c[i];
+		qsort(c->rows, c->n, sizeof *c->rows, cmp_row);
+		c->last = &s->r[c->rows[c->n - 1]];
+		recompute(s, c);
+		assess_gates(s, c);
+		for (size_t j = 0; j < c->n; j++) {
+			struct srec *r = &s->r[c->rows[j]];
+			bool first = *r->commit != '\0';
+			c->any_eligible |= r->eligible;
+			add_source(c, r->src);
+			for (size_t k = 0; first && k < j; k++)
+				first = s->r[c->rows[k]].commit != r->commit;
+			r->anchor = first;
+		}
+		c->stale = c->last->instant != ISOTIME_MIN && s->newest != INT64_MIN &&
+		    s->newest - c->last->instant > STALE_US;
+	}
+	s->sorted = emalloc((s->nc + 1) * sizeof *s->sorted);
+	for (size_t i = 0; i < s->nc; i++)
+		s->sorted[i] = i;
+	qsort(s->sorted, s->nc, sizeof *s->sorted, cmp_cohort);
+}
+
+/* The cohort of a change point, or (size_t)-1. */
+static size_t
+change_cohort(struct site *s, const cJSON *cp)
+{
+	bool v2 = json_get(cp, identity_keys[0]) != NULL;
+	const char *model = str_of(s, json_get(cp, "model_id"), "None");
+	const char *gpu = str_of(s, json_get(cp, "gpu_type"), "None");
+	const char *ident[IDENTITY_KEYS];
+
+	for (int k = 0; k < IDENTITY_KEYS; k++)
+		ident[k] = v2 ? str_of(s, json_get(cp, identity_keys[k]), "") : "";
+	for (size_t i = 0; i < s->nc; i++) {
+		const struct cohort *c = &s->c[i];
+		bool same = strcmp(c->key[0], v2 ? "v2" : "legacy_v1") == 0;
+
+		if (same && !v2)
+			same = c->key[1] == model && c->key[2] == gpu;
+		for (int k = 0; same && k < IDENTITY_KEYS; k++)
+			same = c->key[3 + k] == ident[k];
+		if (same)
+			return i;
+	}
+	return (size_t)-1;
+}
+
+bool
+site_add_change(struct site *s, const cJSON *cp)
+{
+	int m = policy_metric_index(json_str(cp, "metric"));
+	const char *dir = json_str(cp, "direction");
+
+	if (m < 0 || *dir == '\0')
+		return false;
+	s->cps = erealloc(s->cps, (s->nch + 1) * sizeof *s->cps);
+	s->cps[s->nch] = cJSON_Duplicate(cp, true);
+	s->ch = erealloc(s->ch, (s->nch + 1) * sizeof *s->ch);
+	memset(&s->ch[s->nch], 0, sizeof *s->ch);
+	s->ch[s->nch].cp = s->cps[s->nch];
+	s->ch[s->nch].metric = m;
+	s->ch[s->nch].worse = strcmp(dir, "worse") == 0;
+	if (!isotime_parse(json_str(cp, "timestamp") ? json_str(cp, "timestamp") : "",
+	    &s->ch[s->nch].instant))
+		s->ch[s->nch].instant = ISOTIME_MIN;
+	s->nch++;
+	return true;
+}
+
+bool
+site_add_ab(struct site *s, const cJSON *report, const char *file)
+{
+	const cJSON *e;
+
+	if (!cJSON_IsString(json_get(report, "schema")) ||
+	    strcmp(json_str(report, "schema"), "perfkite.ab-report/1") != 0 ||
+	    !cJSON_IsArray(json_get(report, "results")))
+		return false;
+	s->abs = erealloc(s->abs, (s->nabs + 1) * sizeof *s->abs);
+	s->abs[s->nabs++] = cJSON_Duplicate(report, true);
+	cJSON_ArrayForEach(e, json_get(s->abs[s->nabs - 1], "results")) {
+		if (!cJSON_IsString(json_get(e, "benchmark_id")))
+			continue;
+		s->ab = erealloc(s->ab, (s->nab + 1) * sizeof *s->ab);
+		s->ab[s->nab].file = intern(s, file);
+		s->ab[s->nab].benchmark = intern(s, json_str(e, "benchmark_id"));
+		s->ab[s->nab++].result = e;
+	}
+	return true;
+}
+
+/* Change points newest first, worse before better at one instant. */
+static int
+cmp_change(const void *a, const void *b)
+{
+	const struct schange *x = a, *y = b;
+
+	if (x->instant != y->instant)
+		return x->instant > y->instant ? -1 : 1;
+	if (x->worse != y->worse)
+		return x->worse ? -1 : 1;
+	return x->metric - y->metric;
+}
+
+static void
+place_changes(struct site *s)
+{
+	for (size_t i = 0; i < s->nch; i++) {
+		struct schange *h = &s->ch[i];
+		const char *st = json_str(h->cp, "state");
+
+		h->cohort = change_cohort(s, h->cp);
+		h->state = *st != '\0' ? intern(s, st) : "undecided";
+	}
+	if (s->nch > 1)
+		qsort(s->ch, s->nch, sizeof *s->ch, cmp_change);
+	for (size_t i = 0; i < s->nch; i++)
+		if (s->ch[i].cohort != (size_t)-1 && s->c[s->ch[i].cohort].latest_change == NULL)
+			s->c[s->ch[i].cohort].latest_change = &s->ch[i];
+}
+
+/* ---- writing ---- */
+
+static bool
+failing(const char *st)
+{
+	return strcmp(st, "REGRESSION") == 0 || strcmp(st, "RECIPE_MISMATCH") == 0 ||
+	    strcmp(st, "INFRA_ERROR") == 0;
+}
+
+/* form is always one of this file's literals. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+static void
+fmt_time(buf *b, int64_t us, const char *form)
+{
+	struct tm tm;
+	time_t t = (time_t)(us / 1000000);
+	char str[64];
+
+	if (us == ISOTIME_MIN) {
+		buf_adds(b, "no time");
+		return;
+	}
+	gmtime_r(&t, &tm);
+	strftime(str, sizeof str, form, &tm);
+	buf_adds(b, str);
+}
+#pragma GCC diagnostic pop
+
+static void
+esc(buf *b, const char *str)
+{
+	xml_escape(b, str);
+}
+
+/* A number for a page: up to prec decimals, no trailing zeros. */
+static void
+num_text(buf *b, double x, int prec)
+{
+	char t[NUM_BUFSZ];
+	size_t n;
+
+	num_fixed(t, x, prec);
+	if (strchr(t, '.') != NULL) {
+		n = strlen(t);
+		while (n > 0 && t[n - 1] == '0')
+			t[--n] = '\0';
+		if (n > 0 && t[n - 1] == '.')
+			t[--n] = '\0';
+	}
+	buf_adds(b, strcmp(t, "-0") == 0 ? "0" : t);
+}
+
+static const char style[] =
+    "body{font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",Roboto,Arial,sans-serif;"
+    "margin:1.5rem;color:#1d2327;background:#fff}"
+    "h1{font-size:1.4rem;margin:0 0 .3rem}h2{font-size:1.15rem;margin:1.4rem 0 .4rem}"
+    "nav a{margin-right:1rem}.meta{color:#555;margin:.2rem 0 .8rem}"
+    "table{border-collapse:collapse;margin:.4rem 0 1rem}"
+    "th,td{border:1px solid #d0d4d8;padding:.2rem .45rem;text-align:left;vertical-align:middle}"
+    "th{background:#f0f2f4}td.n{text-align:right}th[data-k]{cursor:pointer}"
+    "code{font:12px ui-monospace,Menlo,Consolas,monospace}"
+    ".st{display:inline-block;border-radius:3px;padding:0 .35rem;font-size:12px;font-weight:600;"
+    "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
+    ".st.CALIBRATION_NEEDED{background:#1565c0}.x{color:#ef6c00;font-size:12px}"
+    ".w{color:#c62828}.b{color:#2e7d32}"
+    ".sp{width:48px;height:14px;vertical-align:middle;margin-left:.3rem}"
+    ".sp path{fill:none;stroke:#5c6bc0;stroke-width:1.2}"
+    "figure{margin:0 0 1rem}figcaption{font-weight:600}"
+    "figure svg{width:100%;max-width:760px;height:auto;display:block}"
+    "svg text{font:10px system-ui,sans-serif;fill:#555}.yl{text-anchor:end}"
+    ".g{stroke:#e4e7ea}.ln{fill:none;stroke:#5c6bc0;stroke-width:1.4}"
+    ".md{fill:none;stroke:#558b2f;stroke-width:1.2;stroke-dasharray:4 3}"
+    ".band{fill:#9ccc65;fill-opacity:.25}.noise{fill:#90a4ae;fill-opacity:.18}"
+    ".p0{fill:#2e7d32}.p1{fill:#c62828}.p2{fill:#1565c0}.p3{fill:#ef6c00}"
+    ".cw{stroke:#c62828;stroke-width:1.4;stroke-dasharray:3 2}"
+    ".cb{stroke:#2e7d32;stroke-width:1.4;stroke-dasharray:3 2}"
+    "#f{margin:.3rem 0}#f select{margin-right:.6rem}tr:target{background:#fff8c4}"
+    ".all td:nth-child(n+5),.rec td:nth-child(n+5){text-align:right}"
+    ".all td:nth-last-child(-n+2){text-align:left}.rec td:nth-last-child(-n+2){text-align:left}";
+
+/*
+ * The optional script: the filter form (hidden without it) hides the rows
+ * of each table of class f whose column (the heading with data-f=NAME)
+ * is not the chosen value, or, without such a column, whose data-NAME
+ * ("|a|b|") does not hold it; a click on a heading with data-k sorts its
+ * table by that column (by the cells' data-v when they have one).
+ */
+static const char script[] =
+    "<script>(function(){var f=document.getElementById('f');if(f){f.hidden=false;"
+    "f.addEventListener('change',function(){var s=f.querySelectorAll('select');"
+    "document.querySelectorAll('table.f').forEach(function(t){var c={};"
+    "t.querySelectorAll('th[data-f]').forEach(function(h){c[h.dataset.f]=h.cellIndex});"
+    "Array.prototype.forEach.call(t.tBodies[0].rows,function(r){var ok=true;"
+    "for(var j=0;j<s.length;j++){var k=s[j].name,v=s[j].value,a;if(!v)continue;"
+    "if(k in c)a=r.cells[c[k]].textContent==v;else{a=r.getAttribute('data-'+k);"
+    "a=a===null||a.indexOf('|'+v+'|')>=0}ok=ok&&a}r.hidden=!ok})})})}"
+    "document.querySelectorAll('th[data-k]').forEach(function(h){h.addEventListener('click',"
+    "function(){var t=h.closest('table').tBodies[0],i=h.cellIndex,d=h.dataset.d=h.dataset.d=="
+    "'1'?'-1':'1',r=Array.prototype.slice.call(t.rows);r.sort(function(a,b){var x=a.cells[i],"
+    "y=b.cells[i],p=x.dataset.v,q=y.dataset.v;return d*(p!==undefined&&q!==undefined?p-q:"
+    "x.textContent.localeCompare(y.textContent,undefined,{numeric:true}))});r.forEach("
+    "function(e){t.appendChild(e)})})})})();</script>\n";
+
+static void
+page_head(buf *b, const struct site *s, const char *title, const char *root)
+{
+	buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\">"
+	    "<meta name=\"viewport\" content=\"width=device-width\"><title>");
+	esc(b, title);
+	buf_adds(b, "</title>\n");
+	if (root != NULL)
+		buf_addf(b, "<link rel=\"alternate\" type=\"application/atom+xml\" "
+		    "href=\"%sfeed.xml\" title=\"Regressions\">\n", root);
+	buf_addf(b, "<style>%s</style>\n</head>\n<body>\n<nav><a href=\"%sindex.html\">"
+	    "Overview</a><a href=\"%schanges.html\">Change points</a><a href=\"%sfeed.xml\">"
+	    "Feed</a></nav>\n<h1>", style, root, root, root);
+	esc(b, title);
+	buf_adds(b, "</h1>\n<p class=\"meta\">");
+	esc(b, s->title);
+	buf_adds(b, ", generated ");
+	fmt_time(b, s->now, "%Y-%m-%d %H:%M UTC");
+	buf_adds(b, "</p>\n");
+}
+
+static void
+page_tail(buf *b)
+{
+	buf_adds(b, script);
+	buf_adds(b, "</body>\n</html>\n");
+}
+
+static void
+badge(buf *b, const char *status)
+{
+	buf_adds(b, "<span class=\"st ");
+	esc(b, status);
+	buf_adds(b, "\">");
+	esc(b, *status ? status : "no status");
+	buf_adds(b, "</span>");
+}
+
+/* The stored status, and today's when it differs, with the raw crossings. */
+static void
+statuses(buf *b, const struct srec *r)
+{
+	badge(b, r->status);
+	if (strcmp(r->today, r->status) != 0 && !(*r->status == '\0' &&
+	    strcmp(r->today, "no status") == 0)) {
+		buf_adds(b, " today ");
+		badge(b, r->today);
+	}
+	if (r->exceeded & ~r->regressed) {
+		bool first = true;
+		buf_adds(b, " <span class=\"x\">exceeds, not gated:");
+		for (int m = 0; m < METRIC_COUNT; m++)
+			if ((r->exceeded & ~r->regressed) & (1u << m)) {
+				buf_addf(b, "%s%s", first ? " " : ", ", metric_table[m].key);
+				first = false;
+			}
+		buf_adds(b, "</span>");
+	}
+}
+
+/* A commit's short form, linked to its record on the cohort page. */
+static void
+commit_link(buf *b, const char *prefix, const struct cohort *c, const char *commit)
+{
+	buf_addf(b, "<a href=\"%sc/%s.html#", prefix, c->id);
+	esc(b, commit);
+	buf_adds(b, "\"><code>");
+	buf_add(b, commit, strlen(commit) > 7 ? 7 : strlen(commit));
+	buf_adds(b, "</code></a>");
+}
+
+static void
+cohort_link(buf *b, const char *prefix, const struct cohort *c)
+{
+	buf_addf(b, "<a href=\"%sc/%s.html\">", prefix, c->id);
+	esc(b, c->label);
+	buf_adds(b, "</a>");
+}
+
+/* Sorts a few strings naturally (insertion sort). */
+static void
+natsort(const char **v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && natcmp(v[j - 1], v[j]) > 0; j--) {
+			const char *t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+/* Adds v (interned) to the set seen[0..*n) when it is not there. */
+static void
+add_distinct(const char ***seen, size_t *n, const char *v)
+{
+	for (size_t j = 0; j < *n; j++)
+		if ((*seen)[j] == v)
+			return;
+	*seen = erealloc(*seen, (*n + 1) * sizeof **seen);
+	(*seen)[(*n)++] = v;
+}
+
+static void
+options(buf *b, const char *label, const char *name, const char **v, size_t n)
+{
+	natsort(v, n);
+	buf_addf(b, "<label>%s <select name=\"%s\"><option value=\"\">all</option>", label, name);
+	for (size_t i = 0; i < n; i++) {
+		buf_adds(b, "<option>");
+		esc(b, v[i]);
+		buf_adds(b, "</option>");
+	}
+	buf_adds(b, "</select></label>");
+}
+
+/*
+ * The filter form (shown by the script): the models, GPUs and run
+ * sources of the site (c NULL), or the run sources of cohort c, and the
+ * baseline eligibility.
+ */
+static void
+filter_form(buf *b, struct site *s, const struct cohort *c)
+{
+	const char **v[3] = { NULL, NULL, NULL };
+	size_t n[3] = { 0, 0, 0 };
+
+	buf_adds(b, "<form id=\"f\" hidden>");
+	if (c == NULL) {
+		for (size_t i = 0; i < s->n; i++) {
+			add_distinct(&v[0], &n[0], s->r[i].model);
+			add_distinct(&v[1], &n[1], s->r[i].gpu);
+			add_distinct(&v[2], &n[2], *s->r[i].src ? s->r[i].src : "unknown");
+		}
+		options(b, "model", "m", v[0], n[0]);
+		options(b, "GPU", "g", v[1], n[1]);
+	} else
+		for (const char *p = c->sources + 1; *p != '\0';) {
+			const char *e = strchr(p, '|');
+			char *one = estrndup(p, (size_t)(e - p));
+			add_distinct(&v[2], &n[2], intern(s, one));
+			free(one);
+			p = e + 1;
+		}
+	options(b, "run source", "s", v[2], n[2]);
+	buf_adds(b, "<label>baseline <select name=\"e\"><option value=\"\">all</option>"
+	    "<option value=\"yes\">eligible</option><option value=\"no\">not eligible</option>"
+	    "</select></label></form>\n");
+	for (int k = 0; k < 3; k++)
+		free(v[k]);
+}
+
+/* The sparkline of the metric's last SPARK values. */
+static void
+sparkline(buf *b, const struct site *s, const struct cohort *c, int m)
+{
+	double v[SPARK], lo = INFINITY, hi = -INFINITY;
+	size_t n = 0;
+	int px = 0, py = 0;
+
+	for (size_t i = c->n; i-- > 0 && n < SPARK;)
+		if (s->r[c->rows[i]].has[m])
+			v[n++] = s->r[c->rows[i]].v[m];
+	if (n == 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		lo = fmin(lo, v[i]);
+		hi = fmax(hi, v[i]);
+	}
+	buf_adds(b, "<svg class=sp><path d=\"");
+	for (size_t k = 0; k < n; k++) {
+		double x = v[n - 1 - k];
+		int nx = n < 2 ? 24 : (int)lround((double)k * 47 / (double)(n - 1));
+
+		int ny = hi > lo ? 1 + (int)lround((hi - x) / (hi - lo) * 12) : 7;
+		if (k == 0)
+			buf_addf(b, "M%d %d", nx, ny);
+		else
+			buf_addf(b, "%s%d%s%d", k == 1 ? "l" : " ", nx - px, ny - py >= 0 ? " " : "",
+			    ny - py);
+		px = nx;
+		py = ny;
+	}
+	if (n == 1)
+		buf_adds(b, "h1");
+	buf_adds(b, "\"/></svg>");
+}
+
+/* The change of metric m of the cohort's latest record from its baseline, in percent. */
+static void
+change_cell(buf *b, const struct site *s, const struct cohort *c, int m)
+{
+	const struct srec *r = c->last;
+	char t[NUM_BUFSZ];
+
+	buf_adds(b, "<td");
+	if (r->has[m] && r->has_base[m] && r->base[m] > 0) {
+		double pct = (r->v[m] / r->base[m] - 1) * 100;
+		double worse = metric_table[m].higher_is_better ? -pct : pct;
+		bool past = fabs(pct) > r->pol[m].threshold_percent * 100;
+		buf_addf(b, " data-v=\"%s\">", num_fixed(t, pct, 2));
+		if (past)
+			buf_addf(b, "<span class=\"%s\">", worse > 0 ? "w" : "b");
+		buf_addf(b, "%s%s%%", pct >= 0 ? "+" : "", num_fixed(t, pct, 1));
+		if (past)
+			buf_adds(b, "</span>");
+	} else
+		buf_adds(b, ">");
+	sparkline(b, s, c, m);
+}
+
+/*
+ * The data attributes the filter reads where the table has no column of
+ * them: run sources ("|a|b|"), eligibility, and with model, model and GPU.
+ */
+static void
+row_data(buf *b, const char *model, const char *gpu, const char *sources, bool eligible)
+{
+	if (model != NULL) {
+		buf_adds(b, " data-m=\"|");
+		esc(b, model);
+		buf_adds(b, "|\" data-g=\"|");
+		esc(b, gpu);
+		buf_adds(b, "|\"");
+	}
+	buf_adds(b, " data-s=\"");
+	esc(b, sources);
+	buf_addf(b, "\" data-e=\"|%s|\"", eligible ? "yes" : "no");
+}
+
+static void
+change_text(buf *b, const struct schange *h)
+{
+	const cJSON *fc = json_get(h->cp, "forward_change_percent");
+	char t[NUM_BUFSZ];
+
+	buf_addf(b, "%s <span class=\"%s\">%s %s%s%%</span>", metric_table[h->metric].key,
+	    h->worse ? "w" : "b", h->worse ? "worse" : "better",
+	    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
+	    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
+}
+
+/* One row of every cohort (end tags left out, as HTML5 allows: 2,000 rows). */
+static void
+index_row(buf *b, const struct site *s, const struct cohort *c)
+{
+	const struct srec *r = c->last;
+
+	buf_adds(b, "<tr");
+	row_data(b, NULL, NULL, c->sources, c->any_eligible);
+	buf_adds(b, "><td>");
+	cohort_link(b, "", c);
+	buf_adds(b, "<td>");
+	esc(b, r->model);
+	buf_adds(b, "<td>");
+	esc(b, r->gpu);
+	buf_adds(b, "<td>");
+	statuses(b, r);
+	for (int m = 0; m < METRIC_COUNT; m++)
+		if (s->column[m])
+			change_cell(b, s, c, m);
+	buf_adds(b, "<td>");
+	if (c->latest_change != NULL) {
+		change_text(b, c->latest_change);
+		buf_adds(b, " ");
+		commit_link(b, "", c, json_str(c->latest_change->cp, "commit_sha") ?
+		    json_str(c->latest_change->cp, "commit_sha") : "");
+	}
+	buf_addf(b, "<td data-v=\"%lld\">", r->instant == ISOTIME_MIN ? 0LL :
+	    (long long)(r->instant / 1000000));
+	fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
+	buf_adds(b, " ");
+	if (*r->commit)
+		commit_link(b, "", c, r->commit);
+	buf_addc(b, '\n');
+}
+
+/* What needs attention, worst first. */
+struct alert {
+	int rank;
+	int64_t instant;
+	const struct cohort *c;
+	const struct schange *h;
+	const struct srec *r;
+	int metric;
+};
+
+static int
+cmp_alert(const void *a, const void *b)
+{
+	const struct alert *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank - y->rank;
+	if (x->instant != y->instant)
+		return x->instant > y->instant ? -1 : 1;
+	return natcmp(x->c->label, y->c->label);
+}
+
+/* The latest scheduled run of a cohort when it failed its gate, else NULL. */
+static const struct srec *
+scheduled_failure(const struct site *s, const struct cohort *c)
+{
+	for (size_t i = c->n; i-- > 0;) {
+		const struct srec *r = &s->r[c->rows[i]];
+		if (strcmp(r->src, "scheduled_main") == 0)
+			return failing(r->status) ? r : NULL;
+	}
+	return NULL;
+}
+
+static struct alert *
+alerts_of(const struct site *s, size_t *na)
+{
+	struct alert *a = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nch; i++) {
+		const struct schange *h = &s->ch[i];
+		if (!h->worse || strcmp(h->state, "undecided") != 0 || h->cohort == (size_t)-1)
+			continue;
+		a = erealloc(a, (n + 1) * sizeof *a);
+		a[n++] = (struct alert){ 0, h->instant, &s->c[h->cohort], h, NULL, h->metric };
+	}
+	for (size_t i = 0; i < s->nc; i++) {
+		const struct cohort *c = &s->c[i];
+		const struct srec *r = scheduled_failure(s, c);
+
+		if (r != NULL) {
+			a = erealloc(a, (n + 1) * sizeof *a);
+			a[n++] = (struct alert){ 1, r->instant, c, NULL, r, -1 };
+		}
+		for (int m = 0; m < METRIC_COUNT; m++)
+			if (c->gate[m].rp.advice == SENS_NOISY || c->gate[m].rp.advice == SENS_BLIND) {
+				a = erealloc(a, (n + 1) * sizeof *a);
+				a[n++] = (struct alert){ 2, c->last->instant, c, NULL, NULL, m };
+			}
+		if (c->stale) {
+			a = erealloc(a, (n + 1) * sizeof *a);
+			a[n++] = (struct alert){ 3, c->last->instant, c, NULL, NULL, -1 };
+		}
+	}
+	if (n > 1)
+		qsort(a, n, sizeof *a, cmp_alert);
+	*na = n;
+	return a;
+}
+
+static void
+pct_text(buf *b, double f)
+{
+	char t[NUM_BUFSZ];
+
+	buf_addf(b, "%s%%", num_fixed(t, f * 100, 1));
+}
+
+static void
+attention(buf *b, const struct site *s)
+{
+	size_t na;
+	struct alert *a = alerts_of(s, &na);
+
+	buf_adds(b, "<h2 id=\"attention\">Needs attention</h2>\n");
+	if (na == 0) {
+		buf_adds(b, "<p>Nothing: no undecided worse change point, no failing scheduled "
+		    "run, no noisy or blind gate, no stale cohort.</p>\n");
+		free(a);
+		return;
+	}
+	buf_adds(b, "<table class=\"f\"><thead><tr><th>What</th><th>Cohort</th><th>Detail</th>"
+	    "<th>When</th><th>Commit</th></tr></thead><tbody>\n");
+	for (size_t i = 0; i < na && i < ATTENTION; i++) {
+		const struct alert *e = &a[i];
+		const struct srec *last = e->c->last;
+
+		buf_adds(b, "<tr");
+		row_data(b, last->model, last->gpu, e->c->sources, e->c->any_eligible);
+		buf_adds(b, "><td>");
+		switch (e->rank) {
+		case 0:
+			buf_adds(b, "<span class=\"w\">worse change point</span></td><td>");
+			cohort_link(b, "", e->c);
+			buf_adds(b, "</td><td>");
+			change_text(b, e->h);
+			buf_adds(b, ", ");
+			esc(b, e->h->state);
+			break;
+		case 1:
+			buf_adds(b, "<span class=\"w\">scheduled run failed</span></td><td>");
+			cohort_link(b, "", e->c);
+			buf_adds(b, "</td><td>");
+			badge(b, e->r->status);
+			buf_adds(b, " ");
+			{
+				char *cut = strlen(e->r->reason) > 200 ?
+				    easprintf("%.197s...", e->r->reason) : NULL;
+				esc(b, cut != NULL ? cut : e->r->reason);
+				free(cut);
+			}
+			break;
+		case 2:
+			buf_addf(b, "%s gate</td><td>", sens_advice_name(e->c->gate[e->metric].rp.advice));
+			cohort_link(b, "", e->c);
+			buf_addf(b, "</td><td>%s: noise ", metric_table[e->metric].key);
+			pct_text(b, e->c->gate[e->metric].ns.spread);
+			buf_adds(b, ", false alarms ");
+			pct_text(b, e->c->gate[e->metric].rp.far);
+			buf_adds(b, ", detects ");
+			pct_text(b, e->c->gate[e->metric].rp.mde);
+			break;
+		default:
+			buf_adds(b, "stale</td><td>");
+			cohort_link(b, "", e->c);
+			buf_adds(b, "</td><td>no run since ");
+			fmt_time(b, last->instant, "%Y-%m-%d");
+		}
+		buf_adds(b, "</td><td>");
+		fmt_time(b, e->instant, "%Y-%m-%d %H:%M");
+		buf_adds(b, "</td><td>");
+		{
+			const char *commit = e->h != NULL ? json_str(e->h->cp, "commit_sha") :
+			    e->r != NULL ? e->r->commit : last->commit;
+			if (*commit != '\0')
+				commit_link(b, "", e->c, commit);
+		}
+		buf_adds(b, "</td></tr>\n");
+	}
+	buf_adds(b, "</tbody></table>\n");
+	if (na > ATTENTION)
+		buf_addf(b, "<p class=\"meta\">%zu more not shown.</p>\n", na - ATTENTION);
+	free(a);
+}
+
+static void
+index_page(buf *b, struct site *s)
+{
+	page_head(b, s, s->title, "");
+	buf_addf(b, "<p class=\"meta\">%zu record%s in %zu cohort%s; %zu change point%s.</p>\n",
+	    s->n, s->n == 1 ? "" : "s", s->nc, s->nc == 1 ? "" : "s", s->nch,
+	    s->nch == 1 ? "" : "s");
+	if (s->nc == 0) {
+		buf_adds(b, "<p>The store holds no records: nothing to show.</p>\n");
+		page_tail(b);
+		return;
+	}
+	filter_form(b, s, NULL);
+	attention(b, s);
+	buf_adds(b, "<h2 id=\"cohorts\">Every cohort</h2>\n<table class=\"f all\"><thead><tr>"
+	    "<th data-k>Cohort</th><th data-k data-f=\"m\">Model</th><th data-k data-f=\"g\">GPU</th><th data-k>Status</th>");
+	for (int m = 0; m < METRIC_COUNT; m++)
+		if (s->column[m])
+			buf_addf(b, "<th data-k title=\"latest against its baseline median\">%s</th>",
+			    metric_table[m].label);
+	buf_adds(b, "<th data-k>Latest change point</th><th data-k>Last run</th></tr></thead>"
+	    "<tbody>\n");
+	for (size_t i = 0; i < s->nc; i++)
+		index_row(b, s, &s->c[s->sorted[i]]);
+	buf_adds(b, "</tbody></table>\n");
+	page_tail(b);
+}
+
+/* ---- a cohort's page ---- */
+
+#define CW 720.0
+#define CH 200.0
+#define PL 56.0
+#define PR 12.0
+#define PT 10.0
+#define PB 24.0
+#define PW (CW - PL - PR)
+
+/* A coordinate rounded to a whole unit, without printf. */
+static void
+icoord(buf *b, double v)
+{
+	char t[24];
+	long long x;
+	int n = 0;
+
+	if (!(fabs(v) < 1e15)) {
+		buf_addf(b, "%.0f", v);
+		return;
+	}
+	x = llround(v);
+	if (x < 0) {
+		buf_addc(b, '-');
+		x = -x;
+	}
+	do {
+		t[n++] = (char)('0' + x % 10);
+		x /= 10;
+	} while (x > 0);
+	while (n > 0)
+		buf_addc(b, t[--n]);
+}
+
+/* A coordinate with one decimal ("%.1f"), without printf. */
+static void
+coord1(buf *b, double v)
+{
+	long long x;
+
+	if (!(fabs(v) < 1e14)) {
+		buf_addf(b, "%.1f", v);
+		return;
+	}
+	x = llround(v * 10);
+	if (x < 0) {
+		buf_addc(b, '-');
+		x = -x;
+	}
+	icoord(b, (double)(x / 10));
+	buf_addc(b, '.');
+	buf_addc(b, (char)('0' + x % 10));
+}
+
+static double
+x_of(size_t k, size_t n)
+{
+	return n < 2 ? PL + PW / 2 : PL + (double)k / (double)(n - 1) * PW;
+}
+
+static double
+y_of(const struct svgaxis *ya, double v)
+{
+	return PT + (ya->hi - v) / (ya->hi - ya->lo) * (CH - PT - PB);
+}
+
+static int
+shape_of(const char *status)
+{
+	return strcmp(status, "PASS") == 0 ? 0 : strcmp(status, "REGRESSION") == 0 ? 1 :
+	    strcmp(status, "CALIBRATION_NEEDED") == 0 ? 2 : 3;
+}
+
+/*
+ * The chart of metric m: its records in order (the x axis counts records,
+ * the ticks give their dates), the line, the rolling baseline median, the
+ * gate's band and the noise band at the latest baseline, the change points,
+ * and a marker for each of the last MARKERS records, linked to its build
+ * (else its row) and titled with its commit and value.
+ */
+static void
+chart(buf *b, const struct site *s, const struct cohort *c, int m)
+{
+	const struct srec *last = c->last;
+	size_t *idx = emalloc((c->n + 1) * sizeof *idx), n = 0;
+	double lo = INFINITY, hi = -INFINITY, med = 0, edge = 0;
+	bool band = false;
+	struct svgaxis ya;
+	int prec = metric_table[m].precision;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (s->r[c->rows[i]].has[m]) {
+			idx[n++] = c->rows[i];
+			lo = fmin(lo, s->r[c->rows[i]].v[m]);
+			hi = fmax(hi, s->r[c->rows[i]].v[m]);
+		}
+	if (last->has_base[m] && last->base[m] > 0) {
+		double tol = fmax(last->pol[m].threshold_percent * last->base[m],
+		    last->pol[m].threshold_absolute);
+		med = last->base[m];
+		edge = metric_table[m].higher_is_better ? med - tol : med + tol;
+		band = true;
+		lo = fmin(lo, fmin(med, edge));
+		hi = fmax(hi, fmax(med, edge));
+	}
+	svgaxis_linear(&ya, lo, hi, 4);
+	buf_addf(b, "<figure id=\"m-%s\"><figcaption>%s (%s)</figcaption>"
+	    "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", metric_table[m].key,
+	    metric_table[m].label, units[m], CW, CH);
+	esc(b, c->label);
+	buf_addf(b, ": %s</title><path class=\"g\" d=\"", metric_table[m].key);
+	for (int t = 0; t < ya.n; t++)
+		buf_addf(b, "M%.0f %.1fH%.0f", PL, y_of(&ya, ya.v[t]), CW - PR);
+	buf_adds(b, "\"/>");
+	for (int t = 0; t < ya.n; t++)
+		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4,
+		    y_of(&ya, ya.v[t]) + 3.5, ya.label[t]);
+	/* Dates under five evenly spaced records. */
+	for (int t = 0; t < 5 && n > 0; t++) {
+		size_t k = n < 2 ? 0 : (size_t)lround((double)t * (double)(n - 1) / 4);
+		buf lab = BUF_INIT;
+		if (t > 0 && n < 5 && k == (size_t)lround((double)(t - 1) * (double)(n - 1) / 4))
+			continue;
+		fmt_time(&lab, s->r[idx[k]].instant, n > 0 && s->r[idx[n - 1]].instant -
+		    s->r[idx[0]].instant < 5 * 86400 * 1000000LL ? "%m-%d %H:%M" : "%Y-%m-%d");
+		double x = x_of(k, n);
+		const char *an = svgaxis_anchor(x, svgaxis_text_width(lab.s, 10), 0, CW);
+		buf_addf(b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>", x, CH - 8,
+		    an, lab.s);
+		buf_free(&lab);
+		if (n < 2)
+			break;
+	}
+	if (band) {
+		const struct sens_noise *ns = &c->gate[m].ns;
+		double y1 = y_of(&ya, med), y2 = y_of(&ya, edge);
+		buf lab = BUF_INIT;
+
+		if (ns->known && ns->spread > 0) {
+			double a = y_of(&ya, fmin(hi, med * (1 + ns->spread)));
+			double z = y_of(&ya, fmax(lo, med * (1 - ns->spread)));
+			buf_addf(b, "<rect class=\"noise\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
+			    "height=\"%.1f\"><title>noise: ", PL, a, PW, z - a);
+			pct_text(b, ns->spread);
+			buf_adds(b, " of the median</title></rect>");
+		}
+		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
+		    "height=\"%.1f\"><title>gate: baseline median ", PL, fmin(y1, y2), PW,
+		    fabs(y2 - y1));
+		num_text(&lab, med, prec);
+		buf_addf(b, "%s %s, regression past ", lab.s, units[m]);
+		buf_reset(&lab);
+		num_text(&lab, edge, prec);
+		buf_addf(b, "%s %s</title></rect>", lab.s, units[m]);
+		buf_free(&lab);
+	}
+	/* The rolling baseline median of each record. */
+	buf_adds(b, "<path class=\"md\" d=\"");
+	for (size_t k = 0, pen = 0; k < n; k++) {
+		const struct srec *r = &s->r[idx[k]];
+		if (!r->has_base[m]) {
+			pen = 0;
+			continue;
+		}
+		buf_addc(b, pen++ ? 'L' : 'M');
+		icoord(b, x_of(k, n));
+		buf_addc(b, ' ');
+		icoord(b, y_of(&ya, r->base[m]));
+	}
+	buf_adds(b, "\"/><polyline class=\"ln\" points=\"");
+	for (size_t k = 0; k < n; k++) {
+		if (k > 0)
+			buf_addc(b, ' ');
+		icoord(b, x_of(k, n));
+		buf_addc(b, ',');
+		icoord(b, y_of(&ya, s->r[idx[k]].v[m]));
+	}
+	buf_adds(b, "\"/>");
+	/* Change points: a line at the first record at or after each. */
+	for (size_t i = 0; i < s->nch; i++) {
+		const struct schange *h = &s->ch[i];
+		size_t k;
+
+		if (h->metric != m || h->cohort != (size_t)(c - s->c))
+			continue;
+		for (k = 0; k < n && s->r[idx[k]].instant < h->instant; k++)
+			;
+		if (k == n)
+			continue;
+		buf_addf(b, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\">"
+		    "<title>", h->worse ? "cw" : "cb", x_of(k, n), x_of(k, n), PT, CH - PB);
+		buf lab = BUF_INIT;
+		change_text(&lab, h);
+		/* the title is text: drop the span */
+		for (char *p = lab.s; p != NULL && (p = strchr(p, '<')) != NULL;) {
+			char *e = strchr(p, '>');
+			if (e == NULL)
+				break;
+			memmove(p, e + 1, strlen(e + 1) + 1);
+		}
+		buf_addf(b, "change point: %s, commit %.7s, %s</title></line>", lab.s,
+		    json_str(h->cp, "commit_sha") ? json_str(h->cp, "commit_sha") : "",
+		    h->state);
+		buf_free(&lab);
+	}
+	for (size_t k = n > MARKERS ? n - MARKERS : 0; k < n; k++) {
+		const struct srec *r = &s->r[idx[k]];
+		buf lab = BUF_INIT;
+
+		buf_adds(b, "<a href=\"");
+		if (r->url != NULL)
+			esc(b, r->url);
+		else {
+			buf_addc(b, '#');
+			esc(b, r->commit);
+		}
+		buf_addf(b, "\"><circle class=\"p%d\" cx=\"", shape_of(r->status));
+		coord1(b, x_of(k, n));
+		buf_adds(b, "\" cy=\"");
+		coord1(b, y_of(&ya, r->v[m]));
+		buf_adds(b, "\" r=\"3\"><title>");
+		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
+		buf_adds(b, " ");
+		buf_add(b, *r->commit ? r->commit : "unknown",
+		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
+		num_text(&lab, r->v[m], prec > 3 ? prec : 3);
+		buf_addf(b, " %s %s ", lab.s, units[m]);
+		esc(b, *r->status ? r->status : "no status");
+		buf_adds(b, "</title></circle></a>");
+		buf_free(&lab);
+	}
+	buf_adds(b, "</svg></figure>\n");
+	free(idx);
+}
+
+/*
+ * The records, newest first: each row's id is its commit (the first row
+ * of that commit). End tags of cells and rows are left out, as HTML5
+ * allows, for the size of a long history.
+ */
+static void
+records_table(buf *b, const struct site *s, const struct cohort *c)
+{
+	buf_adds(b, "<h2 id=\"records\">Records</h2>\n<table class=\"f rec\"><thead><tr>"
+	    "<th data-k>Time</th><th data-k>Commit</th><th data-k data-f=\"s\">Run source</th>"
+	    "<th data-k data-f=\"e\">Eligible</th>");
+	for (int m = 0; m < METRIC_COUNT; m++)
+		if (s->column[m])
+			buf_addf(b, "<th data-k>%s</th>", metric_table[m].label);
+	buf_adds(b, "<th data-k>Status (stored, today)</th><th>Reason</th></tr></thead><tbody>\n");
+	for (size_t i = c->n; i-- > 0;) {
+		const struct srec *r = &s->r[c->rows[i]];
+
+		buf_adds(b, "<tr");
+		if (r->anchor) {
+			buf_adds(b, " id=\"");
+			esc(b, r->commit);
+			buf_adds(b, "\"");
+		}
+		buf_adds(b, "><td>");
+		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
+		buf_adds(b, "<td>");
+		if (r->url != NULL) {
+			buf_adds(b, "<a href=\"");
+			esc(b, r->url);
+			buf_adds(b, "\">");
+		}
+		buf_adds(b, "<code>");
+		buf_add(b, *r->commit ? r->commit : "unknown",
+		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
+		buf_adds(b, r->url != NULL ? "</code></a><td>" : "</code><td>");
+		esc(b, *r->src ? r->src : "unknown");
+		buf_addf(b, "<td>%s", r->eligible ? "yes" : "no");
+		for (int m = 0; m < METRIC_COUNT; m++) {
+			if (!s->column[m])
+				continue;
+			buf_adds(b, "<td>");
+			if (r->has[m])
+				num_text(b, r->v[m], metric_table[m].precision > 3 ?
+				    metric_table[m].precision : 3);
+		}
+		buf_adds(b, "<td>");
+		statuses(b, r);
+		buf_adds(b, "<td>");
+		if (failing(r->status)) {
+			char *cut = strlen(r->reason) > 300 ? easprintf("%.297s...", r->reason) : NULL;
+			esc(b, cut != NULL ? cut : r->reason);
+			free(cut);
+		}
+		buf_addc(b, '\n');
+	}
+	buf_adds(b, "</tbody></table>\n");
+}
+
+static void
+sensitivity_table(buf *b, const struct site *s, const struct cohort *c)
+{
+	buf_adds(b, "<h2 id=\"sensitivity\">Sensitivity</h2>\n<p class=\"meta\">Of each gate at "
+	    "the noise of the last trusted runs (today's floors): the chance that a run without "
+	    "any change fails, and the smallest regression it catches four times in five.</p>\n"
+	    "<table><thead><tr><th>Metric</th><th>Runs</th><th>Noise</th><th>Floors</th>"
+	    "<th>False alarms</th><th>Detects</th><th>Advice</th></tr></thead><tbody>\n");
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		const struct sgate *g = &c->gate[m];
+		bool known = g->rp.advice != SENS_UNKNOWN;
+		buf lab = BUF_INIT;
+
+		if (!s->column[m])
+			continue;
+		buf_addf(b, "<tr><td>%s</td><td class=\"n\">%zu</td><td class=\"n\">",
+		    metric_table[m].key, g->ns.n);
+		if (g->ns.known)
+			pct_text(b, g->ns.spread);
+		buf_adds(b, "</td><td>&gt;");
+		pct_text(b, c->last->pol[m].threshold_percent);
+		num_text(&lab, c->last->pol[m].threshold_absolute, metric_table[m].precision);
+		buf_addf(b, " and &gt;%s %s%s</td><td class=\"n\">", lab.s, units[m],
+		    c->last->pol[m].gated ? "" : " (not gated)");
+		if (known)
+			pct_text(b, g->rp.far);
+		buf_adds(b, "</td><td class=\"n\">");
+		if (known)
+			pct_text(b, g->rp.mde);
+		buf_addf(b, "</td><td>%s</td></tr>\n", sens_advice_name(g->rp.advice));
+		buf_free(&lab);
+	}
+	buf_adds(b, "</tbody></table>\n");
+}
+
+static void
+ab_table(buf *b, const struct site *s, const struct cohort *c)
+{
+	bool any = false;
+	char t[NUM_BUFSZ];
+
+	for (size_t i = 0; i < s->nab; i++) {
+		const cJSON *e = s->ab[i].result, *iv = json_get(e, "interval");
+		bool mine = false;
+
+		for (size_t j = 0; j < c->n && !mine; j++)
+			mine = strcmp(s->r[c->rows[j]].model, s->ab[i].benchmark) == 0;
+		if (!mine)
+			continue;
+		if (!any)
+			buf_adds(b, "<h2 id=\"ab\">A/B results</h2>\n<table><thead><tr><th>Report</th>"
+			    "<th>Metric</th><th>Pairs</th><th>Ratio (head / base)</th><th>Interval</th>"
+			    "<th>Verdict</th></tr></thead><tbody>\n");
+		any = true;
+		buf_adds(b, "<tr><td>");
+		esc(b, s->ab[i].file);
+		buf_adds(b, "</td><td>");
+		esc(b, json_str(e, "metric") ? json_str(e, "metric") : "");
+		buf_adds(b, "</td><td class=\"n\">");
+		if (cJSON_IsNumber(json_get(e, "pairs")))
+			buf_addf(b, "%d", json_get(e, "pairs")->valueint);
+		buf_adds(b, "</td><td class=\"n\">");
+		if (cJSON_IsNumber(json_get(e, "ratio")))
+			buf_adds(b, num_fixed(t, json_get(e, "ratio")->valuedouble, 4));
+		buf_adds(b, "</td><td class=\"n\">");
+		if (cJSON_IsNumber(json_get(iv, "low")) && cJSON_IsNumber(json_get(iv, "high"))) {
+			buf_addf(b, "%s to ", num_fixed(t, json_get(iv, "low")->valuedouble, 4));
+			buf_adds(b, num_fixed(t, json_get(iv, "high")->valuedouble, 4));
+		}
+		buf_adds(b, "</td><td>");
+		esc(b, json_str(e, "verdict") ? json_str(e, "verdict") : "");
+		buf_adds(b, "</td></tr>\n");
+	}
+	if (any)
+		buf_adds(b, "</tbody></table>\n");
+}
+
+static void
+cohort_page(buf *b, struct site *s, const struct cohort *c)
+{
+	const struct srec *r = c->last;
+
+	page_head(b, s, c->label, "../");
+	buf_adds(b, "<p>");
+	esc(b, r->model);
+	buf_adds(b, " | ");
+	esc(b, r->gpu);
+	buf_addf(b, " &middot; %zu record%s &middot; latest ", c->n, c->n == 1 ? "" : "s");
+	statuses(b, r);
+	buf_addf(b, " &middot; <a href=\"../data/%s.json\">data</a></p>\n<table><tbody>", c->id);
+	for (int k = 0; k < IDENTITY_KEYS; k++) {
+		buf_addf(b, "<tr><th>%s</th><td><code>", identity_keys[k]);
+		esc(b, *c->key[3 + k] ? c->key[3 + k] : "(missing)");
+		buf_adds(b, "</code></td></tr>");
+	}
+	buf_adds(b, "</tbody></table>\n");
+	filter_form(b, s, c);
+	buf_adds(b, "<h2 id=\"charts\">History</h2>\n<p class=\"meta\">Each point is a record "
+	    "(click: its build); the dashed line is the rolling baseline median, the green band "
+	    "the gate from it to where the latest record would regress, the grey band the "
+	    "noise.</p>\n");
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		bool any = false;
+		for (size_t i = 0; i < c->n && !any; i++)
+			any = s->r[c->rows[i]].has[m];
+		if (any)
+			chart(b, s, c, m);
+	}
+	{
+		bool any = false;
+		for (size_t i = 0; i < s->nch; i++) {
+			const struct schange *h = &s->ch[i];
+			if (h->cohort != (size_t)(c - s->c))
+				continue;
+			if (!any)
+				buf_adds(b, "<h2 id=\"changes\">Change points</h2>\n<ul>\n");
+			any = true;
+			buf_adds(b, "<li>");
+			fmt_time(b, h->instant, "%Y-%m-%d %H:%M");
+			buf_adds(b, " ");
+			change_text(b, h);
+			buf_adds(b, " at ");
+			commit_link(b, "../", c, json_str(h->cp, "commit_sha") ?
+			    json_str(h->cp, "commit_sha") : "");
+			buf_adds(b, ", ");
+			esc(b, h->state);
+			buf_adds(b, "</li>\n");
+		}
+		if (any)
+			buf_adds(b, "</ul>\n");
+	}
+	records_table(b, s, c);
+	sensitivity_table(b, s, c);
+	ab_table(b, s, c);
+	page_tail(b);
+}
+
+static void
+changes_page(buf *b, const struct site *s)
+{
+	char t[NUM_BUFSZ];
+
+	page_head(b, s, "Change points", "");
+	if (s->nch == 0) {
+		buf_adds(b, "<p>No change points (give perf-changes' output with --changes).</p>\n");
+		page_tail(b);
+		return;
+	}
+	buf_adds(b, "<table><thead><tr><th data-k>Time</th><th data-k>Cohort</th><th data-k>Metric"
+	    "</th><th data-k>Change</th><th data-k>p-value</th><th>Commits</th><th data-k>State"
+	    "</th></tr></thead><tbody>\n");
+	for (size_t i = 0; i < s->nch; i++) {
+		const struct schange *h = &s->ch[i];
+		const struct cohort *c = h->cohort != (size_t)-1 ? &s->c[h->cohort] : NULL;
+		const cJSON *pv = json_get(h->cp, "pvalue"), *fc = json_get(h->cp, "forward_change_percent");
+		const char *prev = json_str(json_get(h->cp, "previous"), "commit_sha");
+		const char *commit = json_str(h->cp, "commit_sha");
+
+		buf_adds(b, "<tr><td>");
+		fmt_time(b, h->instant, "%Y-%m-%d %H:%M");
+		buf_adds(b, "</td><td>");
+		if (c != NULL)
+			cohort_link(b, "", c);
+		else {
+			esc(b, json_str(h->cp, "model_id") ? json_str(h->cp, "model_id") : "");
+			buf_adds(b, " (not in the store)");
+		}
+		buf_addf(b, "</td><td>%s</td><td class=\"n\" data-v=\"%s\"><span class=\"%s\">%s "
+		    "%s%s%%</span></td><td class=\"n\">", metric_table[h->metric].key,
+		    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 2),
+		    h->worse ? "w" : "b", h->worse ? "worse" : "better",
+		    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
+		    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
+		if (cJSON_IsNumber(pv) && isfinite(pv->valuedouble)) {
+			char rp[NUM_BUFSZ];
+			buf_adds(b, num_repr(rp, pv->valuedouble));
+		}
+		buf_adds(b, "</td><td>");
+		if (*prev != '\0' && c != NULL) {
+			commit_link(b, "", c, prev);
+			buf_adds(b, "..");
+		}
+		if (*commit != '\0' && c != NULL)
+			commit_link(b, "", c, commit);
+		buf_adds(b, "</td><td>");
+		esc(b, h->state);
+		buf_adds(b, "</td></tr>\n");
+	}
+	buf_adds(b, "</tbody></table>\n");
+	page_tail(b);
+}
+
+/* An Atom date: "2026-06-12T00:00:00Z". */
+static void
+atom_time(buf *b, int64_t us)
+{
+	fmt_time(b, us == ISOTIME_MIN ? 0 : us, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+static void
+feed_entry(buf *b, const char *id, const char *title, const struct cohort *c,
+    const char *commit, int64_t when, const char *summary)
+{
+	buf_adds(b, "<entry><id>");
+	esc(b, id);
+	buf_adds(b, "</id><title>");
+	esc(b, title);
+	buf_addf(b, "</title><link href=\"c/%s.html#", c->id);
+	esc(b, commit);
+	buf_adds(b, "\"/><updated>");
+	atom_time(b, when);
+	buf_adds(b, "</updated><summary>");
+	esc(b, summary);
+	buf_adds(b, "</summary></entry>\n");
+}
+
+/* New worse change points and failures of the latest scheduled runs. */
+static void
+feed(buf *b, const struct site *s)
+{
+	char hex[SHA256_HEX];
+	size_t na;
+	struct alert *a = alerts_of(s, &na);
+	int64_t updated = ISOTIME_MIN;
+	size_t shown = 0;
+
+	for (size_t i = 0; i < na; i++)
+		if (a[i].rank <= 1 && a[i].instant > updated)
+			updated = a[i].instant;
+	canon_sha256_hex(s->title, strlen(s->title), hex);
+	buf_adds(b, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
+	    "<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<title>");
+	esc(b, s->title);
+	buf_addf(b, ": regressions</title><id>urn:perfkite:site:%.16s</id><updated>", hex);
+	atom_time(b, updated);
+	buf_adds(b, "</updated><author><name>perfkite</name></author>"
+	    "<link href=\"index.html\"/>\n");
+	for (size_t i = 0; i < na && shown < 100; i++) {
+		const struct alert *e = &a[i];
+		buf id = BUF_INIT, title = BUF_INIT, sum = BUF_INIT;
+		char t[NUM_BUFSZ];
+
+		if (e->rank == 0) {
+			const char *commit = json_str(e->h->cp, "commit_sha");
+			const cJSON *fc = json_get(e->h->cp, "forward_change_percent");
+			buf_addf(&id, "urn:perfkite:change:%s:%s:%s", e->c->id,
+			    metric_table[e->metric].key, commit ? commit : "");
+			buf_addf(&title, "%s: %s worse %s%s%%", e->c->label, metric_table[e->metric].key,
+			    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
+			    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
+			buf_addf(&sum, "change point at commit %s", commit ? commit : "unknown");
+			feed_entry(b, id.s, title.s, e->c, commit ? commit : "", e->instant, sum.s);
+		} else if (e->rank == 1) {
+			buf_addf(&id, "urn:perfkite:failure:%s:%s:%s", e->c->id, e->r->commit, e->r->ts);
+			buf_addf(&title, "%s: %s", e->c->label, e->r->status);
+			feed_entry(b, id.s, title.s, e->c, e->r->commit, e->instant, e->r->reason);
+		} else
+			continue;
+		shown++;
+		buf_free(&id);
+		buf_free(&title);
+		buf_free(&sum);
+	}
+	buf_adds(b, "</feed>\n");
+	free(a);
+}
+
+/*
+ * A cohort's series, by column: each key of "records" is an array with
+ * one element per record, oldest first ("metrics" holds one such array
+ * per metric, null where the record has none).
+ */
+static cJSON *
+data_json(const struct site *s, const struct cohort *c)
+{
+	static const char *const cols[] = { "timestamp", "commit_sha", "run_source",
+	    "baseline_eligible", "success", "comparison_status", "today_status", "build_url" };
+	cJSON *o = json_new_object(), *id = json_new_object(), *recs = json_new_object();
+	cJSON *a[8], *ms = json_new_object(), *mv[METRIC_COUNT];
+
+	json_set(o, "cohort", json_new_string(c->id));
+	json_set(o, "label", json_new_string(c->label));
+	json_set(o, "kind", json_new_string(c->key[0]));
+	json_set(o, "model_id", json_new_string(c->last->model));
+	json_set(o, "gpu_type", json_new_string(c->last->gpu));
+	for (int k = 0; k < IDENTITY_KEYS; k++)
+		json_set(id, identity_keys[k], json_new_string(c->key[3 + k]));
+	json_set(o, "identity", id);
+	for (int k = 0; k < 8; k++)
+		a[k] = json_new_array();
+	for (int m = 0; m < METRIC_COUNT; m++)
+		mv[m] = json_new_array();
+	for (size_t i = 0; i < c->n; i++) {
+		const struct srec *r = &s->r[c->rows[i]];
+
+		json_append(a[0], json_new_string(r->ts));
+		json_append(a[1], json_new_string(r->commit));
+		json_append(a[2], json_new_string(r->src));
+		json_append(a[3], json_new_bool(r->eligible));
+		json_append(a[4], json_new_bool(r->success));
+		json_append(a[5], json_new_string(r->status));
+		json_append(a[6], json_new_string(r->today));
+		json_append(a[7], r->url != NULL ? json_new_string(r->url) : json_new_null());
+		for (int m = 0; m < METRIC_COUNT; m++)
+			json_append(mv[m], r->has[m] ? json_new_float(r->v[m]) : json_new_null());
+	}
+	for (int k = 0; k < 8; k++)
+		json_set(recs, cols[k], a[k]);
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		if (s->column[m])
+			json_set(ms, metric_table[m].key, mv[m]);
+		else
+			cJSON_Delete(mv[m]);
+	}
+	json_set(recs, "metrics", ms);
+	json_set(o, "records", recs);
+	return o;
+}
+
+/* Writes b to dir/name whole; false after reporting. */
+static bool
+put(const char *dir, const char *name, const buf *b)
+{
+	char *path = easprintf("%s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+	size_t off = 0;
+	bool ok = fd >= 0;
+
+	while (ok && off < b->len) {
+		ssize_t w = write(fd, b->s + off, b->len - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			ok = false;
+		else
+			off += (size_t)w;
+	}
+	if (fd >= 0 && close(fd) != 0)
+		ok = false;
+	if (!ok)
+		warnx_("%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+	free(path);
+	return ok;
+}
+
+int
+site_write(struct site *s, const char *dir)
+{
+	buf b = BUF_INIT;
+	char *sub;
+	bool ok = true;
+
+	group(s);
+	place_changes(s);
+	for (int k = 0; k < 2; k++) {
+		sub = easprintf("%s/%s", dir, k == 0 ? "c" : "data");
+		if (mkdir(sub, 0777) != 0) {
+			warnx_("%s: cannot create: %s", sub, strerror(errno));
+			free(sub);
+			return -1;
+		}
+		free(sub);
+	}
+	index_page(&b, s);
+	ok &= put(dir, "index.html", &b);
+	buf_reset(&b);
+	changes_page(&b, s);
+	ok &= put(dir, "changes.html", &b);
+	buf_reset(&b);
+	feed(&b, s);
+	ok &= put(dir, "feed.xml", &b);
+	for (size_t i = 0; ok && i < s->nc; i++) {
+		const struct cohort *c = &s->c[i];
+		char *name = easprintf("c/%s.html", c->id);
+		cJSON *o;
+
+		buf_reset(&b);
+		cohort_page(&b, s, c);
+		ok &= put(dir, name, &b);
+		free(name);
+		buf_reset(&b);
+		o = data_json(s, c);
+		json_write(&b, o, JSON_COMPACT, NULL);
+		buf_addc(&b, '\n');
+		cJSON_Delete(o);
+		name = easprintf("data/%s.json", c->id);
+		ok &= put(dir, name, &b);
+		free(name);
+	}
+	buf_free(&b);
+	return ok ? 0 : -1;
+}
+
+void
+site_free(struct site *s)
+{
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->pool_cap; i++)
+		free(s->pool[i]);
+	for (size_t i = 0; i < s->nchunks; i++)
+		free(s->chunks[i]);
+	free(s->chunks);
+	for (size_t i = 0; i < s->nc; i++) {
+		free(s->c[i].rows);
+		free(s->c[i].label);
+		free(s->c[i].sources);
+	}
+	for (size_t i = 0; i < s->nch; i++)
+		cJSON_Delete(s->cps[i]);
+	for (size_t i = 0; i < s->nabs; i++)
+		cJSON_Delete(s->abs[i]);
+	free(s->pool);
+	free(s->paths);
+	free(s->c);
+	free(s->sorted);
+	free(s->ch);
+	free(s->cps);
+	free(s->ab);
+	free(s->abs);
+	free(s->r);
+	free(s->title);
+	free(s);
+}

@@ -1,0 +1,1003 @@
+/*
+ * perf-bisect: the commit that made a benchmark slower (perf-bisect(1)):
+ * the first-parent commits (good, bad] bisected on this machine in rounds
+ * of good, a probe and bad, each run perf-collect as perf-ab runs it, each
+ * commit checked out in a worktree of its own and set up once; every
+ * decision is the library's (campaign/bisect.h). Progress as JSON lines,
+ * then the report. --step is one probe of HEAD, as a git bisect run script.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "campaign/bisect.h"
+#include "core/atomic.h"
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/isotime.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "core/num.h"
+#include "core/path.h"
+#include "core/proc.h"
+#include "lane/collect_run.h"
+#include "lane/policy.h"
+#include "lane/store/git_command.h"
+#include "lane/store/write.h"
+
+static const char usage_text[] =
+    "usage: perf-bisect --good ref --bad ref [--metric m] [--setup cmd] [--alpha a]\n"
+    "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
+    "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
+    "                   [-o report.json] [--md] [--store store] [--confirm]\n"
+    "                   [--step] [--from-change] config ...\n"
+    "\n"
+    "options:\n"
+    "  --good ref, --bad ref     the commits before and after the change\n"
+    "  --metric m                the metric bisected (default latency)\n"
+    "  --setup cmd               builds a commit in its worktree; a failure skips the commit\n"
+    "  --alpha a                 the error rate of the whole bisect (default 0.05)\n"
+    "  --confirm-rounds n        rounds before a change that does not show stops it (default 12)\n"
+    "  --probe-rounds min:max    the rounds one probe may take (default 3:24)\n"
+    "  --max-runs n              the most benchmark runs (default 600)\n"
+    "  --seed n                  the seed of the run order\n"
+    "  --cpu                     run GPU benchmarks on a machine without a GPU\n"
+    "  -t, --timeout seconds     kill a runner, and its process group, after this long\n"
+    "  -r, --runner command      the runner of every benchmark\n"
+    "  -C, --repo repo           the git repository (default the working directory)\n"
+    "  -o report.json            write the final report to this file\n"
+    "  --md                      a Markdown table on standard output; progress on stderr\n"
+    "  --store store             keep the report in this history store\n"
+    "  --confirm                 confirm each culprit with perf-ab(1) against its parent\n"
+    "  --step                    one step of git bisect run: 0 good, 1 bad, 125 skip\n"
+    "  --from-change             the range, cohort and metric from a perf-changes(1) line on stdin\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
+
+/* Exit statuses of --step, as git bisect run reads them. */
+enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
+/* The change did not reproduce. */
+#define EXIT_NOT_REPRODUCED 3
+
+static struct {
+	const char *good, *bad, *setup, *runner, *timeout, *out, *repo, *store;
+	int metric;
+	bool metric_given, from_change;
+	double alpha;
+	long confirm, probe_min, probe_max, max_runs;
+	unsigned long long seed;
+	bool md, cpu, step, ab_confirm;
+} opt;
+
+/* One commit of the range: 0 is good, n is bad. */
+struct commit {
+	char *sha;
+	char *dir;		/* its worktree, once made */
+	int ready;		/* 0 not yet, 1 set up, -1 its setup failed */
+};
+
+struct job {
+	char *repo, *work, *collect;
+	char **configs;		/* absolute */
+	int nconf;
+	struct commit *c;
+	int n;			/* commits after good */
+	char **names;
+	long runs;
+	bool interrupted;
+	cJSON *change;		/* --from-change: the change point */
+	int step_verdict;	/* --step: 1 bad, -1 good, 0 not yet */
+	bool reproduced;	/* the change was found there */
+	FILE *progress;
+};
+
+/* git args in the repository; its stdout (trimmed) in *out when given. -1 after saying why. */
+static int
+git(struct job *j, const char *const *args, char **out, const char *what)
+{
+	buf o = BUF_INIT, e = BUF_INIT;
+	int rc = git_run(j->repo, args, NULL, 0, &o, &e);
+
+	if (rc != 0) {
+		char *why = git_last_error(&e);
+
+		warnx_("%s: %s", what, why);
+		free(why);
+	} else if (out != NULL) {
+		while (o.len > 0 && (o.s[o.len - 1] == '\n' || o.s[o.len - 1] == '\r'))
+			o.s[--o.len] = '\0';
+		*out = estrdup(o.s != NULL ? o.s : "");
+	}
+	buf_free(&o);
+	buf_free(&e);
+	return rc == 0 ? 0 : -1;
+}
+
+/* The commit ref names, as 40 hex digits; NULL after saying why. */
+static char *
+resolve(struct job *j, const char *ref, const char *what)
+{
+	char *spec = easprintf("%s^{commit}", ref);
+	const char *args[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
+	buf o = BUF_INIT;
+	char *sha = NULL;
+
+	if (git_run(j->repo, args, NULL, 0, &o, NULL) == 0 && o.len >= 40) {
+		sha = estrndup(o.s, 40);
+	} else
+		warnx_("%s: %s: not a commit", what, ref);
+	buf_free(&o);
+	free(spec);
+	return sha;
+}
+
+/* The first-parent commits (good, bad], in order; -1 after saying why. */
+static int
+list_commits(struct job *j)
+{
+	char *good = resolve(j, opt.good, "--good"), *bad = resolve(j, opt.bad, "--bad");
+	char *range = NULL, *list = NULL, *parent = NULL, *p, *line;
+	const char *rl[] = { "rev-list", "--first-parent", "--reverse", NULL, NULL };
+	int rc = -1;
+
+	if (good == NULL || bad == NULL)
+		goto done;
+	range = easprintf("%s..%s", good, bad);
+	rl[3] = range;
+	if (git(j, rl, &list, "--good..--bad") != 0)
+		goto done;
+	j->c = ecalloc(strlen(list) / 40 + 2, sizeof *j->c);
+	j->c[0].sha = estrdup(good);
+	for (p = list; (line = strsep(&p, "\n")) != NULL;)
+		if (*line != '\0')
+			j->c[++j->n].sha = estrdup(line);
+	if (j->n == 0) {
+		warnx_("--bad %s: no commit after --good %s", opt.bad, opt.good);
+		goto done;
+	}
+	{
+		char *spec = easprintf("%s^", j->c[1].sha);
+		const char *rp[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
+
+		if (git(j, rp, &parent, "--good") != 0 || strcmp(parent, good) != 0)
+			warnx_("--good %s: not on the first-parent history of --bad %s", opt.good,
+			    opt.bad);
+		else
+			rc = 0;
+		free(spec);
+	}
+done:
+	free(good);
+	free(bad);
+	free(range);
+	free(list);
+	free(parent);
+	return rc;
+}
+
+/*
+ * Commit i checked out in its worktree and set up, once for the job:
+ * 1 ready, 0 its setup failed (a skip), -1 trouble (said).
+ */
+static int
+prepare(struct job *j, int i)
+{
+	struct commit *c = &j->c[i];
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)opt.setup, NULL };
+	const char *add[] = { "worktree", "add", "--detach", NULL, c->sha, NULL };
+	char *log, *what;
+	int rc;
+
+	if (c->ready != 0)
+		return c->ready > 0;
+	c->dir = easprintf("%s/tree-%d", j->work, i);
+	add[3] = c->dir;
+	if (git(j, add, NULL, "git worktree add") != 0)
+		return -1;
+	if (opt.setup == NULL) {
+		c->ready = 1;
+		return 1;
+	}
+	log = easprintf("%s/setup-%d.log", j->work, i);
+	what = easprintf("--setup at %.12s", c->sha);
+	rc = collect_run_in(c->dir, argv, log, what);
+	free(log);
+	free(what);
+	if (proc_stop_signal() != 0)
+		return -1;
+	c->ready = rc == 0 ? 1 : -1;
+	return rc == 0;
+}
+
+/*
+ * One run of commit i, perf-collect over every config: the geometric mean
+ * of the metric over their records, or NAN after saying why.
+ */
+static double
+run_one(struct job *j, int i)
+{
+	char *dir = easprintf("%s/runs/%04ld", j->work, j->runs + 1);
+	char *logf = easprintf("%s.log", dir), *what, **argv;
+	const char *key = metric_table[opt.metric].raw_key;
+	double x = NAN, sum = 0;
+	cJSON *recs, *rec;
+	int n = 0, got = 0;
+
+	argv = ecalloc((size_t)j->nconf + 10, sizeof *argv);
+	argv[n++] = j->collect;
+	if (opt.cpu)
+		argv[n++] = (char *)"--cpu";
+	if (opt.timeout != NULL) {
+		argv[n++] = (char *)"-t";
+		argv[n++] = (char *)opt.timeout;
+	}
+	if (opt.runner != NULL) {
+		argv[n++] = (char *)"-r";
+		argv[n++] = (char *)opt.runner;
+	}
+	argv[n++] = (char *)"-o";
+	argv[n++] = dir;
+	for (int c = 0; c < j->nconf; c++)
+		argv[n++] = j->configs[c];
+	argv[n] = NULL;
+	what = easprintf("run %ld at %.12s", j->runs + 1, j->c[i].sha);
+	j->runs++;
+	if (collect_run_in(j->c[i].dir, argv, logf, what) == 0) {
+		recs = collect_read_records(dir);
+		cJSON_ArrayForEach(rec, recs) {
+			const cJSON *v = json_get(rec, key);
+
+			if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
+				warnx_("%s: %s: the record has no positive %s", what,
+				    json_str(rec, "benchmark_id"), key);
+				got = -1;
+				break;
+			}
+			sum += log(v->valuedouble);
+			got++;
+		}
+		if (got >= 0 && got != j->nconf)
+			warnx_("%s: perf-collect wrote %d records for %d configs (see %s)", what, got,
+			    j->nconf, logf);
+		else if (got > 0)
+			x = exp(sum / got);
+		cJSON_Delete(recs);
+	}
+	free(argv);
+	free(what);
+	free(dir);
+	free(logf);
+	return x;
+}
+
+/* A progress line (the library's events and ours). */
+static void
+progress(void *ctx, cJSON *ev)
+{
+	struct job *j = ctx;
+	buf b = BUF_INIT;
+
+	if (strcmp(json_str(ev, "event"), "reproduced") == 0)
+		j->reproduced = true;
+	if (opt.step && strcmp(json_str(ev, "event"), "probe") == 0 && j->step_verdict == 0)
+		j->step_verdict = strcmp(json_str(ev, "verdict"), "bad") == 0 ? 1 : -1;
+	json_write(&b, ev, JSON_COMPACT, NULL);
+	buf_addc(&b, '\n');
+	fwrite(b.s, 1, b.len, j->progress);
+	fflush(j->progress);
+	buf_free(&b);
+	cJSON_Delete(ev);
+}
+
+enum outcome { DONE_FOUND, DONE_NOT_REPRODUCED, DONE_UNDECIDED, DONE_TROUBLE, DONE_SKIP };
+
+/*
+ * The rounds the library asks for until it is done, --max-runs is spent,
+ * or (--step) the probe is decided.
+ */
+static enum outcome
+run_rounds(struct job *j, struct bisect *b)
+{
+	struct bisect_round r;
+	enum bisect_state st;
+
+	while ((st = bisect_next(b, &r)) == BISECT_ROUND) {
+		double v[3];
+		bool skipped = false;
+
+		/* --step: a verdict counts once the change is known to be there. */
+		if (opt.step && j->step_verdict != 0 && j->reproduced)
+			return DONE_FOUND;
+		if (j->runs + r.nruns > opt.max_runs)
+			return DONE_UNDECIDED;
+		for (int k = 0; k < r.nruns && !skipped; k++) {
+			int ok = prepare(j, r.commit[k]);
+
+			if (ok < 0)
+				return DONE_TROUBLE;
+			if (ok > 0)
+				continue;
+			if (opt.step && r.commit[k] == 1)
+				return DONE_SKIP;
+			if (!bisect_skip(b, r.commit[k])) {
+				warnx_("--setup failed at %s %s", r.commit[k] == 0 ? "--good" : "--bad",
+				    j->c[r.commit[k]].sha);
+				return DONE_TROUBLE;
+			}
+			skipped = true;
+		}
+		if (skipped)
+			continue;
+		for (int k = 0; k < r.nruns; k++)
+			if (proc_stop_signal() != 0 || !isfinite(v[k] = run_one(j, r.commit[k])))
+				return DONE_TROUBLE;
+		bisect_record(b, v);
+	}
+	if (opt.step && j->step_verdict != 0 && j->reproduced)
+		return DONE_FOUND;
+	return st == BISECT_FOUND ? DONE_FOUND : st == BISECT_NOT_REPRODUCED ?
+	    DONE_NOT_REPRODUCED : DONE_UNDECIDED;
+}
+
+static cJSON *
+num_or_null(double x)
+{
+	return isfinite(x) ? json_new_float(x) : json_new_null();
+}
+
+/* Whether every path the commit changes is a lock file or a submodule. */
+static bool
+dependency_change(struct job *j, const char *parent, const char *sha)
+{
+	static const char *const locks[] = {
+		".lock", "package-lock.json", "go.sum", "pnpm-lock.yaml", "requirements.txt",
+		"constraints.txt", ".gitmodules",
+	};
+	const char *args[] = { "diff-tree", "-r", "--no-commit-id", "--raw", parent, sha, NULL };
+	char *out = NULL, *p, *line;
+	bool any = false, all = true;
+
+	if (git(j, args, &out, "git diff-tree") != 0)
+		return false;
+	for (p = out; (line = strsep(&p, "\n")) != NULL;) {
+		char *path = strchr(line, '\t');
+		bool dep = strncmp(line, ":160000", 7) == 0 || strstr(line, " 160000 ") != NULL;
+		size_t n;
+
+		if (path == NULL)
+			continue;
+		any = true;
+		path++;
+		n = strlen(path);
+		for (size_t k = 0; k < sizeof locks / sizeof *locks && !dep; k++) {
+			size_t m = strlen(locks[k]);
+
+			dep = n >= m && strcmp(path + n - m, locks[k]) == 0;
+		}
+		all = all && dep;
+	}
+	free(out);
+	return any && all;
+}
+
+/* The report's culprits: the library's, with subject, author and kind of change. */
+static cJSON *
+culprits_json(struct job *j, const struct bisect *b)
+{
+	cJSON *a = bisect_culprits_json(b), *k;
+
+	cJSON_ArrayForEach(k, a) {
+		const char *sha = json_str(k, "commit");
+		const char *subj[] = { "log", "-1", "--format=%s", sha, NULL };
+		const char *auth[] = { "log", "-1", "--format=%an <%ae>", sha, NULL };
+		char *out = NULL;
+
+		if (git(j, subj, &out, "git log") == 0) {
+			json_set(k, "subject", json_new_string(out));
+			free(out);
+		}
+		if (git(j, auth, &out, "git log") == 0) {
+			json_set(k, "author", json_new_string(out));
+			free(out);
+		}
+		json_set(k, "dependency_change", json_new_bool(dependency_change(j,
+		    json_str(k, "parent"), sha)));
+	}
+	return a;
+}
+
+static int
+commit_index(const struct job *j, const char *sha)
+{
+	for (int i = 0; i <= j->n; i++)
+		if (strcmp(j->c[i].sha, sha) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * --confirm: perf-ab between the culprit's parent and the culprit, in
+ * their worktrees, with the band half the change the culprit is credited
+ * with; its verdict, ratio and interval for the metric, as
+ * "confirmation" of the culprit k (or null when it could not run).
+ */
+static void
+confirm_culprit(struct job *j, cJSON *k, double delta)
+{
+	int p = commit_index(j, json_str(k, "parent")), c = commit_index(j, json_str(k, "commit"));
+	const char *slash = strrchr(j->collect, '/');
+	char *ab = slash != NULL ? easprintf("%.*s/perf-ab", (int)(slash - j->collect),
+	    j->collect) : estrdup("perf-ab");
+	char *out = easprintf("%s/confirm-%d.json", j->work, c), *log = easprintf("%s.log", out);
+	char band[32], seed[32], **argv = ecalloc((size_t)j->nconf + 24, sizeof *argv);
+	struct proc_spec spec;
+	struct proc_result res;
+	cJSON *rep = NULL, *x = json_new_null(), *r;
+	buf text = BUF_INIT;
+	json_error e;
+	int n = 0;
+
+	snprintf(band, sizeof band, "%.3f", fmax(0.5, 50 * fabs(expm1(json_num(k, "share") *
+	    delta))));
+	snprintf(seed, sizeof seed, "%llu", opt.seed);
+	if (slash != NULL && access(ab, X_OK) != 0) {
+		free(ab);
+		ab = estrdup("perf-ab");
+	}
+	argv[n++] = ab;
+	if (opt.cpu)
+		argv[n++] = (char *)"--cpu";
+	if (opt.timeout != NULL) {
+		argv[n++] = (char *)"-t";
+		argv[n++] = (char *)opt.timeout;
+	}
+	if (opt.runner != NULL) {
+		argv[n++] = (char *)"-r";
+		argv[n++] = (char *)opt.runner;
+	}
+	argv[n++] = (char *)"--base";
+	argv[n++] = j->c[p].dir;
+	argv[n++] = (char *)"--head";
+	argv[n++] = j->c[c].dir;
+	argv[n++] = (char *)"--band";
+	argv[n++] = band;
+	argv[n++] = (char *)"--seed";
+	argv[n++] = seed;
+	argv[n++] = (char *)"-o";
+	argv[n++] = out;
+	for (int i = 0; i < j->nconf; i++)
+		argv[n++] = j->configs[i];
+	argv[n] = NULL;
+	memset(&spec, 0, sizeof spec);
+	spec.argv = argv;
+	spec.log = log;
+	if (p >= 0 && c >= 0 && j->c[p].dir != NULL && j->c[c].dir != NULL &&
+	    proc_run(&spec, &res) == 0 && !res.interrupted && buf_read_file(&text, out) == 0 &&
+	    (rep = json_parse(text.s != NULL ? text.s : "", text.len, &e)) != NULL) {
+		cJSON_Delete(x);
+		x = json_new_array();
+		cJSON_ArrayForEach(r, json_get(rep, "results")) {
+			cJSON *o;
+
+			if (strcmp(json_str(r, "metric"), metric_table[opt.metric].key) != 0)
+				continue;
+			o = json_new_object();
+			json_set(o, "benchmark_id", json_new_string(json_str(r, "benchmark_id")));
+			json_set(o, "verdict", json_new_string(json_str(r, "verdict")));
+			json_set(o, "ratio", cJSON_Duplicate(json_get(r, "ratio"), true));
+			json_set(o, "interval", cJSON_Duplicate(json_get(r, "interval"), true));
+			json_set(o, "band", cJSON_Duplicate(json_get(r, "band"), true));
+			json_set(o, "pairs", cJSON_Duplicate(json_get(r, "pairs"), true));
+			json_append(x, o);
+		}
+	} else
+		warnx_("--confirm: perf-ab could not compare %.12s with its parent (see %s)",
+		    json_str(k, "commit"), log);
+	json_set(k, "confirmation", x);
+	cJSON_Delete(rep);
+	buf_free(&text);
+	free(argv);
+	free(ab);
+	free(out);
+	free(log);
+}
+
+static const char *
+status_name(enum outcome o)
+{
+	return o == DONE_FOUND ? "found" : o == DONE_NOT_REPRODUCED ? "not_reproduced" :
+	    "undecided";
+}
+
+static cJSON *
+report(struct job *j, const struct bisect *b, enum outcome o)
+{
+	cJSON *r = json_new_object(), *s = json_new_object(), *sk = json_new_array();
+
+	json_set(r, "event", json_new_string("report"));
+	json_set(r, "schema", json_new_string("perfkite.bisect-report/1"));
+	json_set(r, "status", json_new_string(status_name(o)));
+	json_set(r, "good", json_new_string(j->c[0].sha));
+	json_set(r, "bad", json_new_string(j->c[j->n].sha));
+	json_set(r, "commits", json_new_int(j->n));
+	{
+		cJSON *a = json_new_array();
+
+		for (int c = 0; c < j->nconf; c++)
+			json_append(a, json_new_string(j->configs[c]));
+		json_set(r, "configs", a);
+	}
+	if (j->change != NULL)
+		json_set(r, "change", cJSON_Duplicate(j->change, true));
+	json_set(r, "metric", json_new_string(metric_table[opt.metric].key));
+	json_set(r, "culprits", culprits_json(j, b));
+	if (opt.ab_confirm) {
+		cJSON *k;
+
+		cJSON_ArrayForEach(k, json_get(r, "culprits"))
+			confirm_culprit(j, k, bisect_delta(b));
+	}
+	json_set(r, "probes", bisect_probes_json(b));
+	for (int i = 1; i < j->n; i++)
+		if (j->c[i].ready < 0)
+			json_append(sk, json_new_string(j->c[i].sha));
+	json_set(r, "skipped", sk);
+	json_set(r, "weak_decisions", json_new_int(bisect_weak_decisions(b)));
+	json_set(r, "rounds", json_new_int(bisect_rounds(b)));
+	json_set(r, "runs", json_new_int(j->runs));
+	json_set(r, "delta", num_or_null(bisect_delta(b)));
+	json_set(r, "sigma", num_or_null(bisect_sigma(b)));
+	json_set(s, "alpha", json_new_float(opt.alpha));
+	json_set(s, "confirm_rounds", json_new_int(opt.confirm));
+	json_set(s, "probe_rounds_min", json_new_int(opt.probe_min));
+	json_set(s, "probe_rounds_max", json_new_int(opt.probe_max));
+	json_set(s, "max_runs", json_new_int(opt.max_runs));
+	json_set(s, "seed", json_new_int((long long)opt.seed));
+	json_set(s, "setup", opt.setup != NULL ? json_new_string(opt.setup) : json_new_null());
+	json_set(r, "settings", s);
+	return r;
+}
+
+/* The Markdown table of the annotation. */
+static void
+table(buf *out, const cJSON *rep)
+{
+	const cJSON *k;
+	char n1[NUM_BUFSZ], n2[NUM_BUFSZ];
+
+	buf_addf(out, "### Bisect: %.12s..%.12s, %s commits, %s runs on this agent: %s\n\n",
+	    json_str(rep, "good"), json_str(rep, "bad"), num_fixed(n1, json_num(rep, "commits"), 0),
+	    num_fixed(n2, json_num(rep, "runs"), 0), json_str(rep, "status"));
+	if (cJSON_GetArraySize(json_get(rep, "culprits")) == 0)
+		return;
+	buf_adds(out, "| Culprit | Subject | Author | Share of the change | Notes |\n"
+	    "|---|---|---|---|---|\n");
+	cJSON_ArrayForEach(k, json_get(rep, "culprits")) {
+		buf notes = BUF_INIT;
+
+		if (cJSON_IsTrue(json_get(k, "weak")))
+			buf_adds(&notes, "weak decision; ");
+		if (cJSON_IsTrue(json_get(k, "dependency_change")))
+			buf_adds(&notes, "dependency change; ");
+		if (cJSON_GetArraySize(json_get(k, "skipped_candidates")) > 0)
+			buf_adds(&notes, "skipped commits before it may be the culprit; ");
+		if (notes.len >= 2)
+			notes.s[notes.len -= 2] = '\0';
+		buf_addf(out, "| %.12s | %s | %s | %.0f%% (%.0f%%-%.0f%%) | %s |\n",
+		    json_str(k, "commit"), json_str(k, "subject"), json_str(k, "author"),
+		    100 * json_num(k, "share"), 100 * json_num(k, "share_low"),
+		    100 * json_num(k, "share_high"), notes.s != NULL ? notes.s : "");
+		buf_free(&notes);
+	}
+}
+
+/* The report to -o and stdout; false when it could not be written. */
+static bool
+write_report(const cJSON *rep)
+{
+	buf out = BUF_INIT;
+	bool ok = true;
+
+	if (opt.out != NULL) {
+		json_write(&out, rep, JSON_INDENT2, NULL);
+		buf_addc(&out, '\n');
+		if (atomic_save("report", opt.out, out.s, out.len) != 0)
+			ok = false;
+		buf_reset(&out);
+	}
+	if (opt.md)
+		table(&out, rep);
+	else {
+		json_write(&out, rep, JSON_COMPACT, NULL);
+		buf_addc(&out, '\n');
+	}
+	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) || fflush(stdout) != 0) {
+		warnx_("write error on standard output: %s", strerror(errno));
+		clearerr(stdout);
+		ok = false;
+	}
+	buf_free(&out);
+	return ok;
+}
+
+/* The worktrees and the scratch directory, gone. */
+static void
+cleanup(struct job *j)
+{
+	const char *prune[] = { "worktree", "prune", NULL };
+
+	for (int i = 0; j->c != NULL && i <= j->n; i++)
+		if (j->c[i].dir != NULL) {
+			const char *rm[] = { "worktree", "remove", "--force", j->c[i].dir, NULL };
+
+			git_run(j->repo, rm, NULL, 0, NULL, NULL);
+		}
+	if (j->work != NULL)
+		atomic_remove_tree(j->work);
+	if (j->repo != NULL)
+		git_run(j->repo, prune, NULL, 0, NULL, NULL);
+	for (int i = 0; j->c != NULL && i <= j->n; i++) {
+		free(j->c[i].sha);
+		free(j->c[i].dir);
+	}
+	free(j->c);
+	free(j->names);
+	free(j->repo);
+	free(j->work);
+	free(j->collect);
+	for (int c = 0; c < j->nconf; c++)
+		free(j->configs[c]);
+	free(j->configs);
+	cJSON_Delete(j->change);
+}
+
+/* --step: the range is good, HEAD, bad. */
+static int
+step_commits(struct job *j, long *span)
+{
+	char *head = resolve(j, "HEAD", "HEAD"), *good = resolve(j, opt.good, "--good");
+	char *bad = resolve(j, opt.bad, "--bad"), *range, *count = NULL;
+	const char *rl[] = { "rev-list", "--count", "--first-parent", NULL, NULL };
+	int rc = -1;
+
+	if (head != NULL && good != NULL && bad != NULL) {
+		range = easprintf("%s..%s", good, bad);
+		rl[3] = range;
+		if (git(j, rl, &count, "--good..--bad") == 0) {
+			*span = strtol(count, NULL, 10);
+			j->n = 2;
+			j->c = ecalloc(3, sizeof *j->c);
+			j->c[0].sha = good;
+			j->c[1].sha = head;
+			j->c[2].sha = bad;
+			good = head = bad = NULL;
+			rc = 0;
+		}
+		free(range);
+		free(count);
+	}
+	free(head);
+	free(good);
+	free(bad);
+	return rc;
+}
+
+static int
+start_job(struct job *j, char **configs, int nconf, long *span)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *runs, **check, *log;
+	int rc;
+
+	j->work = easprintf("%s/perf-bisect-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
+	if (mkdtemp(j->work) == NULL) {
+		warnx_("%s: cannot create: %s", j->work, strerror(errno));
+		free(j->work);
+		j->work = NULL;
+		return -1;
+	}
+	runs = easprintf("%s/runs", j->work);
+	rc = atomic_mkdirs(runs);
+	free(runs);
+	if (rc != 0)
+		return -1;
+	j->collect = collect_find();
+	j->nconf = nconf;
+	j->configs = ecalloc((size_t)nconf, sizeof *j->configs);
+	check = ecalloc((size_t)nconf + 3, sizeof *check);
+	check[0] = j->collect;
+	check[1] = (char *)"--check";
+	for (int c = 0; c < nconf; c++)
+		check[c + 2] = j->configs[c] = path_resolve(configs[c]);
+	log = easprintf("%s/check.log", j->work);
+	rc = collect_run_in(".", check, log, "configs");
+	free(log);
+	free(check);
+	if (rc != 0)
+		return -1;
+	if (opt.step ? step_commits(j, span) : list_commits(j))
+		return -1;
+	*span = opt.step ? *span : j->n;
+	j->names = ecalloc((size_t)j->n + 1, sizeof *j->names);
+	for (int i = 0; i <= j->n; i++)
+		j->names[i] = j->c[i].sha;
+	return 0;
+}
+
+/*
+ * --store: the report as a record of its own kind, under the hidden
+ * directory .perfkite/bisect/ that neither the reference's loader nor any
+ * tracking reader looks into. false after saying why.
+ */
+static bool
+store_report(const cJSON *rep)
+{
+	store_writer *w = store_writer_open(opt.store, NULL);
+	char ts[40], *rel, *msg;
+	buf text = BUF_INIT;
+	int64_t now = isotime_now();
+	int y, mo, d, h, mi, s, us, rc;
+	cJSON *rec;
+
+	if (w == NULL)
+		return false;
+	isotime_format(ts, now);
+	rec = cJSON_Duplicate(rep, true);
+	cJSON_Delete(json_take(rec, "event"));
+	json_set(rec, "created_at", json_new_string(ts));
+	json_write(&text, rec, JSON_INDENT2, NULL);
+	buf_addc(&text, '\n');
+	isotime_fields(now, &y, &mo, &d, &h, &mi, &s, &us);
+	rel = easprintf(".perfkite/bisect/%04d%02d%02dT%02d%02d%02dZ_%.12s_%.12s.json", y, mo, d,
+	    h, mi, s, json_str(rep, "good"), json_str(rep, "bad"));
+	msg = easprintf("Bisect: %.7s..%.7s %s", json_str(rep, "good"), json_str(rep, "bad"),
+	    json_str(rep, "status"));
+	rc = store_writer_put(w, rel, text.s, text.len);
+	if (rc == 0)
+		rc = store_writer_commit(w, msg);
+	if (rc == 1)
+		warnx_("%s: the bisect report is committed but not pushed", store_writer_shown(w));
+	store_writer_close(w);
+	cJSON_Delete(rec);
+	buf_free(&text);
+	free(rel);
+	free(msg);
+	return rc >= 0;
+}
+
+/*
+ * --from-change: the first line of standard input, a perf-changes change
+ * point: previous.commit_sha is good, commit_sha bad, its metric the
+ * metric, unless given. -1 after saying why.
+ */
+static int
+read_change(struct job *j)
+{
+	jsonl_reader *r = jsonl_open(NULL, 0);
+	jsonl_span sp;
+	const cJSON *prev;
+	int rc = -1;
+
+	if ((j->change = jsonl_next(r, &sp)) == NULL) {
+		if (jsonl_errors(r) == 0)
+			warnx_("--from-change: no change point on standard input");
+		jsonl_close(r);
+		return -1;
+	}
+	prev = json_get(j->change, "previous");
+	if (!cJSON_IsString(json_get(j->change, "commit_sha")) ||
+	    !cJSON_IsString(json_get(prev, "commit_sha")))
+		jsonl_error(r, &sp, "a change point needs commit_sha and previous.commit_sha");
+	else if (!opt.metric_given && cJSON_IsString(json_get(j->change, "metric")) &&
+	    policy_metric_index(json_str(j->change, "metric")) < 0)
+		jsonl_error(r, &sp, "metric '%s' is not one perf-bisect can measure",
+		    json_str(j->change, "metric"));
+	else {
+		if (opt.good == NULL)
+			opt.good = json_str(prev, "commit_sha");
+		if (opt.bad == NULL)
+			opt.bad = json_str(j->change, "commit_sha");
+		if (!opt.metric_given && cJSON_IsString(json_get(j->change, "metric")))
+			opt.metric = policy_metric_index(json_str(j->change, "metric"));
+		rc = 0;
+	}
+	jsonl_close(r);
+	return rc;
+}
+
+/* The whole job; returns the exit status. */
+static int
+run_job(struct job *j, char **configs, int nconf)
+{
+	struct bisect_conf c;
+	struct bisect *b;
+	enum outcome o;
+	long span = 0;
+	int rc;
+	cJSON *rep;
+
+	if (start_job(j, configs, nconf, &span) != 0)
+		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	memset(&c, 0, sizeof c);
+	c.n = j->n;
+	c.alpha = opt.alpha;
+	c.probe_alpha = opt.step ? opt.alpha / (span > 2 ? log2((double)span) : 1) : 0;
+	c.confirm_rounds = (int)opt.confirm;
+	c.probe_min = (int)opt.probe_min;
+	c.probe_max = (int)opt.probe_max;
+	c.max_culprits = 4;
+	c.seed = opt.seed;
+	c.names = (const char *const *)j->names;
+	c.event = progress;
+	c.ctx = j;
+	b = bisect_new(&c);
+	o = run_rounds(j, b);
+	if (opt.step) {
+		bisect_free(b);
+		return o == DONE_SKIP ? STEP_SKIP : o != DONE_FOUND ? STEP_ABORT :
+		    j->step_verdict > 0 ? STEP_BAD : STEP_GOOD;
+	}
+	if (o == DONE_TROUBLE) {
+		bisect_free(b);
+		return EXIT_TROUBLE;
+	}
+	rep = report(j, b, o);
+	rc = !write_report(rep) || (opt.store != NULL && !store_report(rep)) ? EXIT_TROUBLE : o == DONE_FOUND ? EXIT_PASS :
+	    o == DONE_NOT_REPRODUCED ? EXIT_NOT_REPRODUCED : EXIT_GATE;
+	cJSON_Delete(rep);
+	bisect_free(b);
+	return rc;
+}
+
+/* "min:max" of --probe-rounds. */
+static bool
+parse_rounds(const char *s)
+{
+	const char *colon = strchr(s, ':');
+	char *a;
+	bool ok;
+
+	if (colon == NULL)
+		return false;
+	a = estrndup(s, (size_t)(colon - s));
+	ok = num_opt_long(a, 1, 1000, &opt.probe_min) &&
+	    num_opt_long(colon + 1, 1, 1000, &opt.probe_max) && opt.probe_min <= opt.probe_max;
+	free(a);
+	return ok;
+}
+
+static void
+parse_options(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "good", required_argument, NULL, 'g' },
+		{ "bad", required_argument, NULL, 'b' },
+		{ "metric", required_argument, NULL, 'M' },
+		{ "setup", required_argument, NULL, 'S' },
+		{ "alpha", required_argument, NULL, 'a' },
+		{ "confirm-rounds", required_argument, NULL, 'c' },
+		{ "probe-rounds", required_argument, NULL, 'p' },
+		{ "max-runs", required_argument, NULL, 'n' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "cpu", no_argument, NULL, 'U' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "runner", required_argument, NULL, 'r' },
+		{ "repo", required_argument, NULL, 'C' },
+		{ "md", no_argument, NULL, 'm' },
+		{ "step", no_argument, NULL, 'T' },
+		{ "store", required_argument, NULL, 'Z' },
+		{ "from-change", no_argument, NULL, 'F' },
+		{ "confirm", no_argument, NULL, 'K' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long long seed;
+	int c;
+
+	opt.alpha = 0.05;
+	opt.confirm = 12;
+	opt.probe_min = 3;
+	opt.probe_max = 24;
+	opt.max_runs = 600;
+	opt.metric = policy_metric_index("latency");
+	while ((c = getopt_long(argc, argv, "hC:o:r:t:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'g': opt.good = optarg; break;
+		case 'b': opt.bad = optarg; break;
+		case 'S': opt.setup = optarg; break;
+		case 'o': opt.out = optarg; break;
+		case 'r': opt.runner = optarg; break;
+		case 'C': opt.repo = optarg; break;
+		case 'm': opt.md = true; break;
+		case 'U': opt.cpu = true; break;
+		case 'T': opt.step = true; break;
+		case 'Z': opt.store = optarg; break;
+		case 'F': opt.from_change = true; break;
+		case 'K': opt.ab_confirm = true; break;
+		case 'M':
+			opt.metric_given = true;
+			if ((opt.metric = policy_metric_index(optarg)) < 0) {
+				warnx_("--metric: not a metric: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 'a':
+			opt.alpha = cli_double(usage_text, "--alpha", optarg, 1e-6, 0.25,
+			    "a level from 0.000001 to 0.25");
+			break;
+		case 'c':
+			opt.confirm = cli_long(usage_text, "--confirm-rounds", optarg, 2, 1000, NULL);
+			break;
+		case 'n':
+			opt.max_runs = cli_long(usage_text, "--max-runs", optarg, 3, 1000000, NULL);
+			break;
+		case 'p':
+			if (!parse_rounds(optarg)) {
+				warnx_("--probe-rounds: not min:max with 1 <= min <= max <= 1000: '%s'",
+				    optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			break;
+		case 's':
+			if (num_py_int(optarg, &seed) != 1 || seed < 0 || strchr(optarg, '_')) {
+				warnx_("--seed: not a non-negative integer: '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.seed = (unsigned long long)seed;
+			break;
+		case 't':
+			cli_double(usage_text, "--timeout", optarg, 0.001, 1e9, "a number of seconds");
+			opt.timeout = optarg;
+			break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	if ((opt.good == NULL || opt.bad == NULL) && !opt.from_change) {
+		warnx_("give --good and --bad");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	if (argc == optind) {
+		warnx_("no benchmark config given");
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+}
+
+int
+main(int argc, char *argv[])
+{
+	struct job j;
+	int rc;
+
+	err_init(argv[0]);
+	git_askpass_main(argc, argv);
+	memset(&j, 0, sizeof j);
+	parse_options(argc, argv);
+	for (int i = optind; i < argc; i++)
+		if (access(argv[i], R_OK) != 0) {
+			warnx_("%s: %s", argv[i], strerror(errno));
+			return opt.step ? STEP_ABORT : EXIT_TROUBLE;
+		}
+	if (opt.from_change && read_change(&j) != 0)
+		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	j.repo = path_resolve(opt.repo != NULL ? opt.repo : ".");
+	j.progress = opt.md || opt.step ? stderr : stdout;
+	proc_handle_signals();
+	rc = run_job(&j, argv + optind, argc - optind);
+	cleanup(&j);
+	if (proc_stop_signal() != 0) {
+		warnx_("stopped by signal %d", proc_stop_signal());
+		rc = opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	}
+	if (jsonl_finish(stdout, "standard output") != 0)
+		rc = opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	return rc;
+}

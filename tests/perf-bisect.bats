@@ -1,0 +1,350 @@
+#!/usr/bin/env bats
+# perf-bisect: the culprit commit of a change over a real git repository
+# of 64 commits whose runner (fixtures/runners/ab-runner.sh) reads its
+# speed from the tree: one culprit, two, a commit that cannot be set up,
+# a change that is not there, an interruption, --step under git bisect
+# run, and bad input.
+
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+load lib/common
+load lib/bisect_repo
+load lib/stub
+
+CONF=$ROOT_DIR/fixtures/ab/bench.json
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	mkdir -p tmp
+	export TMPDIR=$BATS_TEST_TMPDIR/tmp
+	unset FAKE_AB_STATE FAKE_AB_NOISE FAKE_AB_DRIFT FAKE_AB_SLEEP FAKE_AB_SECONDS
+}
+
+# sha K: the commit numbered K of ./repo.
+sha() {
+	git -C repo rev-list --reverse HEAD | sed -n "$(($1 + 1))p"
+}
+
+# clean: nothing is left behind, neither worktree nor scratch directory.
+clean() {
+	assert_equal "$(git -C repo worktree list | wc -l)" 1
+	[ -z "$(ls tmp)" ]
+}
+
+@test "a 5% step at commit 37 with 2% noise is found, exit 0" {
+	bisect_repo repo 64 37:1.05
+	FAKE_AB_NOISE=0.02 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~64 \
+		--bad HEAD --seed 1 -o rep.json "$CONF"
+	assert_success
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" >out.jsonl
+	assert_equal "$(jq -r '.culprits[0].commit' rep.json)" "$(sha 37)"
+	assert_equal "$(jq -r '.culprits[0].parent' rep.json)" "$(sha 36)"
+	assert_equal "$(jq -r '.culprits[0] | "\(.subject)|\(.author)|\(.dependency_change)"' rep.json)" \
+		"commit 37|Test Author <t@example.com>|false"
+	assert_equal "$(jq -r '[.status, .commits, .metric, .schema] | @tsv' rep.json)" \
+		"$(printf 'found\t64\tlatency\tperfkite.bisect-report/1')"
+	# The share of the change holds 1.
+	jq -e '.culprits[0] | .share_low < 1 and .share_high > 0.8' rep.json
+	# Progress: every round, the reproduction, every probe; then the report.
+	assert_equal "$(jq -r 'select(.event == "reproduced") | .rounds' out.jsonl)" 12
+	jq -se 'map(select(.event == "round" and .kind == "probe")) | all(.order | length == 3)' out.jsonl
+	assert_equal "$(tail -n 1 out.jsonl | jq -r .event)" report
+	assert_equal "$(tail -n 1 out.jsonl | jq -S 'del(.event)')" "$(jq -S 'del(.event)' rep.json)"
+	# Runs counted: three per probe round, two per share pair.
+	assert_equal "$(jq -s '[.[] | select(.event == "round") | .order | length] | add' out.jsonl)" \
+		"$(jq .runs rep.json)"
+	# The probes went the right way: below 37 good, from 37 bad.
+	run py - rep.json <<-'PY'
+		import json, subprocess, sys
+		r = json.load(open(sys.argv[1]))
+		shas = subprocess.check_output(["git", "-C", "repo", "rev-list", "--reverse", "HEAD"],
+		    text=True).split()
+		for p in r["probes"]:
+		    k = shas.index(p["commit"])
+		    assert p["verdict"] == ("bad" if k >= 37 else "good"), (k, p)
+		print(len(r["probes"]))
+	PY
+	assert_success
+	[ "$output" -ge 5 ]
+	clean
+}
+
+@test "two steps, at commits 37 and 50, are two culprits" {
+	bisect_repo repo 64 37:1.05 50:1.1025
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~64 \
+		--bad HEAD --seed 2 -o rep.json "$CONF"
+	assert_success
+	assert_equal "$(jq -r '[.culprits[].subject] | sort | join(",")' rep.json)" \
+		"commit 37,commit 50"
+	jq -e 'all(.culprits[]; .share > 0.3 and .share < 0.7)' rep.json
+	jq -e 'any(.culprits[]; .partial)' rep.json
+	clean
+}
+
+@test "a commit whose setup fails is skipped and the culprit still found" {
+	bisect_repo repo 64 37:1.05 broken:32
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~64 \
+		--bad HEAD --setup 'test ! -e broken' -o rep.json "$CONF"
+	assert_success
+	printf '%s\n' "$output" >out.jsonl
+	assert_equal "$(jq -r 'select(.event == "skip") | .commit' out.jsonl)" "$(sha 32)"
+	assert_equal "$(jq -r '.skipped | join(",")' rep.json)" "$(sha 32)"
+	assert_equal "$(jq -r '.culprits[0].subject' rep.json)" "commit 37"
+	# The failed setup is said on stderr, with its log.
+	[[ $stderr == *"--setup at $(sha 32 | cut -c1-12): /bin/sh exited with status 1"* ]]
+	clean
+}
+
+@test "good and bad at the same speed: did not reproduce, exit 3" {
+	bisect_repo repo 64
+	FAKE_AB_NOISE=0.02 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~64 \
+		--bad HEAD --alpha 0.01 --seed 1 -o rep.json "$CONF"
+	assert_failure 3
+	assert_equal "$(jq -r '[.status, .rounds, .runs, (.culprits | length)] | @tsv' rep.json)" \
+		"$(printf 'not_reproduced\t12\t36\t0')"
+	printf '%s\n' "$output" >out.jsonl
+	assert_equal "$(jq -r 'select(.event == "not_reproduced") | .rounds' out.jsonl)" 12
+	clean
+}
+
+@test "undecided within --max-runs: exit 1" {
+	bisect_repo repo 8 5:1.05
+	FAKE_AB_NOISE=0.02 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~8 \
+		--bad HEAD --max-runs 9 -o rep.json "$CONF"
+	assert_failure 1
+	assert_equal "$(jq -r '[.status, .runs] | @tsv' rep.json)" "$(printf 'undecided\t9')"
+	clean
+}
+
+@test "SIGINT mid-bisect: exit 2, no worktree left" {
+	bisect_repo repo 64 37:1.05
+	FAKE_AB_SLEEP=0.3 perf-bisect --cpu -C repo --good HEAD~64 --bad HEAD "$CONF" \
+		>out 2>err &
+	pid=$!
+	for _ in $(seq 100); do
+		[ "$(git -C repo worktree list | wc -l)" -ge 3 ] && break
+		sleep 0.1
+	done
+	[ "$(git -C repo worktree list | wc -l)" -ge 3 ]
+	sleep 0.3
+	kill -INT "$pid"
+	st=0
+	wait "$pid" || st=$?
+	assert_equal "$st" 2
+	grep -q "^perf-bisect: stopped by signal 2$" err
+	clean
+}
+
+@test "--step as a git bisect run script finds the culprit with git's own state" {
+	bisect_repo repo 16 11:1.05
+	good=$(sha 0) bad=$(sha 16) first=$(sha 11)
+	git -C repo bisect start "$bad" "$good" >/dev/null
+	FAKE_AB_NOISE=0.005 run git -C repo bisect run perf-bisect --step --cpu --good "$good" \
+		--bad "$bad" "$CONF"
+	assert_success
+	assert_output --partial "$first is the first bad commit"
+	git -C repo bisect reset >/dev/null
+	clean
+}
+
+@test "--step: exit 125 when the setup fails at HEAD, 128 when the change is not there" {
+	bisect_repo repo 8 5:1.05 broken:3
+	c0=$(sha 0) c1=$(sha 1) c2=$(sha 2) c3=$(sha 3) c8=$(sha 8)
+	git -C repo checkout -q "$c3"
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --step --cpu -C repo \
+		--good "$c0" --bad "$c8" --setup 'test ! -e broken' "$CONF"
+	assert_failure 125
+	git -C repo checkout -q "$c1"
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --step --cpu -C repo --seed 1 \
+		--good "$c0" --bad "$c2" "$CONF"
+	assert_failure 128
+	[[ $stderr == *'"event":"not_reproduced"'* ]]
+	clean
+}
+
+@test "--md writes the annotation table" {
+	bisect_repo repo 16 11:1.05
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --md "$CONF"
+	assert_success
+	assert_line --index 0 --regexp "^### Bisect: [0-9a-f]{12}\.\.[0-9a-f]{12}, 16 commits, [0-9]+ runs on this agent: found$"
+	assert_line --index 1 '| Culprit | Subject | Author | Share of the change | Notes |'
+	assert_line --index 3 --regexp "^\| $(sha 11 | cut -c1-12) \| commit 11 \| Test Author <t@example.com> \| [0-9]+% \([0-9]+%-[0-9]+%\) \|  \|$"
+	# Progress went to stderr.
+	[[ $stderr == *'"event":"reproduced"'* ]]
+}
+
+@test "a culprit that only changes a lock file is a dependency change" {
+	bisect_repo repo 8
+	echo 'pkg 2.0' >repo/uv.lock
+	git -C repo add uv.lock
+	git -C repo commit -qm "bump pkg"
+	# The setup installs what the lock file names: pkg 2.0 is 5% slower.
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~9 \
+		--bad HEAD --setup 'if grep -qs "pkg 2.0" uv.lock; then echo 1.05 >ab-factor; fi' \
+		-o rep.json "$CONF"
+	assert_success
+	assert_equal "$(jq -r '.culprits[0] | "\(.subject) \(.dependency_change)"' rep.json)" \
+		"bump pkg true"
+	clean
+}
+
+@test "--confirm: perf-ab between the culprit's parent and the culprit finds it slower" {
+	bisect_repo repo 16 11:1.05
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --confirm -o rep.json "$CONF"
+	assert_success
+	assert_equal "$(jq -r '.culprits[0] | [.subject, .confirmation[0].benchmark_id,
+		.confirmation[0].verdict] | @tsv' rep.json)" "$(printf 'commit 11\tab-bench\tslower')"
+	jq -e '.culprits[0].confirmation[0] | .ratio > 1.03 and .ratio < 1.07 and .pairs >= 5' rep.json
+	clean
+}
+
+@test "several configs: each run is the geometric mean of their records" {
+	bisect_repo repo 16 11:1.05
+	mkdir cfg
+	ln -s "$ROOT_DIR/fixtures/runners" runners
+	jq '.benchmark_id = "ab-bench-2"' "$CONF" >cfg/two.json
+	# The second benchmark takes 40 s a run, the first 10 s.
+	jq --arg r "$ROOT_DIR/fixtures/runners/ab-runner.sh" '.benchmark_id = "ab-bench-3" |
+		.run_config.command = ["env", "FAKE_AB_SECONDS=40.0", $r]' "$CONF" >cfg/three.json
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD -o rep.json cfg/two.json cfg/three.json
+	assert_success
+	assert_equal "$(jq -r '.culprits[0].subject' rep.json)" "commit 11"
+	assert_equal "$(jq -r '.configs | map(sub(".*/"; "")) | join(",")' rep.json)" "two.json,three.json"
+	printf '%s\n' "$output" >out.jsonl
+	# Two records per run, one value: their geometric mean, about 20 s.
+	jq -se '[.[] | select(.event == "round") | .values[]] | all(. > 19 and . < 22)' out.jsonl
+	clean
+}
+
+@test "--from-change takes good, bad and the metric from a perf-changes line" {
+	bisect_repo repo 16 11:1.05
+	jq -cn --arg bad "$(sha 16)" --arg good "$(sha 0)" '{model_id: "m", metric: "latency",
+		direction: "worse", commit_sha: $bad, previous: {commit_sha: $good}}' >change.jsonl
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --from-change \
+		-o rep.json "$CONF" <change.jsonl
+	assert_success
+	assert_equal "$(jq -r '[.good, .bad, .metric, .culprits[0].subject] | @tsv' rep.json)" \
+		"$(printf '%s\t%s\tlatency\tcommit 11' "$(sha 0)" "$(sha 16)")"
+	assert_equal "$(jq -c '.change | {model_id, direction}' rep.json)" \
+		'{"model_id":"m","direction":"worse"}'
+	# A line without the commits is bad input, with its line number.
+	echo '{"metric":"latency"}' >bad.jsonl
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$CONF" <bad.jsonl
+	assert_failure 2
+	assert_equal "$stderr" \
+		"perf-bisect: <stdin>:1: a change point needs commit_sha and previous.commit_sha"
+	echo '{"commit_sha": ' >bad.jsonl
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$CONF" <bad.jsonl
+	assert_failure 2
+	[[ $stderr == "perf-bisect: <stdin>:1: "* ]]
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$CONF" </dev/null
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: --from-change: no change point on standard input"
+	clean
+}
+
+@test "--store keeps the report as a record of its own kind, which no tracking reader loads" {
+	bisect_repo repo 16 11:1.05
+	mkdir store
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --store "$PWD/store" -o rep.json "$CONF"
+	assert_success
+	run find store -name '*.json'
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} =~ ^store/\.perfkite/bisect/[0-9]{8}T[0-9]{6}Z_[0-9a-f]{12}_[0-9a-f]{12}\.json$ ]]
+	f=${lines[0]}
+	assert_equal "$(jq -r '[.schema, .status, .culprits[0].subject, has("event"), (.created_at | test("^20"))] | @tsv' "$f")" \
+		"$(printf 'perfkite.bisect-report/1\tfound\tcommit 11\tfalse\ttrue')"
+	# The tracking readers do not see it: the store reads as empty (and
+	# says so, issue 22 item 4).
+	run --separate-stderr perf-changes --store "$PWD/store" --all
+	assert_success
+	assert_output ""
+	assert_equal "$stderr" "perf-changes: $PWD/store: the store holds no records (a new store, or the wrong one?)"
+	clean
+}
+
+@test "pipeline-templates/bisect.yml: its command bisects, annotates and keeps the report" {
+	: "${PERF_STUBS:=$ROOT_DIR/build/default/stubs}"
+	bisect_repo repo 16 11:1.05
+	stub_start
+	py -c 'import sys, yaml; s = yaml.safe_load(open(sys.argv[1]))["steps"][0]
+print(s["command"].replace("$$", "$"))' "$ROOT_DIR/pipeline-templates/bisect.yml" >step.sh
+	mkdir store
+	good=$(sha 0) bad=$(sha 16)
+	# A GPU agent, as the stand-in libraries of the tests make one.
+	(cd repo && env PERF_CUDA_LIBRARY="$PERF_STUBS/libfakecuda.so" \
+		PERF_NVML_LIBRARY="$PERF_STUBS/libfakenvml.so" FAKE_GPUS="NVIDIA L40S:48:8.9" \
+		FAKE_AB_NOISE=0.005 PERF_BISECT_GOOD="$good" PERF_BISECT_BAD="$bad" \
+		PERF_BISECT_SETUP=true PERF_BISECT_CONFIG="$CONF" PERF_STORE="$BATS_TEST_TMPDIR/store" \
+		bash -eu ../step.sh)
+	assert_equal "$(jq -r '.culprits[0].subject' repo/bisect-report.json)" "commit 11"
+	assert_equal "$(stub_calls buildkite-agent)" "annotate --context perf-bisect --style info"
+	grep -q "^| $(sha 11 | cut -c1-12) | commit 11 |" "$STUB_DIR/annotation.1.md"
+	[ "$(find store/.perfkite/bisect -name '*.json' | wc -l)" -eq 1 ]
+	clean
+}
+
+@test "bad input is exit 2 with one line" {
+	bisect_repo repo 4
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 "$CONF"
+	assert_failure 2
+	[[ ${stderr} == "perf-bisect: give --good and --bad"* ]]
+	run --separate-stderr perf-bisect --cpu -C repo --good nope --bad HEAD "$CONF"
+	assert_failure 2
+	[[ ${stderr} == "perf-bisect: --good: nope: not a commit"* ]]
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD --bad HEAD~4 "$CONF"
+	assert_failure 2
+	[[ ${stderr} == "perf-bisect: --bad HEAD~4: no commit after --good HEAD"* ]]
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD --metric nope "$CONF"
+	assert_failure 2
+	[[ ${stderr} == "perf-bisect: --metric: not a metric: 'nope'"* ]]
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD --probe-rounds 5:2 "$CONF"
+	assert_failure 2
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD missing.json
+	assert_failure 2
+	[[ ${stderr} == "perf-bisect: missing.json: No such file or directory" ]]
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD \
+		--setup false "$CONF"
+	assert_failure 2
+	[[ ${stderr} == *"perf-bisect: --setup failed at --"[a-z]*" $(sha 0)"* ||
+		${stderr} == *"perf-bisect: --setup failed at --bad $(sha 4)"* ]]
+	# A commit of a merged side branch is not on the first-parent history.
+	git -C repo checkout -q -b side HEAD~2
+	git -C repo commit -q --allow-empty -m side
+	git -C repo checkout -q -
+	git -C repo merge -q --no-ff -m merge side
+	run --separate-stderr perf-bisect --cpu -C repo --good side --bad HEAD "$CONF"
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: --good side: not on the first-parent history of --bad HEAD"
+	clean
+}
+
+@test "a full disk is exit 2" {
+	[ -w /dev/full ] || skip "no /dev/full"
+	bisect_repo repo 4 2:1.05
+	st=0
+	FAKE_AB_NOISE=0.005 perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD -o rep.json \
+		"$CONF" >/dev/full 2>err || st=$?
+	assert_equal "$st" 2
+	grep -q "^perf-bisect: write error on standard output: No space left on device$" err
+	# The report file is whole all the same.
+	assert_equal "$(jq -r .status rep.json)" found
+	clean
+}
+
+@test "-h, --version and an unknown option" {
+	run perf-bisect -h
+	assert_success
+	assert_line --index 0 --partial 'usage: perf-bisect --good ref --bad ref'
+	run perf-bisect --version
+	assert_success
+	assert_output --regexp '^perf-bisect \(perfkite\) '
+	run --separate-stderr perf-bisect --nope
+	assert_failure 2
+	[[ $stderr == *"usage: perf-bisect"* ]]
+}

@@ -1,0 +1,397 @@
+#!/usr/bin/env bats
+# perf-site: the history store as a static site (perf-site(1)).
+
+# shellcheck disable=SC2154 # bats sets status, output, lines, stderr
+load lib/common
+load lib/chromium
+
+N=perf-site
+NOW=2026-06-30T00:00:00Z
+CH=$FIXTURES/perf-changes
+
+setup() {
+	cd "$BATS_TEST_TMPDIR" || return 1
+	export PERFORMANCE_TRACKING_ROOT=$BATS_TEST_TMPDIR/no-store
+	unset DASHBOARD_DAYS PERF_STORE_THREADS
+}
+
+# rec MODEL VERSION DAY COMMIT LATENCY [STATUS [SOURCE [ELIGIBLE [PERCENT]]]]:
+# a v2 record of cohort wl / v / VERSION (model MODEL) in store/.
+rec() {
+	local model=$1 ver=$2 day=$3 commit=$4 lat=$5 st=${6:-PASS} src=${7:-scheduled_main}
+	local elig=${8:-true} pct=${9:-0.08}
+	mkdir -p "store/$model"
+	printf '{"model_id":"%s","gpu_type":"NVIDIA L40S","timestamp":"2026-06-%02dT00:00:00+00:00","commit_sha":"%s","latency":%s,"memory":1000.0,"success":true,"run_source":"%s","baseline_eligible":%s,"build_url":"https://ci.example/builds/%s","result_schema_version":2,"workload_id":"wl","variant_id":"v","benchmark_version":%s,"recipe_fingerprint":"rf","hardware_profile_id":"hw-1","software_profile_id":"sw-1","regression_thresholds":{"latency":{"threshold_percent":%s,"threshold_absolute":0.1,"gated":true}},"comparison_status":"%s","comparison_status_reason":"reason of %s"}\n' \
+		"$model" "$day" "$commit" "$lat" "$src" "$elig" "$commit" "$ver" "$pct" "$st" "$commit" \
+		>"store/$model/2026-06-$(printf %02d "$day")T00_00_00_00_00_$commit.json"
+}
+
+# A store of three cohorts, versions 10, 2 and 1, six runs each.
+three() {
+	local v d
+	for v in 10 2 1; do
+		for d in 1 2 3 4 5 6; do
+			rec "m$v" "$v" "$d" "c${v}d$d" "10.$d"
+		done
+	done
+}
+
+@test "-h prints the usage; an unknown option and a missing -o are exit 2" {
+	run $N -h
+	assert_success
+	assert_output --partial 'usage: perf-site'
+	run --separate-stderr $N --bogus -o out
+	assert_failure 2
+	run --separate-stderr $N -s "$BATS_TEST_TMPDIR"
+	assert_failure 2
+	assert_equal "$(head -1 <<<"$stderr")" "perf-site: no output directory (-o)"
+}
+
+@test "writes an index, a page and a data file per cohort, the changes and the feed" {
+	three
+	run --separate-stderr $N -s store -o site --now $NOW
+	assert_success
+	[ -z "$stderr" ]
+	[ -s site/index.html ] && [ -s site/changes.html ] && [ -s site/feed.xml ]
+	[ "$(find site/c -name '*.html' | wc -l)" -eq 3 ]
+	[ "$(find site/data -name '*.json' | wc -l)" -eq 3 ]
+	grep -q '<p class="meta">18 records in 3 cohorts; 0 change points.</p>' site/index.html
+	# each cohort's data holds its six runs, values as stored
+	f=$(grep -l '"benchmark_version":"2"' site/data/*.json)
+	assert_equal "$(jq -r '.records.metrics.latency | join(" ")' "$f")" \
+		"10.1 10.2 10.3 10.4 10.5 10.6"
+	assert_equal "$(jq -r '.records.commit_sha[5]' "$f")" c2d6
+}
+
+@test "the index sorts cohorts naturally: v2 before v10" {
+	three
+	$N -s store -o site --now $NOW
+	run grep -o '>wl / v / v[0-9]*<' <(sed -n '/id="cohorts"/,$p' site/index.html)
+	assert_output $'>wl / v / v1<\n>wl / v / v2<\n>wl / v / v10<'
+}
+
+@test "cohort ids are stable and the site is the same bytes when regenerated" {
+	three
+	$N -s store -o a --now $NOW
+	rec m2 2 7 c2d7 10.7
+	$N -s store -o b --now $NOW
+	assert_equal "$(ls a/c)" "$(ls b/c)"
+	compgen -G 'a/c/wl-v-v2-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f].html' >/dev/null
+	rm store/m2/*c2d7.json
+	$N -s store -o c --now $NOW
+	diff -r a c
+}
+
+@test "every page links its commits: each anchor and internal link resolves" {
+	three
+	rec m2 2 7 c2d6 10.7
+	$N -s store -o site --now $NOW --changes <(printf '{"workload_id":"wl","variant_id":"v","benchmark_version":"2","recipe_fingerprint":"rf","hardware_profile_id":"hw-1","software_profile_id":"sw-1","model_id":"m2","gpu_type":"NVIDIA L40S","metric":"latency","direction":"worse","timestamp":"2026-06-04T00:00:00+00:00","commit_sha":"c2d4","previous":{"commit_sha":"c2d3"},"forward_change_percent":3.0,"pvalue":0.0001}\n')
+	p=$(ls site/c/wl-v-v2-*.html)
+	# ids are unique on every page (a commit run twice anchors its first row)
+	for page in site/*.html site/c/*.html; do
+		[ -z "$(grep -o ' id="[^"]*"' "$page" | sort | uniq -d)" ]
+	done
+	for d in 1 2 3 4 5 6; do
+		grep -q "<tr id=\"c2d$d\"" "$p"
+		grep -q "href=\"https://ci.example/builds/c2d$d\"" "$p"
+	done
+	# every relative link names a file of the site, and its anchor an id there
+	local n=0 page href file frag
+	for page in site/*.html site/c/*.html; do
+		while read -r href; do
+			file=${href%%#*} frag=
+			[[ $href == *'#'* ]] && frag=${href#*#}
+			[ -n "$file" ] && file=$(dirname "$page")/$file || file=$page
+			[ -f "$file" ] || { echo "$page: $href: no such file" >&2; return 1; }
+			[ -z "$frag" ] || grep -q "id=\"$frag\"" "$file" ||
+				{ echo "$page: $href: no such anchor" >&2; return 1; }
+			n=$((n + 1))
+		done < <(grep -o 'href="[^"]*"' "$page" | sed 's/^href="//; s/"$//' | grep -v '^https\?:')
+	done
+	# (36 with the noise of successive differences: a steady drift is no
+	# noise, so no noisy-gate rows link the cohorts from Needs attention)
+	[ "$n" -gt 30 ]
+}
+
+@test "the stored status is shown beside the status today's thresholds give" {
+	# stored PASS under a 50% floor; today's floor (the latest record's) is 5%
+	for d in 1 2 3 4 5; do rec m 1 "$d" "c$d" 10.0 PASS scheduled_main true 0.5; done
+	rec m 1 6 c6 12.0 PASS scheduled_main true 0.5
+	rec m 1 7 c7 10.0 PASS scheduled_main true 0.05
+	$N -s store -o site --now $NOW
+	p=$(ls site/c/*.html)
+	run grep '<tr id="c6"' "$p"
+	assert_output --partial '<span class="st PASS">PASS</span> today <span class="st REGRESSION">REGRESSION</span>'
+	run grep '<tr id="c7"' "$p"
+	refute_output --partial 'today'
+	assert_equal "$(jq -r '.records.today_status[5]' site/data/*.json)" REGRESSION
+}
+
+@test "a raw threshold crossing of an ungated metric is shown apart from a regression" {
+	for d in 1 2 3 4 5; do rec m 1 "$d" "c$d" 10.0; done
+	rec m 1 6 c6 12.0
+	sed -i 's/"gated":true/"gated":false/' store/m/*c6.json
+	$N -s store -o site --now $NOW
+	run grep '<tr id="c6"' site/c/*.html
+	assert_output --partial '<span class="st PASS">PASS</span> <span class="x">exceeds, not gated: latency</span>'
+}
+
+@test "Needs attention: worse change points, a failing scheduled run, stale cohorts" {
+	three
+	rec m1 1 7 c1d7 30.0 REGRESSION
+	for d in 7 8 9 10 11 12 13 14 15 16; do rec m10 10 "$d" "c10d$d" "10.$d"; done
+	$N -s store -o site --now $NOW --changes "$CH/default.out.jsonl" -H "$CH/history.jsonl"
+	att=$(sed -n '/id="attention"/,/<\/table>/p' site/index.html)
+	grep -q 'scheduled run failed.*wl / v / v1.*REGRESSION.*reason of c1d7' <<<"$att"
+	grep -q 'worse change point.*wan-t2v / 1.3b-sp2 / v3.*latency.*worse +5.5%' <<<"$att"
+	grep -q 'stale</td><td><a href="c/wl-v-v2-[0-9a-f]*.html">wl / v / v2</a></td><td>no run since 2026-06-06' <<<"$att"
+	# worst first: the change points, then the failure, then the stale cohorts
+	run grep -o 'worse change point\|scheduled run failed\|>stale<' <<<"$att"
+	assert_output --regexp '^(worse change point.)+scheduled run failed.(>stale<.?)+$'
+	# and the cohort's row marks its latest change point
+	grep -q 'latency <span class="w">worse +5.5%</span> <a href="c/wan-t2v-1.3b-sp2-v3-[0-9a-f]*.html#8fd6cad' site/index.html
+}
+
+@test "changes.html: every change point newest first with its commits, size, p-value and state; the feed" {
+	$N -H "$CH/history.jsonl" --changes "$CH/default.out.jsonl" -o site --now $NOW
+	run grep -o '<td>\(latency\|throughput\|memory\)</td>' site/changes.html
+	assert_output $'<td>latency</td>\n<td>throughput</td>\n<td>memory</td>'
+	grep -q '4.452851942095787e-28' site/changes.html
+	grep -q '<code>cf447aa</code></a>..<a href="c/wan-t2v-1.3b-sp2-v3-[0-9a-f]*.html#8fd6cad9d1ca63f777b53bfb39619896663f9cea"><code>8fd6cad</code>' site/changes.html
+	grep -q '<td>undecided</td>' site/changes.html
+	# the feed: the worse ones, as Atom
+	py - site/feed.xml <<-'EOF'
+	import sys, xml.etree.ElementTree as ET
+	a = "{http://www.w3.org/2005/Atom}"
+	f = ET.parse(sys.argv[1]).getroot()
+	titles = [e.find(a + "title").text for e in f.findall(a + "entry")]
+	assert titles == ["wan-t2v / 1.3b-sp2 / v3: latency worse +5.5%",
+	    "wan-t2v / 1.3b-sp2 / v3: throughput worse -5.2%"], titles
+	assert f.find(a + "updated").text == "2026-01-02T16:00:00Z"
+	EOF
+	# the cohort's charts draw them
+	[ "$(grep -o '<line class="cw"' site/c/wan-t2v-*.html | wc -l)" -eq 2 ]
+	[ "$(grep -o '<line class="cb"' site/c/wan-t2v-*.html | wc -l)" -eq 1 ]
+}
+
+@test "rows carry what the filters read: model, GPU, run source and eligibility" {
+	three
+	rec m2 2 7 c2d7 10.7 PASS pr false
+	$N -s store -o site --now $NOW
+	grep -q '<tr data-s="|scheduled_main|pr|" data-e="|yes|"><td><a href="c/wl-v-v2-[0-9a-f]*.html">wl / v / v2</a><td>m2<td>NVIDIA L40S<td>' site/index.html
+	grep -q '<th data-k data-f="m">Model</th><th data-k data-f="g">GPU</th>' site/index.html
+	grep -q '<select name="s"><option value="">all</option><option>pr</option><option>scheduled_main</option></select>' site/index.html
+	grep -q '<tr id="c2d7"><td>2026-06-07 00:00<td><a href="https://ci.example/builds/c2d7"><code>c2d7</code></a><td>pr<td>no<td>' site/c/wl-v-v2-*.html
+	grep -q '<th data-k data-f="s">Run source</th><th data-k data-f="e">Eligible</th>' site/c/wl-v-v2-*.html
+	# a cohort page offers its own run sources
+	grep -q '<select name="s"><option value="">all</option><option>scheduled_main</option></select>' site/c/wl-v-v1-*.html
+}
+
+@test "--days keeps the last days; --title names the site; --ab results reach their cohort" {
+	three
+	cat >ab.json <<-'EOF'
+	{"schema":"perfkite.ab-report/1","results":[{"benchmark_id":"m2","metric":"latency","pairs":6,"ratio":1.0321,"interval":{"low":1.01,"high":1.05},"verdict":"slower"}],"status":"slower"}
+	EOF
+	$N -s store -o site --now 2026-06-07T00:00:00Z --days 3 --title 'Nightly <perf>' --ab ab.json
+	grep -q '<p class="meta">9 records in 3 cohorts' site/index.html
+	grep -q '<title>Nightly &lt;perf&gt;</title>' site/index.html
+	grep -q '<td>ab.json</td><td>latency</td><td class="n">6</td><td class="n">1.0321</td><td class="n">1.0100 to 1.0500</td><td>slower</td>' site/c/wl-v-v2-*.html
+	not grep -q 'A/B results' site/c/wl-v-v1-*.html
+	run --separate-stderr $N -s store -o site2 --ab <(echo '{"schema":"other"}')
+	assert_failure 2
+	assert_output ''
+	[[ $stderr == *':1: not an A/B report of perf-ab' ]]
+	[ ! -e site2 ]
+}
+
+@test "an existing DIR is replaced whole; nothing is left beside it" {
+	three
+	mkdir site && echo old >site/stale.html
+	$N -s store -o site --now $NOW
+	[ ! -e site/stale.html ] && [ -s site/index.html ]
+	assert_equal "$(ls -A)" $'site\nstore'
+}
+
+@test "a failure leaves the previous site whole: a bad history line is exit 2 naming its line" {
+	three
+	$N -s store -o site --now $NOW
+	cp -r site before
+	printf '{"model_id":"m","timestamp":"2026-06-09T00:00:00+00:00"}\n{not json\n' >bad.jsonl
+	run --separate-stderr $N -s store -H bad.jsonl -o site --now $NOW
+	assert_failure 2
+	[[ $stderr == *'bad.jsonl:2: '* ]]
+	diff -r before site
+	rm -f separate-stderr-*
+	assert_equal "$(ls -A)" $'bad.jsonl\nbefore\nsite\nstore'
+	# so does a bad change point
+	run --separate-stderr $N -s store --changes <(echo '{"metric":"nope"}') -o site
+	assert_failure 2
+	[[ $stderr == *':1: not a change point of perf-changes' ]]
+	diff -r before site
+}
+
+@test "a missing store is exit 2; an unwritable destination is exit 2 before any work" {
+	run --separate-stderr $N -s nowhere -o site
+	assert_failure 2
+	assert_equal "$stderr" "perf-site: nowhere: cannot read the store: No such file or directory"
+	[ ! -e site ]
+	three
+	touch file
+	run --separate-stderr $N -s store -o file/site
+	assert_failure 2
+	assert_equal "$stderr" "perf-site: file/site: cannot write the site: Not a directory"
+}
+
+@test "an empty store writes a site that says so" {
+	mkdir store
+	run --separate-stderr $N -s store -o site --now $NOW
+	assert_success
+	grep -q 'The store holds no records: nothing to show.' site/index.html
+	grep -q 'No change points' site/changes.html
+	grep -q '<feed xmlns="http://www.w3.org/2005/Atom">' site/feed.xml
+}
+
+@test "values from records are text, never markup" {
+	rec '<script>x</script>' 1 1 c1 1.0
+	mv store/'<script>x<'* store/m 2>/dev/null || true
+	$N -s store -o site --now $NOW
+	not grep -q '<script>x' site/index.html site/c/*.html
+	grep -q '&lt;script&gt;x&lt;/script&gt;' site/index.html
+}
+
+@test "a 200-cohort store: the index stays small and names every cohort" {
+	local c d
+	for c in $(seq 1 200); do
+		mkdir -p "store/m$c"
+		for d in 1 2 3 4 5 6 7 8 9 10; do
+			printf '{"model_id":"m%d","gpu_type":"G","timestamp":"2026-06-%02dT00:00:00+00:00","commit_sha":"c%dd%d","latency":%d.%d,"memory":100.0,"throughput":1.5,"result_schema_version":2,"workload_id":"w%d","variant_id":"v","benchmark_version":1,"recipe_fingerprint":"r","hardware_profile_id":"h","software_profile_id":"s","run_source":"scheduled_main","baseline_eligible":true,"comparison_status":"PASS"}\n' \
+				"$c" "$d" "$c" "$d" "$c" "$d" "$c" >"store/m$c/2026-06-0${d}_c$c.json"
+		done
+	done
+	$N -s store -o site --now $NOW
+	sed -n '/id="cohorts"/,$p' site/index.html >all
+	[ "$(grep -c '^<tr data-s=' all)" -eq 200 ]
+	[ "$(wc -c <site/index.html)" -lt 400000 ]
+	run grep -o '>w[0-9]* / v / v1<' all
+	assert_equal "${lines[0]}" '>w1 / v / v1<'
+	assert_equal "${lines[1]}" '>w2 / v / v1<'
+	assert_equal "${lines[199]}" '>w200 / v / v1<'
+}
+
+@test "headless Chromium: the index and a cohort page load without errors, the script filters, the charts hold the store's values" {
+	chromium_or_skip
+	three
+	$N -s store -o site --now $NOW --changes "$CH/default.out.jsonl" -H "$CH/history.jsonl"
+	chromium_run idx "file://$BATS_TEST_TMPDIR/site/index.html" --dump-dom
+	# the script ran: the filter form is shown
+	grep -q '<form id="f">' idx.out
+	[ "$(grep -o '<tr data-s=' idx.out | wc -l)" -ge 3 ]
+	grep -q '>wl / v / v10<' idx.out
+	# the sparklines hold the store's values: v2's latency, 10.1 to 10.6 in steps
+	# of 0.1, drawn on 48 x 14 from y 13 (lowest) to 1; its memory, constant
+	grep '>wl / v / v2</a></td><td>m2<' idx.out >row
+	grep -q '<td data-v="2.91">+2.9%<svg class="sp"><path d="M0 13l9-2 10-3 9-2 10-3 9-2"></path></svg></td>' row
+	grep -q '<td data-v="0.00">+0.0%<svg class="sp"><path d="M0 7l9 0 10 0 9 0 10 0 9 0"></path></svg></td>' row
+	not grep -Ei 'CONSOLE|Uncaught|Failed to load' idx.err
+	p=$(ls site/c/wl-v-v2-*.html)
+	chromium_run page "file://$BATS_TEST_TMPDIR/$p" --dump-dom
+	not grep -Ei 'CONSOLE|Uncaught|Failed to load' page.err
+	grep -q '<form id="f">' page.out
+	# every marker of the latency chart is one record of the store, value and commit
+	sed -n '/<figure id="m-latency">/,/<\/figure>/p' page.out |
+		grep -o '<title>2026-06-0[0-9] 00:00 c2d[0-9] [0-9.]* s' | sed 's/<title>//' >got
+	for d in 1 2 3 4 5 6; do echo "2026-06-0$d 00:00 c2d$d 10.$d s"; done >want
+	sed -i 's/ 10\.\([0-9]\) s$/ 10.\1 s/' want
+	diff want <(sed -E 's/ 10\.([0-9])0* s$/ 10.\1 s/' got)
+	# the filter hides what it should: rows shown for run source pr, then scheduled_main
+	{
+		cat "$p"
+		echo '<script>var s=document.querySelector("select[name=s]"),n=[];'
+		echo 'var o=document.createElement("option");o.text="pr";s.add(o);'
+		echo '["pr","scheduled_main"].forEach(function(v){s.value=v;'
+		echo 's.dispatchEvent(new Event("change",{bubbles:true}));'
+		echo 'n.push(document.querySelectorAll("table.f tbody tr:not([hidden])").length)});'
+		echo 'document.title=n.join(" ");</script>'
+	} >site/c/probe.html
+	chromium_run probe "file://$BATS_TEST_TMPDIR/site/c/probe.html" --dump-dom
+	grep -q '<title>0 6</title>' probe.out
+	# on the index, by model: one cohort's row (and its rows of Needs attention)
+	{
+		cat site/index.html
+		echo '<script>var s=document.querySelector("select[name=m]");s.value="m2";'
+		echo 's.dispatchEvent(new Event("change",{bubbles:true}));'
+		echo 'document.title=document.querySelectorAll("#cohorts + table tbody tr:not([hidden])").length;</script>'
+	} >site/probe.html
+	chromium_run iprobe "file://$BATS_TEST_TMPDIR/site/probe.html" --dump-dom
+	grep -q '<title>1</title>' iprobe.out
+}
+
+@test "the site of the fixture history is the expected tree, byte for byte (UPDATE_FIXTURES=1 rewrites it)" {
+	local want=$FIXTURES/perf-site/expected
+	$N -H "$CH/history.jsonl" --changes "$CH/default.out.jsonl" --title 'Fixture history' \
+		--now 2026-01-04T00:00:00Z -o site
+	if [ -n "${UPDATE_FIXTURES:-}" ]; then
+		rm -rf "$want"
+		mkdir -p "${want%/*}"
+		cp -r site "$want"
+	fi
+	diff -r "$want" site
+}
+
+# label_boxes PAGE: loads a copy of PAGE with a probe that measures every
+# text of every chart in Chromium; prints what lies outside its chart,
+# then "checked N texts".
+label_boxes() {
+	{
+		cat "$1"
+		cat <<-'EOF2'
+		<script>
+		const out = []; let n = 0;
+		document.querySelectorAll("figure svg").forEach((s, i) => {
+		  const vb = s.viewBox.baseVal;
+		  for (const t of s.querySelectorAll("text")) {
+		    const b = t.getBBox(); n++;
+		    if (b.x < vb.x - 0.01 || b.x + b.width > vb.x + vb.width + 0.01 ||
+		        b.y < vb.y - 0.01 || b.y + b.height > vb.y + vb.height + 0.01)
+		      out.push(`chart ${i}: ${t.textContent} outside`);
+		  }
+		});
+		out.push(`checked ${n} texts`);
+		const pre = document.createElement("pre"); pre.id = "boxes";
+		pre.textContent = out.join("\n"); document.body.appendChild(pre);
+		</script>
+		EOF2
+	} >"$1.probe.html"
+	chromium_run "$1.probe" "file://$PWD/$1.probe.html" --dump-dom
+	sed -n '/<pre id="boxes">/,/<\/pre>/p' "$1.probe.out" | sed 's/<[^>]*>//g'
+}
+
+@test "headless Chromium: every text of every chart stays inside it" {
+	chromium_or_skip
+	$N -H "$CH/history.jsonl" --changes "$CH/default.out.jsonl" -o site --now $NOW
+	for p in site/c/*.html; do
+		run label_boxes "$p"
+		assert_success
+		assert_output --regexp '^checked [0-9]{2,} texts$'
+	done
+}
+
+@test "the scheduled-main template's site step publishes one commit on gh-pages" {
+	local cmd
+	cmd=$(py -c '
+import sys, yaml
+steps = yaml.safe_load(open(sys.argv[1]))["steps"]
+print([s for s in steps if s.get("key") == "performance-site"][0]["command"].replace("$$", "$"))
+' "$ROOT_DIR/pipeline-templates/scheduled-main.yml")
+	git init -q --bare -b gh-pages pages.git
+	export SITE_STORE=$ROOT_DIR/fixtures/store SITE_REMOTE=file://$BATS_TEST_TMPDIR/pages.git
+	for _ in 1 2; do
+		bash -c "$cmd" >/dev/null 2>&1
+	done
+	# twice published, one commit: the branch does not grow
+	assert_equal "$(git -C pages.git rev-list --count gh-pages)" 1
+	run git -C pages.git ls-tree -r --name-only gh-pages
+	assert_line index.html
+	assert_line feed.xml
+	assert_line --regexp '^c/wan-t2v-1\.3b-sp2-v3-[0-9a-f]{12}\.html$'
+}
