@@ -41,7 +41,25 @@ static const char usage_text[] =
     "usage: perf-ab --base dir | --base-ref ref [--setup cmd] [--head dir]\n"
     "               [--pairs min:max] [--band percent] [--alpha a] [--seed n]\n"
     "               [-o report.json] [--md] [--svg file] [--cpu] [-t seconds]\n"
-    "               [-r runner] config ...\n";
+    "               [-r runner] config ...\n"
+    "\n"
+    "options:\n"
+    "  --base dir             the base side's checkout or install prefix\n"
+    "  --base-ref ref         make the base side as a worktree of ref\n"
+    "  --setup cmd            run this shell command in the base's new worktree first\n"
+    "  --head dir             the head side (default: the current directory)\n"
+    "  --pairs min:max        the first look and the most pairs (default 5:30)\n"
+    "  --band percent         the equivalence band, for every metric\n"
+    "  --alpha a              the overall two-sided false-positive rate (default 0.05)\n"
+    "  --seed n               the order's seed (default 0)\n"
+    "  -o report.json         also write the report to this file (indented)\n"
+    "  --md                   print the Markdown table instead of the report\n"
+    "  --svg file             write a figure: each pair's ratio in run order\n"
+    "  --cpu                  passed to perf-collect(1): run without a GPU\n"
+    "  -t, --timeout seconds  passed to perf-collect: the time limit of one runner\n"
+    "  -r, --runner runner    passed to perf-collect\n"
+    "  -h, --help             print the usage and exit\n"
+    "  --version              print the version and exit\n";
 
 static struct {
 	const char *base, *head, *base_ref, *setup, *runner, *timeout;

@@ -30,7 +30,14 @@ static struct {
 } opt;
 
 static const char usage_text[] =
-    "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n";
+    "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n"
+    "\n"
+    "options:\n"
+    "  --json      write the vq.benchmark-report/1 document instead of the table\n"
+    "  --csv file  one row per node class, workload and variant (RFC 4180, CRLF)\n"
+    "  --svg file  write a standalone figure to file\n"
+    "  -h, --help  print usage and exit\n"
+    "  --version   print the version and exit\n";
 
 /* The break-even cell: "237 (244)", "237 (-)", "-", or "" when not faster. */
 static void

@@ -36,7 +36,29 @@ static const char usage_text[] =
     "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
     "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
     "                   [-o report.json] [--md] [--store store] [--confirm]\n"
-    "                   [--step] [--from-change] config ...\n";
+    "                   [--step] [--from-change] config ...\n"
+    "\n"
+    "options:\n"
+    "  --good ref, --bad ref     the commits before and after the change\n"
+    "  --metric m                the metric bisected (default latency)\n"
+    "  --setup cmd               builds a commit in its worktree; a failure skips the commit\n"
+    "  --alpha a                 the error rate of the whole bisect (default 0.05)\n"
+    "  --confirm-rounds n        rounds before a change that does not show stops it (default 12)\n"
+    "  --probe-rounds min:max    the rounds one probe may take (default 3:24)\n"
+    "  --max-runs n              the most benchmark runs (default 600)\n"
+    "  --seed n                  the seed of the run order\n"
+    "  --cpu                     run GPU benchmarks on a machine without a GPU\n"
+    "  -t, --timeout seconds     kill a runner, and its process group, after this long\n"
+    "  -r, --runner command      the runner of every benchmark\n"
+    "  -C, --repo repo           the git repository (default the working directory)\n"
+    "  -o report.json            write the final report to this file\n"
+    "  --md                      a Markdown table on standard output; progress on stderr\n"
+    "  --store store             keep the report in this history store\n"
+    "  --confirm                 confirm each culprit with perf-ab(1) against its parent\n"
+    "  --step                    one step of git bisect run: 0 good, 1 bad, 125 skip\n"
+    "  --from-change             the range, cohort and metric from a perf-changes(1) line on stdin\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /* Exit statuses of --step, as git bisect run reads them. */
 enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };

@@ -53,7 +53,13 @@
 static const char usage_text[] =
     "usage: perf-campaign run plan.json binding.json run-dir [--once]\n"
     "       perf-campaign pipeline plan.json binding.json\n"
-    "       perf-campaign collect plan.json dir [-o results.json]\n";
+    "       perf-campaign collect plan.json dir [-o results.json]\n"
+    "\n"
+    "options:\n"
+    "  --once           run only: one run per node class, then exit\n"
+    "  -o results.json  collect only: write the results to results.json\n"
+    "  -h, --help       print usage and exit\n"
+    "  --version        print the version and exit\n";
 
 /* Lock state: the runner's lock on its run directory, closed in every supervisor. */
 static int run_dir_lock = -1;

@@ -170,7 +170,26 @@ static const char usage_text[] =
     "                    [-w window] [-p pvalue] [--min-magnitude f] [--min-points n]\n"
     "                    [--all] [--since ISO | --last n] [--incremental state-file]\n"
     "                    [--batch records.jsonl]\n"
-    "                    [--json | --md] [file ...]\n";
+    "                    [--json | --md] [file ...]\n"
+    "\n"
+    "options:\n"
+    "  -s store, --store store   the history store: a directory or git+URL\n"
+    "  --cache dir               the cache clone of a git store\n"
+    "  -H file, --history file   a JSON-lines history stream (gzip allowed); repeatable\n"
+    "  -m metric, --metric metric  analyse this metric (a normalized key); repeatable\n"
+    "  -w n, --window n          the window of the split step\n"
+    "  -p p, --pvalue p          the significance, above 0 and at most 1\n"
+    "  --min-magnitude f         change points of a magnitude at or below f are merged away\n"
+    "  --min-points n            a change point with fewer records on a side is tentative (default 3)\n"
+    "  --all                     read every record, not only trusted ones\n"
+    "  --last n                  report only change points among the newest n records\n"
+    "  --since ISO               report only change points at records not older than this time\n"
+    "  --incremental file        keep the split step's state of every series in file\n"
+    "  --batch file              analyse only the cohorts of the records in file\n"
+    "  --json                    JSON lines (the default)\n"
+    "  --md                      a Markdown table\n"
+    "  -h, --help                print the usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /*
  * The members of a record perf-changes reads, by position in wanted[]:

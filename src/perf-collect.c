@@ -70,7 +70,23 @@ static const char usage_text[] =
     "                    [-r runner] [-o results-dir] [-t seconds] [--cpu]\n"
     "                    [--sample-interval seconds] [--written file]\n"
     "                    [config | dir ...]\n"
-    "       perf-collect --telemetry file [--interval seconds]\n";
+    "       perf-collect --telemetry file [--interval seconds]\n"
+    "\n"
+    "options:\n"
+    "  --check                   validate the configs and list them\n"
+    "  --strict                  make every config warning an error\n"
+    "  --plan                    print, for each config, what would happen on this machine\n"
+    "  -c, --configs dir         the directory read when no config is named\n"
+    "  -r, --runner command      the runner of every benchmark\n"
+    "  -o, --results dir         where records and worker logs go\n"
+    "  -t, --timeout seconds     kill a runner, and its process group, after this long\n"
+    "  --cpu                     run on a machine without a GPU\n"
+    "  --sample-interval seconds  how often GPU memory is sampled while a self-timed runner runs\n"
+    "  --written file            list each worker log and record written, a path a line\n"
+    "  --telemetry file          append one CSV line per GPU every --interval seconds to file\n"
+    "  --interval seconds        with --telemetry: the time between samples\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /* Adds path, or the *.json files of directory path, to the list. */
 static int

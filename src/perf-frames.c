@@ -35,7 +35,14 @@ static struct {
 } opt;
 
 static const char usage_text[] =
-    "usage: perf-frames [-o report] [--jsonl] [--svg file] manifest.json\n";
+    "usage: perf-frames [-o report] [--jsonl] [--svg file] manifest.json\n"
+    "\n"
+    "options:\n"
+    "  -o report, --output report  write the report to report\n"
+    "  --jsonl                   print one JSON line per run\n"
+    "  --svg file                write a standalone figure of each run's frame times\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 static const char *const top_keys[] = { "schema_version", "sample_origin", "runs", NULL };
 static const char *const run_keys[] = {

@@ -81,7 +81,21 @@ static const char usage_text[] =
     "                         [--collect-rc n] [-a artifacts-dir]\n"
     "                         [--noise-window n] [--power p]\n"
     "                         [--rule reference|prediction|zscore]\n"
-    "                         [--confidence c] [--z z] [file ...]\n";
+    "                         [--confidence c] [--z z] [file ...]\n"
+    "\n"
+    "options:\n"
+    "  -s, --store store         the history store: a directory or git+URL\n"
+    "  --cache dir               where the cache clones of git stores are (see perf-upload(1))\n"
+    "  -H, --history file        a history stream: the same records as JSON lines\n"
+    "  --collect-rc n            the exit status of the collection\n"
+    "  -a, --artifacts dir       also write each compared record to dir\n"
+    "  --noise-window n          how many of the cohort's last trusted records give the noise\n"
+    "  --power p                 the power of the minimum detectable regression\n"
+    "  --rule reference | prediction | zscore  what decides a regression (see Noise-aware rules)\n"
+    "  --confidence c            the one-sided confidence of the prediction rule\n"
+    "  --z z                     the z threshold of the zscore rule (default 5)\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /* Reads a record of the batch; false after reporting it. */
 static bool

@@ -27,7 +27,12 @@ static struct {
 } opt;
 
 static const char usage_text[] =
-    "usage: perf-gate-static [-t] [file ...]\n";
+    "usage: perf-gate-static [-t] [file ...]\n"
+    "\n"
+    "options:\n"
+    "  -t, --tail  for each breaching record, print its worker log tail\n"
+    "  -h, --help  print usage and exit\n"
+    "  --version   print the version and exit\n";
 
 /* A value of the check as a finite float; 0 null, 1 ok, -1 reported. */
 static int

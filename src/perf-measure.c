@@ -105,7 +105,25 @@ static const char usage_text[] =
     "                    --runtime-root dir} [--mpi-ranks n] [--threads-per-rank n]\n"
     "                    [--iteration re] [--scf-start re] [--cycle re] [--complete re]\n"
     "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
-    "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n";
+    "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n"
+    "\n"
+    "options:\n"
+    "  --program vibe-qc | orca | generic  the program whose output is read (see Programs)\n"
+    "  --runtime-digest sha256   the runtime's identity, as declared (see Runtime identity)\n"
+    "  --runtime-root dir        the runtime's identity, computed from dir\n"
+    "  --mpi-ranks n, --threads-per-rank n  the layout the job ran with\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n"
+    "  --iteration re            an SCF iteration line (group 1: the iteration number)\n"
+    "  --scf-start re            the start of an SCF cycle\n"
+    "  --cycle re                the start of a geometry optimisation cycle\n"
+    "  --complete re             a converged SCF cycle's result (group 1: the energy)\n"
+    "  --energy re               the total energy (group 1)\n"
+    "  --iterations re           the stated iteration count of a cycle (group 1)\n"
+    "  --gap re                  the HOMO-LUMO gap in eV (group 1)\n"
+    "  --scf-failed re           an SCF that did not converge\n"
+    "  --opt-failed re           a geometry optimisation that did not converge\n"
+    "  --fatal re                a fatal error\n";
 
 /* A number as the programs print it ("1.0D-03" included). */
 static bool

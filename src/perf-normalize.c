@@ -44,7 +44,17 @@ static const char usage_text[] =
     "usage: perf-normalize [-r run-source] [--commit sha] [--branch name]\n"
     "                      [--pr-number n] [--test-scope scope]\n"
     "                      [--build-url url] [--build-id id] [--job-id id]\n"
-    "                      [file ...]\n";
+    "                      [file ...]\n"
+    "\n"
+    "options:\n"
+    "  -r, --run-source source   the run source of every record, replacing the record's own\n"
+    "  --commit sha              the commit (default BUILDKITE_COMMIT)\n"
+    "  --branch name             the branch (default BUILDKITE_BRANCH)\n"
+    "  --pr-number n             the pull request (default BUILDKITE_PULL_REQUEST)\n"
+    "  --test-scope scope        the test scope (default TEST_SCOPE)\n"
+    "  --build-url url, --build-id id, --job-id id  the build (default BUILDKITE_BUILD_URL, _BUILD_ID, _JOB_ID)\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /*
  * A string-valued key of the raw record: its value, def when absent, NULL

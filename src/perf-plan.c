@@ -19,7 +19,12 @@
 
 static const char usage_text[] =
     "usage: perf-plan [--json] plan.json\n"
-    "       perf-plan digest dir\n";
+    "       perf-plan digest dir\n"
+    "\n"
+    "options:\n"
+    "  --json      print {plan_id, plan_sha256, order} instead of the table\n"
+    "  -h, --help  print usage and exit\n"
+    "  --version   print the version and exit\n";
 
 /* Prints the order as a table, columns as wide as their widest cell. */
 static void

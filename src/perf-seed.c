@@ -110,7 +110,28 @@ static const char usage_text[] =
     "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
     "       perf-seed revert --decision id --reason text [--by name]\n"
     "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed decisions [--json] [-s store] [--cache dir]\n";
+    "       perf-seed decisions [--json] [-s store] [--cache dir]\n"
+    "\n"
+    "options:\n"
+    "  --source-result file      a normalized artifact: CALIBRATION_NEEDED (prepare), REGRESSION\n"
+    "                            or PASS (reseed), the first run at a new level (accept)\n"
+    "  --intent-rationale text   why this baseline is right\n"
+    "  --operator name           who approved it\n"
+    "  --staging-root dir        where prepared seeds wait for review\n"
+    "  --max-intra-batch-regression f  the batch consistency limit (default 0.05)\n"
+    "  -s, --store store         the history store, a directory or git+URL (perf-upload(1))\n"
+    "  --cache dir               where git stores' cache clones are (perf-upload(1))\n"
+    "  --now time                the seeds' timestamp (ISO 8601), for reproducible preparations\n"
+    "  --confirm                 upload for real (without it: say what would be uploaded)\n"
+    "  --reason text             why the decision is right (accept, acknowledge, invalid, revert)\n"
+    "  --metric m                the metric the decision is about; repeatable (default: all)\n"
+    "  --by name                 who decides (default BUILDKITE_BUILD_CREATOR, git's user.name)\n"
+    "  --link url                the issue that tracks the change\n"
+    "  --change file             a perf-changes(1) JSON line (- for standard input)\n"
+    "  --decision id             the decision a revert undoes\n"
+    "  --json                    with decisions: JSON lines instead of the table\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /* Reports a failure; returns the exit status of one. */
 static int __attribute__((format(printf, 1, 2)))
@@ -316,7 +337,7 @@ on_found(const struct store_hit *h, void *ctx)
 }
 
 /*
- * Prepare: the history in dir (a store directory; missing is empty)
+ * Prepare: the history in dir (a store directory, which must exist)
  * holds no baseline-eligible record of the identity and no trusted record
  * of another recipe of its cohort. label names it in the messages.
  */
@@ -333,6 +354,8 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 	store_identity_queries(id->value, &q[0], &q[1]);
 	if ((st = store_open(dir)) == NULL)
 		return EXIT_TROUBLE;
+	/* A first seed meets an empty history by design: no warning here. */
+	store_empty_ok(st);
 	if (store_scan(st, q, 2, on_found, &f, &raised) != 0)
 		rc = EXIT_TROUBLE;
 	store_close(st);

@@ -36,7 +36,20 @@ static struct {
 static const char usage_text[] =
     "usage: perf-site [-s store | -H history] [--cache dir] [--changes file]\n"
     "                 [--ab report.json ...] [--days n] [--title title] [--now time]\n"
-    "                 -o dir\n";
+    "                 -o dir\n"
+    "\n"
+    "options:\n"
+    "  -s, --store store         the history store, a directory or git+URL\n"
+    "  --cache dir               where the cache clones of git stores are (perf-upload(1))\n"
+    "  -H, --history history     a JSON-lines history stream, beside or instead of the store\n"
+    "  --changes file            change points as perf-changes(1) writes them\n"
+    "  --ab report.json          a perf-ab(1) report shown on its cohort's page; repeatable\n"
+    "  --days n                  only the last n days of history (default all)\n"
+    "  --title title             the site's title\n"
+    "  --now time                the time the site is made (ISO 8601), for reproducible sites\n"
+    "  -o, --output dir          the site's directory, replaced whole\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 static void
 push(char ***list, int *n, char *v)

@@ -60,7 +60,25 @@ static const char usage_text[] =
     "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
     "                      [-H history] [--days n] [--now time] [--changes file]\n"
     "                      [--decide] [file ...]\n"
-    "       perf-summarize --stability [--json] [file ...]\n";
+    "       perf-summarize --stability [--json] [file ...]\n"
+    "\n"
+    "options:\n"
+    "  -r, --reports-dir dir  write the report file into dir\n"
+    "  --annotate-max bytes   the largest summary written to standard output\n"
+    "  --csv file             write one row per record and metric\n"
+    "  --html file            write the dashboard to file\n"
+    "  --dashboard            write the dashboard into the reports directory\n"
+    "  -s, --store store      the history store of the dashboard\n"
+    "  --cache dir            where the cache clones of git stores are (see perf-upload(1))\n"
+    "  -H, --history file     a JSON-lines history stream, beside or instead of the store\n"
+    "  -d, --days n           the dashboard's window\n"
+    "  --now time             the time the window ends (ISO 8601), for reproducible pages\n"
+    "  --changes file         change points as perf-changes(1) writes them\n"
+    "  --decide               after the table, the perf-seed command that accepts or seeds each row\n"
+    "  --stability            instead of the summary, the run-to-run stability\n"
+    "  --json                 with --stability: JSON lines instead of the Markdown table\n"
+    "  -h, --help             print usage and exit\n"
+    "  --version              print the version and exit\n";
 
 static const char md_head[] =
     "## Performance Baseline Comparison\n"

@@ -55,7 +55,16 @@ struct batch {
 
 static const char usage_text[] =
     "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
-    "       perf-upload --export [-s store] [--cache dir] [-o file]\n";
+    "       perf-upload --export [-s store] [--cache dir] [-o file]\n"
+    "\n"
+    "options:\n"
+    "  -s, --store store         the history store: a directory or git+URL\n"
+    "  --cache dir               where the cache clones of git stores are\n"
+    "  -p, --policy never | pass | always  the upload policy, trimmed and lower-cased first\n"
+    "  --export                  write the store as one gzip JSON-lines stream instead\n"
+    "  -o, --output file         where --export writes\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
 
 /* The reference's "success" for the policy: missing counts as true. */
 static bool

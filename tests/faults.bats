@@ -27,9 +27,11 @@ tree_sum() {
 	(cd "$1" && find . -type f ! -name .perfkite-lock -exec sha256sum {} + | sort)
 }
 
-# compared: records as perf-upload takes them.
+# compared: records as perf-upload takes them (compared with an empty
+# store: a missing one is exit 2).
 compared() {
-	perf-normalize "$REC" 2>/dev/null | perf-gate-rolling -s empty-store 2>/dev/null
+	mkdir -p "$BATS_TEST_TMPDIR/empty-store"
+	perf-normalize "$REC" 2>/dev/null | perf-gate-rolling -s "$BATS_TEST_TMPDIR/empty-store" 2>/dev/null
 }
 
 # as_other CMD...: CMD as an unprivileged user when we are root (root
@@ -58,7 +60,7 @@ as_other() {
 	# SIGXFSZ, reports EFBIG and removes its temporary file
 	jq -c '.model_id = "other-model"' cmp.jsonl >other.jsonl
 	for cmd in "perf-upload -s store -p always other.jsonl" \
-		"perf-summarize -r rep --html rep/d.html cmp.jsonl" \
+		"perf-summarize -r rep -s store --html rep/d.html cmp.jsonl" \
 		"perf-frames -o r.json $ROOT_DIR/fixtures/frames/comparison.json" \
 		"perf-analyze --svg f.svg $ROOT_DIR/fixtures/campaign/plan.json $ROOT_DIR/fixtures/campaign/results.json" \
 		"perf-upload --export -s store -o export.jsonl" \
@@ -91,7 +93,7 @@ kind() {
 	# a character device: a null device of our own (never the machine's)
 	if mknod null c 1 3 2>/dev/null; then
 		for cmd in "perf-upload --export -s store -o null" \
-			"perf-summarize -r rep --html null cmp.jsonl" \
+			"perf-summarize -r rep -s store --html null cmp.jsonl" \
 			"perf-frames -o null $ROOT_DIR/fixtures/frames/comparison.json" \
 			"perf-analyze --svg null $ROOT_DIR/fixtures/campaign/plan.json $ROOT_DIR/fixtures/campaign/results.json"; do
 			run --separate-stderr bash -c "$cmd"

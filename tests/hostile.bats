@@ -226,8 +226,9 @@ hostile_records() {
 	mkdir w && cd w
 	hostile_records >in.jsonl
 	touch ../marker
+	mkdir store	# a store must exist to be read (perfkite(7))
 	perf-gate-rolling -s store in.jsonl 2>/dev/null | perf-upload -s store -p always >up.jsonl 2>/dev/null
-	perf-summarize -r reports --html reports/dashboard.html up.jsonl >summary.md 2>/dev/null
+	perf-summarize -r reports -s store --html reports/dashboard.html up.jsonl >summary.md 2>/dev/null
 	# every new file is in store/ or reports/, or one the test wrote
 	run find "$BATS_TEST_TMPDIR" -type f -newer ../marker
 	for f in "${lines[@]}"; do
@@ -272,8 +273,9 @@ hostile_records() {
 @test "hostile names in the dashboard are text: no script runs in headless Chromium" {
 	load lib/chromium
 	chromium_or_skip
+	mkdir store	# a store must exist to be read (perfkite(7))
 	hostile_records | perf-gate-rolling -s store 2>/dev/null | perf-upload -s store -p always 2>/dev/null |
-		perf-summarize -r reports --html "$PWD/d.html" >/dev/null 2>&1
+		perf-summarize -r reports -s store --html "$PWD/d.html" >/dev/null 2>&1
 	not grep -q '<script' d.html
 	not grep -q '<img' d.html
 	chromium_run dom "file://$PWD/d.html" --dump-dom

@@ -98,7 +98,15 @@ forms() {
 	' | sed -E 's/[[:space:]]+/ /g; s/ ?\| ?/|/g; s/^ //; s/ $//'
 }
 
-usage_forms() { "$1" --help | forms "$(basename "$1")"; }
+# The synopsis --help prints: up to its first blank line (the options follow).
+usage_forms() { "$1" --help | sed '/^$/,$d' | forms "$(basename "$1")"; }
+
+# The options --help of program $1 lists, one a line: each flag of a line's
+# head (the text before its description, which two blanks set off).
+help_flags() {
+	"$1" --help | sed '1,/^$/d' | sed -nE 's/^  (-[^ ]*( [^ ]+)*)  .*/\1/p' |
+		tr -s ', ' '\n' | grep -E '^--?[A-Za-z]' | sort -u
+}
 
 synopsis_forms() {
 	mandoc -Tascii -O width=1000 "$ROOT_DIR/man/$1.1" | col -b |
@@ -239,6 +247,30 @@ option_disagreements() {
 		name=$(basename "$page" .1)
 		diff=$(option_disagreements "$name")
 		[ -z "$diff" ] || all+="$name: ${diff//$'\n'/$'\n'$name: }"$'\n'
+	done
+	[ -z "$all" ] || { printf '%s' "$all" >&2; return 1; }
+}
+
+@test "--help lists every option of the page, one line each; perfkite(7) names every program (issue 22 item 20)" {
+	local page name flags f all=
+	for page in "$ROOT_DIR"/man/*.1; do
+		name=$(basename "$page" .1)
+		flags=$(help_flags "$(command -v "$name")")
+		[ -n "$flags" ] || { all+="$name: --help lists no options"$'\n'; continue; }
+		for f in $(option_items "$name" | cut -d' ' -f2-); do
+			grep -qxF -- "$f" <<<"$flags" || all+="$name: $f is not on a line of --help"$'\n'
+		done
+	done
+	# A usage error shows the synopsis alone.
+	run --separate-stderr perf-upload --perfkite-probe
+	assert_failure 2
+	[[ $stderr != *"options:"* ]]
+	[[ $stderr == *"usage: perf-upload"* ]]
+	# perfkite(7)'s SEE ALSO names every program.
+	see=$(awk '/^\.Sh / { s = ($2 == "SEE") } s && /^\.Xr / { print $2 }' "$ROOT_DIR/man/perfkite.7")
+	for f in "$ROOT_DIR"/src/perf-*.c "$ROOT_DIR"/bin/perf-lane; do
+		name=$(basename "$f" .c)
+		grep -qxF "$name" <<<"$see" || all+="perfkite(7): SEE ALSO lacks $name"$'\n'
 	done
 	[ -z "$all" ] || { printf '%s' "$all" >&2; return 1; }
 }

@@ -259,11 +259,12 @@ clean() {
 	f=${lines[0]}
 	assert_equal "$(jq -r '[.schema, .status, .culprits[0].subject, has("event"), (.created_at | test("^20"))] | @tsv' "$f")" \
 		"$(printf 'perfkite.bisect-report/1\tfound\tcommit 11\tfalse\ttrue')"
-	# The tracking readers do not see it: the store reads as empty.
+	# The tracking readers do not see it: the store reads as empty (and
+	# says so, issue 22 item 4).
 	run --separate-stderr perf-changes --store "$PWD/store" --all
 	assert_success
 	assert_output ""
-	[ -z "$stderr" ]
+	assert_equal "$stderr" "perf-changes: $PWD/store: the store holds no records (a new store, or the wrong one?)"
 	clean
 }
 

@@ -613,3 +613,21 @@ os.symlink(os.path.join("..", "d1", "r0000.json"), os.path.join(sys.argv[2], "d0
 	# and the file is gone
 	[ -z "$(find "$BATS_TEST_TMPDIR" -name 'perf-changes.*')" ]
 }
+
+@test "a store that is not there is exit 2; an empty one, or an empty remote, a warning (issue 22 item 4)" {
+	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/no/such/dir"
+	assert_failure 2
+	assert_equal "$stderr" "perf-changes: $BATS_TEST_TMPDIR/no/such/dir: no such store (a directory store must exist: create it, or name the store with --store)"
+	assert_output ""
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/empty"
+	assert_success
+	assert_equal "$stderr" "perf-changes: $BATS_TEST_TMPDIR/empty: the store holds no records (a new store, or the wrong one?)"
+	git init -q --bare "$BATS_TEST_TMPDIR/empty.git"
+	run --separate-stderr $N -s "git+file://$BATS_TEST_TMPDIR/empty.git" --cache "$BATS_TEST_TMPDIR/cache"
+	assert_success
+	[[ $stderr == *"perf-changes: git+file://$BATS_TEST_TMPDIR/empty.git: the store holds no records"* ]]
+	# A history stream with records: the empty store is no news.
+	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/empty" -H "$H"
+	[[ $stderr != *"holds no records"* ]]
+}

@@ -480,7 +480,7 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	[[ $stderr == *"$N: write error on standard output: No space left on device" ]]
 }
 @test "usage and the page's SYNOPSIS list the same options, each one accepted" {
-	usage=$($N -h | grep -oE -- '(\[| )--?[a-z][-a-z]*' | tr -d '[ ' | sort -u)
+	usage=$($N -h | sed '/^$/,$d' | grep -oE -- '(\[| )--?[a-z][-a-z]*' | tr -d '[ ' | sort -u)
 	synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$ROOT_DIR/man/perf-collect.1" |
 		grep -o 'Fl [-a-z]*' | sed 's/^Fl /-/' | sort -u)
 	assert_equal "$usage" "$synopsis"

@@ -185,10 +185,13 @@ G=$FIXTURES/$N
 	want=$output
 	find "$G/worked-example.store" -name '*.json' -exec jq -c . {} + >"$BATS_TEST_TMPDIR/h.jsonl"
 	gzip -k "$BATS_TEST_TMPDIR/h.jsonl"
+	mkdir "$BATS_TEST_TMPDIR/none"
 	for h in "$BATS_TEST_TMPDIR/h.jsonl" "$BATS_TEST_TMPDIR/h.jsonl.gz"; do
 		run --separate-stderr $N --store "$BATS_TEST_TMPDIR/none" --history "$h" "$G/worked-example.in.jsonl"
 		assert_failure 1
 		assert_equal "$output" "$want"
+		# The history is not empty: no warning of an empty store.
+		assert_equal "$stderr" "$(cat "$G/worked-example.err")"
 	done
 	# Given beside the store, a record is not counted twice.
 	run --separate-stderr $N --store "$G/worked-example.store" --history "$BATS_TEST_TMPDIR/h.jsonl" "$G/worked-example.in.jsonl"
@@ -196,13 +199,28 @@ G=$FIXTURES/$N
 	[ "$(jq -r .comparison.baseline_n <<<"$output")" = 2 ]
 }
 
-@test "PERFORMANCE_TRACKING_ROOT is the default store; a missing store is an empty history" {
+@test "PERFORMANCE_TRACKING_ROOT is the default store; a missing store is exit 2, an empty one a warning" {
 	run --separate-stderr env PERFORMANCE_TRACKING_ROOT="$G/pass.store" $N "$G/pass.in.jsonl"
 	assert_success
 	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
+	# A typo never reads as an empty history (issue 22 item 4).
 	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/missing" "$G/pass.in.jsonl"
+	assert_failure 2
+	assert_equal "$stderr" "perf-gate-rolling: $BATS_TEST_TMPDIR/missing: no such store (a directory store must exist: create it, or name the store with --store)"
+	run --separate-stderr env PERFORMANCE_TRACKING_ROOT="$BATS_TEST_TMPDIR/missing" $N "$G/pass.in.jsonl"
+	assert_failure 2
+	[[ $stderr == *"$BATS_TEST_TMPDIR/missing: no such store"* ]]
+	mkdir "$BATS_TEST_TMPDIR/empty"
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/empty" "$G/pass.in.jsonl"
 	assert_success
 	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
+	[[ $stderr == "perf-gate-rolling: $BATS_TEST_TMPDIR/empty: the store holds no records (a new store, or the wrong one?)"$'\n'* ]]
+	# An empty git remote likewise.
+	git init -q --bare "$BATS_TEST_TMPDIR/empty.git"
+	run --separate-stderr $N --store "git+file://$BATS_TEST_TMPDIR/empty.git" --cache "$BATS_TEST_TMPDIR/cache" "$G/pass.in.jsonl"
+	assert_success
+	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
+	[[ $stderr == *"git+file://$BATS_TEST_TMPDIR/empty.git: the store holds no records"* ]]
 }
 
 @test "an empty PERFORMANCE_TRACKING_ROOT is the working directory; a remote without git+ is refused" {
@@ -224,6 +242,23 @@ G=$FIXTURES/$N
 	assert_failure 2
 	assert_output ""
 	assert_equal "$stderr" "perf-gate-rolling: $BATS_TEST_TMPDIR/file: the store is not a directory"
+}
+
+@test "a baseline whose keys are spelled with \\u escapes is found (issue 22 item 19)" {
+	# Valid JSON that some writers emit: the reader's raw-text prefilter
+	# must parse what it cannot read plainly, never skip it.
+	cp -R "$G/pass.store" "$BATS_TEST_TMPDIR/st"
+	find "$BATS_TEST_TMPDIR/st" -name '*.json' -exec sed -i \
+		-e 's/"workload_id"/"workload_\\u0069d"/' -e 's/"variant_id": "\([^"]*\)"/"\\u0076ariant_id": "\1"/' {} +
+	grep -q 'workload_\\u0069d' "$BATS_TEST_TMPDIR"/st/*/*.json
+	grep -q '"\\u0076ariant_id"' "$BATS_TEST_TMPDIR"/st/*/*.json
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/st" "$G/pass.in.jsonl"
+	assert_success
+	assert_equal "$output" "$(cat "$G/pass.out.jsonl")"
+	[ "$(jq -r .comparison_status <<<"$output")" = PASS ]
+	# And however many reader threads read it.
+	PERF_STORE_THREADS=1 run --separate-stderr $N --store "$BATS_TEST_TMPDIR/st" "$G/pass.in.jsonl"
+	assert_equal "$output" "$(cat "$G/pass.out.jsonl")"
 }
 
 @test "a history file that cannot be read is skipped with a warning" {

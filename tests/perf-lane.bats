@@ -144,7 +144,10 @@ stored() {
 	assert_line "--- the rolling comparison does not run: the collection failed (status 1) and the policy is pass"
 	[ ! -e reports/annotation.md ]
 	[ -z "$(find reports -name 'perf_*.md' -o -name 'normalized_perf_*')" ]
-	[ ! -e store ]
+	[ -z "$(find store -name '*.json' 2>/dev/null)" ]	# nothing stored
+	# The store did not exist: the lane made it, and said so (issue 22 item 4).
+	[ -d store ]
+	assert_equal "$(grep -c '^perf-lane: store: a new store (it did not exist)$' <<<"$stderr")" 1
 	# the raw record and the worker log are still reported
 	[ -n "$(find reports -maxdepth 1 -name 'perf_lane-bench_*.json')" ]
 	[ -n "$(find reports -maxdepth 1 -name 'worker_lane-bench_*.md')" ]
@@ -184,7 +187,7 @@ stored() {
 	lane "$LANE/configs"
 	assert_success
 	assert_line --partial "| lane-bench |"
-	[ ! -e store ]
+	[ -z "$(find store -name '*.json' 2>/dev/null)" ]	# nothing stored
 	grep -q 'Tracking upload skipped for lane-bench (unknown, success=True)' <<<"$stderr"
 }
 
@@ -412,7 +415,7 @@ seed_block() {
 	assert_equal "${stderr_lines[-2]}" "perf-lane: nothing was measured: 2 skipped (Need 1 GPUs, only 0 available)"
 	assert_equal "${stderr_lines[-1]}" "perf-lane: collect 0, static 0, normalize -, rolling -, upload -, summarize -, changes -: exit 2"
 	assert_line -- "--- the rolling comparison does not run: nothing was measured"
-	[ ! -e store ]
+	[ -z "$(find store -name '*.json' 2>/dev/null)" ]	# nothing stored
 	[ ! -e reports/annotation.md ]
 	diff - reports/skipped.md <<-'EOF'
 		## Performance lane: nothing was measured

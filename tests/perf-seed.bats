@@ -16,6 +16,14 @@ setup() {
 		PERFORMANCE_RESEED_STAGING_ROOT
 	export USER=tester
 	cd "$BATS_TEST_TMPDIR" || return 1
+	# A store must exist to be read (perf-seed(1)); ./store is an empty one.
+	mkdir store
+}
+
+# store_empty: nothing but hidden bookkeeping was written to ./store.
+store_empty() {
+	[ -z "$(find store -mindepth 1 -not -name '.*')" ] ||
+		{ echo "written to the store: $(find store -mindepth 1)" >&2; return 1; }
 }
 
 teardown() {
@@ -46,7 +54,7 @@ manifest() {
 fails_with() {
 	assert_equal "$status" 2
 	grep -qF -- "$1" <<<"$stderr" || { echo "stderr: $stderr" >&2; return 1; }
-	[ ! -e store ] || { echo "the store was created" >&2; return 1; }
+	store_empty
 	[ -z "$(find staging -name '*.json' 2>/dev/null)" ] ||
 		{ echo "a seed was left in staging" >&2; return 1; }
 }
@@ -80,7 +88,7 @@ fails_with() {
 	# the reservation's name: SHA-256 of the canonical identity and repository
 	[ "$(basename "$res")" = "$(jq -cj --sort-keys '{identity, repository}' "$res/manifest" | sha256sum | cut -c1-64)" ]
 	# nothing was written to the store
-	[ ! -e store ]
+	store_empty
 }
 
 @test "prepare and upload of two sources: messages, manifest and stored seeds, byte for byte" {
@@ -245,7 +253,7 @@ fails_with() {
 	prepare "${args[@]}"
 	assert_success
 	assert_equal "$(find staging -name manifest | wc -l)" 1
-	[ ! -e store ]
+	store_empty
 	local m
 	m=$(manifest)
 	# prepared records in batch order, their sources oldest first
@@ -471,7 +479,7 @@ prepared() {
 	assert_success
 	assert_line --index 0 --regexp '^Would upload baseline seed: store/wan-t2v-1.3b-2gpu/.*_seed_01\.json$'
 	assert_line --index 2 'Would commit "Perf: seed wan-t2v-1.3b-2gpu baseline" on revision 0'
-	[ ! -e store ]
+	store_empty
 	[ ! -e "$(dirname "$(manifest)")/uploaded" ]
 }
 
@@ -513,7 +521,7 @@ prepared() {
 	run --separate-stderr perf-seed upload "$m" -s store --confirm
 	assert_failure 2
 	grep -qF "prepared record is outside its identity reservation: $PWD/staging/outside/" <<<"$stderr"
-	[ ! -e store ]
+	store_empty
 }
 
 @test "row 56: the store got a baseline after review: no commit" {
@@ -540,7 +548,7 @@ prepared() {
 	run --separate-stderr perf-seed upload "$m" -s store --confirm
 	assert_failure 2
 	grep -qF "source record changed after review: $PWD/a.json" <<<"$stderr"
-	[ ! -e store ]
+	store_empty
 }
 
 @test "8.6: the manifest's own checks, in order" {
@@ -576,7 +584,7 @@ prepared() {
 	run --separate-stderr perf-seed upload "$m" -s store --confirm
 	assert_failure 2
 	grep -qF "prepared record 1 no longer matches its reviewed source" <<<"$stderr"
-	[ ! -e store ]
+	store_empty
 	# not JSON at all
 	printf '{\n  "x": \n' >bad-manifest
 	run --separate-stderr perf-seed upload bad-manifest -s store
@@ -670,6 +678,18 @@ prepared() {
 	assert_line --index 0 --partial "usage: perf-seed prepare"
 	run perf-seed --version
 	assert_success
+}
+
+@test "prepare reads a store that must be there; an empty one is no warning (issue 22 item 4)" {
+	variant src.json
+	run --separate-stderr perf-seed prepare -s missing --staging-root staging \
+		--intent-rationale r --source-result src.json
+	assert_failure 2
+	[[ $stderr == *"perf-seed: missing: no such store (a directory store must exist"* ]]
+	[ ! -e missing ]
+	prepare --source-result src.json
+	assert_success
+	[[ $stderr != *"holds no records"* ]]
 }
 
 # ---- reseed: FastVideo's reviewed baseline shift ----
@@ -791,7 +811,7 @@ reseed_fails_with() {
 
 @test "reseed refusals: exit 2, nothing staged, the store untouched" {
 	shifted s.json 1 11.0
-	STORE_SUM=
+	STORE_SUM=$(store_sum)
 	run --separate-stderr perf-seed reseed -s store --staging-root staging --intent-rationale r --source-result s.json
 	reseed_fails_with "remote tracking history has no record of the exact comparable identity; a first baseline is seeded with perf-seed prepare"
 	mkdir -p store/m

@@ -13,7 +13,9 @@ NOW=2026-06-30T12:00:00Z
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
-	export PERFORMANCE_TRACKING_ROOT=$BATS_TEST_TMPDIR/no-store
+	# An empty store (a missing one is exit 2: perfkite(7)).
+	export PERFORMANCE_TRACKING_ROOT=$BATS_TEST_TMPDIR/empty-store
+	mkdir "$PERFORMANCE_TRACKING_ROOT"
 	unset DASHBOARD_DAYS
 }
 
@@ -423,8 +425,9 @@ REC='{"model_id":"a","gpu_type":"g"}'
 	assert_equal "$stderr" "perf-summarize: git@github.com:org/perf.git: a git remote needs the git+ prefix to be a store; did you mean git+git@github.com:org/perf.git?"
 }
 
-@test "a dashboard of nothing: no records, no store, still a page" {
+@test "a dashboard of nothing: no records, an empty store, still a page" {
 	: >"$BATS_TEST_TMPDIR/none.jsonl"
+	mkdir "$BATS_TEST_TMPDIR/no-store"
 	run --separate-stderr perf-summarize --html "$BATS_TEST_TMPDIR/d.html" \
 		--store "$BATS_TEST_TMPDIR/no-store" "$BATS_TEST_TMPDIR/none.jsonl"
 	assert_success
@@ -485,6 +488,7 @@ $(cat "$FIXTURES/perf-changes/md.out.md")"
 @test "--changes: the dashboard draws each change point on its chart, commit and change in its hover text" {
 	H=$FIXTURES/perf-changes/history.jsonl
 	perf-changes "$H" >cps.jsonl || [ $? -eq 1 ]
+	mkdir "$BATS_TEST_TMPDIR/none"
 	run --separate-stderr $N --html with.html -s "$BATS_TEST_TMPDIR/none" -H "$H" --now 2026-01-03T12:00:00Z --changes cps.jsonl </dev/null
 	assert_success
 	run --separate-stderr $N --html without.html -s "$BATS_TEST_TMPDIR/none" -H "$H" --now 2026-01-03T12:00:00Z </dev/null
@@ -498,9 +502,23 @@ $(cat "$FIXTURES/perf-changes/md.out.md")"
 		<(tr -d '\n' <without.html)
 }
 
+@test "the dashboard's store: not there is exit 2, empty a warning (issue 22 item 4)" {
+	run --separate-stderr $N --html x.html --store "$BATS_TEST_TMPDIR/missing" </dev/null
+	assert_failure 2
+	[[ $stderr == *"perf-summarize: $BATS_TEST_TMPDIR/missing: no such store"* ]]
+	run --separate-stderr $N --html x.html </dev/null
+	assert_success
+	[[ $stderr == *"perf-summarize: $BATS_TEST_TMPDIR/empty-store: the store holds no records"* ]]
+	[ -s x.html ]
+	# Without --html the store is not read.
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/missing" </dev/null
+	assert_success
+}
+
 @test "--changes: the dashboard draws the change line on the first slower run, the REGRESSION's red triangle" {
 	G=$FIXTURES/perf-changes/gated.jsonl
 	perf-changes --metric latency "$G" >cps.jsonl || [ $? -eq 1 ]
+	mkdir "$BATS_TEST_TMPDIR/none"
 	run --separate-stderr $N --html page.html -s "$BATS_TEST_TMPDIR/none" -H "$G" --now 2026-02-02T12:00:00Z --changes cps.jsonl </dev/null
 	assert_success
 	line=$(grep -o '<line x1="[0-9.]*"[^>]*stroke-dasharray="3 2"' page.html | sed 's/<line x1="\([0-9.]*\)".*/\1/')

@@ -318,6 +318,7 @@ EOF
 	perf-gate-static "$in"/*.json >static.jsonl 2>/dev/null || [ "$?" -eq 1 ]
 	perf-normalize static.jsonl >norm.jsonl
 	perf-gate-rolling -s "$ROOT_DIR/fixtures/store" norm.jsonl >from-store.jsonl 2>/dev/null || [ "$?" -eq 1 ]
+	mkdir "$BATS_TEST_TMPDIR/none"
 	perf-gate-rolling -s "$BATS_TEST_TMPDIR/none" -H hist.gz norm.jsonl >from-export.jsonl 2>/dev/null || [ "$?" -eq 1 ]
 	assert_equal "$(wc -l <from-store.jsonl)" 3
 	diff from-store.jsonl from-export.jsonl
@@ -675,4 +676,18 @@ ls_locks() {
 	assert_equal "$(git -C srv/perf.git rev-list --count main)" 12
 	assert_equal "$(git -C srv/perf.git rev-list --merges --count main)" 0
 	assert_equal "$(cat err-a err-b | grep -c '^uploaded → ')" 60
+}
+
+@test "--export of a store that is not there is exit 2; of an empty one a warning (issue 22 item 4)" {
+	run --separate-stderr perf-upload --export -s missing -o all.gz
+	assert_failure 2
+	[[ $stderr == *"perf-upload: missing: no such store"* ]]
+	mkdir empty
+	run --separate-stderr perf-upload --export -s empty -o all.gz
+	assert_success
+	[[ $stderr == *"perf-upload: empty: the store holds no records"* ]]
+	# Uploading is writing: the writer creates its store.
+	run --separate-stderr perf-upload -s new -p always "$UP/batch.in.jsonl"
+	assert_success
+	[ -n "$(find new -name '*.json')" ]
 }

@@ -52,12 +52,41 @@ lane_usage() {
 		                 [--ab-pairs min:max] [--ab-band percent] [--ab-only]
 		                 [config|dir ...]
 		       perf-lane --version
+
+		options:
+		  -c, --configs dir         the configs directory when none is named (perf-collect(1))
+		  -o, --results dir         raw records and worker logs
+		  -r, --reports dir         the reports directory (default PERF_REPORTS_DIR)
+		  -s, --store store         the history store: a directory or git+URL
+		  --cache dir               the cache of a git store (perf-upload(1))
+		  -p, --policy never | pass | always  the upload policy (default: by the run's classification)
+		  --run-source pr | local | scheduled_main | unknown  override the classification
+		  --days n                  days of history on the dashboard
+		  --telemetry-interval seconds  seconds between GPU telemetry samples (default 10)
+		  -t, --timeout seconds     passed to perf-collect(1)
+		  --runner command          passed to perf-collect(1)
+		  --cpu                     passed to perf-collect(1)
+		  --allow-empty             a lane in which every benchmark was skipped ends with status 0
+		  --annotate-max bytes      passed to perf-summarize(1)
+		  -h, --help                print usage and exit
+		  --version                 print perfkite's version
+		  --changes gate | report | off  what worse change points found on a scheduled run on main do
+		  --changes-gate            the same as --changes gate
+		  --decide                  the annotation ends with the perf-seed commands that accept or seed each row
+		  --site-publish dest       on scheduled main runs, publish the static site (perf-site(1)) to dest
+		  --rule reference | prediction | zscore  passed to perf-gate-rolling(1)
+		  --ab-base ref             on pull requests, compare the head with a worktree of ref
+		  --ab-setup command        the shell command that builds the base in its worktree
+		  --ab-pairs min:max        the A/B's first look and most pairs (default 5:30)
+		  --ab-band percent         the A/B's equivalence band
+		  --ab-only                 the A/B alone decides the comparison's status where it ran
 	EOF
 }
 
+# lane_die_usage TEXT: TEXT and the synopsis (no options) on stderr, exit 2.
 lane_die_usage() {
 	echo "$prog: $*" >&2
-	lane_usage >&2
+	lane_usage | sed '/^$/,$d' >&2
 	exit 2
 }
 
@@ -303,6 +332,7 @@ lane_start() {
 	lane_decide
 	export PERF_RUN_SOURCE=$run_source PERF_UPLOAD_POLICY=$policy
 	echo "--- perf-lane: run source $run_source, upload policy $policy, store $store, reports $reports"
+	lane_store_ready || exit 2
 	work=$(mktemp -d "${TMPDIR:-/tmp}/perf-lane.XXXXXX") || exit 2
 	telemetry_pid=''
 	trap lane_cleanup EXIT
@@ -310,6 +340,17 @@ lane_start() {
 	trap 'lane_cleanup; exit 143' TERM
 	cache_args=()
 	if [ -n "$cache" ]; then cache_args=(--cache "$cache"); fi
+}
+
+# lane_store_ready: a directory store that does not exist yet is made
+# (a new project's first run; the reference's sync makes its root too),
+# with a line saying so: the programs refuse a store that is not there,
+# so the lane is where a directory store begins. A git store is its remote.
+lane_store_ready() {
+	case $store in '' | git+*) return 0 ;; esac
+	[ -e "$store" ] && return 0
+	mkdir -p -- "$store" || { echo "$prog: $store: cannot create the store" >&2; return 1; }
+	echo "$prog: $store: a new store (it did not exist)" >&2
 }
 
 # shellcheck disable=SC2317 # called by the traps

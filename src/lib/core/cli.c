@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/cli.h"
 #include "core/err.h"
@@ -16,7 +17,13 @@ cli_version(void)
 void
 cli_usage(const char *text, int status)
 {
-	fputs(text, status == 0 ? stdout : stderr);
+	const char *end = strstr(text, "\n\n");
+
+	/* A usage error shows the synopsis; --help the options too. */
+	if (status == 0)
+		fputs(text, stdout);
+	else
+		fwrite(text, 1, end != NULL ? (size_t)(end - text) + 1 : strlen(text), stderr);
 	if (status == 0 && (fflush(stdout) != 0 || ferror(stdout)))
 		status = EXIT_TROUBLE;
 	exit(status);

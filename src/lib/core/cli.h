@@ -17,8 +17,10 @@
 void cli_version(void) __attribute__((noreturn));
 
 /*
- * Prints text (the usage) on stdout and exits 0 when status is 0, or on
- * stderr and exits with status otherwise.
+ * Prints text (the usage: the synopsis, a blank line, one line per
+ * option) on stdout and exits 0 when status is 0 (--help), or its
+ * synopsis alone (up to the blank line) on stderr and exits with status
+ * otherwise (a usage error).
  */
 void cli_usage(const char *text, int status) __attribute__((noreturn));
 

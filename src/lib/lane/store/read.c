@@ -27,6 +27,9 @@
 struct store {
 	gitstore *git;		/* the git store whose cache is root, or NULL */
 	char *root;		/* NULL when there is no directory store */
+	char *name;		/* the store as messages name it, or NULL for none */
+	bool empty_ok;		/* store_empty_ok() */
+	bool slow;		/* store_slow() */
 	char **streams;
 	int nstreams;
 	const char *const *want;	/* store_want(), or NULL for all */
@@ -64,6 +67,7 @@ struct scan {
 	void (*hit)(const struct store_hit *, void *);
 	void *ctx;
 	bool use_pre[NPRE];
+	bool slow;		/* store_slow(): no prefilter, no quick parser */
 	const char **keys;	/* the members to build, or NULL for all */
 	size_t nkeys;
 	struct json_keyset *fast;	/* those keys for json_parse_fast(), or NULL */
@@ -72,6 +76,7 @@ struct scan {
 	struct warning *warn;
 	size_t nwarn;
 	bool failed;		/* a directory could not be read */
+	size_t nrecords;	/* record files and stream lines read */
 	/* The store's top-level directories, taken one at a time by workers. */
 	char **units;
 	size_t nunits, next;
@@ -84,6 +89,7 @@ struct scan {
 struct worker {
 	struct scan *sc;
 	bool *match;
+	size_t nrecords;		/* record files and stream lines read */
 	buf text;
 	struct json_arena *arena;	/* each record's tree, released whole */
 	size_t unit;			/* the unit being read */
@@ -168,12 +174,16 @@ store_open_cache(const char *spec, const char *cache)
 			return NULL;
 		}
 		s->root = estrdup(gitstore_dir(s->git));
+		s->name = git_redact(spec);
 		return s;
 	}
+	/* A store that is not there is a typo, never an empty history. */
 	if (stat(spec, &st) != 0) {
 		if (errno == ENOENT)
-			return s;	/* a missing store is an empty history */
-		warnx_("%s: cannot read the store: %s", spec, strerror(errno));
+			warnx_("%s: no such store (a directory store must exist: create "
+			    "it, or name the store with --store)", spec);
+		else
+			warnx_("%s: cannot read the store: %s", spec, strerror(errno));
 		free(s);
 		return NULL;
 	}
@@ -183,6 +193,7 @@ store_open_cache(const char *spec, const char *cache)
 		return NULL;
 	}
 	s->root = estrdup(spec);
+	s->name = estrdup(spec);
 	return s;
 }
 
@@ -196,6 +207,18 @@ void
 store_threads(store *s, int n)
 {
 	s->threads = n;
+}
+
+void
+store_empty_ok(store *s)
+{
+	s->empty_ok = true;
+}
+
+void
+store_slow(store *s)
+{
+	s->slow = true;
 }
 
 void
@@ -228,6 +251,7 @@ store_close(store *s)
 		free(s->streams[i]);
 	free(s->streams);
 	free(s->root);
+	free(s->name);
 	free(s);
 }
 
@@ -333,8 +357,11 @@ text_may_match(const struct store_query *q, const struct textvals tv[NPRE])
 
 			if (strcmp(q->keys[k], prefilter_keys[j]) != 0 || t->unknown)
 				continue;
-			/* An absent key reads as None. */
-			if (t->n == 0 && strcmp(q->values[k], "None") == 0)
+			/*
+			 * An absent key reads as None; the text cannot show that
+			 * a key seen in it is not a nested object's.
+			 */
+			if (strcmp(q->values[k], "None") == 0)
 				seen = true;
 			for (int i = 0; i < t->n && !seen; i++)
 				seen = t->len[i] == vl && memcmp(t->v[i], q->values[k], vl) == 0;
@@ -458,9 +485,10 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 	cJSON *rec;
 	char msg[200], *own = NULL;
 	size_t i = 0;
-	bool any = false, object_start;
+	bool any = false, prefilter;
 	int j;
 
+	w->nrecords++;
 	if (utf8_error(text, len, msg, sizeof msg)) {
 		note_raise(sc, path != NULL ? path : where, msg);
 		return;
@@ -468,8 +496,13 @@ scan_text(struct worker *w, const char *text, size_t len, const char *path,
 	while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' ||
 	    text[i] == '\r'))
 		i++;
-	object_start = i < len && text[i] == '{';
-	if (object_start) {
+	/*
+	 * The prefilter reads keys and values spelled plainly: a text with
+	 * any escape (a key written "workload_\u0069d") is parsed to be known.
+	 */
+	prefilter = i < len && text[i] == '{' && !sc->slow &&
+	    memchr(text, '\\', len) == NULL;
+	if (prefilter) {
 		for (j = 0; j < NPRE; j++)
 			if (sc->use_pre[j])
 				text_values(text, len, prefilter_keys[j], &tv[j]);
@@ -729,6 +762,9 @@ worker_init(struct worker *w, struct scan *sc)
 static void
 worker_free(struct worker *w)
 {
+	pthread_mutex_lock(&w->sc->lock);
+	w->sc->nrecords += w->nrecords;
+	pthread_mutex_unlock(&w->sc->lock);
 	free(w->match);
 	buf_free(&w->text);
 	json_arena_free(w->arena);
@@ -859,6 +895,7 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 	sc.nq = nq;
 	sc.hit = hit;
 	sc.ctx = ctx;
+	sc.slow = s->slow;
 	pthread_mutex_init(&sc.lock, NULL);
 	/* A prefilter key helps only when every query constrains it. */
 	for (j = 0; j < NPRE; j++) {
@@ -884,7 +921,7 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 			for (k = 0; k < q[i].nkeys; k++)
 				sc.keys[sc.nkeys++] = q[i].keys[k];
 		/* PERF_STORE_SLOW_PARSE=1: every record the full parser's way (tests). */
-		if (getenv("PERF_STORE_SLOW_PARSE") == NULL)
+		if (!s->slow && getenv("PERF_STORE_SLOW_PARSE") == NULL)
 			sc.fast = json_keyset_new((const char *const *)sc.keys, sc.nkeys);
 	}
 	worker_init(&w, &sc);
@@ -897,6 +934,11 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 	for (i = 0; rc == 0 && i < s->nstreams; i++)
 		rc = read_stream(&w, s->streams[i]);
 	worker_free(&w);
+	/* A history with nothing in it checks nothing: say so (a typo?). */
+	if (rc == 0 && sc.nrecords == 0 && s->name != NULL && !s->empty_ok &&
+	    (u == NULL || !u->quiet))
+		warnx_("%s: the store holds no records%s (a new store, or the wrong "
+		    "one?)", s->name, s->nstreams > 0 ? ", nor do the history streams" : "");
 	s->warnings = sc.nwarn;
 	if (sc.nwarn > 0)
 		qsort(sc.warn, sc.nwarn, sizeof *sc.warn, cmp_warning);

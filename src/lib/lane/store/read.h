@@ -12,6 +12,12 @@
  * each), so the store is read once per batch. A record is parsed only when
  * its text can satisfy a query: a file whose "workload_id"/"variant_id"
  * values (read from the raw text) match no query is not parsed at all.
+ * That prefilter only ever skips what it can prove: a text holding any
+ * backslash (an escape may spell a key or a value) is always parsed.
+ *
+ * A store that is not there is an error, never an empty history (a typo
+ * in a scheduled job would otherwise check nothing, forever); a store that
+ * holds no record is read, with a warning naming it.
  */
 #ifndef PERF_LANE_STORE_READ_H
 #define PERF_LANE_STORE_READ_H
@@ -95,15 +101,30 @@ bool store_query_matches(const struct store_query *q, const cJSON *rec);
 const char *store_spec(const char *opt);
 
 /*
- * Opens the history: spec is a directory (a missing one is an empty
- * history), a git store "git+URL" (read through its cache clone under
- * cache, NULL for the default: see git_store.h; the remote is fetched
- * first and must be reachable), or NULL for none. Returns NULL after
- * reporting a store that cannot be used.
+ * Opens the history: spec is a directory, which must exist ("SPEC: no such
+ * store" otherwise), a git store "git+URL" (read through its cache clone
+ * under cache, NULL for the default: see git_store.h; the remote is
+ * fetched first and must be reachable; an empty remote is an empty store),
+ * or NULL for none. Returns NULL after reporting a store that cannot be
+ * used.
  */
 store *store_open_cache(const char *spec, const char *cache);
 /* store_open_cache with the default cache. */
 store *store_open(const char *spec);
+/*
+ * A scan that reads no record at all (in the store and its streams) warns
+ * "SPEC: the store holds no records" unless this was called (a staging
+ * root, say, that is empty by design).
+ */
+void store_empty_ok(store *s);
+
+/*
+ * Every record read by the full parser, without the raw-text prefilter or
+ * the quick parser: what the fast path must always equal (the fuzzer, the
+ * tests).
+ */
+void store_slow(store *s);
+
 /*
  * Only these top-level keys of the records are needed (besides those the
  * queries and the store itself use): the rest is checked but not built.
