@@ -587,13 +587,13 @@ annotate --context perf-summary-perf-3 --style warning"
 	unset ${P}AB_BASE ${P}AB_ONLY
 	lane_args
 	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
-	# decide: --decide when true, nothing when false
+	# decide: the lane's default when true, --no-decide when false
 	export ${P}DECIDE=TRUE
 	lane_args
-	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --decide c)"
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
 	export ${P}DECIDE=false
 	lane_args
-	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --no-decide c)"
 	unset ${P}DECIDE
 	# a false ab-only needs no ab-base
 	export ${P}AB_ONLY=false

@@ -162,7 +162,7 @@ plugin_lane_args() {
 	done
 	[ "$(plugin_bool CPU false)" = false ] || echo --cpu
 	[ "$(plugin_bool ALLOW_EMPTY false)" = false ] || echo --allow-empty
-	[ "$(plugin_bool DECIDE false)" = false ] || echo --decide
+	[ "$(plugin_bool DECIDE true)" = true ] || echo --no-decide
 	[ "$(plugin_bool AB_ONLY false)" = false ] || echo --ab-only
 	plugin_list CONFIGS | grep -v '^$' || true
 }
