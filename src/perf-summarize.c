@@ -44,6 +44,7 @@ static struct {
 	int64_t now;
 	bool dashboard, stability, json;
 	bool decide;		/* --decide: the commands that decide failing rows */
+	bool annotate_decide;	/* --annotate-decide: the accept commands, annotation only */
 	const char *changes;	/* perf-changes output */
 } opt;
 
@@ -59,7 +60,7 @@ static const char usage_text[] =
     "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
     "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
     "                      [-H history] [--days n] [--now time] [--changes file]\n"
-    "                      [--decide] [file ...]\n"
+    "                      [--decide | --annotate-decide] [file ...]\n"
     "       perf-summarize --stability [--json] [file ...]\n"
     "\n"
     "options:\n"
@@ -75,6 +76,7 @@ static const char usage_text[] =
     "  --now time             the time the window ends (ISO 8601), for reproducible pages\n"
     "  --changes file         change points as perf-changes(1) writes them\n"
     "  --decide               after the table, the perf-seed command that accepts or seeds each row\n"
+    "  --annotate-decide      the accept commands in the summary on standard output only\n"
     "  --stability            instead of the summary, the run-to-run stability\n"
     "  --json                 with --stability: JSON lines instead of the Markdown table\n"
     "  -h, --help             print usage and exit\n"
@@ -441,14 +443,15 @@ footer(buf *b, size_t left, size_t total, size_t size, const char *where)
 }
 
 /*
- * The summary within the annotation limit: failing rows first, then the
- * others, as many whole rows as fit, and a line saying what was left out.
+ * The summary within the annotation limit less room bytes: failing rows
+ * first, then the others, as many whole rows as fit, and a line saying
+ * what was left out. Returns how many failing rows it shows.
  */
-static void
-shorten(buf *out, const struct batch *in, const buf *full, const char *where)
+static size_t
+shorten(buf *out, const struct batch *in, const buf *full, const char *where, size_t room)
 {
 	buf row = BUF_INIT, foot = BUF_INIT;
-	size_t shown = 0;
+	size_t shown = 0, failing_shown = 0;
 
 	footer(&foot, in->n, in->n, full->len, where);	/* the longest it can be */
 	buf_adds(out, md_head);
@@ -458,14 +461,16 @@ shorten(buf *out, const struct batch *in, const buf *full, const char *where)
 				continue;
 			buf_reset(&row);
 			md_row(&row, in->recs[i]);
-			if (out->len + row.len + foot.len > (size_t)opt.annotate_max)
+			if (out->len + row.len + foot.len + room > (size_t)opt.annotate_max)
 				continue;
 			buf_add(out, row.s, row.len);
 			shown++;
+			failing_shown += pass == 0;
 		}
 	footer(out, in->n - shown, in->n, full->len, where);
 	buf_free(&row);
 	buf_free(&foot);
+	return failing_shown;
 }
 
 /* "<sha7>_<local YYYYmmdd_HHMMSS>" for report file names. */
@@ -892,7 +897,7 @@ shell_quoted(buf *b, const char *s)
  * stages a reviewed manifest. Nothing when no row needs a decision.
  */
 static void
-md_decide(buf *b, const struct batch *in)
+md_decide(buf *b, const struct batch *in, bool accept_only)
 {
 	bool any = false;
 
@@ -904,7 +909,7 @@ md_decide(buf *b, const struct batch *in)
 		char *rel = store_record_path(rec), *path, *slash;
 		buf cmd = BUF_INIT;
 
-		if (rel == NULL || (!regression && !seed) ||
+		if (rel == NULL || (!regression && (!seed || accept_only)) ||
 		    strcmp(json_str(rec, "run_source"), "scheduled_main") != 0) {
 			free(rel);
 			continue;
@@ -937,9 +942,14 @@ md_decide(buf *b, const struct batch *in)
 	}
 }
 
-/* The whole summary: the reference's table, the sensitivity, the change points. */
+/*
+ * The whole summary: the reference's table, the sensitivity, the Decide
+ * section (with --decide), the change points. The annotation's text with
+ * --annotate-decide has the accept commands where --decide has its section;
+ * the report's does not.
+ */
 static void
-summary_markdown(buf *md, const struct batch *in)
+summary_markdown(buf *md, const struct batch *in, bool annotated)
 {
 	if (in->n > 0)
 		buf_adds(md, md_head);
@@ -947,7 +957,9 @@ summary_markdown(buf *md, const struct batch *in)
 		md_row(md, in->recs[i]);
 	md_sensitivity(md, in);
 	if (opt.decide)
-		md_decide(md, in);
+		md_decide(md, in, false);
+	else if (annotated && opt.annotate_decide)
+		md_decide(md, in, true);
 	change_points(md, in);
 }
 
@@ -996,14 +1008,41 @@ step_summary(const buf *md)
 	return true;
 }
 
-/* The annotation: the summary, or its shortened form over --annotate-max. */
+/*
+ * The annotation: the summary (md, with the Decide section of --decide or
+ * --annotate-decide), or its shortened form over --annotate-max. Shortened,
+ * the Decide section follows when it fits, else a line says it was cut;
+ * then the change points when they fit.
+ */
 static void
 annotation(buf *text, const struct batch *in, const buf *md, const char *kept)
 {
-	buf cps = BUF_INIT;
+	buf cps = BUF_INIT, dec = BUF_INIT, cut = BUF_INIT, alt = BUF_INIT;
+	const char *where = kept != NULL ? kept : "not kept (give --reports-dir)";
 
 	if (md->len > (size_t)opt.annotate_max && in->n > 0) {
-		shorten(text, in, md, kept != NULL ? kept : "not kept (give --reports-dir)");
+		if (opt.decide || opt.annotate_decide) {
+			md_decide(&dec, in, !opt.decide);
+			if (dec.len > 0)
+				buf_adds(&cut, "\n_The Decide section (the perf-seed commands for "
+				    "the failing rows) was cut to fit the annotation limit; "
+				    "`perf-summarize --decide` on this run's compared records "
+				    "lists it._\n");
+		}
+		/*
+		 * The Decide section goes before the passing rows, never before a
+		 * failing one: where it would cost a failing row, a line says it
+		 * was cut instead.
+		 */
+		if (dec.len == 0)
+			shorten(text, in, md, where, 0);
+		else if (shorten(text, in, md, where, dec.len) >= shorten(&alt, in, md, where, cut.len))
+			buf_add(text, dec.s, dec.len);
+		else {
+			buf_reset(text);
+			buf_add(text, alt.s, alt.len);
+			buf_add(text, cut.s, cut.len);
+		}
 		/* The change points follow when they fit. */
 		change_points(&cps, in);
 		if (cps.len > 0 && text->len + cps.len <= (size_t)opt.annotate_max)
@@ -1011,6 +1050,9 @@ annotation(buf *text, const struct batch *in, const buf *md, const char *kept)
 	} else
 		buf_add(text, md->s, md->len);
 	buf_free(&cps);
+	buf_free(&dec);
+	buf_free(&cut);
+	buf_free(&alt);
 }
 
 /*
@@ -1045,18 +1087,20 @@ want_summary(const struct batch *in)
 static bool
 out_summary(const struct batch *in)
 {
-	buf md = BUF_INIT, text = BUF_INIT, path = BUF_INIT;
+	buf md = BUF_INIT, annotated = BUF_INIT, text = BUF_INIT, path = BUF_INIT;
 	const char *kept = NULL;
 	bool ok = true;
 
-	summary_markdown(&md, in);
+	summary_markdown(&md, in, false);
+	summary_markdown(&annotated, in, true);
 	if (opt.reports != NULL && *opt.reports != '\0' && !keep_report(&md, &path, &kept))
 		ok = false;
 	if (!step_summary(&md))
 		ok = false;
-	annotation(&text, in, &md, kept);
+	annotation(&text, in, &annotated, kept);
 	fwrite(text.s, 1, text.len, stdout);
 	buf_free(&md);
+	buf_free(&annotated);
 	buf_free(&text);
 	buf_free(&path);
 	return ok;
@@ -1146,6 +1190,7 @@ parse_options(int argc, char *argv[])
 		{ "json", no_argument, NULL, 'J' },
 		{ "changes", required_argument, NULL, 'P' },
 		{ "decide", no_argument, NULL, 'E' },
+		{ "annotate-decide", no_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1166,6 +1211,7 @@ parse_options(int argc, char *argv[])
 		case 'W': opt.html = optarg; break;
 		case 'D': opt.dashboard = true; break;
 		case 'E': opt.decide = true; break;
+		case 'G': opt.annotate_decide = true; break;
 		case 'C': opt.csv = optarg; break;
 		case 's': opt.store = optarg; break;
 		case 'K': opt.cache = optarg; break;

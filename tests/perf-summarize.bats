@@ -105,6 +105,40 @@ EOF
 	assert_failure 2
 }
 
+@test "--annotate-decide: the accept commands in the annotation only, kept when shortened or said to be cut" {
+	sed 's/"run_source": *"pr"/"run_source":"scheduled_main"/' "$S/cases/worked-example.in.jsonl" >reg.jsonl
+	grep -q '"run_source":"scheduled_main"' reg.jsonl
+	for _ in $(seq 1 40); do cat "$S/cases/pass.in.jsonl"; done >many.jsonl
+	cat reg.jsonl >>many.jsonl
+	# whole: the annotation ends with the section, the report is as without it
+	run --separate-stderr $N --annotate-decide --reports-dir rep reg.jsonl
+	assert_success
+	assert_line '## Decide'
+	assert_line --regexp "^\| wan-t2v-1\.3b-2gpu \| NVIDIA L40S \| REGRESSION \| \`perf-seed accept --source-result 'rep/results/normalized_perf_wan-t2v-1\.3b-2gpu_[^']*\.json' --reason 'why the change is intended'\` \|\$"
+	not grep -q 'Decide' rep/perf_*.md
+	local whole=$output
+	rm -r rep
+	run --separate-stderr $N --reports-dir rep reg.jsonl
+	assert_equal "$(cat rep/perf_*.md)" "$(sed '/^$/N;/\n## Decide$/,$d' <<<"$whole")"
+	# shortened: the section before the passing rows
+	run --separate-stderr $N --annotate-decide --annotate-max 3000 --reports-dir rep many.jsonl
+	assert_success
+	[ "${#output}" -le 3000 ]
+	assert_line --partial 'rows are not shown'
+	assert_line '## Decide'
+	assert_line --partial '| REGRESSION | `perf-seed accept --source-result '
+	# when it would cost a failing row, a line says it was cut
+	for _ in $(seq 1 12); do cat reg.jsonl; done >regs.jsonl
+	run --separate-stderr $N --annotate-decide --annotate-max 3000 --reports-dir rep regs.jsonl
+	assert_success
+	[ "${#output}" -le 3000 ]
+	not grep -q '## Decide' <<<"$output"
+	assert_equal "${lines[-1]}" "_The Decide section (the perf-seed commands for the failing rows) was cut to fit the annotation limit; \`perf-summarize --decide\` on this run's compared records lists it._"
+	# without the option, nothing of it
+	run --separate-stderr $N --annotate-max 3000 --reports-dir rep many.jsonl
+	not grep -q 'Decide' <<<"$output"
+}
+
 @test "--csv: one RFC 4180 row per record and metric" {
 	run --separate-stderr $N --csv out.csv "$S/cases/worked-example.in.jsonl"
 	assert_success

@@ -116,8 +116,9 @@ setup() {
 	assert_equal "$(jq -r '.culprits[0].subject' out/bisect_report.json)" "commit 5"
 	BUILDKITE_COMMAND_EXIT_STATUS=0 run "$ROOT_DIR/hooks/pre-exit"
 	assert_success
+	# the last annotation (the progress came before it, issue 27)
 	grep -q '^### Bisect: [0-9a-f]*\.\.[0-9a-f]*, 8 commits, [0-9]* runs on this agent: found$' \
-		"$STUB_DIR/annotation.1.md"
+		"$STUB_DIR/annotation.$(grep -c '^annotate' "$STUB_DIR/buildkite-agent.calls").md"
 	grep -q '^artifact upload .*out/bisect_report.json' "$STUB_DIR/buildkite-agent.calls"
 	# Without the variables, the build's meta-data (as a trigger from a change point sets it).
 	printf '%s' "$PERF_BISECT_GOOD" >"$STUB_DIR/meta-data.perf-bisect-good"
@@ -137,6 +138,41 @@ setup() {
 	assert_failure 2
 	assert_equal "$stderr" \
 		"perfkite: plugin option 'bisect' needs configs to be config files, not '$ROOT_DIR/fixtures/ab'"
+}
+
+@test "bisect: true: the job's annotation shows the progress, replaced by the final table" {
+	bisect_repo repo 8 5:1.05
+	cd repo
+	export ${P}BISECT=true ${P}CONFIGS=$ROOT_DIR/fixtures/ab/bench.json ${P}CPU=true \
+		${P}REPORTS_DIR=out FAKE_AB_NOISE=0.005 BUILDKITE_STEP_KEY=bisect
+	PERF_BISECT_GOOD=$(git rev-list --max-parents=0 HEAD) PERF_BISECT_BAD=$(git rev-parse HEAD)
+	export PERF_BISECT_GOOD PERF_BISECT_BAD
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	# the progress lines still reach the job's log
+	grep -q '^{"event": *"probe"' <<<"$stderr"
+	local n
+	n=$(grep -c '^annotate' "$STUB_DIR/buildkite-agent.calls")
+	[ "$n" -ge 2 ]
+	# every progress annotation in the job's context, as info
+	[ "$(grep -c '^annotate --context perf-summary-bisect --style info$' "$STUB_DIR/buildkite-agent.calls")" -eq "$n" ]
+	grep -qx "### Bisect in progress: ${PERF_BISECT_GOOD:0:12}..${PERF_BISECT_BAD:0:12}" "$STUB_DIR/annotation.1.md"
+	grep -qx 'Round [0-9]*; the change from good to bad: reproduced\.' "$STUB_DIR/annotation.$n.md"
+	grep -qE '^\| `[0-9a-f]{12}` \| (good|bad)( \(weak\))? \| [0-9]+ \|$' "$STUB_DIR/annotation.$n.md"
+	# then pre-exit's final table, in the same context: it replaces the progress
+	BUILDKITE_COMMAND_EXIT_STATUS=0 run "$ROOT_DIR/hooks/pre-exit"
+	assert_success
+	[ "$(grep -c '^annotate' "$STUB_DIR/buildkite-agent.calls")" -eq $((n + 1)) ]
+	[ "$(grep '^annotate' "$STUB_DIR/buildkite-agent.calls" | tail -n 1)" = \
+		"annotate --context perf-summary-bisect --style success" ]
+	grep -q '^### Bisect: [0-9a-f]*\.\.[0-9a-f]*, 8 commits, [0-9]* runs on this agent: found$' \
+		"$STUB_DIR/annotation.$((n + 1)).md"
+	# annotate: false: no progress annotation either
+	rm "$STUB_DIR/buildkite-agent.calls"
+	export ${P}ANNOTATE=false
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	not grep -q '^annotate' "$STUB_DIR/buildkite-agent.calls"
 }
 
 @test "command hook: one config as a string; the lane's status is the step's" {
@@ -587,13 +623,13 @@ annotate --context perf-summary-perf-3 --style warning"
 	unset ${P}AB_BASE ${P}AB_ONLY
 	lane_args
 	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
-	# decide: --decide when true, nothing when false
+	# decide: the lane's default when true, --no-decide when false
 	export ${P}DECIDE=TRUE
 	lane_args
-	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --decide c)"
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
 	export ${P}DECIDE=false
 	lane_args
-	assert_equal "$output" "$(printf '%s\n' --reports perf-reports c)"
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --no-decide c)"
 	unset ${P}DECIDE
 	# a false ab-only needs no ab-base
 	export ${P}AB_ONLY=false

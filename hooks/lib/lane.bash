@@ -32,7 +32,7 @@ lane_defaults() {
 	if [ -n "${DASHBOARD_DAYS+set}" ]; then days=$DASHBOARD_DAYS days_from=DASHBOARD_DAYS; fi
 	cache='' policy='' run_source='' interval=10 timeout='' runner='' cpu=
 	allow_empty=
-	annotate_max=1000000 changes=report rule='' site='' decide=
+	annotate_max=1000000 changes=report rule='' site='' decide=1
 	ab_base='' ab_setup='' ab_pairs='' ab_band='' ab_only='' ab_given=''
 	operands=()
 }
@@ -46,7 +46,7 @@ lane_usage() {
 		                 [--runner command] [--cpu] [--allow-empty]
 		                 [--annotate-max bytes] [--changes gate|report|off]
 		                 [--changes-gate] [--rule reference|prediction|zscore]
-		                 [--decide]
+		                 [--decide | --no-decide]
 		                 [--site-publish dest]
 		                 [--ab-base ref] [--ab-setup command]
 		                 [--ab-pairs min:max] [--ab-band percent] [--ab-only]
@@ -72,7 +72,7 @@ lane_usage() {
 		  --version                 print perfkite's version
 		  --changes gate | report | off  what worse change points found on a scheduled run on main do
 		  --changes-gate            the same as --changes gate
-		  --decide                  the annotation ends with the perf-seed commands that accept or seed each row
+		  --decide, --no-decide     a failed run's annotation ends with the perf-seed accept commands (default), or not
 		  --site-publish dest       on scheduled main runs, publish the static site (perf-site(1)) to dest
 		  --rule reference | prediction | zscore  passed to perf-gate-rolling(1)
 		  --ab-base ref             on pull requests, compare the head with a worktree of ref
@@ -431,14 +431,16 @@ lane_compare() {
 	elif [ "$pytest_rc" -eq 0 ] || [ "$policy" = always ]; then
 		echo "--- perf-gate-rolling, perf-upload, perf-summarize"
 		# The rolling gate's words are shown as they come and kept: they
-		# name the normalized artifacts it wrote (lane_seed_note).
+		# name the normalized artifacts it wrote (lane_seed_note). The
+		# annotation (not the report, the reference's) ends with the
+		# accept commands of the failing rows; seeding is lane_seed_note's.
 		{ lane_rolling "$work/rolling.status" "$work/gated.jsonl" "$pytest_rc" \
 			--artifacts "$reports/results" ${rule:+--rule "$rule"} 2>&1 >&3 3>&- |
 			tee "$work/rolling.err" >&2; } 3>&1 |
 			perf-upload --store "$store" "${cache_args[@]}" --policy "$policy" |
 			tee "$work/compared.jsonl" |
 			perf-summarize --reports-dir "$reports" --annotate-max "$annotate_max" \
-				${decide:+--decide} >"$reports/annotation.md"
+				${decide:+--annotate-decide} >"$reports/annotation.md"
 		statuses=("${PIPESTATUS[@]}")
 		read -r normalize_rc rolling_rc <"$work/rolling.status"
 		upload_rc=${statuses[1]} summarize_rc=${statuses[3]}

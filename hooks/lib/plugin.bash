@@ -162,7 +162,7 @@ plugin_lane_args() {
 	done
 	[ "$(plugin_bool CPU false)" = false ] || echo --cpu
 	[ "$(plugin_bool ALLOW_EMPTY false)" = false ] || echo --allow-empty
-	[ "$(plugin_bool DECIDE false)" = false ] || echo --decide
+	[ "$(plugin_bool DECIDE true)" = true ] || echo --no-decide
 	[ "$(plugin_bool AB_ONLY false)" = false ] || echo --ab-only
 	plugin_list CONFIGS | grep -v '^$' || true
 }
@@ -202,8 +202,10 @@ plugin_bisect_args() {
 }
 
 # plugin_bisect ROOT: the command hook with bisect: true: perf-bisect, its
-# table as the annotation pre-exit posts, its report among the artifacts;
-# returns its status (3: the change did not reproduce).
+# progress shown in the job's annotation while it runs
+# (plugin_bisect_progress), its table as the annotation pre-exit posts in
+# the progress's place, its report among the artifacts; returns its status
+# (3: the change did not reproduce).
 plugin_bisect() {
 	local root=$1 reports out st=0
 	local -a args
@@ -212,8 +214,52 @@ plugin_bisect() {
 	reports=$(plugin_reports)
 	mkdir -p "$reports" || return 2
 	echo "--- perf-bisect ${args[1]}..${args[3]}"
-	PATH="$root/bin:$PATH" perf-bisect "${args[@]}" >"$reports/annotation.md" || st=$?
+	# With --md its progress lines are on standard error.
+	PATH="$root/bin:$PATH" perf-bisect "${args[@]}" 2>&1 >"$reports/annotation.md" |
+		plugin_bisect_progress "${args[1]}" "${args[3]}"
+	st=${PIPESTATUS[0]}
 	return "$st"
+}
+
+# plugin_bisect_progress GOOD BAD: perf-bisect's progress (its JSON lines
+# on standard input, perf-bisect(1)) passed on to standard error as they
+# come; after the check of the change and after each probe decided, the
+# job's annotation (its context, plugin_context, style info) replaced with
+# the progress so far, unless the annotate option is false. pre-exit's
+# final table then takes the same context.
+# shellcheck disable=SC2016 # the backticks are Markdown's
+plugin_bisect_progress() {
+	local good=$1 bad=$2 line rounds=0 check='not yet confirmed' rows='' ctx annotate
+	local commit verdict n
+	ctx=$(plugin_context)
+	annotate=$(plugin_bool ANNOTATE true)
+	while IFS= read -r line; do
+		printf '%s\n' "$line" >&2
+		[[ $line =~ ^\{\"event\":\ ?\"([a-z_]+)\" ]] || continue
+		case ${BASH_REMATCH[1]} in
+		round)
+			[[ $line =~ \"round\":\ ?([0-9]+) ]] && rounds=${BASH_REMATCH[1]}
+			continue ;;
+		reproduced) check='reproduced' ;;
+		not_reproduced) check='did not reproduce' ;;
+		probe)
+			commit='?' verdict='?' n='?'
+			[[ $line =~ \"commit\":\ ?\"?([^\",]*) ]] && commit=${BASH_REMATCH[1]}
+			[[ $line =~ \"verdict\":\ ?\"([a-z]+)\" ]] && verdict=${BASH_REMATCH[1]}
+			[[ $line =~ \"weak\":\ ?true ]] && verdict+=' (weak)'
+			[[ $line =~ \"rounds\":\ ?([0-9]+) ]] && n=${BASH_REMATCH[1]}
+			rows+="| \`${commit:0:12}\` | $verdict | $n |"$'\n' ;;
+		*) continue ;;
+		esac
+		[ "$annotate" = true ] || continue
+		{
+			printf '### Bisect in progress: %s..%s\n\n' "${good:0:12}" "${bad:0:12}"
+			printf 'Round %s; the change from good to bad: %s.\n' "$rounds" "$check"
+			[ -z "$rows" ] ||
+				printf '\n| Probe | Behaves as | Rounds |\n|---|---|---|\n%s' "$rows"
+		} | buildkite-agent annotate --context "$ctx" --style info ||
+			echo "perfkite: could not annotate the build" >&2
+	done
 }
 
 # plugin_start_job: the environment hook's mark of when the job started,
