@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/cli.h"
 #include "core/err.h"
@@ -69,4 +70,16 @@ cli_time(const char *usage, const char *name, const char *s, const char *what)
 	if (!isotime_parse(s, &v))
 		refuse(usage, name, s, what, NULL);
 	return v;
+}
+
+unsigned long long
+cli_seed(const char *usage, const char *s)
+{
+	long long seed;
+
+	if (num_py_int(s, &seed) != 1 || seed < 0 || strchr(s, '_')) {
+		warnx_("--seed: not a non-negative integer: '%s'", s);
+		cli_usage(usage, EXIT_TROUBLE);
+	}
+	return (unsigned long long)seed;
 }
