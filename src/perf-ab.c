@@ -7,7 +7,6 @@
  * every gated metric is decided.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -15,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "campaign/ab.h"
@@ -26,7 +24,6 @@
 #include "core/err.h"
 #include "lane/store/git_command.h"
 #include "core/json.h"
-#include "core/jsonl.h"
 #include "lane/identity.h"
 #include "lane/logtail.h"
 #include "core/num.h"
@@ -62,13 +59,13 @@ static const char usage_text[] =
     "  --version              print the version and exit\n";
 
 static struct {
-	const char *base, *head, *base_ref, *setup, *runner, *timeout;
+	const char *base, *head, *base_ref, *setup;
 	const char *out, *svg;
 	int min, max;
 	double band;		/* a fraction; < 0: each metric's percent floor */
 	double alpha;
-	unsigned long long seed;
-	bool md, cpu;
+	bool md;
+	struct collect_options run;	/* --cpu, -t, -r, --seed */
 } opt;
 
 /* What names a benchmark in a record: benchmark_id, then the comparison identity. */
@@ -180,6 +177,13 @@ show_log(const char *what, const char *log, const char *name)
 	free(kept);
 }
 
+/* show_log() as collect_run_shown() calls it, ctx the name the log is kept by. */
+static void
+show_kept(void *ctx, const char *what, const char *log)
+{
+	show_log(what, log, ctx);
+}
+
 /*
  * Runs argv in dir with its output in log. 0, or -1 after saying why,
  * with the log's tail (show_log() with name).
@@ -187,39 +191,7 @@ show_log(const char *what, const char *log, const char *name)
 static int
 run_in(const char *dir, char **argv, const char *log, const char *what, const char *name)
 {
-	struct proc_spec spec;
-	struct proc_result res;
-	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0, err = 0;
-	char how[128];
-
-	if (here < 0 || chdir(dir) != 0) {
-		warnx_("%s: %s", dir, strerror(errno));
-		if (here >= 0)
-			close(here);
-		return -1;
-	}
-	memset(&spec, 0, sizeof spec);
-	spec.argv = argv;
-	spec.log = log;
-	if (proc_run(&spec, &res) != 0) {
-		rc = -1;
-		err = errno;
-	}
-	/* Back first: -o, where a log is kept, is relative to here. */
-	if (fchdir(here) != 0)
-		die("cannot return to the working directory: %s", strerror(errno));
-	close(here);
-	if (rc != 0) {
-		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(err));
-	} else if (res.interrupted) {
-		rc = -1;
-	} else if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
-		proc_describe(&res, how, sizeof how);
-		warnx_("%s: %s %s", what, argv[0], how);
-		show_log(what, log, name);
-		rc = -1;
-	}
-	return rc;
+	return collect_run_shown(dir, argv, log, what, show_kept, (void *)name);
 }
 
 /* The identity of the benchmark a side ran, from its record. */
@@ -275,16 +247,7 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	cJSON *rec, *run, *metrics;
 
 	argv[n++] = j->collect;
-	if (opt.cpu)
-		argv[n++] = (char *)"--cpu";
-	if (opt.timeout != NULL) {
-		argv[n++] = (char *)"-t";
-		argv[n++] = (char *)opt.timeout;
-	}
-	if (opt.runner != NULL) {
-		argv[n++] = (char *)"-r";
-		argv[n++] = (char *)opt.runner;
-	}
+	n = collect_pass_options(argv, n, &opt.run);
 	argv[n++] = (char *)"-o";
 	argv[n++] = dir;
 	argv[n++] = side ? j->conf[c].path : j->conf[c].base_path;
@@ -412,9 +375,9 @@ inputs_json(const struct job *j)
 	json_set(o, "base_sha", str_or_null(j->sha[0]));
 	json_set(o, "head_sha", str_or_null(j->sha[1]));
 	json_set(o, "setup", str_or_null(opt.setup));
-	json_set(o, "runner", str_or_null(opt.runner));
-	json_set(o, "cpu", json_new_bool(opt.cpu));
-	json_set(o, "timeout", str_or_null(opt.timeout));
+	json_set(o, "runner", str_or_null(opt.run.runner));
+	json_set(o, "cpu", json_new_bool(opt.run.cpu));
+	json_set(o, "timeout", str_or_null(opt.run.timeout));
 	return o;
 }
 
@@ -428,7 +391,7 @@ settings_json(const struct job *j)
 	json_set(o, "pairs_max", json_new_int(opt.max));
 	json_set(o, "alpha", json_new_float(opt.alpha));
 	json_set(o, "band", opt.band >= 0 ? json_new_float(opt.band) : json_new_null());
-	json_set(o, "seed", json_new_int((long long)opt.seed));
+	json_set(o, "seed", json_new_int((long long)opt.run.seed));
 	json_set(x, "spending", json_new_string("lan_demets_power"));
 	json_set(x, "rho", json_new_float(SEQBOUND_RHO));
 	for (int n = opt.min; n <= opt.max; n++)
@@ -648,12 +611,9 @@ table(buf *b, const cJSON *rep)
 static void
 cleanup(struct job *j)
 {
-	const char *rm[] = { "worktree", "remove", "--force", j->worktree, NULL };
-	const char *prune[] = { "worktree", "prune", NULL };
-
 	if (j->worktree != NULL) {
-		git_run(j->head, rm, NULL, 0, NULL, NULL);
-		git_run(j->head, prune, NULL, 0, NULL, NULL);
+		collect_worktree_remove(j->head, j->worktree);
+		collect_worktree_prune(j->head);
 	}
 	if (j->work != NULL)
 		atomic_remove_tree(j->work);
@@ -689,22 +649,17 @@ cleanup(struct job *j)
 static int
 make_base(struct job *j)
 {
-	const char *add[] = { "worktree", "add", "--detach", NULL, opt.base_ref, NULL };
-	buf err = BUF_INIT;
+	char *what = easprintf("--base-ref %s", opt.base_ref);
+	int rc;
 
 	j->worktree = easprintf("%s/base", j->work);
-	add[3] = j->worktree;
-	if (git_run(j->head, add, NULL, 0, NULL, &err) != 0) {
-		char *why = git_last_error(&err);
-
-		warnx_("--base-ref %s: %s", opt.base_ref, why);
-		free(why);
-		buf_free(&err);
+	rc = collect_worktree_add(j->head, j->worktree, opt.base_ref, what);
+	free(what);
+	if (rc != 0) {
 		free(j->worktree);
 		j->worktree = NULL;
 		return -1;
 	}
-	buf_free(&err);
 	j->base = estrdup(j->worktree);
 	return 0;
 }
@@ -713,9 +668,8 @@ make_base(struct job *j)
 static int
 setup_base(struct job *j)
 {
-	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)opt.setup, NULL };
 	char *log = easprintf("%s/setup.log", j->work);
-	int rc = run_in(j->base, argv, log, "--setup", "setup");
+	int rc = collect_run_setup(j->base, opt.setup, log, "--setup", show_kept, (void *)"setup");
 
 	free(log);
 	return rc;
@@ -791,19 +745,18 @@ base_config(struct job *j, struct conf *cf)
 static int
 base_configs(struct job *j)
 {
-	char **all = ecalloc((size_t)j->nconf + 3, sizeof *all), *log;
-	int n = 2, rc = 0;
+	char **all = ecalloc((size_t)j->nconf, sizeof *all), *log;
+	int n = 0, rc = 0;
 
-	all[0] = j->collect;
-	all[1] = (char *)"--check";
 	for (int c = 0; c < j->nconf && rc == 0; c++) {
 		rc = base_config(j, &j->conf[c]);
 		if (rc == 0 && strcmp(j->conf[c].base_path, j->conf[c].path) != 0)
 			all[n++] = j->conf[c].base_path;
 	}
-	if (rc == 0 && n > 2) {
+	if (rc == 0 && n > 0) {
 		log = easprintf("%s/base-check.log", j->work);
-		rc = run_in(".", all, log, "the base's configs", "base-check");
+		rc = collect_check(j->collect, all, n, log, "the base's configs", show_kept,
+		    (void *)"base-check");
 		free(log);
 	}
 	free(all);
@@ -827,25 +780,21 @@ static int
 load_configs(struct job *j, char **paths, int n)
 {
 	char *log, bad[64];
-	char **all = ecalloc((size_t)n + 3, sizeof *all);
+	char **all = ecalloc((size_t)n, sizeof *all);
 	buf text = BUF_INIT;
 	json_error e;
 	int rc = 0;
 
-	all[0] = j->collect;
-	all[1] = (char *)"--check";
 	j->conf = ecalloc((size_t)n, sizeof *j->conf);
 	j->nconf = n;
 	for (int i = 0; i < n; i++)
-		all[i + 2] = j->conf[i].path = path_resolve(paths[i]);
+		all[i] = j->conf[i].path = path_resolve(paths[i]);
 	log = easprintf("%s/check.log", j->work);
-	if (run_in(".", all, log, "configs", "check") != 0) {
-		free(log);
-		free(all);
-		return -1;
-	}
+	rc = collect_check(j->collect, all, n, log, "configs", show_kept, (void *)"check");
 	free(log);
 	free(all);
+	if (rc != 0)
+		return -1;
 	for (int i = 0; i < n && rc == 0; i++) {
 		cJSON *cfg;
 
@@ -872,25 +821,10 @@ load_configs(struct job *j, char **paths, int n)
 static int
 start_job(struct job *j, char **paths, int npaths)
 {
-	const char *tmp = getenv("TMPDIR");
-	char *runs;
-
-	j->work = easprintf("%s/perf-ab-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
-	if (mkdtemp(j->work) == NULL) {
-		warnx_("%s: cannot create: %s", j->work, strerror(errno));
-		free(j->work);
-		j->work = NULL;
+	if ((j->work = collect_scratch("perf-ab")) == NULL)
 		return -1;
-	}
 	j->runs = json_new_array();
 	j->collect = collect_find();
-	runs = easprintf("%s/runs", j->work);
-	if (atomic_mkdirs(runs) != 0) {
-		warnx_("%s: cannot create: %s", runs, strerror(errno));
-		free(runs);
-		return -1;
-	}
-	free(runs);
 	if (load_configs(j, paths, npaths) != 0)
 		return -1;
 	if ((opt.base_ref != NULL && make_base(j) != 0) || base_configs(j) != 0 ||
@@ -899,7 +833,7 @@ start_job(struct job *j, char **paths, int npaths)
 	j->sha[0] = side_sha(j->base);
 	j->sha[1] = side_sha(j->head);
 	j->head_first = ecalloc((size_t)opt.max * (size_t)j->nconf, sizeof *j->head_first);
-	ab_order(opt.seed, opt.max, j->nconf, j->head_first);
+	ab_order(opt.run.seed, opt.max, j->nconf, j->head_first);
 	j->val = ecalloc((size_t)opt.max * (size_t)j->nconf * 2 * METRIC_COUNT, sizeof *j->val);
 	j->res = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->res);
 	j->final = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->final);
@@ -951,34 +885,15 @@ write_report(const cJSON *rep)
 	buf out = BUF_INIT;
 	bool ok = true;
 
-	if (opt.out != NULL) {
-		json_write(&out, rep, JSON_INDENT2, NULL);
-		buf_addc(&out, '\n');
-		if (atomic_save("report", opt.out, out.s, out.len) != 0)
-			ok = false;
-		buf_reset(&out);
-	}
+	if (opt.out != NULL && !collect_save_report(rep, opt.out))
+		ok = false;
 	if (opt.svg != NULL) {
 		ab_svg(&out, rep);
 		if (atomic_save("SVG", opt.svg, out.s, out.len) != 0)
 			ok = false;
-		buf_reset(&out);
-	}
-	if (opt.md)
-		table(&out, rep);
-	else {
-		json_write(&out, rep, JSON_COMPACT, NULL);
-		buf_addc(&out, '\n');
-	}
-	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) ||
-	    fflush(stdout) != 0) {
-		/* Said here, with the reason, not as EIO by jsonl_finish(). */
-		warnx_("write error on standard output: %s", strerror(errno));
-		clearerr(stdout);
-		ok = false;
 	}
 	buf_free(&out);
-	return ok;
+	return collect_print_report(rep, opt.md, table) && ok;
 }
 
 /* The whole job; returns the exit status. */
@@ -1019,7 +934,6 @@ parse_options(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long long seed;
 	int c;
 
 	opt.min = 5;
@@ -1035,8 +949,6 @@ parse_options(int argc, char *argv[])
 		case 'o': opt.out = optarg; break;
 		case 'm': opt.md = true; break;
 		case 'G': opt.svg = optarg; break;
-		case 'U': opt.cpu = true; break;
-		case 'r': opt.runner = optarg; break;
 		case 'p':
 			if (!parse_pairs(optarg)) {
 				warnx_("--pairs: not min:max with 2 <= min <= max <= 1000: '%s'", optarg);
@@ -1051,21 +963,9 @@ parse_options(int argc, char *argv[])
 			opt.alpha = cli_double(usage_text, "--alpha", optarg, 1e-6, 0.5,
 			    "a level from 0.000001 to 0.5");
 			break;
-		case 's':
-			if (num_py_int(optarg, &seed) != 1 || seed < 0 || strchr(optarg, '_')) {
-				warnx_("--seed: not a non-negative integer: '%s'", optarg);
+		default:
+			if (!collect_option(&opt.run, c, optarg, usage_text))
 				cli_usage(usage_text, EXIT_TROUBLE);
-			}
-			opt.seed = (unsigned long long)seed;
-			break;
-		case 't':
-			/* Checked here, passed on as written. */
-			cli_double(usage_text, "--timeout", optarg, 0.001, 1e9, "a number of seconds");
-			opt.timeout = optarg;
-			break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
-		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
 }
@@ -1177,11 +1077,5 @@ main(int argc, char *argv[])
 	proc_handle_signals();
 	rc = run_job(&j, argv + optind, argc - optind);
 	cleanup(&j);
-	if (proc_stop_signal() != 0) {
-		warnx_("stopped by signal %d", proc_stop_signal());
-		rc = EXIT_TROUBLE;
-	}
-	if (jsonl_finish(stdout, "standard output") != 0)
-		rc = EXIT_TROUBLE;
-	return rc;
+	return collect_finish(rc, EXIT_TROUBLE);
 }

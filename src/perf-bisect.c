@@ -66,13 +66,13 @@ enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
 #define EXIT_NOT_REPRODUCED 3
 
 static struct {
-	const char *good, *bad, *setup, *runner, *timeout, *out, *repo, *store;
+	const char *good, *bad, *setup, *out, *repo, *store;
 	int metric;
 	bool metric_given, from_change;
 	double alpha;
 	long confirm, probe_min, probe_max, max_runs;
-	unsigned long long seed;
-	bool md, cpu, step, ab_confirm;
+	bool md, step, ab_confirm;
+	struct collect_options run;	/* --cpu, -t, -r, --seed */
 } opt;
 
 /* One commit of the range: 0 is good, n is bad. */
@@ -189,16 +189,13 @@ static int
 prepare(struct job *j, int i)
 {
 	struct commit *c = &j->c[i];
-	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)opt.setup, NULL };
-	const char *add[] = { "worktree", "add", "--detach", NULL, c->sha, NULL };
 	char *log, *what;
 	int rc;
 
 	if (c->ready != 0)
 		return c->ready > 0;
 	c->dir = easprintf("%s/tree-%d", j->work, i);
-	add[3] = c->dir;
-	if (git(j, add, NULL, "git worktree add") != 0)
+	if (collect_worktree_add(j->repo, c->dir, c->sha, "git worktree add") != 0)
 		return -1;
 	if (opt.setup == NULL) {
 		c->ready = 1;
@@ -206,7 +203,7 @@ prepare(struct job *j, int i)
 	}
 	log = easprintf("%s/setup-%d.log", j->work, i);
 	what = easprintf("--setup at %.12s", c->sha);
-	rc = collect_run_in(c->dir, argv, log, what);
+	rc = collect_run_setup(c->dir, opt.setup, log, what, NULL, NULL);
 	free(log);
 	free(what);
 	if (proc_stop_signal() != 0)
@@ -231,16 +228,7 @@ run_one(struct job *j, int i)
 
 	argv = ecalloc((size_t)j->nconf + 10, sizeof *argv);
 	argv[n++] = j->collect;
-	if (opt.cpu)
-		argv[n++] = (char *)"--cpu";
-	if (opt.timeout != NULL) {
-		argv[n++] = (char *)"-t";
-		argv[n++] = (char *)opt.timeout;
-	}
-	if (opt.runner != NULL) {
-		argv[n++] = (char *)"-r";
-		argv[n++] = (char *)opt.runner;
-	}
+	n = collect_pass_options(argv, n, &opt.run);
 	argv[n++] = (char *)"-o";
 	argv[n++] = dir;
 	for (int c = 0; c < j->nconf; c++)
@@ -445,22 +433,13 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 
 	snprintf(band, sizeof band, "%.3f", fmax(0.5, 50 * fabs(expm1(json_num(k, "share") *
 	    delta))));
-	snprintf(seed, sizeof seed, "%llu", opt.seed);
+	snprintf(seed, sizeof seed, "%llu", opt.run.seed);
 	if (slash != NULL && access(ab, X_OK) != 0) {
 		free(ab);
 		ab = estrdup("perf-ab");
 	}
 	argv[n++] = ab;
-	if (opt.cpu)
-		argv[n++] = (char *)"--cpu";
-	if (opt.timeout != NULL) {
-		argv[n++] = (char *)"-t";
-		argv[n++] = (char *)opt.timeout;
-	}
-	if (opt.runner != NULL) {
-		argv[n++] = (char *)"-r";
-		argv[n++] = (char *)opt.runner;
-	}
+	n = collect_pass_options(argv, n, &opt.run);
 	argv[n++] = (char *)"--base";
 	argv[n++] = j->c[p].dir;
 	argv[n++] = (char *)"--head";
@@ -558,7 +537,7 @@ report(struct job *j, const struct bisect *b, enum outcome o)
 	json_set(s, "probe_rounds_min", json_new_int(opt.probe_min));
 	json_set(s, "probe_rounds_max", json_new_int(opt.probe_max));
 	json_set(s, "max_runs", json_new_int(opt.max_runs));
-	json_set(s, "seed", json_new_int((long long)opt.seed));
+	json_set(s, "seed", json_new_int((long long)opt.run.seed));
 	json_set(s, "setup", opt.setup != NULL ? json_new_string(opt.setup) : json_new_null());
 	json_set(r, "settings", s);
 	return r;
@@ -601,47 +580,22 @@ table(buf *out, const cJSON *rep)
 static bool
 write_report(const cJSON *rep)
 {
-	buf out = BUF_INIT;
-	bool ok = true;
+	bool ok = opt.out == NULL || collect_save_report(rep, opt.out);
 
-	if (opt.out != NULL) {
-		json_write(&out, rep, JSON_INDENT2, NULL);
-		buf_addc(&out, '\n');
-		if (atomic_save("report", opt.out, out.s, out.len) != 0)
-			ok = false;
-		buf_reset(&out);
-	}
-	if (opt.md)
-		table(&out, rep);
-	else {
-		json_write(&out, rep, JSON_COMPACT, NULL);
-		buf_addc(&out, '\n');
-	}
-	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) || fflush(stdout) != 0) {
-		warnx_("write error on standard output: %s", strerror(errno));
-		clearerr(stdout);
-		ok = false;
-	}
-	buf_free(&out);
-	return ok;
+	return collect_print_report(rep, opt.md, table) && ok;
 }
 
 /* The worktrees and the scratch directory, gone. */
 static void
 cleanup(struct job *j)
 {
-	const char *prune[] = { "worktree", "prune", NULL };
-
 	for (int i = 0; j->c != NULL && i <= j->n; i++)
-		if (j->c[i].dir != NULL) {
-			const char *rm[] = { "worktree", "remove", "--force", j->c[i].dir, NULL };
-
-			git_run(j->repo, rm, NULL, 0, NULL, NULL);
-		}
+		if (j->c[i].dir != NULL)
+			collect_worktree_remove(j->repo, j->c[i].dir);
 	if (j->work != NULL)
 		atomic_remove_tree(j->work);
 	if (j->repo != NULL)
-		git_run(j->repo, prune, NULL, 0, NULL, NULL);
+		collect_worktree_prune(j->repo);
 	for (int i = 0; j->c != NULL && i <= j->n; i++) {
 		free(j->c[i].sha);
 		free(j->c[i].dir);
@@ -691,34 +645,19 @@ step_commits(struct job *j, long *span)
 static int
 start_job(struct job *j, char **configs, int nconf, long *span)
 {
-	const char *tmp = getenv("TMPDIR");
-	char *runs, **check, *log;
+	char *log;
 	int rc;
 
-	j->work = easprintf("%s/perf-bisect-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
-	if (mkdtemp(j->work) == NULL) {
-		warnx_("%s: cannot create: %s", j->work, strerror(errno));
-		free(j->work);
-		j->work = NULL;
-		return -1;
-	}
-	runs = easprintf("%s/runs", j->work);
-	rc = atomic_mkdirs(runs);
-	free(runs);
-	if (rc != 0)
+	if ((j->work = collect_scratch("perf-bisect")) == NULL)
 		return -1;
 	j->collect = collect_find();
 	j->nconf = nconf;
 	j->configs = ecalloc((size_t)nconf, sizeof *j->configs);
-	check = ecalloc((size_t)nconf + 3, sizeof *check);
-	check[0] = j->collect;
-	check[1] = (char *)"--check";
 	for (int c = 0; c < nconf; c++)
-		check[c + 2] = j->configs[c] = path_resolve(configs[c]);
+		j->configs[c] = path_resolve(configs[c]);
 	log = easprintf("%s/check.log", j->work);
-	rc = collect_run_in(".", check, log, "configs");
+	rc = collect_check(j->collect, j->configs, nconf, log, "configs", NULL, NULL);
 	free(log);
-	free(check);
 	if (rc != 0)
 		return -1;
 	if (opt.step ? step_commits(j, span) : list_commits(j))
@@ -832,7 +771,7 @@ run_job(struct job *j, char **configs, int nconf)
 	c.probe_min = (int)opt.probe_min;
 	c.probe_max = (int)opt.probe_max;
 	c.max_culprits = 4;
-	c.seed = opt.seed;
+	c.seed = opt.run.seed;
 	c.names = (const char *const *)j->names;
 	c.event = progress;
 	c.ctx = j;
@@ -898,7 +837,6 @@ parse_options(int argc, char *argv[])
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long long seed;
 	int c;
 
 	opt.alpha = 0.05;
@@ -913,10 +851,8 @@ parse_options(int argc, char *argv[])
 		case 'b': opt.bad = optarg; break;
 		case 'S': opt.setup = optarg; break;
 		case 'o': opt.out = optarg; break;
-		case 'r': opt.runner = optarg; break;
 		case 'C': opt.repo = optarg; break;
 		case 'm': opt.md = true; break;
-		case 'U': opt.cpu = true; break;
 		case 'T': opt.step = true; break;
 		case 'Z': opt.store = optarg; break;
 		case 'F': opt.from_change = true; break;
@@ -945,20 +881,9 @@ parse_options(int argc, char *argv[])
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			break;
-		case 's':
-			if (num_py_int(optarg, &seed) != 1 || seed < 0 || strchr(optarg, '_')) {
-				warnx_("--seed: not a non-negative integer: '%s'", optarg);
+		default:
+			if (!collect_option(&opt.run, c, optarg, usage_text))
 				cli_usage(usage_text, EXIT_TROUBLE);
-			}
-			opt.seed = (unsigned long long)seed;
-			break;
-		case 't':
-			cli_double(usage_text, "--timeout", optarg, 0.001, 1e9, "a number of seconds");
-			opt.timeout = optarg;
-			break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
-		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
 		}
 	}
 	if ((opt.good == NULL || opt.bad == NULL) && !opt.from_change) {
@@ -993,11 +918,5 @@ main(int argc, char *argv[])
 	proc_handle_signals();
 	rc = run_job(&j, argv + optind, argc - optind);
 	cleanup(&j);
-	if (proc_stop_signal() != 0) {
-		warnx_("stopped by signal %d", proc_stop_signal());
-		rc = opt.step ? STEP_ABORT : EXIT_TROUBLE;
-	}
-	if (jsonl_finish(stdout, "standard output") != 0)
-		rc = opt.step ? STEP_ABORT : EXIT_TROUBLE;
-	return rc;
+	return collect_finish(rc, opt.step ? STEP_ABORT : EXIT_TROUBLE);
 }

@@ -301,22 +301,6 @@ check_batch(struct doc *s, int n)
 	return rc;
 }
 
-/* Prepare: every source checked, in input order: the first failure wins. */
-static int
-check_sources(struct doc *s, int n)
-{
-	char *msg;
-
-	for (int i = 0; i < n; i++)
-		if ((msg = seed_check_source(s[i].rec)) != NULL) {
-			int rc = fail("%s: %s", s[i].arg, msg);
-
-			free(msg);
-			return rc;
-		}
-	return check_batch(s, n);
-}
-
 /* What a scan of the store found for the seed's identity. */
 struct found {
 	const struct identity *id;
@@ -675,6 +659,22 @@ reserve(const char *res, struct made *made)
 	return rc;
 }
 
+/* The manifest m written as <res>/manifest (*path), noted in made; fail()s when not. */
+static int
+write_manifest(const char *res, const cJSON *m, struct made *made, char **path)
+{
+	buf text = BUF_INIT;
+	int rc = 0;
+
+	*path = easprintf("%s/manifest", res);
+	json_write(&text, m, JSON_INDENT2, NULL);
+	made_add(made, *path);
+	if (atomic_write_file(*path, text.s, text.len) != 0)
+		rc = fail("%s: cannot write: %s", *path, strerror(errno));
+	buf_free(&text);
+	return rc;
+}
+
 /*
  * Prepare: reserve res, write the seeds (batch order, at rels in it) and
  * the manifest (sources s in input order); everything made is removed
@@ -687,22 +687,15 @@ stage(struct doc *s, int n, cJSON **seeds, char *const *rels, const char *stagin
 	struct made made = { NULL, 0 };
 	char *path = NULL;
 	cJSON *manifest = NULL;
-	buf text = BUF_INIT;
 	char **written = ecalloc((size_t)n + 1, sizeof *written);
 	const char *what = extra != NULL ? "reseed" : "seed";
 	int rc, i;
 
 	if ((rc = reserve(res, &made)) != 0 ||
 	    (rc = write_seeds(res, seeds, rels, n, &made, written)) != 0 ||
-	    (rc = manifest_of(s, n, written, staging_real, extra, &manifest)) != 0)
+	    (rc = manifest_of(s, n, written, staging_real, extra, &manifest)) != 0 ||
+	    (rc = write_manifest(res, manifest, &made, &path)) != 0)
 		goto undo;
-	path = easprintf("%s/manifest", res);
-	json_write(&text, manifest, JSON_INDENT2, NULL);
-	made_add(&made, path);
-	if (atomic_write_file(path, text.s, text.len) != 0) {
-		rc = fail("%s: cannot write: %s", path, strerror(errno));
-		goto undo;
-	}
 	for (i = 0; i < n; i++)
 		printf("Prepared baseline %s: %s\n", what, written[i]);
 	printf("Reserved exact identity in staging: %s\n", res);
@@ -717,7 +710,6 @@ done:
 	free(written);
 	free(path);
 	cJSON_Delete(manifest);
-	buf_free(&text);
 	return rc;
 }
 
@@ -735,35 +727,104 @@ tracking_root(void)
 	return real;
 }
 
+/* The staging root of what ("baseline seed", ...) apart from the tracking root. */
+static int
+roots_apart(const char *staging, const char *what)
+{
+	char *tracking = tracking_root();
+	int rc = 0;
+
+	if (path_within(staging, tracking) || path_within(tracking, staging))
+		rc = fail("%s staging and canonical tracking roots must be separate and "
+		    "non-nested", what);
+	free(tracking);
+	return rc;
+}
+
+/* Opens the store read-only, fetched: NULL after reporting. */
+static store_writer *
+open_fetched(void)
+{
+	store_writer *w = store_writer_open_readonly(opt.store, opt.cache);
+
+	if (w != NULL && gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL) {
+		fail("%s: cannot fetch the store: %s", store_writer_shown(w),
+		    store_writer_remote_error(w));
+		store_writer_close(w);
+		return NULL;
+	}
+	return w;
+}
+
+/* rec, named name, as check (seed_check_source(), ...) finds it: the failure said. */
+static int
+check_doc(const char *name, const cJSON *rec, char *(*check)(const cJSON *))
+{
+	char *msg = check(rec);
+	int rc;
+
+	if (msg == NULL)
+		return 0;
+	rc = fail("%s: %s", name, msg);
+	free(msg);
+	return rc;
+}
+
+/*
+ * The n sources read, then each checked by check (seed_check_source(),
+ * reseed_check_source()) in input order, the first failure winning, then
+ * the batch.
+ */
+static int
+read_sources(struct doc *s, int n, char *(*check)(const cJSON *))
+{
+	int rc = 0;
+
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = load_doc(&s[i], opt.sources[i], "source record must contain a JSON object");
+	for (int i = 0; i < n && rc == 0; i++)
+		rc = check_doc(s[i].arg, s[i].rec, check);
+	return rc != 0 ? rc : check_batch(s, n);
+}
+
+/*
+ * The sources' order in the batch (seed_order()), into order, and the
+ * identity they share, on stdout under "<verb> exact comparable identity:".
+ */
+static void
+order_sources(const struct doc *s, int n, int *order, const char *verb)
+{
+	const cJSON **recs = ecalloc((size_t)n + 1, sizeof *recs);
+
+	for (int i = 0; i < n; i++)
+		recs[i] = s[i].rec;
+	seed_order(recs, n, order, true);
+	free(recs);
+	printf("%s exact comparable identity:\n", verb);
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		printf("  %s: %s\n", identity_keys[i], s[0].id.value[i]);
+}
+
 static int
 prepare(void)
 {
 	struct doc *s = ecalloc((size_t)opt.nsources + 1, sizeof *s);
 	cJSON **seeds = ecalloc((size_t)opt.nsources + 1, sizeof *seeds);
-	const cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs);
 	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
 	char **rels = ecalloc((size_t)opt.nsources + 1, sizeof *rels);
-	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *staging = path_resolve(opt.staging), ts[40];
 	char *res = NULL;
 	int n = opt.nsources, rc = 0, i;
 	struct stat st;
 	store_writer *w = NULL;
 	size_t len;
 
-	if (path_within(staging, tracking) || path_within(tracking, staging)) {
-		rc = fail("baseline seed staging and canonical tracking roots must be separate "
-		    "and non-nested");
-		goto done;
-	}
-	for (i = 0; i < n && rc == 0; i++)
-		rc = load_doc(&s[i], opt.sources[i], "source record must contain a JSON object");
-	if (rc != 0 || (rc = check_sources(s, n)) != 0)
+	if ((rc = roots_apart(staging, "baseline seed")) != 0 ||
+	    (rc = read_sources(s, n, seed_check_source)) != 0)
 		goto done;
 	/* A fresh read of the store, then of the staging root. */
-	if ((w = store_writer_open_readonly(opt.store, opt.cache)) == NULL ||
-	    (gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL)) {
-		rc = w != NULL ? fail("%s: cannot fetch the store: %s", store_writer_shown(w),
-		    store_writer_remote_error(w)) : EXIT_TROUBLE;
+	if ((w = open_fetched()) == NULL) {
+		rc = EXIT_TROUBLE;
 		goto done;
 	}
 	if ((rc = check_no_seed(store_writer_dir(w), &s[0].id, "remote tracking history")) != 0)
@@ -775,12 +836,7 @@ prepare(void)
 		goto done;
 	if ((rc = check_consistency(s, n)) != 0)
 		goto done;
-	for (i = 0; i < n; i++)
-		recs[i] = s[i].rec;
-	seed_order(recs, n, order, true);
-	printf("Seeding exact comparable identity:\n");
-	for (i = 0; i < IDENTITY_KEYS; i++)
-		printf("  %s: %s\n", identity_keys[i], s[0].id.value[i]);
+	order_sources(s, n, order, "Seeding");
 	text_py_strip(opt.rationale, &len);
 	if (len == 0) {
 		rc = fail("baseline seed reason must be a non-empty string");
@@ -808,10 +864,8 @@ done:
 	free(seeds);
 	free(rels);
 	free(res);
-	free(recs);
 	free(order);
 	free(staging);
-	free(tracking);
 	return rc;
 }
 
@@ -876,13 +930,19 @@ on_cohort(const struct store_hit *h, void *ctx)
 
 /* The reference's window order: (timestamp, path). */
 static int
+window_cmp(int64_t xi, const char *xp, int64_t yi, const char *yp)
+{
+	if (xi != yi)
+		return xi < yi ? -1 : 1;
+	return strcmp(xp, yp);
+}
+
+static int
 past_cmp(const void *a, const void *b)
 {
 	const struct past *x = a, *y = b;
 
-	if (x->instant != y->instant)
-		return x->instant < y->instant ? -1 : 1;
-	return strcmp(x->path, y->path);
+	return window_cmp(x->instant, x->path, y->instant, y->path);
 }
 
 static void
@@ -1047,31 +1107,14 @@ reseed_reservation_of(const char *staging_real, const struct identity *id, const
 	return dir;
 }
 
-/* Reseed: the sources, each a REGRESSION or PASS scheduled-main artifact; the batch. */
-static int
-check_reseed_sources(struct doc *s, int n)
-{
-	char *msg;
-
-	for (int i = 0; i < n; i++)
-		if ((msg = reseed_check_source(s[i].rec)) != NULL) {
-			int rc = fail("%s: %s", s[i].arg, msg);
-
-			free(msg);
-			return rc;
-		}
-	return check_batch(s, n);
-}
-
 static int
 reseed(void)
 {
 	struct doc *s = ecalloc((size_t)opt.nsources + 1, sizeof *s);
 	cJSON **recs = ecalloc((size_t)opt.nsources + 1, sizeof *recs), *extra = NULL, *rev;
-	const cJSON **srcs = ecalloc((size_t)opt.nsources + 1, sizeof *srcs);
 	char **rels = ecalloc((size_t)opt.nsources + 1, sizeof *rels);
 	int *order = ecalloc((size_t)opt.nsources + 1, sizeof *order);
-	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *staging = path_resolve(opt.staging), ts[40];
 	char *res = NULL;
 	int n = opt.nsources, rc = 0, i;
 	struct cohort c = { 0 };
@@ -1083,30 +1126,17 @@ reseed(void)
 		rc = fail("baseline reseed reason must be a non-empty string");
 		goto done;
 	}
-	if (path_within(staging, tracking) || path_within(tracking, staging)) {
-		rc = fail("baseline reseed staging and canonical tracking roots must be separate "
-		    "and non-nested");
+	if ((rc = roots_apart(staging, "baseline reseed")) != 0 ||
+	    (rc = read_sources(s, n, reseed_check_source)) != 0)
 		goto done;
-	}
-	for (i = 0; i < n && rc == 0; i++)
-		rc = load_doc(&s[i], opt.sources[i], "source record must contain a JSON object");
-	if (rc != 0 || (rc = check_reseed_sources(s, n)) != 0)
-		goto done;
-	if ((w = store_writer_open_readonly(opt.store, opt.cache)) == NULL ||
-	    (gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL)) {
-		rc = w != NULL ? fail("%s: cannot fetch the store: %s", store_writer_shown(w),
-		    store_writer_remote_error(w)) : EXIT_TROUBLE;
+	if ((w = open_fetched()) == NULL) {
+		rc = EXIT_TROUBLE;
 		goto done;
 	}
 	if ((rc = read_cohort(store_writer_dir(w), &s[0].id, &c)) != 0 ||
 	    (rc = check_consistency(s, n)) != 0)
 		goto done;
-	for (i = 0; i < n; i++)
-		srcs[i] = s[i].rec;
-	seed_order(srcs, n, order, true);
-	printf("Reseeding exact comparable identity:\n");
-	for (i = 0; i < IDENTITY_KEYS; i++)
-		printf("  %s: %s\n", identity_keys[i], s[0].id.value[i]);
+	order_sources(s, n, order, "Reseeding");
 	for (i = 0; i < n; i++) {
 		const struct doc *src = &s[order[i]];
 
@@ -1139,12 +1169,10 @@ done:
 	cJSON_Delete(extra);
 	free(s);
 	free(recs);
-	free(srcs);
 	free(rels);
 	free(order);
 	free(res);
 	free(staging);
-	free(tracking);
 	return rc;
 }
 
@@ -1184,37 +1212,61 @@ load_entry(struct doc *d, const cJSON *entry, const char *changed, const char *n
 	return 0;
 }
 
+/* Upload, 6: no prepared record path twice in the manifest. */
+static int
+check_paths_once(const struct doc *p, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (strcmp(p[i].real, p[j].real) == 0)
+				return fail("prepared-seed manifest repeats a prepared record path");
+	return 0;
+}
+
+/* Upload, 6: the prepared record p at <res>/<rel> (rel consumed; NULL when it has none). */
+static int
+at_reserved_path(const struct doc *p, const char *res, char *rel)
+{
+	char *want = easprintf("%s/%s", res, rel != NULL ? rel : "");
+	int rc = 0;
+
+	if (rel == NULL || strcmp(want, p->real) != 0)
+		rc = fail("prepared record path does not match its reserved identity: %s", p->real);
+	free(rel);
+	free(want);
+	return rc;
+}
+
+/* want (consumed) as the manifest's got has it: "... the manifest <what>" when not. */
+static int
+manifest_matches(cJSON *want, const cJSON *got, const char *what)
+{
+	int rc = json_equal(want, got) ? 0 :
+	    fail("prepared records no longer match the manifest %s", what);
+
+	cJSON_Delete(want);
+	return rc;
+}
+
 /* Upload: the prepared batch as a whole. */
 static int
 check_prepared_batch(struct doc *p, int n, const struct doc *src, const cJSON *manifest,
     const char *res)
 {
 	const cJSON *mid = json_get(manifest, "identity"), *cohort = json_get(manifest, "recipe_cohort");
-	cJSON *want;
 	bool seen[1024] = { false };
-	int i, j, rc = 0;
+	int i, rc;
 
-	for (i = 1; i < n; i++)
-		for (j = 0; j < i; j++)
-			if (strcmp(p[i].real, p[j].real) == 0)
-				return fail("prepared-seed manifest repeats a prepared record path");
+	if ((rc = check_paths_once(p, n)) != 0)
+		return rc;
 	for (i = 1; i < n; i++)
 		if (!same_identity(&p[i].id, &p[0].id))
 			return fail("source artifact %d does not match the first exact comparable "
 			    "identity", i + 1);
 	if (!same_identity(&p[0].id, &src[0].id))
 		return fail("prepared records do not match their reviewed source identity");
-	want = seed_identity_json(&p[0].id);
-	if (!json_equal(want, mid))
-		rc = fail("prepared records no longer match the manifest identity");
-	cJSON_Delete(want);
-	if (rc != 0)
-		return rc;
-	want = seed_cohort_json(&p[0].id);
-	if (!json_equal(want, cohort))
-		rc = fail("prepared records no longer match the manifest recipe cohort");
-	cJSON_Delete(want);
-	if (rc != 0)
+	if ((rc = manifest_matches(seed_identity_json(&p[0].id), mid, "identity")) != 0 ||
+	    (rc = manifest_matches(seed_cohort_json(&p[0].id), cohort, "recipe cohort")) != 0)
 		return rc;
 	if (n != cJSON_GetArraySize(json_get(manifest, "source_records")))
 		return fail("prepared-seed manifest source and prepared batch sizes differ");
@@ -1238,22 +1290,15 @@ check_prepared_batch(struct doc *p, int n, const struct doc *src, const cJSON *m
 			return fail("prepared records have inconsistent baseline seed batch indices");
 		seen[(int)x - 1] = true;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && rc == 0; i++) {
 		int index = (int)json_get(p[i].rec, "baseline_seed_batch_index")->valuedouble;
-		char *rel = seed_path(p[i].rec, index, n), *want_path, *real_res = realpath(res, NULL);
+		char *real_res = realpath(res, NULL);
 
-		want_path = easprintf("%s/%s", real_res != NULL ? real_res : res,
-		    rel != NULL ? rel : "");
-		if (rel == NULL || strcmp(want_path, p[i].real) != 0)
-			rc = fail("prepared record path does not match its reserved identity: %s",
-			    p[i].real);
-		free(rel);
-		free(want_path);
+		rc = at_reserved_path(&p[i], real_res != NULL ? real_res : res,
+		    seed_path(p[i].rec, index, n));
 		free(real_res);
-		if (rc != 0)
-			return rc;
 	}
-	return 0;
+	return rc;
 }
 
 /* Upload: each seed is exactly what its source gives. */
@@ -1355,7 +1400,6 @@ static int
 load_sources(struct upload *u)
 {
 	const cJSON *entries = nonempty_array(u->m.rec, "source_records"), *e;
-	char *msg;
 	int rc;
 
 	u->src = ecalloc((size_t)cJSON_GetArraySize(entries) + 1, sizeof *u->src);
@@ -1365,14 +1409,9 @@ load_sources(struct upload *u)
 		rc = load_entry(&u->src[u->ns], e, "source record changed after review",
 		    "source record must contain a JSON object");
 		u->ns++;
-		if (rc != 0)
+		if (rc != 0 || (rc = check_doc(u->src[u->ns - 1].real, u->src[u->ns - 1].rec,
+		    u->reseed ? reseed_check_source : seed_check_source)) != 0)
 			return rc;
-		msg = (u->reseed ? reseed_check_source : seed_check_source)(u->src[u->ns - 1].rec);
-		if (msg != NULL) {
-			rc = fail("%s: %s", u->src[u->ns - 1].real, msg);
-			free(msg);
-			return rc;
-		}
 	}
 	for (int i = 0; i < u->ns; i++)
 		u->src[i].arg = u->src[i].real;
@@ -1406,8 +1445,7 @@ static int
 load_prepared(struct upload *u)
 {
 	const cJSON *entries = nonempty_array(u->m.rec, "prepared_records"), *e;
-	char *msg;
-	int rc;
+	int rc = 0;
 
 	if (entries == NULL)
 		return fail("prepared-seed manifest must contain at least one record");
@@ -1432,13 +1470,31 @@ load_prepared(struct upload *u)
 		if (rc != 0)
 			return rc;
 	}
-	for (int i = 0; i < u->np; i++)
-		if ((msg = (u->reseed ? reseed_check_prepared : seed_check_prepared)(u->p[i].rec)) !=
-		    NULL) {
-			rc = fail("%s: %s", u->p[i].real, msg);
-			free(msg);
-			return rc;
-		}
+	for (int i = 0; i < u->np && rc == 0; i++)
+		rc = check_doc(u->p[i].real, u->p[i].rec,
+		    u->reseed ? reseed_check_prepared : seed_check_prepared);
+	return rc;
+}
+
+/*
+ * The store at its current revision (writable with --confirm) in *w, the
+ * revision in parent[64] ("" when empty); what ("baseline seeds",
+ * "decisions") names the upload a write token is missing for.
+ */
+static int
+open_for_upload(const char *what, store_writer **w, char parent[64])
+{
+	if (opt.confirm && needs_token() && git_token() == NULL)
+		return fail("a Hugging Face write token is required to upload %s", what);
+	*w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
+	    store_writer_open_readonly(opt.store, opt.cache);
+	if (*w == NULL)
+		return EXIT_TROUBLE;
+	if (store_writer_remote_error(*w) != NULL)
+		return fail("could not resolve the current performance-tracking repository "
+		    "revision: %s", store_writer_remote_error(*w));
+	snprintf(parent, 64, "%s", store_writer_revision(*w) != NULL ?
+	    store_writer_revision(*w) : "");
 	return 0;
 }
 
@@ -1446,18 +1502,7 @@ load_prepared(struct upload *u)
 static int
 open_store(struct upload *u)
 {
-	if (opt.confirm && needs_token() && git_token() == NULL)
-		return fail("a Hugging Face write token is required to upload baseline seeds");
-	u->w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
-	    store_writer_open_readonly(opt.store, opt.cache);
-	if (u->w == NULL)
-		return EXIT_TROUBLE;
-	if (store_writer_remote_error(u->w) != NULL)
-		return fail("could not resolve the current performance-tracking repository "
-		    "revision: %s", store_writer_remote_error(u->w));
-	snprintf(u->parent, sizeof u->parent, "%s", store_writer_revision(u->w) != NULL ?
-	    store_writer_revision(u->w) : "");
-	return 0;
+	return open_for_upload("baseline seeds", &u->w, u->parent);
 }
 
 /* Upload of a reseed, 6: the prepared batch as a whole. */
@@ -1465,23 +1510,15 @@ static int
 check_reseed_batch(struct upload *u)
 {
 	const struct doc *p = u->p;
-	cJSON *want;
 	bool *seen = ecalloc((size_t)u->np + 1, sizeof *seen);
-	int i, j, n = u->np, rc = 0;
+	int i, n = u->np, rc = check_paths_once(p, n);
 
-	for (i = 1; i < n && rc == 0; i++)
-		for (j = 0; j < i && rc == 0; j++)
-			if (strcmp(p[i].real, p[j].real) == 0)
-				rc = fail("prepared-seed manifest repeats a prepared record path");
 	for (i = 0; i < n && rc == 0; i++)
 		if (!same_identity(&p[i].id, &u->src[0].id))
 			rc = fail("prepared records do not match their reviewed source identity");
-	if (rc == 0) {
-		want = seed_identity_json(&p[0].id);
-		if (!json_equal(want, json_get(u->m.rec, "identity")))
-			rc = fail("prepared records no longer match the manifest identity");
-		cJSON_Delete(want);
-	}
+	if (rc == 0)
+		rc = manifest_matches(seed_identity_json(&p[0].id), json_get(u->m.rec, "identity"),
+		    "identity");
 	if (rc == 0 && n != u->ns)
 		rc = fail("prepared-seed manifest source and prepared batch sizes differ");
 	for (i = 0; i < n && rc == 0; i++) {
@@ -1495,14 +1532,8 @@ check_reseed_batch(struct upload *u)
 	}
 	for (i = 0; i < n && rc == 0; i++) {
 		int index = (int)json_get(p[i].rec, "baseline_reseed_batch_index")->valuedouble;
-		char *rel = reseed_path(p[i].rec, index), *want_path;
 
-		want_path = easprintf("%s/%s", u->res, rel != NULL ? rel : "");
-		if (rel == NULL || strcmp(want_path, p[i].real) != 0)
-			rc = fail("prepared record path does not match its reserved identity: %s",
-			    p[i].real);
-		free(rel);
-		free(want_path);
+		rc = at_reserved_path(&p[i], u->res, reseed_path(p[i].rec, index));
 	}
 	free(seen);
 	return rc;
@@ -1657,19 +1688,22 @@ marker_json(const char *commit, const char *parent)
 	return marker;
 }
 
-/* 11: the local marker of the upload; its failure is only a warning. */
+/*
+ * 11: the local marker of an upload (what, commit on parent) in its
+ * reservation res; its failure is only a warning.
+ */
 static void
-write_marker(const struct upload *u)
+write_marker(const char *res, const char *what, const char *commit, const char *parent)
 {
-	cJSON *marker = marker_json(u->commit, u->parent);
-	char *path = easprintf("%s/uploaded", u->res);
+	cJSON *marker = marker_json(commit, parent);
+	char *path = easprintf("%s/uploaded", res);
 	buf text = BUF_INIT;
 
 	json_write(&text, marker, JSON_INDENT2, NULL);
 	cJSON_Delete(marker);
 	if (atomic_write_file(path, text.s, text.len) != 0)
 		printf("Warning: %s commit %s succeeded but local upload marker failed: %s\n",
-		    u->what, u->commit, strerror(errno));
+		    what, commit, strerror(errno));
 	free(path);
 	buf_free(&text);
 }
@@ -1743,7 +1777,7 @@ upload(const char *manifest_path)
 		if (!opt.confirm)
 			dry_run(&u);
 		else if ((rc = commit_seeds(&u)) == 0)
-			write_marker(&u);
+			write_marker(u.res, u.what, u.commit, u.parent);
 	}
 	fflush(stdout);
 	free_upload(&u);
@@ -1789,9 +1823,7 @@ crec_cmp(const void *a, const void *b)
 {
 	const struct crec *x = a, *y = b;
 
-	if (x->instant != y->instant)
-		return x->instant < y->instant ? -1 : 1;
-	return strcmp(x->path, y->path);
+	return window_cmp(x->instant, x->path, y->instant, y->path);
 }
 
 static void
@@ -2193,21 +2225,6 @@ names_of(const char *dir, const struct decision *t, char **model, char **gpu)
 	free(path);
 }
 
-/* Opens the store read-only, fetched: NULL after reporting. */
-static store_writer *
-open_fetched(void)
-{
-	store_writer *w = store_writer_open_readonly(opt.store, opt.cache);
-
-	if (w != NULL && gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL) {
-		fail("%s: cannot fetch the store: %s", store_writer_shown(w),
-		    store_writer_remote_error(w));
-		store_writer_close(w);
-		return NULL;
-	}
-	return w;
-}
-
 /* Prints what a decision changes, for the reviewer. */
 static int
 print_decision(const char *dir, const struct decisions *ds, const struct decision *d,
@@ -2283,14 +2300,8 @@ stage_decision(const struct decision *d, const cJSON *dj, const char *staging,
 	json_set(m, "store_revision", revision != NULL ? json_new_string(revision) :
 	    json_new_null());
 	json_set(m, "decision", file_entry(file, text.s, text.len));
-	mpath = easprintf("%s/manifest", res);
-	buf_reset(&text);
-	json_write(&text, m, JSON_INDENT2, NULL);
-	made_add(&made, mpath);
-	if (atomic_write_file(mpath, text.s, text.len) != 0) {
-		rc = fail("%s: cannot write: %s", mpath, strerror(errno));
+	if ((rc = write_manifest(res, m, &made, &mpath)) != 0)
 		goto undo;
-	}
 	printf("Prepared decision: %s\n", file);
 	printf("Prepared upload manifest: %s\n", mpath);
 	goto done;
@@ -2311,7 +2322,7 @@ decide(enum decision_kind kind)
 {
 	struct decision d;
 	struct decisions ds = { NULL, 0 };
-	char *staging = path_resolve(opt.staging), *tracking = tracking_root(), ts[40];
+	char *staging = path_resolve(opt.staging), ts[40];
 	char *model = NULL, *gpu = NULL;
 	store_writer *w = NULL;
 	const struct decision *t;
@@ -2320,11 +2331,8 @@ decide(enum decision_kind kind)
 
 	memset(&d, 0, sizeof d);
 	d.kind = kind;
-	if (path_within(staging, tracking) || path_within(tracking, staging)) {
-		rc = fail("decision staging and canonical tracking roots must be separate and "
-		    "non-nested");
+	if ((rc = roots_apart(staging, "decision")) != 0)
 		goto done;
-	}
 	if ((w = open_fetched()) == NULL) {
 		rc = EXIT_TROUBLE;
 		goto done;
@@ -2371,7 +2379,6 @@ done:
 	free(model);
 	free(gpu);
 	free(staging);
-	free(tracking);
 	return rc;
 }
 
@@ -2420,23 +2427,8 @@ upload_decision(struct doc *m)
 	}
 	free(rel);
 	rel = decision_path(d.id);
-	if (opt.confirm && needs_token() && git_token() == NULL) {
-		rc = fail("a Hugging Face write token is required to upload decisions");
+	if ((rc = open_for_upload("decisions", &w, parent)) != 0)
 		goto done;
-	}
-	w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
-	    store_writer_open_readonly(opt.store, opt.cache);
-	if (w == NULL) {
-		rc = EXIT_TROUBLE;
-		goto done;
-	}
-	if (store_writer_remote_error(w) != NULL) {
-		rc = fail("could not resolve the current performance-tracking repository "
-		    "revision: %s", store_writer_remote_error(w));
-		goto done;
-	}
-	snprintf(parent, sizeof parent, "%s", store_writer_revision(w) != NULL ?
-	    store_writer_revision(w) : "");
 	if (strcmp(cJSON_IsString(rev) ? rev->valuestring : "", parent) != 0) {
 		rc = fail("%s: the store moved since the decision was reviewed at revision %s (it "
 		    "is at revision %s now); nothing was uploaded: prepare the decision again",
@@ -2468,16 +2460,7 @@ upload_decision(struct doc *m)
 	}
 	printf("Uploaded decision: %s/%s\n", store_writer_shown(w), rel);
 	printf("Decision commit: %s (parent %s)\n", commit, parent[0] != '\0' ? parent : "none");
-	{
-		struct upload u;
-
-		memset(&u, 0, sizeof u);
-		u.what = "decision";
-		u.res = res;
-		snprintf(u.commit, sizeof u.commit, "%s", commit);
-		snprintf(u.parent, sizeof u.parent, "%s", parent);
-		write_marker(&u);
-	}
+	write_marker(res, "decision", commit, parent);
 done:
 	fflush(stdout);
 	store_writer_close(w);
@@ -2540,35 +2523,24 @@ list_decisions(void)
 }
 
 /* The subcommands' operands, then their work. */
+/* prepare, reseed: what each needs. */
 static int
-cmd_prepare(int nops, char **ops)
+cmd_stage(const char *name, int nops, char **ops)
 {
 	(void)ops;
 	if (opt.nsources == 0 || opt.rationale == NULL || nops > 0) {
-		warnx_(nops > 0 ? "prepare takes no operands" :
-		    opt.nsources == 0 ? "prepare needs at least one --source-result" :
-		    "prepare needs --intent-rationale");
+		warnx_(nops > 0 ? "%s takes no operands" :
+		    opt.nsources == 0 ? "%s needs at least one --source-result" :
+		    "%s needs --intent-rationale", name);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
-	return prepare();
+	return strcmp(name, "reseed") == 0 ? reseed() : prepare();
 }
 
 static int
-cmd_reseed(int nops, char **ops)
+cmd_upload(const char *name, int nops, char **ops)
 {
-	(void)ops;
-	if (opt.nsources == 0 || opt.rationale == NULL || nops > 0) {
-		warnx_(nops > 0 ? "reseed takes no operands" :
-		    opt.nsources == 0 ? "reseed needs at least one --source-result" :
-		    "reseed needs --intent-rationale");
-		cli_usage(usage_text, EXIT_TROUBLE);
-	}
-	return reseed();
-}
-
-static int
-cmd_upload(int nops, char **ops)
-{
+	(void)name;
 	if (nops != 1) {
 		warnx_("upload takes one manifest");
 		cli_usage(usage_text, EXIT_TROUBLE);
@@ -2578,10 +2550,11 @@ cmd_upload(int nops, char **ops)
 
 /* accept, acknowledge, invalid, revert: what each needs. */
 static int
-cmd_decide(const char *name, int nops)
+cmd_decide(const char *name, int nops, char **ops)
 {
 	enum decision_kind kind;
 
+	(void)ops;
 	decision_kind_of(name, &kind);
 	if (nops > 0 || opt.reason == NULL ||
 	    (kind == DECISION_REVERT) != (opt.decision != NULL) ||
@@ -2600,36 +2573,9 @@ cmd_decide(const char *name, int nops)
 }
 
 static int
-cmd_accept(int nops, char **ops)
+cmd_decisions(const char *name, int nops, char **ops)
 {
-	(void)ops;
-	return cmd_decide("accept", nops);
-}
-
-static int
-cmd_acknowledge(int nops, char **ops)
-{
-	(void)ops;
-	return cmd_decide("acknowledge", nops);
-}
-
-static int
-cmd_invalid(int nops, char **ops)
-{
-	(void)ops;
-	return cmd_decide("invalid", nops);
-}
-
-static int
-cmd_revert(int nops, char **ops)
-{
-	(void)ops;
-	return cmd_decide("revert", nops);
-}
-
-static int
-cmd_decisions(int nops, char **ops)
-{
+	(void)name;
 	(void)ops;
 	if (nops > 0) {
 		warnx_("decisions takes no operands");
@@ -2641,15 +2587,15 @@ cmd_decisions(int nops, char **ops)
 static const struct command {
 	const char *name;
 	const char *own;	/* the options only it takes (getopt's values) */
-	int (*run)(int nops, char **ops);
+	int (*run)(const char *name, int nops, char **ops);
 } commands[] = {
-	{ "prepare", "SROGMN", cmd_prepare },
-	{ "reseed", "SROGMN", cmd_reseed },
+	{ "prepare", "SROGMN", cmd_stage },
+	{ "reseed", "SROGMN", cmd_stage },
 	{ "upload", "Y", cmd_upload },
-	{ "accept", "SGNEmBL", cmd_accept },
-	{ "acknowledge", "SGNEmBLc", cmd_acknowledge },
-	{ "invalid", "SGNEmBLc", cmd_invalid },
-	{ "revert", "GNEBD", cmd_revert },
+	{ "accept", "SGNEmBL", cmd_decide },
+	{ "acknowledge", "SGNEmBLc", cmd_decide },
+	{ "invalid", "SGNEmBLc", cmd_decide },
+	{ "revert", "GNEBD", cmd_decide },
 	{ "decisions", "J", cmd_decisions },
 };
 
@@ -2775,7 +2721,7 @@ main(int argc, char *argv[])
 	/* Set but empty is the working directory, as the tracking root. */
 	if (*opt.staging == '\0')
 		opt.staging = ".";
-	rc = cmd->run(argc - optind, argv + optind);
+	rc = cmd->run(cmd->name, argc - optind, argv + optind);
 	free(opt.sources);
 	/* What was staged or uploaded is named on stdout: losing it is a failure. */
 	if (jsonl_finish(stdout, "standard output") != 0)

@@ -77,3 +77,15 @@ cli_time(const char *usage, const char *name, const char *s, const char *what)
 		refuse(usage, name, s, what, NULL);
 	return v;
 }
+
+unsigned long long
+cli_seed(const char *usage, const char *s)
+{
+	long long seed;
+
+	if (num_py_int(s, &seed) != 1 || seed < 0 || strchr(s, '_')) {
+		warnx_("--seed: not a non-negative integer: '%s'", s);
+		cli_usage(usage, EXIT_TROUBLE);
+	}
+	return (unsigned long long)seed;
+}

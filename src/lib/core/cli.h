@@ -36,6 +36,13 @@ long cli_long(const char *usage, const char *name, const char *s, long min, long
 double cli_double(const char *usage, const char *name, const char *s, double min, double max,
     const char *what);
 
+/*
+ * The --seed s: a non-negative integer as Python reads one, without '_'.
+ * Anything else prints "prog: --seed: not a non-negative integer: 's'"
+ * and the usage on stderr, and exits 2.
+ */
+unsigned long long cli_seed(const char *usage, const char *s);
+
 /* The time s of option name (isotime_parse(), microseconds), as cli_long(). */
 int64_t cli_time(const char *usage, const char *name, const char *s, const char *what);
 

@@ -7,12 +7,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/atomic.h"
 #include "core/buf.h"
+#include "core/cli.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/jsonl.h"
 #include "core/proc.h"
 #include "lane/collect_run.h"
 #include "lane/logtail.h"
+#include "lane/store/git_command.h"
 
 char *
 collect_find(void)
@@ -32,14 +36,61 @@ collect_find(void)
 	return estrdup("perf-collect");
 }
 
+bool
+collect_option(struct collect_options *o, int c, char *arg, const char *usage)
+{
+	switch (c) {
+	case 'U': o->cpu = true; break;
+	case 'r': o->runner = arg; break;
+	case 's': o->seed = cli_seed(usage, arg); break;
+	case 't':
+		/* Checked here, passed on as written. */
+		cli_double(usage, "--timeout", arg, 0.001, 1e9, "a number of seconds");
+		o->timeout = arg;
+		break;
+	case 'h': cli_usage(usage, EXIT_PASS);
+	case 'V': cli_version();
+	default: return false;
+	}
+	return true;
+}
+
 int
-collect_run_in(const char *dir, char **argv, const char *log, const char *what)
+collect_pass_options(char **argv, int n, const struct collect_options *o)
+{
+	if (o->cpu)
+		argv[n++] = (char *)"--cpu";
+	if (o->timeout != NULL) {
+		argv[n++] = (char *)"-t";
+		argv[n++] = (char *)o->timeout;
+	}
+	if (o->runner != NULL) {
+		argv[n++] = (char *)"-r";
+		argv[n++] = (char *)o->runner;
+	}
+	return n;
+}
+
+/* The log's tail, headed by its own path. */
+static void
+show_tail(void *ctx, const char *what, const char *log)
+{
+	buf tail = BUF_INIT;
+
+	(void)ctx;
+	logtail_block(&tail, what, log);
+	fprintf(stderr, "%s\n", tail.s);
+	buf_free(&tail);
+}
+
+int
+collect_run_shown(const char *dir, char **argv, const char *log, const char *what,
+    collect_show_fn *show, void *ctx)
 {
 	struct proc_spec spec;
 	struct proc_result res;
+	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0, err = 0;
 	char how[128];
-	buf tail = BUF_INIT;
-	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0;
 
 	if (here < 0 || chdir(dir) != 0) {
 		warnx_("%s: %s", dir, strerror(errno));
@@ -51,21 +102,159 @@ collect_run_in(const char *dir, char **argv, const char *log, const char *what)
 	spec.argv = argv;
 	spec.log = log;
 	if (proc_run(&spec, &res) != 0) {
-		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(errno));
 		rc = -1;
+		err = errno;
+	}
+	/* Back first: a relative log, or where show() keeps it, is relative to here. */
+	if (fchdir(here) != 0)
+		die("cannot return to the working directory: %s", strerror(errno));
+	close(here);
+	if (rc != 0) {
+		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(err));
 	} else if (res.interrupted) {
 		rc = -1;
 	} else if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
 		proc_describe(&res, how, sizeof how);
 		warnx_("%s: %s %s", what, argv[0], how);
-		logtail_block(&tail, what, log);
-		fprintf(stderr, "%s\n", tail.s);
-		buf_free(&tail);
+		show(ctx, what, log);
 		rc = -1;
 	}
-	if (fchdir(here) != 0)
-		die("cannot return to the working directory: %s", strerror(errno));
-	close(here);
+	return rc;
+}
+
+int
+collect_run_in(const char *dir, char **argv, const char *log, const char *what)
+{
+	return collect_run_shown(dir, argv, log, what, show_tail, NULL);
+}
+
+int
+collect_run_setup(const char *dir, const char *setup, const char *log, const char *what,
+    collect_show_fn *show, void *ctx)
+{
+	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)setup, NULL };
+
+	return collect_run_shown(dir, argv, log, what, show != NULL ? show : show_tail, ctx);
+}
+
+int
+collect_check(const char *collect, char *const *configs, int n, const char *log,
+    const char *what, collect_show_fn *show, void *ctx)
+{
+	char **argv = ecalloc((size_t)n + 3, sizeof *argv);
+	int rc;
+
+	argv[0] = (char *)collect;
+	argv[1] = (char *)"--check";
+	for (int i = 0; i < n; i++)
+		argv[i + 2] = configs[i];
+	rc = collect_run_shown(".", argv, log, what, show != NULL ? show : show_tail, ctx);
+	free(argv);
+	return rc;
+}
+
+char *
+collect_scratch(const char *prog)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *work = easprintf("%s/%s-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp", prog), *runs;
+
+	if (mkdtemp(work) == NULL) {
+		warnx_("%s: cannot create: %s", work, strerror(errno));
+		free(work);
+		return NULL;
+	}
+	runs = easprintf("%s/runs", work);
+	if (atomic_mkdirs(runs) != 0) {
+		warnx_("%s: cannot create: %s", runs, strerror(errno));
+		free(runs);
+		atomic_remove_tree(work);
+		free(work);
+		return NULL;
+	}
+	free(runs);
+	return work;
+}
+
+int
+collect_worktree_add(const char *repo, const char *dir, const char *ref, const char *what)
+{
+	const char *add[] = { "worktree", "add", "--detach", dir, ref, NULL };
+	buf err = BUF_INIT;
+	int rc = 0;
+
+	if (git_run(repo, add, NULL, 0, NULL, &err) != 0) {
+		char *why = git_last_error(&err);
+
+		warnx_("%s: %s", what, why);
+		free(why);
+		rc = -1;
+	}
+	buf_free(&err);
+	return rc;
+}
+
+void
+collect_worktree_remove(const char *repo, const char *dir)
+{
+	const char *rm[] = { "worktree", "remove", "--force", dir, NULL };
+
+	git_run(repo, rm, NULL, 0, NULL, NULL);
+}
+
+void
+collect_worktree_prune(const char *repo)
+{
+	const char *prune[] = { "worktree", "prune", NULL };
+
+	git_run(repo, prune, NULL, 0, NULL, NULL);
+}
+
+bool
+collect_save_report(const cJSON *rep, const char *path)
+{
+	buf out = BUF_INIT;
+	bool ok;
+
+	json_write(&out, rep, JSON_INDENT2, NULL);
+	buf_addc(&out, '\n');
+	ok = atomic_save("report", path, out.s, out.len) == 0;
+	buf_free(&out);
+	return ok;
+}
+
+bool
+collect_print_report(const cJSON *rep, bool md, void (*table)(buf *, const cJSON *))
+{
+	buf out = BUF_INIT;
+	bool ok = true;
+
+	if (md)
+		table(&out, rep);
+	else {
+		json_write(&out, rep, JSON_COMPACT, NULL);
+		buf_addc(&out, '\n');
+	}
+	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) ||
+	    fflush(stdout) != 0) {
+		/* Said here, with the reason, not as EIO by jsonl_finish(). */
+		warnx_("write error on standard output: %s", strerror(errno));
+		clearerr(stdout);
+		ok = false;
+	}
+	buf_free(&out);
+	return ok;
+}
+
+int
+collect_finish(int rc, int trouble)
+{
+	if (proc_stop_signal() != 0) {
+		warnx_("stopped by signal %d", proc_stop_signal());
+		rc = trouble;
+	}
+	if (jsonl_finish(stdout, "standard output") != 0)
+		rc = trouble;
 	return rc;
 }
 

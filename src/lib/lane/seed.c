@@ -150,8 +150,13 @@ found_scope(const cJSON *branch, const cJSON *scope)
 	return buf_detach(&b);
 }
 
-char *
-seed_check_source(const cJSON *rec)
+/*
+ * What a source artifact of baseline what ("seeds", "reseeds") must be:
+ * a benchmark's identity and measurements, normalized v2. NULL, or the
+ * message.
+ */
+static char *
+check_source_common(const cJSON *rec, const char *what)
 {
 	const cJSON *v;
 	char *msg;
@@ -161,7 +166,18 @@ seed_check_source(const cJSON *rec)
 		return msg;
 	v = json_get(rec, "result_schema_version");
 	if (!cJSON_IsNumber(v) || v->valuedouble != 2)
-		return estrdup("baseline seeds require a normalized v2 source artifact");
+		return easprintf("baseline %s require a normalized v2 source artifact", what);
+	return NULL;
+}
+
+char *
+seed_check_source(const cJSON *rec)
+{
+	const cJSON *v;
+	char *msg;
+
+	if ((msg = check_source_common(rec, "seeds")) != NULL)
+		return msg;
 	if (!is_string(json_get(rec, "comparison_status"), "CALIBRATION_NEEDED"))
 		return estrdup("baseline seeds require a CALIBRATION_NEEDED source artifact");
 	if (!cJSON_IsTrue(json_get(rec, "success")))
@@ -178,28 +194,52 @@ seed_check_source(const cJSON *rec)
 	return NULL;
 }
 
-char *
-seed_check_prepared(const cJSON *rec)
+/*
+ * What a prepared record of either kind (flag "baseline_seed" or
+ * "baseline_reseed") must be: a benchmark's identity and measurements,
+ * flag true, successful, eligible and passing. NULL, or the message.
+ */
+static char *
+check_prepared_common(const cJSON *rec, const char *flag)
 {
-	const cJSON *v;
 	char *msg;
-	size_t n;
 
 	if ((msg = check_identity(rec)) != NULL || (msg = check_model_id(rec)) != NULL ||
 	    (msg = check_measurements(rec)) != NULL)
 		return msg;
-	if (!cJSON_IsTrue(json_get(rec, "baseline_seed")))
-		return estrdup("prepared records must have baseline_seed=true");
+	if (!cJSON_IsTrue(json_get(rec, flag)))
+		return easprintf("prepared records must have %s=true", flag);
 	if (!cJSON_IsTrue(json_get(rec, "success")) ||
 	    !cJSON_IsTrue(json_get(rec, "baseline_eligible")))
 		return estrdup("prepared records must be successful and baseline eligible");
 	if (!is_string(json_get(rec, "comparison_status"), "PASS"))
 		return estrdup("prepared records must have comparison_status=PASS");
-	if (!is_string(json_get(rec, "baseline_seed_source_status"), "CALIBRATION_NEEDED"))
-		return estrdup("prepared records must retain CALIBRATION_NEEDED source provenance");
-	v = json_get(rec, "baseline_seed_reason");
+	return NULL;
+}
+
+/* The approval rationale at key, non-empty once stripped; NULL, or the message. */
+static char *
+check_prepared_reason(const cJSON *rec, const char *key)
+{
+	const cJSON *v = json_get(rec, key);
+	size_t n;
+
 	if (!cJSON_IsString(v) || (text_py_strip(v->valuestring, &n), n == 0))
 		return estrdup("prepared records must retain a non-empty approval rationale");
+	return NULL;
+}
+
+char *
+seed_check_prepared(const cJSON *rec)
+{
+	char *msg;
+
+	if ((msg = check_prepared_common(rec, "baseline_seed")) != NULL)
+		return msg;
+	if (!is_string(json_get(rec, "baseline_seed_source_status"), "CALIBRATION_NEEDED"))
+		return estrdup("prepared records must retain CALIBRATION_NEEDED source provenance");
+	if ((msg = check_prepared_reason(rec, "baseline_seed_reason")) != NULL)
+		return msg;
 	if (!cJSON_IsTrue(json_get(rec, "baseline_seed_source_success")) ||
 	    !is_string(json_get(rec, "baseline_seed_source_run_source"), "scheduled_main") ||
 	    !is_string(json_get(rec, "baseline_seed_source_branch"), "main") ||
@@ -369,12 +409,8 @@ reseed_check_source(const cJSON *rec)
 	const cJSON *v;
 	char *msg;
 
-	if ((msg = check_model_id(rec)) != NULL || (msg = check_identity(rec)) != NULL ||
-	    (msg = check_measurements(rec)) != NULL)
+	if ((msg = check_source_common(rec, "reseeds")) != NULL)
 		return msg;
-	v = json_get(rec, "result_schema_version");
-	if (!cJSON_IsNumber(v) || v->valuedouble != 2)
-		return estrdup("baseline reseeds require a normalized v2 source artifact");
 	v = json_get(rec, "comparison_status");
 	if (!is_string(v, "REGRESSION") && !is_string(v, "PASS"))
 		return estrdup("baseline reseeds require a REGRESSION or PASS source artifact");
@@ -391,23 +427,11 @@ reseed_check_source(const cJSON *rec)
 char *
 reseed_check_prepared(const cJSON *rec)
 {
-	const cJSON *v;
 	char *msg;
-	size_t n;
 
-	if ((msg = check_identity(rec)) != NULL || (msg = check_model_id(rec)) != NULL ||
-	    (msg = check_measurements(rec)) != NULL)
+	if ((msg = check_prepared_common(rec, "baseline_reseed")) != NULL ||
+	    (msg = check_prepared_reason(rec, "baseline_reseed_reason")) != NULL)
 		return msg;
-	if (!cJSON_IsTrue(json_get(rec, "baseline_reseed")))
-		return estrdup("prepared records must have baseline_reseed=true");
-	if (!cJSON_IsTrue(json_get(rec, "success")) ||
-	    !cJSON_IsTrue(json_get(rec, "baseline_eligible")))
-		return estrdup("prepared records must be successful and baseline eligible");
-	if (!is_string(json_get(rec, "comparison_status"), "PASS"))
-		return estrdup("prepared records must have comparison_status=PASS");
-	v = json_get(rec, "baseline_reseed_reason");
-	if (!cJSON_IsString(v) || (text_py_strip(v->valuestring, &n), n == 0))
-		return estrdup("prepared records must retain a non-empty approval rationale");
 	if (!json_is_int(json_get(rec, "baseline_reseed_batch_index")) ||
 	    !json_is_int(json_get(rec, "baseline_reseed_batch_size")))
 		return estrdup("prepared records have invalid baseline reseed batch indices");
