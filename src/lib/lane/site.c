@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -561,9 +562,47 @@ add_source(struct cohort *c, const char *src)
 }
 
 static void
+add_row(struct cohort *c, size_t i)
+{
+	if ((c->n & (c->n - 1)) == 0)	/* 0, 1, 2, 4...: grow to the next power of two */
+		c->rows = erealloc(c->rows, (c->n ? c->n * 2 : 1) * sizeof *c->rows);
+	c->rows[c->n++] = i;
+}
+
+/*
+ * Marks the first record of each commit of cohort c (its rows in order),
+ * with a table of the commits seen (interned: compared by pointer).
+ */
+static void
+mark_anchors(struct site *s, struct cohort *c)
+{
+	size_t cap = 16;
+	const char **seen;
+
+	while (cap < c->n * 2)
+		cap *= 2;
+	seen = ecalloc(cap, sizeof *seen);
+	for (size_t j = 0; j < c->n; j++) {
+		struct srec *r = &s->r[c->rows[j]];
+		size_t h = (size_t)((uintptr_t)r->commit >> 3) * 11400714819323198485ULL;
+
+		r->anchor = false;
+		if (*r->commit == '\0')
+			continue;
+		for (h &= cap - 1; seen[h] != NULL && seen[h] != r->commit; h = (h + 1) & (cap - 1))
+			;
+		if (seen[h] == NULL) {
+			seen[h] = r->commit;
+			r->anchor = true;
+		}
+	}
+	free(seen);
+}
+
+static void
 group(struct site *s)
 {
-	size_t cap = 64, *slot;
+	size_t cap = 64, *slot, prev = 0;
 	char **keys;
 
 	if (s->grouped)
@@ -574,18 +613,26 @@ group(struct site *s)
 	slot = emalloc(cap * sizeof *slot);
 	memset(slot, 0xff, cap * sizeof *slot);
 	keys = ecalloc(cap, sizeof *keys);
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0, j = 0; i < s->n; i++) {
 		struct srec *r = &s->r[i];
 		const char *key[9];
 		buf b = BUF_INIT;
 		char *joined;
-		size_t j;
 
 		key[0] = kind_name[r->kind];
 		key[1] = r->kind == KIND_V2 ? "" : r->model;
 		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
 		for (j = 0; j < IDENTITY_KEYS; j++)
 			key[3 + j] = r->ident[j];
+		/*
+		 * The parts are interned: a record of the previous record's
+		 * cohort (the store is read a directory at a time) is found
+		 * by its pointers alone.
+		 */
+		if (s->nc > 0 && memcmp(key, s->c[prev].key, sizeof key) == 0) {
+			add_row(&s->c[prev], i);
+			continue;
+		}
 		for (j = 0; j < 9; j++) {
 			buf_adds(&b, key[j]);
 			buf_addc(&b, '\x1f');
@@ -607,9 +654,8 @@ group(struct site *s)
 			keys[j] = joined;
 		} else
 			free(joined);
-		struct cohort *c = &s->c[slot[j]];
-		c->rows = erealloc(c->rows, (c->n + 1) * sizeof *c->rows);
-		c->rows[c->n++] = i;
+		prev = slot[j];
+		add_row(&s->c[prev], i);
 	}
 	for (size_t i = 0; i < cap; i++)
 		free(keys[i]);
@@ -623,14 +669,12 @@ group(struct site *s)
 		recompute(s, c);
 		assess_gates(s, c);
 		for (size_t j = 0; j < c->n; j++) {
-			struct srec *r = &s->r[c->rows[j]];
-			bool first = *r->commit != '\0';
+			const struct srec *r = &s->r[c->rows[j]];
 			c->any_eligible |= r->eligible;
-			add_source(c, r->src);
-			for (size_t k = 0; first && k < j; k++)
-				first = s->r[c->rows[k]].commit != r->commit;
-			r->anchor = first;
+			if (j == 0 || r->src != s->r[c->rows[j - 1]].src)
+				add_source(c, r->src);
 		}
+		mark_anchors(s, c);
 		c->stale = c->last->instant != ISOTIME_MIN && s->newest != INT64_MIN &&
 		    s->newest - c->last->instant > STALE_US;
 	}
@@ -778,8 +822,40 @@ esc(buf *b, const char *str)
 static void
 num_text(buf *b, double x, int prec)
 {
+	static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
 	char t[NUM_BUFSZ];
 	size_t n;
+
+	/*
+	 * Without printf where x times 10^prec is small and far from a
+	 * half (printf rounds the exact binary value: a product within
+	 * 1e-6 of a tie could round either way, so printf decides those).
+	 */
+	if (prec >= 0 && prec <= 6) {
+		double y = x * scale[prec];
+		if (fabs(y) < 1e9 && fabs(y - floor(y) - 0.5) > 1e-6) {
+			long long q = llround(y);
+			char d[24];
+			int nd = 0, lead;
+
+			if (q < 0) {
+				buf_addc(b, '-');
+				q = -q;
+			}
+			do {
+				d[nd++] = (char)('0' + q % 10);
+				q /= 10;
+			} while (q > 0 || nd <= prec);
+			for (lead = 0; lead < nd && lead < prec && d[lead] == '0'; lead++)
+				;	/* trailing zeros of the decimals */
+			for (int i = nd - 1; i >= lead; i--) {
+				if (i == prec - 1)
+					buf_addc(b, '.');
+				buf_addc(b, d[i]);
+			}
+			return;
+		}
+	}
 
 	num_fixed(t, x, prec);
 	if (strchr(t, '.') != NULL) {
@@ -800,7 +876,7 @@ static const char style[] =
     "table{border-collapse:collapse;margin:.4rem 0 1rem}"
     "th,td{border:1px solid #d0d4d8;padding:.2rem .45rem;text-align:left;vertical-align:middle}"
     "th{background:#f0f2f4}td.n{text-align:right}th[data-k]{cursor:pointer}"
-    "code{font:12px ui-monospace,Menlo,Consolas,monospace}"
+    "code,.rec td:nth-child(2){font:12px ui-monospace,Menlo,Consolas,monospace}"
     ".st{display:inline-block;border-radius:3px;padding:0 .35rem;font-size:12px;font-weight:600;"
     "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
     ".st.CALIBRATION_NEEDED{background:#1565c0}.x{color:#ef6c00;font-size:12px}"
@@ -828,7 +904,7 @@ static const char style[] =
  * table by that column (by the cells' data-v when they have one).
  */
 static const char script[] =
-    "<script>(function(){var f=document.getElementById('f');if(f){f.hidden=false;"
+    "(function(){var f=document.getElementById('f');if(f){f.hidden=false;"
     "f.addEventListener('change',function(){var s=f.querySelectorAll('select');"
     "document.querySelectorAll('table.f').forEach(function(t){var c={};"
     "t.querySelectorAll('th[data-f]').forEach(function(h){c[h.dataset.f]=h.cellIndex});"
@@ -841,7 +917,7 @@ static const char script[] =
     "'1'?'-1':'1',r=Array.prototype.slice.call(t.rows);r.sort(function(a,b){var x=a.cells[i],"
     "y=b.cells[i],p=x.dataset.v,q=y.dataset.v;return d*(p!==undefined&&q!==undefined?p-q:"
     "x.textContent.localeCompare(y.textContent,undefined,{numeric:true}))});r.forEach("
-    "function(e){t.appendChild(e)})})})})();</script>\n";
+    "function(e){t.appendChild(e)})})})})();\n";
 
 static void
 page_head(buf *b, const struct site *s, const char *title, const char *root)
@@ -853,9 +929,9 @@ page_head(buf *b, const struct site *s, const char *title, const char *root)
 	if (root != NULL)
 		buf_addf(b, "<link rel=\"alternate\" type=\"application/atom+xml\" "
 		    "href=\"%sfeed.xml\" title=\"Regressions\">\n", root);
-	buf_addf(b, "<style>%s</style>\n</head>\n<body>\n<nav><a href=\"%sindex.html\">"
-	    "Overview</a><a href=\"%schanges.html\">Change points</a><a href=\"%sfeed.xml\">"
-	    "Feed</a></nav>\n<h1>", style, root, root, root);
+	buf_addf(b, "<link rel=\"stylesheet\" href=\"%ssite.css\">\n</head>\n<body>\n"
+	    "<nav><a href=\"%sindex.html\">Overview</a><a href=\"%schanges.html\">Change points"
+	    "</a><a href=\"%sfeed.xml\">Feed</a></nav>\n<h1>", root, root, root, root);
 	esc(b, title);
 	buf_adds(b, "</h1>\n<p class=\"meta\">");
 	esc(b, s->title);
@@ -864,21 +940,21 @@ page_head(buf *b, const struct site *s, const char *title, const char *root)
 	buf_adds(b, "</p>\n");
 }
 
+/* The style and the script are files of the site, shared by every page. */
 static void
-page_tail(buf *b)
+page_tail(buf *b, const char *root)
 {
-	buf_adds(b, script);
-	buf_adds(b, "</body>\n</html>\n");
+	buf_addf(b, "<script src=\"%ssite.js\"></script>\n</body>\n</html>\n", root);
 }
 
 static void
 badge(buf *b, const char *status)
 {
-	buf_adds(b, "<span class=\"st ");
+	buf_adds(b, "<b class=\"st ");
 	esc(b, status);
 	buf_adds(b, "\">");
 	esc(b, *status ? status : "no status");
-	buf_adds(b, "</span>");
+	buf_adds(b, "</b>");
 }
 
 /* The stored status, and today's when it differs, with the raw crossings. */
@@ -1284,7 +1360,7 @@ index_page(buf *b, struct site *s)
 	    s->nch == 1 ? "" : "s");
 	if (s->nc == 0) {
 		buf_adds(b, "<p>The store holds no records: nothing to show.</p>\n");
-		page_tail(b);
+		page_tail(b, "");
 		return;
 	}
 	filter_form(b, s, NULL);
@@ -1300,7 +1376,7 @@ index_page(buf *b, struct site *s)
 	for (size_t i = 0; i < s->nc; i++)
 		index_row(b, s, &s->c[s->sorted[i]]);
 	buf_adds(b, "</tbody></table>\n");
-	page_tail(b);
+	page_tail(b, "");
 }
 
 /* ---- a cohort's page ---- */
@@ -1338,24 +1414,70 @@ icoord(buf *b, double v)
 		buf_addc(b, t[--n]);
 }
 
-/* A coordinate with one decimal ("%.1f"), without printf. */
+/* A whole number, without printf. */
 static void
-coord1(buf *b, double v)
+addl(buf *b, long v)
 {
-	long long x;
+	char t[24];
+	int n = 0;
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
 
-	if (!(fabs(v) < 1e14)) {
-		buf_addf(b, "%.1f", v);
-		return;
-	}
-	x = llround(v * 10);
-	if (x < 0) {
+	if (v < 0)
 		buf_addc(b, '-');
-		x = -x;
+	do {
+		t[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	while (n > 0)
+		buf_addc(b, t[--n]);
+}
+
+/*
+ * A point of a path in whole units: "M x y" where the pen is up, else
+ * relative to the last point ("l dx dy", "h dx", "v dy"), the command
+ * left out when it repeats, no space before a minus sign.
+ */
+struct pen {
+	bool down;
+	char cmd;
+	long x, y;
+};
+
+static void
+step(buf *b, struct pen *p, double fx, double fy)
+{
+	long x, y, dx, dy;
+	char cmd;
+
+	if (!(fabs(fx) < 1e9 && fabs(fy) < 1e9))
+		return;		/* not a drawable point */
+	x = lround(fx);
+	y = lround(fy);
+	dx = x - p->x;
+	dy = y - p->y;
+	if (!p->down) {
+		buf_addc(b, 'M');
+		addl(b, x);
+		buf_addc(b, ' ');
+		addl(b, y);
+		p->down = true;
+		p->cmd = 'M';
+	} else {
+		cmd = dy == 0 ? 'h' : dx == 0 ? 'v' : 'l';
+		if (cmd != p->cmd)
+			buf_addc(b, cmd);
+		else if ((cmd == 'h' ? dx : cmd == 'v' ? dy : dx) >= 0)
+			buf_addc(b, ' ');
+		addl(b, cmd == 'v' ? dy : dx);
+		if (cmd == 'l') {
+			if (dy >= 0)
+				buf_addc(b, ' ');
+			addl(b, dy);
+		}
+		p->cmd = cmd;
 	}
-	icoord(b, (double)(x / 10));
-	buf_addc(b, '.');
-	buf_addc(b, (char)('0' + x % 10));
+	p->x = x;
+	p->y = y;
 }
 
 static double
@@ -1460,26 +1582,25 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		buf_addf(b, "%s %s</title></rect>", lab.s, units[m]);
 		buf_free(&lab);
 	}
-	/* The rolling baseline median of each record. */
+	/* The rolling baseline median of each record, then the values. */
 	buf_adds(b, "<path class=\"md\" d=\"");
-	for (size_t k = 0, pen = 0; k < n; k++) {
-		const struct srec *r = &s->r[idx[k]];
-		if (!r->has_base[m]) {
-			pen = 0;
-			continue;
+	{
+		struct pen p = { false, 0, 0, 0 };
+
+		for (size_t k = 0; k < n; k++) {
+			const struct srec *r = &s->r[idx[k]];
+			if (!r->has_base[m])
+				p.down = false;
+			else
+				step(b, &p, x_of(k, n), y_of(&ya, r->base[m]));
 		}
-		buf_addc(b, pen++ ? 'L' : 'M');
-		icoord(b, x_of(k, n));
-		buf_addc(b, ' ');
-		icoord(b, y_of(&ya, r->base[m]));
 	}
-	buf_adds(b, "\"/><polyline class=\"ln\" points=\"");
-	for (size_t k = 0; k < n; k++) {
-		if (k > 0)
-			buf_addc(b, ' ');
-		icoord(b, x_of(k, n));
-		buf_addc(b, ',');
-		icoord(b, y_of(&ya, s->r[idx[k]].v[m]));
+	buf_adds(b, "\"/><path class=\"ln\" d=\"");
+	{
+		struct pen p = { false, 0, 0, 0 };
+
+		for (size_t k = 0; k < n; k++)
+			step(b, &p, x_of(k, n), y_of(&ya, s->r[idx[k]].v[m]));
 	}
 	buf_adds(b, "\"/>");
 	/* Change points: a line at the first record at or after each. */
@@ -1509,31 +1630,42 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		    h->state);
 		buf_free(&lab);
 	}
-	for (size_t k = n > MARKERS ? n - MARKERS : 0; k < n; k++) {
-		const struct srec *r = &s->r[idx[k]];
-		buf lab = BUF_INIT;
+	/* The markers, a group per status (its colour). */
+	for (int shape = 0; shape < 4; shape++) {
+		bool open = false;
 
-		buf_adds(b, "<a href=\"");
-		if (r->url != NULL)
-			esc(b, r->url);
-		else {
-			buf_addc(b, '#');
-			esc(b, r->commit);
+		for (size_t k = n > MARKERS ? n - MARKERS : 0; k < n; k++) {
+			const struct srec *r = &s->r[idx[k]];
+
+			if (shape_of(r->status) != shape)
+				continue;
+			if (!open)
+				buf_addf(b, "<g class=\"p%d\">", shape);
+			open = true;
+			buf_adds(b, "<a href=\"");
+			if (r->url != NULL)
+				esc(b, r->url);
+			else {
+				buf_addc(b, '#');
+				esc(b, r->commit);
+			}
+			buf_adds(b, "\"><circle cx=\"");
+			icoord(b, x_of(k, n));
+			buf_adds(b, "\" cy=\"");
+			icoord(b, y_of(&ya, r->v[m]));
+			buf_adds(b, "\" r=\"3\"><title>");
+			fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
+			buf_addc(b, ' ');
+			buf_add(b, *r->commit ? r->commit : "unknown",
+			    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
+			buf_addc(b, ' ');
+			num_text(b, r->v[m], prec > 3 ? prec : 3);
+			buf_addf(b, " %s ", units[m]);
+			esc(b, *r->status ? r->status : "no status");
+			buf_adds(b, "</title></circle></a>");
 		}
-		buf_addf(b, "\"><circle class=\"p%d\" cx=\"", shape_of(r->status));
-		coord1(b, x_of(k, n));
-		buf_adds(b, "\" cy=\"");
-		coord1(b, y_of(&ya, r->v[m]));
-		buf_adds(b, "\" r=\"3\"><title>");
-		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
-		buf_adds(b, " ");
-		buf_add(b, *r->commit ? r->commit : "unknown",
-		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
-		num_text(&lab, r->v[m], prec > 3 ? prec : 3);
-		buf_addf(b, " %s %s ", lab.s, units[m]);
-		esc(b, *r->status ? r->status : "no status");
-		buf_adds(b, "</title></circle></a>");
-		buf_free(&lab);
+		if (open)
+			buf_adds(b, "</g>");
 	}
 	buf_adds(b, "</svg></figure>\n");
 	free(idx);
@@ -1571,10 +1703,9 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 			esc(b, r->url);
 			buf_adds(b, "\">");
 		}
-		buf_adds(b, "<code>");
 		buf_add(b, *r->commit ? r->commit : "unknown",
 		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
-		buf_adds(b, r->url != NULL ? "</code></a><td>" : "</code><td>");
+		buf_adds(b, r->url != NULL ? "</a><td>" : "<td>");
 		esc(b, *r->src ? r->src : "unknown");
 		buf_addf(b, "<td>%s", r->eligible ? "yes" : "no");
 		for (int m = 0; m < METRIC_COUNT; m++) {
@@ -1732,7 +1863,7 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 	records_table(b, s, c);
 	sensitivity_table(b, s, c);
 	ab_table(b, s, c);
-	page_tail(b);
+	page_tail(b, "../");
 }
 
 static void
@@ -1743,7 +1874,7 @@ changes_page(buf *b, const struct site *s)
 	page_head(b, s, "Change points", "");
 	if (s->nch == 0) {
 		buf_adds(b, "<p>No change points (give perf-changes' output with --changes).</p>\n");
-		page_tail(b);
+		page_tail(b, "");
 		return;
 	}
 	buf_adds(b, "<table><thead><tr><th data-k>Time</th><th data-k>Cohort</th><th data-k>Metric"
@@ -1787,7 +1918,7 @@ changes_page(buf *b, const struct site *s)
 		buf_adds(b, "</td></tr>\n");
 	}
 	buf_adds(b, "</tbody></table>\n");
-	page_tail(b);
+	page_tail(b, "");
 }
 
 /* An Atom date: "2026-06-12T00:00:00Z". */
@@ -1961,6 +2092,13 @@ site_write(struct site *s, const char *dir)
 		}
 		free(sub);
 	}
+	buf_add(&b, style, sizeof style - 1);
+	buf_addc(&b, '\n');
+	ok &= put(dir, "site.css", &b);
+	buf_reset(&b);
+	buf_add(&b, script, sizeof script - 1);
+	ok &= put(dir, "site.js", &b);
+	buf_reset(&b);
 	index_page(&b, s);
 	ok &= put(dir, "index.html", &b);
 	buf_reset(&b);
