@@ -63,6 +63,18 @@ three() {
 	assert_equal "$(jq -r '.records.commit_sha[5]' "$f")" c2d6
 }
 
+@test "a history stream that repeats the store's records adds each once" {
+	three
+	cat store/*/*.json >hist.jsonl
+	rec m2 2 7 c2d7 10.7
+	tail -n 1 store/m2/*c2d7.json | sed 's/c2d7/c2d8/g; s/2026-06-07/2026-06-08/' >>hist.jsonl
+	$N -s store -H hist.jsonl -o site --now $NOW
+	grep -q '<p class="meta">20 records in 3 cohorts; 0 change points.</p>' site/index.html
+	# a stream alone: every line is a record
+	$N -H hist.jsonl -H hist.jsonl -o site2 --now $NOW
+	grep -q '<p class="meta">38 records in 3 cohorts' site2/index.html
+}
+
 @test "the index sorts cohorts naturally: v2 before v10" {
 	three
 	$N -s store -o site --now $NOW

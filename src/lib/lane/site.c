@@ -94,6 +94,11 @@ struct cohort {
 	const struct schange *latest_change;
 };
 
+/* site_keys' positions. */
+enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_SRC, F_STATUS, F_BSTATUS, F_REASON, F_SUCCESS,
+	F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
+	F_POLICY = F_METRIC + METRIC_COUNT, F_URL, F_COUNT };
+
 struct site {
 	char *title;
 	int64_t now, since, newest;
@@ -118,6 +123,8 @@ struct site {
 	cJSON **abs;
 	size_t nabs;
 	bool grouped;
+	bool streams;			/* site_streams(): paths are remembered */
+	const char *last[F_COUNT];	/* field_of(): the record before's values */
 };
 
 const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_sha",
@@ -127,10 +134,6 @@ const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_s
     "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
     "vae_decode_time_s", "regression_thresholds", "build_url" };
 const size_t site_nkeys = sizeof site_keys / sizeof *site_keys;
-
-enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_SRC, F_STATUS, F_BSTATUS, F_REASON, F_SUCCESS,
-	F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
-	F_POLICY = F_METRIC + METRIC_COUNT, F_URL, F_COUNT };
 
 /* ---- strings ---- */
 
@@ -217,6 +220,21 @@ str_of(struct site *s, const cJSON *v, const char *missing)
 	out = intern(s, t);
 	free(t);
 	return out;
+}
+
+/*
+ * str_of() of a field of a record, tried first against the same field of
+ * the record before (a directory of the store is one model: most fields
+ * repeat), which costs one strcmp() instead of a hash and a probe.
+ */
+static const char *
+field_of(struct site *s, int field, const cJSON *v, const char *missing)
+{
+	const char *last = s->last[field];
+
+	if (last != NULL && cJSON_IsString(v) && strcmp(v->valuestring, last) == 0)
+		return last;
+	return s->last[field] = str_of(s, v, missing);
 }
 
 /* Whether the path p was read from a store file (add: record it). */
@@ -309,6 +327,12 @@ site_new(const char *title, int64_t now, long days)
 	return s;
 }
 
+void
+site_streams(struct site *s)
+{
+	s->streams = true;
+}
+
 size_t
 site_records(const struct site *s)
 {
@@ -323,7 +347,7 @@ record_kind(struct site *s, const cJSON *const *f, struct srec *r)
 
 	for (int i = 0; i < IDENTITY_KEYS; i++) {
 		v = f[F_IDENT + i];
-		r->ident[i] = str_of(s, v, "");
+		r->ident[i] = field_of(s, F_IDENT + i, v, "");
 		complete &= r->ident[i][0] != '\0';
 		present |= v != NULL && !cJSON_IsNull(v);
 	}
@@ -348,7 +372,7 @@ site_add(struct site *s, const struct store_hit *h)
 
 	if (h->instant != ISOTIME_MIN && h->instant < s->since)
 		return;
-	if (path_seen(s, path, !h->stream) && h->stream)
+	if (s->streams && path_seen(s, path, !h->stream) && h->stream)
 		return;		/* a stream's copy of a record of the store */
 	cJSON_ArrayForEach(c, h->record)
 		for (int i = 0; i < F_COUNT; i++)
@@ -365,13 +389,13 @@ site_add(struct site *s, const struct store_hit *h)
 	r->order = s->n++;
 	r->instant = h->instant;
 	r->path = path;
-	r->model = str_of(s, f[F_MODEL], "None");
-	r->gpu = str_of(s, f[F_GPU], "None");
+	r->model = field_of(s, F_MODEL, f[F_MODEL], "None");
+	r->gpu = field_of(s, F_GPU, f[F_GPU], "None");
 	r->ts = keep_str(s, f[F_TS], "");
 	r->commit = str_of(s, f[F_COMMIT], "");
-	r->src = str_of(s, f[F_SRC], "");
-	r->status = str_of(s, f[F_STATUS], "");
-	r->bstatus = str_of(s, f[F_BSTATUS], "");
+	r->src = field_of(s, F_SRC, f[F_SRC], "");
+	r->status = field_of(s, F_STATUS, f[F_STATUS], "");
+	r->bstatus = field_of(s, F_BSTATUS, f[F_BSTATUS], "");
 	r->reason = keep_str(s, f[F_REASON], "");
 	/* Only a web address becomes a link: never javascript: or data:. */
 	if (cJSON_IsString(f[F_URL]) &&
@@ -472,6 +496,19 @@ cohort_id(struct cohort *c, const char *joined)
 	c->id[n + 12] = '\0';
 }
 
+/* stats_median() of at most WINDOW values, sorted in place by insertion. */
+static double
+small_median(double *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /*
  * The rolling gate again, with today's thresholds (those of the cohort's
  * latest record): each record against the median of the trusted records
@@ -494,7 +531,7 @@ recompute(struct site *s, struct cohort *c)
 				if (s->r[win[k]].has[m])
 					vals[nv++] = s->r[win[k]].v[m];
 			r->has_base[m] = nv > 0;
-			r->base[m] = nv > 0 ? stats_median(vals, nv) : 0;
+			r->base[m] = nv > 0 ? small_median(vals, nv) : 0;
 			if (!r->has_base[m] || r->base[m] <= 0 || !r->has[m])
 				continue;
 			double d = metric_table[m].higher_is_better ? r->base[m] - r->v[m] :
@@ -792,23 +829,72 @@ failing(const char *st)
 	    strcmp(st, "INFRA_ERROR") == 0;
 }
 
-/* form is always one of this file's literals. */
+/* Two digits of v (0 to 99). */
+static void
+two(buf *b, int v)
+{
+	buf_addc(b, (char)('0' + v / 10));
+	buf_addc(b, (char)('0' + v % 10));
+}
+
+/*
+ * A UTC time in the form strftime() gives it, for the forms of this file
+ * (%Y %m %d %H %M %S and plain characters): the civil date by arithmetic
+ * (Hinnant's days-to-civil), without gmtime's and strftime's cost on
+ * every record; strftime() for a year outside 0 to 9999.
+ */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 static void
 fmt_time(buf *b, int64_t us, const char *form)
 {
-	struct tm tm;
 	time_t t = (time_t)(us / 1000000);
-	char str[64];
+	int64_t days, z, era, doe, yoe, doy, mp, sec;
+	int y, mo, d;
 
 	if (us == ISOTIME_MIN) {
 		buf_adds(b, "no time");
 		return;
 	}
-	gmtime_r(&t, &tm);
-	strftime(str, sizeof str, form, &tm);
-	buf_adds(b, str);
+	days = (int64_t)t / 86400;
+	sec = (int64_t)t % 86400;
+	if (sec < 0) {
+		sec += 86400;
+		days--;
+	}
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	mo = (int)(mp < 10 ? mp + 3 : mp - 9);
+	y = (int)(yoe + era * 400 + (mo <= 2));
+	if (y < 0 || y > 9999) {
+		struct tm tm;
+		char str[64];
+
+		gmtime_r(&t, &tm);
+		strftime(str, sizeof str, form, &tm);
+		buf_adds(b, str);
+		return;
+	}
+	for (const char *f = form; *f != '\0'; f++) {
+		if (*f != '%' || f[1] == '\0') {
+			buf_addc(b, *f);
+			continue;
+		}
+		switch (*++f) {
+		case 'Y': two(b, y / 100); two(b, y % 100); break;
+		case 'm': two(b, mo); break;
+		case 'd': two(b, d); break;
+		case 'H': two(b, (int)(sec / 3600)); break;
+		case 'M': two(b, (int)(sec / 60 % 60)); break;
+		case 'S': two(b, (int)(sec % 60)); break;
+		default: buf_addc(b, '%'); buf_addc(b, *f);
+		}
+	}
 }
 #pragma GCC diagnostic pop
 
@@ -1996,56 +2082,88 @@ feed(buf *b, const struct site *s)
 	free(a);
 }
 
-/*
- * A cohort's series, by column: each key of "records" is an array with
- * one element per record, oldest first ("metrics" holds one such array
- * per metric, null where the record has none).
- */
-static cJSON *
-data_json(const struct site *s, const struct cohort *c)
+/* A JSON array of one column of the cohort's records, oldest first. */
+static void
+data_column(buf *b, const struct site *s, const struct cohort *c, int col)
 {
-	static const char *const cols[] = { "timestamp", "commit_sha", "run_source",
-	    "baseline_eligible", "success", "comparison_status", "today_status", "build_url" };
-	cJSON *o = json_new_object(), *id = json_new_object(), *recs = json_new_object();
-	cJSON *a[8], *ms = json_new_object(), *mv[METRIC_COUNT];
+	char num[NUM_BUFSZ];
 
-	json_set(o, "cohort", json_new_string(c->id));
-	json_set(o, "label", json_new_string(c->label));
-	json_set(o, "kind", json_new_string(c->key[0]));
-	json_set(o, "model_id", json_new_string(c->last->model));
-	json_set(o, "gpu_type", json_new_string(c->last->gpu));
-	for (int k = 0; k < IDENTITY_KEYS; k++)
-		json_set(id, identity_keys[k], json_new_string(c->key[3 + k]));
-	json_set(o, "identity", id);
-	for (int k = 0; k < 8; k++)
-		a[k] = json_new_array();
-	for (int m = 0; m < METRIC_COUNT; m++)
-		mv[m] = json_new_array();
+	buf_addc(b, '[');
 	for (size_t i = 0; i < c->n; i++) {
 		const struct srec *r = &s->r[c->rows[i]];
 
-		json_append(a[0], json_new_string(r->ts));
-		json_append(a[1], json_new_string(r->commit));
-		json_append(a[2], json_new_string(r->src));
-		json_append(a[3], json_new_bool(r->eligible));
-		json_append(a[4], json_new_bool(r->success));
-		json_append(a[5], json_new_string(r->status));
-		json_append(a[6], json_new_string(r->today));
-		json_append(a[7], r->url != NULL ? json_new_string(r->url) : json_new_null());
-		for (int m = 0; m < METRIC_COUNT; m++)
-			json_append(mv[m], r->has[m] ? json_new_float(r->v[m]) : json_new_null());
+		if (i > 0)
+			buf_addc(b, ',');
+		switch (col) {
+		case 0: json_write_string(b, r->ts); break;
+		case 1: json_write_string(b, r->commit); break;
+		case 2: json_write_string(b, r->src); break;
+		case 3: buf_adds(b, r->eligible ? "true" : "false"); break;
+		case 4: buf_adds(b, r->success ? "true" : "false"); break;
+		case 5: json_write_string(b, r->status); break;
+		case 6: json_write_string(b, r->today); break;
+		case 7:
+			if (r->url != NULL)
+				json_write_string(b, r->url);
+			else
+				buf_adds(b, "null");
+			break;
+		default:	/* metric col - 8: finite where present */
+			if (r->has[col - 8])
+				buf_adds(b, num_repr(num, r->v[col - 8]));
+			else
+				buf_adds(b, "null");
+		}
 	}
-	for (int k = 0; k < 8; k++)
-		json_set(recs, cols[k], a[k]);
+	buf_addc(b, ']');
+}
+
+/*
+ * A cohort's series, by column: each key of "records" is an array with
+ * one element per record, oldest first ("metrics" holds one such array
+ * per metric, null where the record has none). Written directly, as
+ * json_write() writes it compact, without a tree of 7,000 nodes.
+ */
+static void
+data_json(buf *b, const struct site *s, const struct cohort *c)
+{
+	static const char *const cols[] = { "timestamp", "commit_sha", "run_source",
+	    "baseline_eligible", "success", "comparison_status", "today_status", "build_url" };
+	static const char *const head[] = { "cohort", "label", "kind", "model_id", "gpu_type" };
+	const char *val[] = { c->id, c->label, c->key[0], c->last->model, c->last->gpu };
+	bool first = true;
+
+	for (int k = 0; k < 5; k++) {
+		buf_addc(b, k == 0 ? '{' : ',');
+		json_write_string(b, head[k]);
+		buf_addc(b, ':');
+		json_write_string(b, val[k]);
+	}
+	buf_adds(b, ",\"identity\":");
+	for (int k = 0; k < IDENTITY_KEYS; k++) {
+		buf_addc(b, k == 0 ? '{' : ',');
+		json_write_string(b, identity_keys[k]);
+		buf_addc(b, ':');
+		json_write_string(b, c->key[3 + k]);
+	}
+	buf_adds(b, "},\"records\":");
+	for (int k = 0; k < 8; k++) {
+		buf_addc(b, k == 0 ? '{' : ',');
+		json_write_string(b, cols[k]);
+		buf_addc(b, ':');
+		data_column(b, s, c, k);
+	}
+	buf_adds(b, ",\"metrics\":");
 	for (int m = 0; m < METRIC_COUNT; m++) {
-		if (s->column[m])
-			json_set(ms, metric_table[m].key, mv[m]);
-		else
-			cJSON_Delete(mv[m]);
+		if (!s->column[m])
+			continue;
+		buf_addc(b, first ? '{' : ',');
+		first = false;
+		json_write_string(b, metric_table[m].key);
+		buf_addc(b, ':');
+		data_column(b, s, c, 8 + m);
 	}
-	json_set(recs, "metrics", ms);
-	json_set(o, "records", recs);
-	return o;
+	buf_adds(b, first ? "{}}}\n" : "}}}\n");
 }
 
 /* Writes b to dir/name whole; false after reporting. */
@@ -2110,17 +2228,13 @@ site_write(struct site *s, const char *dir)
 	for (size_t i = 0; ok && i < s->nc; i++) {
 		const struct cohort *c = &s->c[i];
 		char *name = easprintf("c/%s.html", c->id);
-		cJSON *o;
 
 		buf_reset(&b);
 		cohort_page(&b, s, c);
 		ok &= put(dir, name, &b);
 		free(name);
 		buf_reset(&b);
-		o = data_json(s, c);
-		json_write(&b, o, JSON_COMPACT, NULL);
-		buf_addc(&b, '\n');
-		cJSON_Delete(o);
+		data_json(&b, s, c);
 		name = easprintf("data/%s.json", c->id);
 		ok &= put(dir, name, &b);
 		free(name);
