@@ -962,7 +962,7 @@ static const char style[] =
     "table{border-collapse:collapse;margin:.4rem 0 1rem}"
     "th,td{border:1px solid #d0d4d8;padding:.2rem .45rem;text-align:left;vertical-align:middle}"
     "th{background:#f0f2f4}td.n{text-align:right}th[data-k]{cursor:pointer}"
-    "code,.rec td:nth-child(2){font:12px ui-monospace,Menlo,Consolas,monospace}"
+    "code,a[href*=\"#\"],.rec td:nth-child(2){font:12px ui-monospace,Menlo,Consolas,monospace}"
     ".st{display:inline-block;border-radius:3px;padding:0 .35rem;font-size:12px;font-weight:600;"
     "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
     ".st.CALIBRATION_NEEDED{background:#1565c0}.x{color:#ef6c00;font-size:12px}"
@@ -1065,15 +1065,18 @@ statuses(buf *b, const struct srec *r)
 	}
 }
 
-/* A commit's short form, linked to its record on the cohort page. */
+/*
+ * A commit's short form, linked to its record on the cohort page (set in
+ * monospace by the style: every link of the site with a # is a commit's).
+ */
 static void
 commit_link(buf *b, const char *prefix, const struct cohort *c, const char *commit)
 {
 	buf_addf(b, "<a href=\"%sc/%s.html#", prefix, c->id);
 	esc(b, commit);
-	buf_adds(b, "\"><code>");
+	buf_adds(b, "\">");
 	buf_add(b, commit, strlen(commit) > 7 ? 7 : strlen(commit));
-	buf_adds(b, "</code></a>");
+	buf_adds(b, "</a>");
 }
 
 static void
