@@ -137,6 +137,8 @@ const size_t site_nkeys = sizeof site_keys / sizeof *site_keys;
 
 /* ---- strings ---- */
 
+static const char *keep(struct site *s, const char *str);
+
 static const char *
 intern(struct site *s, const char *str)
 {
@@ -164,7 +166,7 @@ intern(struct site *s, const char *str)
 		i = (i + 1) & (s->pool_cap - 1);
 	}
 	s->pool_n++;
-	return s->pool[i] = estrdup(str);
+	return s->pool[i] = (char *)keep(s, str);	/* the pool's strings live in keep()'s chunks */
 }
 
 /* A copy of str that lives as long as the site (no sharing: for what is unique). */
@@ -2251,8 +2253,6 @@ site_free(struct site *s)
 {
 	if (s == NULL)
 		return;
-	for (size_t i = 0; i < s->pool_cap; i++)
-		free(s->pool[i]);
 	for (size_t i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);
