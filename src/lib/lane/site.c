@@ -18,7 +18,6 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "core/stats.h"
 #include "core/svg_axis.h"
 #include "core/text.h"
 #include "core/xml.h"
