@@ -178,6 +178,8 @@ read_history(struct site *s)
 	memset(&all, 0, sizeof all);
 	store_want(st_, site_keys, site_nkeys);
 	store_threads(st_, 1);	/* every record is a hit: one thread costs least */
+	if (opt.nhistories > 0)
+		site_streams(s);
 	for (int i = 0; i < opt.nhistories; i++)
 		store_add_stream(st_, opt.histories[i]);
 	/* A record skipped is a site that lies by omission: no site. */

@@ -63,6 +63,18 @@ three() {
 	assert_equal "$(jq -r '.records.commit_sha[5]' "$f")" c2d6
 }
 
+@test "a history stream that repeats the store's records adds each once" {
+	three
+	cat store/*/*.json >hist.jsonl
+	rec m2 2 7 c2d7 10.7
+	tail -n 1 store/m2/*c2d7.json | sed 's/c2d7/c2d8/g; s/2026-06-07/2026-06-08/' >>hist.jsonl
+	$N -s store -H hist.jsonl -o site --now $NOW
+	grep -q '<p class="meta">20 records in 3 cohorts; 0 change points.</p>' site/index.html
+	# a stream alone: every line is a record
+	$N -H hist.jsonl -H hist.jsonl -o site2 --now $NOW
+	grep -q '<p class="meta">38 records in 3 cohorts' site2/index.html
+}
+
 @test "the index sorts cohorts naturally: v2 before v10" {
 	three
 	$N -s store -o site --now $NOW
@@ -121,7 +133,7 @@ three() {
 	$N -s store -o site --now $NOW
 	p=$(ls site/c/*.html)
 	run grep '<tr id="c6"' "$p"
-	assert_output --partial '<span class="st PASS">PASS</span> today <span class="st REGRESSION">REGRESSION</span>'
+	assert_output --partial '<b class="st PASS">PASS</b> today <b class="st REGRESSION">REGRESSION</b>'
 	run grep '<tr id="c7"' "$p"
 	refute_output --partial 'today'
 	assert_equal "$(jq -r '.records.today_status[5]' site/data/*.json)" REGRESSION
@@ -133,7 +145,7 @@ three() {
 	sed -i 's/"gated":true/"gated":false/' store/m/*c6.json
 	$N -s store -o site --now $NOW
 	run grep '<tr id="c6"' site/c/*.html
-	assert_output --partial '<span class="st PASS">PASS</span> <span class="x">exceeds, not gated: latency</span>'
+	assert_output --partial '<b class="st PASS">PASS</b> <span class="x">exceeds, not gated: latency</span>'
 }
 
 @test "Needs attention: worse change points, a failing scheduled run, stale cohorts" {
@@ -157,7 +169,7 @@ three() {
 	run grep -o '<td>\(latency\|throughput\|memory\)</td>' site/changes.html
 	assert_output $'<td>latency</td>\n<td>throughput</td>\n<td>memory</td>'
 	grep -q '4.452851942095787e-28' site/changes.html
-	grep -q '<code>cf447aa</code></a>..<a href="c/wan-t2v-1.3b-sp2-v3-[0-9a-f]*.html#8fd6cad9d1ca63f777b53bfb39619896663f9cea"><code>8fd6cad</code>' site/changes.html
+	grep -q '>cf447aa</a>..<a href="c/wan-t2v-1.3b-sp2-v3-[0-9a-f]*.html#8fd6cad9d1ca63f777b53bfb39619896663f9cea">8fd6cad</a>' site/changes.html
 	grep -q '<td>undecided</td>' site/changes.html
 	# the feed: the worse ones, as Atom
 	py - site/feed.xml <<-'EOF'
@@ -181,7 +193,7 @@ three() {
 	grep -q '<tr data-s="|scheduled_main|pr|" data-e="|yes|"><td><a href="c/wl-v-v2-[0-9a-f]*.html">wl / v / v2</a><td>m2<td>NVIDIA L40S<td>' site/index.html
 	grep -q '<th data-k data-f="m">Model</th><th data-k data-f="g">GPU</th>' site/index.html
 	grep -q '<select name="s"><option value="">all</option><option>pr</option><option>scheduled_main</option></select>' site/index.html
-	grep -q '<tr id="c2d7"><td>2026-06-07 00:00<td><a href="https://ci.example/builds/c2d7"><code>c2d7</code></a><td>pr<td>no<td>' site/c/wl-v-v2-*.html
+	grep -q '<tr id="c2d7"><td>2026-06-07 00:00<td><a href="https://ci.example/builds/c2d7">c2d7</a><td>pr<td>no<td>' site/c/wl-v-v2-*.html
 	grep -q '<th data-k data-f="s">Run source</th><th data-k data-f="e">Eligible</th>' site/c/wl-v-v2-*.html
 	# a cohort page offers its own run sources
 	grep -q '<select name="s"><option value="">all</option><option>scheduled_main</option></select>' site/c/wl-v-v1-*.html
@@ -257,6 +269,32 @@ three() {
 	$N -s store -o site --now $NOW
 	not grep -q '<script>x' site/index.html site/c/*.html
 	grep -q '&lt;script&gt;x&lt;/script&gt;' site/index.html
+}
+
+@test "a cohort page draws each line as one relative path, markers grouped by status; style and script are shared files" {
+	local d
+	for d in 1 2 3 4 5 6 7 8; do rec m 1 "$d" "c$d" "1$d.0"; done
+	rec m 1 9 c9 19.0 REGRESSION
+	$N -s store -o site --now $NOW
+	p=$(ls site/c/*.html)
+	# latency 11 to 19 over x 56 to 708: one step of 81.5 (82 or 81) and 1 s each
+	fig=$(grep '<figure id="m-latency">' "$p")
+	[[ $fig =~ \<path\ class=\"ln\"\ d=\"M56\ [0-9]+l82-[0-9]+\ 81-[0-9]+ ]]
+	[[ $fig != *'<polyline'* ]]
+	# the rolling median from the second record on, where it is constant a "h"
+	[[ $fig =~ \<path\ class=\"md\"\ d=\"M138\ [0-9]+l ]]
+	[ "$(grep -o '<g class="p[0-3]">' <<<"$fig" | wc -l)" -eq 2 ]
+	[[ $fig == *'<g class="p1"><a href="https://ci.example/builds/c9"><circle cx="708" '* ]]
+	[ "$(grep -o '<circle cx="[0-9]*" cy="[0-9]*" r="3"><title>' <<<"$fig" | wc -l)" -eq 9 ]
+	# no page carries the style or the script; each links the site's files
+	[ -s site/site.css ] && [ -s site/site.js ]
+	grep -q '^body{' site/site.css
+	for page in site/index.html site/changes.html "$p"; do
+		not grep -q '<style>\|<script>' "$page"
+	done
+	grep -q '<link rel="stylesheet" href="../site.css">' "$p"
+	grep -q '<script src="../site.js"></script>' "$p"
+	grep -q '<script src="site.js"></script>' site/index.html
 }
 
 @test "a 200-cohort store: the index stays small and names every cohort" {

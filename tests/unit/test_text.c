@@ -1,4 +1,4 @@
-/* Unit tests for text: sanitize, strip, repr of strings, UTF-8. */
+/* Unit tests for text: sanitize, strip, repr of strings, UTF-8, XML escapes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +6,7 @@
 #include "tap.h"
 #include "core/text.h"
 #include "core/utf8.h"
+#include "core/xml.h"
 
 #include "sanitize_vectors.h"
 #include "strip_vectors.h"
@@ -82,6 +83,19 @@ main(void)
 	buf_reset(&b);
 	utf8_encode(&b, 0x1f600);
 	ok(b.len == 4 && memcmp(b.s, "\xf0\x9f\x98\x80", 4) == 0, "encode astral");
+	/* xml_escape copies plain runs whole: escapes at the ends and side by side */
+	buf_reset(&b);
+	xml_escape(&b, "<a href=\"x\">Tom & Jerry's</a>");
+	is_str(b.s, "&lt;a href=&quot;x&quot;&gt;Tom &amp; Jerry&#39;s&lt;/a&gt;", "xml escapes");
+	buf_reset(&b);
+	xml_escape(&b, "&&\x01tab\there\nline\x1f");
+	is_str(b.s, "&amp;&amp; tab\there\nline ", "xml: controls become spaces, tab and newline stay");
+	buf_reset(&b);
+	xml_escape(&b, "plain caf\xc3\xa9");
+	is_str(b.s, "plain caf\xc3\xa9", "xml: plain text and UTF-8 unchanged");
+	buf_reset(&b);
+	xml_escape(&b, "");
+	ok(b.len == 0, "xml: nothing from nothing");
 	buf_free(&b);
 	return done_testing();
 }

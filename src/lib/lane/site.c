@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,6 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "core/stats.h"
 #include "core/svg_axis.h"
 #include "core/text.h"
 #include "core/xml.h"
@@ -93,6 +93,11 @@ struct cohort {
 	const struct schange *latest_change;
 };
 
+/* site_keys' positions. */
+enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_SRC, F_STATUS, F_BSTATUS, F_REASON, F_SUCCESS,
+	F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
+	F_POLICY = F_METRIC + METRIC_COUNT, F_URL, F_COUNT };
+
 struct site {
 	char *title;
 	int64_t now, since, newest;
@@ -117,6 +122,8 @@ struct site {
 	cJSON **abs;
 	size_t nabs;
 	bool grouped;
+	bool streams;			/* site_streams(): paths are remembered */
+	const char *last[F_COUNT];	/* field_of(): the record before's values */
 };
 
 const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_sha",
@@ -127,11 +134,9 @@ const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_s
     "vae_decode_time_s", "regression_thresholds", "build_url" };
 const size_t site_nkeys = sizeof site_keys / sizeof *site_keys;
 
-enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_SRC, F_STATUS, F_BSTATUS, F_REASON, F_SUCCESS,
-	F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
-	F_POLICY = F_METRIC + METRIC_COUNT, F_URL, F_COUNT };
-
 /* ---- strings ---- */
+
+static const char *keep(struct site *s, const char *str);
 
 static const char *
 intern(struct site *s, const char *str)
@@ -160,7 +165,7 @@ intern(struct site *s, const char *str)
 		i = (i + 1) & (s->pool_cap - 1);
 	}
 	s->pool_n++;
-	return s->pool[i] = estrdup(str);
+	return s->pool[i] = (char *)keep(s, str);	/* the pool's strings live in keep()'s chunks */
 }
 
 /* A copy of str that lives as long as the site (no sharing: for what is unique). */
@@ -216,6 +221,21 @@ str_of(struct site *s, const cJSON *v, const char *missing)
 	out = intern(s, t);
 	free(t);
 	return out;
+}
+
+/*
+ * str_of() of a field of a record, tried first against the same field of
+ * the record before (a directory of the store is one model: most fields
+ * repeat), which costs one strcmp() instead of a hash and a probe.
+ */
+static const char *
+field_of(struct site *s, int field, const cJSON *v, const char *missing)
+{
+	const char *last = s->last[field];
+
+	if (last != NULL && cJSON_IsString(v) && strcmp(v->valuestring, last) == 0)
+		return last;
+	return s->last[field] = str_of(s, v, missing);
 }
 
 /* Whether the path p was read from a store file (add: record it). */
@@ -308,6 +328,12 @@ site_new(const char *title, int64_t now, long days)
 	return s;
 }
 
+void
+site_streams(struct site *s)
+{
+	s->streams = true;
+}
+
 size_t
 site_records(const struct site *s)
 {
@@ -322,7 +348,7 @@ record_kind(struct site *s, const cJSON *const *f, struct srec *r)
 
 	for (int i = 0; i < IDENTITY_KEYS; i++) {
 		v = f[F_IDENT + i];
-		r->ident[i] = str_of(s, v, "");
+		r->ident[i] = field_of(s, F_IDENT + i, v, "");
 		complete &= r->ident[i][0] != '\0';
 		present |= v != NULL && !cJSON_IsNull(v);
 	}
@@ -347,7 +373,7 @@ site_add(struct site *s, const struct store_hit *h)
 
 	if (h->instant != ISOTIME_MIN && h->instant < s->since)
 		return;
-	if (path_seen(s, path, !h->stream) && h->stream)
+	if (s->streams && path_seen(s, path, !h->stream) && h->stream)
 		return;		/* a stream's copy of a record of the store */
 	cJSON_ArrayForEach(c, h->record)
 		for (int i = 0; i < F_COUNT; i++)
@@ -364,13 +390,13 @@ site_add(struct site *s, const struct store_hit *h)
 	r->order = s->n++;
 	r->instant = h->instant;
 	r->path = path;
-	r->model = str_of(s, f[F_MODEL], "None");
-	r->gpu = str_of(s, f[F_GPU], "None");
+	r->model = field_of(s, F_MODEL, f[F_MODEL], "None");
+	r->gpu = field_of(s, F_GPU, f[F_GPU], "None");
 	r->ts = keep_str(s, f[F_TS], "");
 	r->commit = str_of(s, f[F_COMMIT], "");
-	r->src = str_of(s, f[F_SRC], "");
-	r->status = str_of(s, f[F_STATUS], "");
-	r->bstatus = str_of(s, f[F_BSTATUS], "");
+	r->src = field_of(s, F_SRC, f[F_SRC], "");
+	r->status = field_of(s, F_STATUS, f[F_STATUS], "");
+	r->bstatus = field_of(s, F_BSTATUS, f[F_BSTATUS], "");
 	r->reason = keep_str(s, f[F_REASON], "");
 	/* Only a web address becomes a link: never javascript: or data:. */
 	if (cJSON_IsString(f[F_URL]) &&
@@ -471,6 +497,19 @@ cohort_id(struct cohort *c, const char *joined)
 	c->id[n + 12] = '\0';
 }
 
+/* stats_median() of at most WINDOW values, sorted in place by insertion. */
+static double
+small_median(double *v, size_t n)
+{
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 /*
  * The rolling gate again, with today's thresholds (those of the cohort's
  * latest record): each record against the median of the trusted records
@@ -493,7 +532,7 @@ recompute(struct site *s, struct cohort *c)
 				if (s->r[win[k]].has[m])
 					vals[nv++] = s->r[win[k]].v[m];
 			r->has_base[m] = nv > 0;
-			r->base[m] = nv > 0 ? stats_median(vals, nv) : 0;
+			r->base[m] = nv > 0 ? small_median(vals, nv) : 0;
 			if (!r->has_base[m] || r->base[m] <= 0 || !r->has[m])
 				continue;
 			double d = metric_table[m].higher_is_better ? r->base[m] - r->v[m] :
@@ -561,9 +600,47 @@ add_source(struct cohort *c, const char *src)
 }
 
 static void
+add_row(struct cohort *c, size_t i)
+{
+	if ((c->n & (c->n - 1)) == 0)	/* 0, 1, 2, 4...: grow to the next power of two */
+		c->rows = erealloc(c->rows, (c->n ? c->n * 2 : 1) * sizeof *c->rows);
+	c->rows[c->n++] = i;
+}
+
+/*
+ * Marks the first record of each commit of cohort c (its rows in order),
+ * with a table of the commits seen (interned: compared by pointer).
+ */
+static void
+mark_anchors(struct site *s, struct cohort *c)
+{
+	size_t cap = 16;
+	const char **seen;
+
+	while (cap < c->n * 2)
+		cap *= 2;
+	seen = ecalloc(cap, sizeof *seen);
+	for (size_t j = 0; j < c->n; j++) {
+		struct srec *r = &s->r[c->rows[j]];
+		size_t h = (size_t)((uintptr_t)r->commit >> 3) * 11400714819323198485ULL;
+
+		r->anchor = false;
+		if (*r->commit == '\0')
+			continue;
+		for (h &= cap - 1; seen[h] != NULL && seen[h] != r->commit; h = (h + 1) & (cap - 1))
+			;
+		if (seen[h] == NULL) {
+			seen[h] = r->commit;
+			r->anchor = true;
+		}
+	}
+	free(seen);
+}
+
+static void
 group(struct site *s)
 {
-	size_t cap = 64, *slot;
+	size_t cap = 64, *slot, prev = 0;
 	char **keys;
 
 	if (s->grouped)
@@ -574,18 +651,26 @@ group(struct site *s)
 	slot = emalloc(cap * sizeof *slot);
 	memset(slot, 0xff, cap * sizeof *slot);
 	keys = ecalloc(cap, sizeof *keys);
-	for (size_t i = 0; i < s->n; i++) {
+	for (size_t i = 0, j = 0; i < s->n; i++) {
 		struct srec *r = &s->r[i];
 		const char *key[9];
 		buf b = BUF_INIT;
 		char *joined;
-		size_t j;
 
 		key[0] = kind_name[r->kind];
 		key[1] = r->kind == KIND_V2 ? "" : r->model;
 		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
 		for (j = 0; j < IDENTITY_KEYS; j++)
 			key[3 + j] = r->ident[j];
+		/*
+		 * The parts are interned: a record of the previous record's
+		 * cohort (the store is read a directory at a time) is found
+		 * by its pointers alone.
+		 */
+		if (s->nc > 0 && memcmp(key, s->c[prev].key, sizeof key) == 0) {
+			add_row(&s->c[prev], i);
+			continue;
+		}
 		for (j = 0; j < 9; j++) {
 			buf_adds(&b, key[j]);
 			buf_addc(&b, '\x1f');
@@ -607,9 +692,8 @@ group(struct site *s)
 			keys[j] = joined;
 		} else
 			free(joined);
-		struct cohort *c = &s->c[slot[j]];
-		c->rows = erealloc(c->rows, (c->n + 1) * sizeof *c->rows);
-		c->rows[c->n++] = i;
+		prev = slot[j];
+		add_row(&s->c[prev], i);
 	}
 	for (size_t i = 0; i < cap; i++)
 		free(keys[i]);
@@ -623,14 +707,12 @@ group(struct site *s)
 		recompute(s, c);
 		assess_gates(s, c);
 		for (size_t j = 0; j < c->n; j++) {
-			struct srec *r = &s->r[c->rows[j]];
-			bool first = *r->commit != '\0';
+			const struct srec *r = &s->r[c->rows[j]];
 			c->any_eligible |= r->eligible;
-			add_source(c, r->src);
-			for (size_t k = 0; first && k < j; k++)
-				first = s->r[c->rows[k]].commit != r->commit;
-			r->anchor = first;
+			if (j == 0 || r->src != s->r[c->rows[j - 1]].src)
+				add_source(c, r->src);
 		}
+		mark_anchors(s, c);
 		c->stale = c->last->instant != ISOTIME_MIN && s->newest != INT64_MIN &&
 		    s->newest - c->last->instant > STALE_US;
 	}
@@ -748,23 +830,72 @@ failing(const char *st)
 	    strcmp(st, "INFRA_ERROR") == 0;
 }
 
-/* form is always one of this file's literals. */
+/* Two digits of v (0 to 99). */
+static void
+two(buf *b, int v)
+{
+	buf_addc(b, (char)('0' + v / 10));
+	buf_addc(b, (char)('0' + v % 10));
+}
+
+/*
+ * A UTC time in the form strftime() gives it, for the forms of this file
+ * (%Y %m %d %H %M %S and plain characters): the civil date by arithmetic
+ * (Hinnant's days-to-civil), without gmtime's and strftime's cost on
+ * every record; strftime() for a year outside 0 to 9999.
+ */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
 static void
 fmt_time(buf *b, int64_t us, const char *form)
 {
-	struct tm tm;
 	time_t t = (time_t)(us / 1000000);
-	char str[64];
+	int64_t days, z, era, doe, yoe, doy, mp, sec;
+	int y, mo, d;
 
 	if (us == ISOTIME_MIN) {
 		buf_adds(b, "no time");
 		return;
 	}
-	gmtime_r(&t, &tm);
-	strftime(str, sizeof str, form, &tm);
-	buf_adds(b, str);
+	days = (int64_t)t / 86400;
+	sec = (int64_t)t % 86400;
+	if (sec < 0) {
+		sec += 86400;
+		days--;
+	}
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = z - era * 146097;
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = (int)(doy - (153 * mp + 2) / 5 + 1);
+	mo = (int)(mp < 10 ? mp + 3 : mp - 9);
+	y = (int)(yoe + era * 400 + (mo <= 2));
+	if (y < 0 || y > 9999) {
+		struct tm tm;
+		char str[64];
+
+		gmtime_r(&t, &tm);
+		strftime(str, sizeof str, form, &tm);
+		buf_adds(b, str);
+		return;
+	}
+	for (const char *f = form; *f != '\0'; f++) {
+		if (*f != '%' || f[1] == '\0') {
+			buf_addc(b, *f);
+			continue;
+		}
+		switch (*++f) {
+		case 'Y': two(b, y / 100); two(b, y % 100); break;
+		case 'm': two(b, mo); break;
+		case 'd': two(b, d); break;
+		case 'H': two(b, (int)(sec / 3600)); break;
+		case 'M': two(b, (int)(sec / 60 % 60)); break;
+		case 'S': two(b, (int)(sec % 60)); break;
+		default: buf_addc(b, '%'); buf_addc(b, *f);
+		}
+	}
 }
 #pragma GCC diagnostic pop
 
@@ -778,8 +909,40 @@ esc(buf *b, const char *str)
 static void
 num_text(buf *b, double x, int prec)
 {
+	static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
 	char t[NUM_BUFSZ];
 	size_t n;
+
+	/*
+	 * Without printf where x times 10^prec is small and far from a
+	 * half (printf rounds the exact binary value: a product within
+	 * 1e-6 of a tie could round either way, so printf decides those).
+	 */
+	if (prec >= 0 && prec <= 6) {
+		double y = x * scale[prec];
+		if (fabs(y) < 1e9 && fabs(y - floor(y) - 0.5) > 1e-6) {
+			long long q = llround(y);
+			char d[24];
+			int nd = 0, lead;
+
+			if (q < 0) {
+				buf_addc(b, '-');
+				q = -q;
+			}
+			do {
+				d[nd++] = (char)('0' + q % 10);
+				q /= 10;
+			} while (q > 0 || nd <= prec);
+			for (lead = 0; lead < nd && lead < prec && d[lead] == '0'; lead++)
+				;	/* trailing zeros of the decimals */
+			for (int i = nd - 1; i >= lead; i--) {
+				if (i == prec - 1)
+					buf_addc(b, '.');
+				buf_addc(b, d[i]);
+			}
+			return;
+		}
+	}
 
 	num_fixed(t, x, prec);
 	if (strchr(t, '.') != NULL) {
@@ -800,7 +963,7 @@ static const char style[] =
     "table{border-collapse:collapse;margin:.4rem 0 1rem}"
     "th,td{border:1px solid #d0d4d8;padding:.2rem .45rem;text-align:left;vertical-align:middle}"
     "th{background:#f0f2f4}td.n{text-align:right}th[data-k]{cursor:pointer}"
-    "code{font:12px ui-monospace,Menlo,Consolas,monospace}"
+    "code,a[href*=\"#\"],.rec td:nth-child(2){font:12px ui-monospace,Menlo,Consolas,monospace}"
     ".st{display:inline-block;border-radius:3px;padding:0 .35rem;font-size:12px;font-weight:600;"
     "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
     ".st.CALIBRATION_NEEDED{background:#1565c0}.x{color:#ef6c00;font-size:12px}"
@@ -828,7 +991,7 @@ static const char style[] =
  * table by that column (by the cells' data-v when they have one).
  */
 static const char script[] =
-    "<script>(function(){var f=document.getElementById('f');if(f){f.hidden=false;"
+    "(function(){var f=document.getElementById('f');if(f){f.hidden=false;"
     "f.addEventListener('change',function(){var s=f.querySelectorAll('select');"
     "document.querySelectorAll('table.f').forEach(function(t){var c={};"
     "t.querySelectorAll('th[data-f]').forEach(function(h){c[h.dataset.f]=h.cellIndex});"
@@ -841,7 +1004,7 @@ static const char script[] =
     "'1'?'-1':'1',r=Array.prototype.slice.call(t.rows);r.sort(function(a,b){var x=a.cells[i],"
     "y=b.cells[i],p=x.dataset.v,q=y.dataset.v;return d*(p!==undefined&&q!==undefined?p-q:"
     "x.textContent.localeCompare(y.textContent,undefined,{numeric:true}))});r.forEach("
-    "function(e){t.appendChild(e)})})})})();</script>\n";
+    "function(e){t.appendChild(e)})})})})();\n";
 
 static void
 page_head(buf *b, const struct site *s, const char *title, const char *root)
@@ -853,9 +1016,9 @@ page_head(buf *b, const struct site *s, const char *title, const char *root)
 	if (root != NULL)
 		buf_addf(b, "<link rel=\"alternate\" type=\"application/atom+xml\" "
 		    "href=\"%sfeed.xml\" title=\"Regressions\">\n", root);
-	buf_addf(b, "<style>%s</style>\n</head>\n<body>\n<nav><a href=\"%sindex.html\">"
-	    "Overview</a><a href=\"%schanges.html\">Change points</a><a href=\"%sfeed.xml\">"
-	    "Feed</a></nav>\n<h1>", style, root, root, root);
+	buf_addf(b, "<link rel=\"stylesheet\" href=\"%ssite.css\">\n</head>\n<body>\n"
+	    "<nav><a href=\"%sindex.html\">Overview</a><a href=\"%schanges.html\">Change points"
+	    "</a><a href=\"%sfeed.xml\">Feed</a></nav>\n<h1>", root, root, root, root);
 	esc(b, title);
 	buf_adds(b, "</h1>\n<p class=\"meta\">");
 	esc(b, s->title);
@@ -864,21 +1027,21 @@ page_head(buf *b, const struct site *s, const char *title, const char *root)
 	buf_adds(b, "</p>\n");
 }
 
+/* The style and the script are files of the site, shared by every page. */
 static void
-page_tail(buf *b)
+page_tail(buf *b, const char *root)
 {
-	buf_adds(b, script);
-	buf_adds(b, "</body>\n</html>\n");
+	buf_addf(b, "<script src=\"%ssite.js\"></script>\n</body>\n</html>\n", root);
 }
 
 static void
 badge(buf *b, const char *status)
 {
-	buf_adds(b, "<span class=\"st ");
+	buf_adds(b, "<b class=\"st ");
 	esc(b, status);
 	buf_adds(b, "\">");
 	esc(b, *status ? status : "no status");
-	buf_adds(b, "</span>");
+	buf_adds(b, "</b>");
 }
 
 /* The stored status, and today's when it differs, with the raw crossings. */
@@ -903,15 +1066,18 @@ statuses(buf *b, const struct srec *r)
 	}
 }
 
-/* A commit's short form, linked to its record on the cohort page. */
+/*
+ * A commit's short form, linked to its record on the cohort page (set in
+ * monospace by the style: every link of the site with a # is a commit's).
+ */
 static void
 commit_link(buf *b, const char *prefix, const struct cohort *c, const char *commit)
 {
 	buf_addf(b, "<a href=\"%sc/%s.html#", prefix, c->id);
 	esc(b, commit);
-	buf_adds(b, "\"><code>");
+	buf_adds(b, "\">");
 	buf_add(b, commit, strlen(commit) > 7 ? 7 : strlen(commit));
-	buf_adds(b, "</code></a>");
+	buf_adds(b, "</a>");
 }
 
 static void
@@ -1284,7 +1450,7 @@ index_page(buf *b, struct site *s)
 	    s->nch == 1 ? "" : "s");
 	if (s->nc == 0) {
 		buf_adds(b, "<p>The store holds no records: nothing to show.</p>\n");
-		page_tail(b);
+		page_tail(b, "");
 		return;
 	}
 	filter_form(b, s, NULL);
@@ -1300,7 +1466,7 @@ index_page(buf *b, struct site *s)
 	for (size_t i = 0; i < s->nc; i++)
 		index_row(b, s, &s->c[s->sorted[i]]);
 	buf_adds(b, "</tbody></table>\n");
-	page_tail(b);
+	page_tail(b, "");
 }
 
 /* ---- a cohort's page ---- */
@@ -1338,24 +1504,70 @@ icoord(buf *b, double v)
 		buf_addc(b, t[--n]);
 }
 
-/* A coordinate with one decimal ("%.1f"), without printf. */
+/* A whole number, without printf. */
 static void
-coord1(buf *b, double v)
+addl(buf *b, long v)
 {
-	long long x;
+	char t[24];
+	int n = 0;
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
 
-	if (!(fabs(v) < 1e14)) {
-		buf_addf(b, "%.1f", v);
-		return;
-	}
-	x = llround(v * 10);
-	if (x < 0) {
+	if (v < 0)
 		buf_addc(b, '-');
-		x = -x;
+	do {
+		t[n++] = (char)('0' + u % 10);
+		u /= 10;
+	} while (u > 0);
+	while (n > 0)
+		buf_addc(b, t[--n]);
+}
+
+/*
+ * A point of a path in whole units: "M x y" where the pen is up, else
+ * relative to the last point ("l dx dy", "h dx", "v dy"), the command
+ * left out when it repeats, no space before a minus sign.
+ */
+struct pen {
+	bool down;
+	char cmd;
+	long x, y;
+};
+
+static void
+step(buf *b, struct pen *p, double fx, double fy)
+{
+	long x, y, dx, dy;
+	char cmd;
+
+	if (!(fabs(fx) < 1e9 && fabs(fy) < 1e9))
+		return;		/* not a drawable point */
+	x = lround(fx);
+	y = lround(fy);
+	dx = x - p->x;
+	dy = y - p->y;
+	if (!p->down) {
+		buf_addc(b, 'M');
+		addl(b, x);
+		buf_addc(b, ' ');
+		addl(b, y);
+		p->down = true;
+		p->cmd = 'M';
+	} else {
+		cmd = dy == 0 ? 'h' : dx == 0 ? 'v' : 'l';
+		if (cmd != p->cmd)
+			buf_addc(b, cmd);
+		else if ((cmd == 'h' ? dx : cmd == 'v' ? dy : dx) >= 0)
+			buf_addc(b, ' ');
+		addl(b, cmd == 'v' ? dy : dx);
+		if (cmd == 'l') {
+			if (dy >= 0)
+				buf_addc(b, ' ');
+			addl(b, dy);
+		}
+		p->cmd = cmd;
 	}
-	icoord(b, (double)(x / 10));
-	buf_addc(b, '.');
-	buf_addc(b, (char)('0' + x % 10));
+	p->x = x;
+	p->y = y;
 }
 
 static double
@@ -1460,26 +1672,25 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		buf_addf(b, "%s %s</title></rect>", lab.s, units[m]);
 		buf_free(&lab);
 	}
-	/* The rolling baseline median of each record. */
+	/* The rolling baseline median of each record, then the values. */
 	buf_adds(b, "<path class=\"md\" d=\"");
-	for (size_t k = 0, pen = 0; k < n; k++) {
-		const struct srec *r = &s->r[idx[k]];
-		if (!r->has_base[m]) {
-			pen = 0;
-			continue;
+	{
+		struct pen p = { false, 0, 0, 0 };
+
+		for (size_t k = 0; k < n; k++) {
+			const struct srec *r = &s->r[idx[k]];
+			if (!r->has_base[m])
+				p.down = false;
+			else
+				step(b, &p, x_of(k, n), y_of(&ya, r->base[m]));
 		}
-		buf_addc(b, pen++ ? 'L' : 'M');
-		icoord(b, x_of(k, n));
-		buf_addc(b, ' ');
-		icoord(b, y_of(&ya, r->base[m]));
 	}
-	buf_adds(b, "\"/><polyline class=\"ln\" points=\"");
-	for (size_t k = 0; k < n; k++) {
-		if (k > 0)
-			buf_addc(b, ' ');
-		icoord(b, x_of(k, n));
-		buf_addc(b, ',');
-		icoord(b, y_of(&ya, s->r[idx[k]].v[m]));
+	buf_adds(b, "\"/><path class=\"ln\" d=\"");
+	{
+		struct pen p = { false, 0, 0, 0 };
+
+		for (size_t k = 0; k < n; k++)
+			step(b, &p, x_of(k, n), y_of(&ya, s->r[idx[k]].v[m]));
 	}
 	buf_adds(b, "\"/>");
 	/* Change points: a line at the first record at or after each. */
@@ -1509,31 +1720,42 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		    h->state);
 		buf_free(&lab);
 	}
-	for (size_t k = n > MARKERS ? n - MARKERS : 0; k < n; k++) {
-		const struct srec *r = &s->r[idx[k]];
-		buf lab = BUF_INIT;
+	/* The markers, a group per status (its colour). */
+	for (int shape = 0; shape < 4; shape++) {
+		bool open = false;
 
-		buf_adds(b, "<a href=\"");
-		if (r->url != NULL)
-			esc(b, r->url);
-		else {
-			buf_addc(b, '#');
-			esc(b, r->commit);
+		for (size_t k = n > MARKERS ? n - MARKERS : 0; k < n; k++) {
+			const struct srec *r = &s->r[idx[k]];
+
+			if (shape_of(r->status) != shape)
+				continue;
+			if (!open)
+				buf_addf(b, "<g class=\"p%d\">", shape);
+			open = true;
+			buf_adds(b, "<a href=\"");
+			if (r->url != NULL)
+				esc(b, r->url);
+			else {
+				buf_addc(b, '#');
+				esc(b, r->commit);
+			}
+			buf_adds(b, "\"><circle cx=\"");
+			icoord(b, x_of(k, n));
+			buf_adds(b, "\" cy=\"");
+			icoord(b, y_of(&ya, r->v[m]));
+			buf_adds(b, "\" r=\"3\"><title>");
+			fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
+			buf_addc(b, ' ');
+			buf_add(b, *r->commit ? r->commit : "unknown",
+			    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
+			buf_addc(b, ' ');
+			num_text(b, r->v[m], prec > 3 ? prec : 3);
+			buf_addf(b, " %s ", units[m]);
+			esc(b, *r->status ? r->status : "no status");
+			buf_adds(b, "</title></circle></a>");
 		}
-		buf_addf(b, "\"><circle class=\"p%d\" cx=\"", shape_of(r->status));
-		coord1(b, x_of(k, n));
-		buf_adds(b, "\" cy=\"");
-		coord1(b, y_of(&ya, r->v[m]));
-		buf_adds(b, "\" r=\"3\"><title>");
-		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
-		buf_adds(b, " ");
-		buf_add(b, *r->commit ? r->commit : "unknown",
-		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
-		num_text(&lab, r->v[m], prec > 3 ? prec : 3);
-		buf_addf(b, " %s %s ", lab.s, units[m]);
-		esc(b, *r->status ? r->status : "no status");
-		buf_adds(b, "</title></circle></a>");
-		buf_free(&lab);
+		if (open)
+			buf_adds(b, "</g>");
 	}
 	buf_adds(b, "</svg></figure>\n");
 	free(idx);
@@ -1571,10 +1793,9 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 			esc(b, r->url);
 			buf_adds(b, "\">");
 		}
-		buf_adds(b, "<code>");
 		buf_add(b, *r->commit ? r->commit : "unknown",
 		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
-		buf_adds(b, r->url != NULL ? "</code></a><td>" : "</code><td>");
+		buf_adds(b, r->url != NULL ? "</a><td>" : "<td>");
 		esc(b, *r->src ? r->src : "unknown");
 		buf_addf(b, "<td>%s", r->eligible ? "yes" : "no");
 		for (int m = 0; m < METRIC_COUNT; m++) {
@@ -1732,7 +1953,7 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 	records_table(b, s, c);
 	sensitivity_table(b, s, c);
 	ab_table(b, s, c);
-	page_tail(b);
+	page_tail(b, "../");
 }
 
 static void
@@ -1743,7 +1964,7 @@ changes_page(buf *b, const struct site *s)
 	page_head(b, s, "Change points", "");
 	if (s->nch == 0) {
 		buf_adds(b, "<p>No change points (give perf-changes' output with --changes).</p>\n");
-		page_tail(b);
+		page_tail(b, "");
 		return;
 	}
 	buf_adds(b, "<table><thead><tr><th data-k>Time</th><th data-k>Cohort</th><th data-k>Metric"
@@ -1787,7 +2008,7 @@ changes_page(buf *b, const struct site *s)
 		buf_adds(b, "</td></tr>\n");
 	}
 	buf_adds(b, "</tbody></table>\n");
-	page_tail(b);
+	page_tail(b, "");
 }
 
 /* An Atom date: "2026-06-12T00:00:00Z". */
@@ -1865,56 +2086,88 @@ feed(buf *b, const struct site *s)
 	free(a);
 }
 
-/*
- * A cohort's series, by column: each key of "records" is an array with
- * one element per record, oldest first ("metrics" holds one such array
- * per metric, null where the record has none).
- */
-static cJSON *
-data_json(const struct site *s, const struct cohort *c)
+/* A JSON array of one column of the cohort's records, oldest first. */
+static void
+data_column(buf *b, const struct site *s, const struct cohort *c, int col)
 {
-	static const char *const cols[] = { "timestamp", "commit_sha", "run_source",
-	    "baseline_eligible", "success", "comparison_status", "today_status", "build_url" };
-	cJSON *o = json_new_object(), *id = json_new_object(), *recs = json_new_object();
-	cJSON *a[8], *ms = json_new_object(), *mv[METRIC_COUNT];
+	char num[NUM_BUFSZ];
 
-	json_set(o, "cohort", json_new_string(c->id));
-	json_set(o, "label", json_new_string(c->label));
-	json_set(o, "kind", json_new_string(c->key[0]));
-	json_set(o, "model_id", json_new_string(c->last->model));
-	json_set(o, "gpu_type", json_new_string(c->last->gpu));
-	for (int k = 0; k < IDENTITY_KEYS; k++)
-		json_set(id, identity_keys[k], json_new_string(c->key[3 + k]));
-	json_set(o, "identity", id);
-	for (int k = 0; k < 8; k++)
-		a[k] = json_new_array();
-	for (int m = 0; m < METRIC_COUNT; m++)
-		mv[m] = json_new_array();
+	buf_addc(b, '[');
 	for (size_t i = 0; i < c->n; i++) {
 		const struct srec *r = &s->r[c->rows[i]];
 
-		json_append(a[0], json_new_string(r->ts));
-		json_append(a[1], json_new_string(r->commit));
-		json_append(a[2], json_new_string(r->src));
-		json_append(a[3], json_new_bool(r->eligible));
-		json_append(a[4], json_new_bool(r->success));
-		json_append(a[5], json_new_string(r->status));
-		json_append(a[6], json_new_string(r->today));
-		json_append(a[7], r->url != NULL ? json_new_string(r->url) : json_new_null());
-		for (int m = 0; m < METRIC_COUNT; m++)
-			json_append(mv[m], r->has[m] ? json_new_float(r->v[m]) : json_new_null());
+		if (i > 0)
+			buf_addc(b, ',');
+		switch (col) {
+		case 0: json_write_string(b, r->ts); break;
+		case 1: json_write_string(b, r->commit); break;
+		case 2: json_write_string(b, r->src); break;
+		case 3: buf_adds(b, r->eligible ? "true" : "false"); break;
+		case 4: buf_adds(b, r->success ? "true" : "false"); break;
+		case 5: json_write_string(b, r->status); break;
+		case 6: json_write_string(b, r->today); break;
+		case 7:
+			if (r->url != NULL)
+				json_write_string(b, r->url);
+			else
+				buf_adds(b, "null");
+			break;
+		default:	/* metric col - 8: finite where present */
+			if (r->has[col - 8])
+				buf_adds(b, num_repr(num, r->v[col - 8]));
+			else
+				buf_adds(b, "null");
+		}
 	}
-	for (int k = 0; k < 8; k++)
-		json_set(recs, cols[k], a[k]);
+	buf_addc(b, ']');
+}
+
+/*
+ * A cohort's series, by column: each key of "records" is an array with
+ * one element per record, oldest first ("metrics" holds one such array
+ * per metric, null where the record has none). Written directly, as
+ * json_write() writes it compact, without a tree of 7,000 nodes.
+ */
+static void
+data_json(buf *b, const struct site *s, const struct cohort *c)
+{
+	static const char *const cols[] = { "timestamp", "commit_sha", "run_source",
+	    "baseline_eligible", "success", "comparison_status", "today_status", "build_url" };
+	static const char *const head[] = { "cohort", "label", "kind", "model_id", "gpu_type" };
+	const char *val[] = { c->id, c->label, c->key[0], c->last->model, c->last->gpu };
+	bool first = true;
+
+	for (int k = 0; k < 5; k++) {
+		buf_addc(b, k == 0 ? '{' : ',');
+		json_write_string(b, head[k]);
+		buf_addc(b, ':');
+		json_write_string(b, val[k]);
+	}
+	buf_adds(b, ",\"identity\":");
+	for (int k = 0; k < IDENTITY_KEYS; k++) {
+		buf_addc(b, k == 0 ? '{' : ',');
+		json_write_string(b, identity_keys[k]);
+		buf_addc(b, ':');
+		json_write_string(b, c->key[3 + k]);
+	}
+	buf_adds(b, "},\"records\":");
+	for (int k = 0; k < 8; k++) {
+		buf_addc(b, k == 0 ? '{' : ',');
+		json_write_string(b, cols[k]);
+		buf_addc(b, ':');
+		data_column(b, s, c, k);
+	}
+	buf_adds(b, ",\"metrics\":");
 	for (int m = 0; m < METRIC_COUNT; m++) {
-		if (s->column[m])
-			json_set(ms, metric_table[m].key, mv[m]);
-		else
-			cJSON_Delete(mv[m]);
+		if (!s->column[m])
+			continue;
+		buf_addc(b, first ? '{' : ',');
+		first = false;
+		json_write_string(b, metric_table[m].key);
+		buf_addc(b, ':');
+		data_column(b, s, c, 8 + m);
 	}
-	json_set(recs, "metrics", ms);
-	json_set(o, "records", recs);
-	return o;
+	buf_adds(b, first ? "{}}}\n" : "}}}\n");
 }
 
 /* Writes b to dir/name whole; false after reporting. */
@@ -1961,6 +2214,13 @@ site_write(struct site *s, const char *dir)
 		}
 		free(sub);
 	}
+	buf_add(&b, style, sizeof style - 1);
+	buf_addc(&b, '\n');
+	ok &= put(dir, "site.css", &b);
+	buf_reset(&b);
+	buf_add(&b, script, sizeof script - 1);
+	ok &= put(dir, "site.js", &b);
+	buf_reset(&b);
 	index_page(&b, s);
 	ok &= put(dir, "index.html", &b);
 	buf_reset(&b);
@@ -1972,17 +2232,13 @@ site_write(struct site *s, const char *dir)
 	for (size_t i = 0; ok && i < s->nc; i++) {
 		const struct cohort *c = &s->c[i];
 		char *name = easprintf("c/%s.html", c->id);
-		cJSON *o;
 
 		buf_reset(&b);
 		cohort_page(&b, s, c);
 		ok &= put(dir, name, &b);
 		free(name);
 		buf_reset(&b);
-		o = data_json(s, c);
-		json_write(&b, o, JSON_COMPACT, NULL);
-		buf_addc(&b, '\n');
-		cJSON_Delete(o);
+		data_json(&b, s, c);
 		name = easprintf("data/%s.json", c->id);
 		ok &= put(dir, name, &b);
 		free(name);
@@ -1996,8 +2252,6 @@ site_free(struct site *s)
 {
 	if (s == NULL)
 		return;
-	for (size_t i = 0; i < s->pool_cap; i++)
-		free(s->pool[i]);
 	for (size_t i = 0; i < s->nchunks; i++)
 		free(s->chunks[i]);
 	free(s->chunks);

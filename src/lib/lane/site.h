@@ -36,6 +36,12 @@ struct site *site_new(const char *title, int64_t now, long days);
 void site_add(struct site *s, const struct store_hit *h);
 
 /*
+ * History streams will be read too: site_add() remembers the store's
+ * paths so that a stream's copy of a store record is read once.
+ */
+void site_streams(struct site *s);
+
+/*
  * Adds a change point as perf-changes writes it; false (nothing added)
  * when it is not one (no metric known to the policy, no direction).
  */
