@@ -911,8 +911,10 @@ main(int argc, char *argv[])
 			warnx_("%s: %s", argv[i], strerror(errno));
 			return opt.step ? STEP_ABORT : EXIT_TROUBLE;
 		}
-	if (opt.from_change && read_change(&j) != 0)
+	if (opt.from_change && read_change(&j) != 0) {
+		cJSON_Delete(j.change);
 		return opt.step ? STEP_ABORT : EXIT_TROUBLE;
+	}
 	j.repo = path_resolve(opt.repo != NULL ? opt.repo : ".");
 	j.progress = opt.md || opt.step ? stderr : stdout;
 	proc_handle_signals();

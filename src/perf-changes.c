@@ -725,7 +725,8 @@ read_batch(struct run *run)
 	}
 	ok = jsonl_errors(r) == 0;
 	jsonl_close(r);
-	qsort(run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr);
+	if (run->nbatch > 0)	/* run->batch is NULL for an empty batch */
+		qsort(run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr);
 	return ok;
 }
 

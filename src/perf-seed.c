@@ -1981,7 +1981,8 @@ decisions_with(const struct decisions *ds, const struct decision *d, struct deci
 	out->d = ecalloc(out->n, sizeof *out->d);
 	out->d[0] = *d;
 	out->d[0].in_force = true;
-	memcpy(out->d + 1, ds->d, ds->n * sizeof *ds->d);
+	if (ds->n > 0)		/* ds->d is NULL when there is none */
+		memcpy(out->d + 1, ds->d, ds->n * sizeof *ds->d);
 	/* d is the newest: a revert undoes its target. */
 	if (d->kind == DECISION_REVERT)
 		for (size_t i = 1; i < out->n; i++)

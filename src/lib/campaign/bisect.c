@@ -617,8 +617,10 @@ sorted_culprits(const struct bisect *b)
 {
 	struct bisect_culprit *v = ecalloc((size_t)b->ncul + 1, sizeof *v);
 
-	memcpy(v, b->cul, (size_t)b->ncul * sizeof *v);
-	qsort(v, (size_t)b->ncul, sizeof *v, by_share);
+	if (b->ncul > 0) {	/* b->cul is NULL until a culprit is found */
+		memcpy(v, b->cul, (size_t)b->ncul * sizeof *v);
+		qsort(v, (size_t)b->ncul, sizeof *v, by_share);
+	}
 	return v;
 }
 
