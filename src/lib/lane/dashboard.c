@@ -7,6 +7,7 @@
 
 #include "lane/dashboard.h"
 #include "core/err.h"
+#include "lane/history_view.h"
 #include "lane/identity.h"
 #include "core/isotime.h"
 #include "core/json.h"
@@ -17,8 +18,6 @@
 #include "core/svg_axis.h"
 #include "core/text.h"
 #include "core/xml.h"
-
-enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
 
 /* What a chart needs of one record. Strings are interned. */
 struct drec {
@@ -65,9 +64,7 @@ struct dash {
 	struct drec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has the key */
-	/* string pool */
-	char **pool;
-	size_t pool_cap, pool_n;
+	struct strset pool;		/* interned strings, each its own copy */
 	/* store path -> record, to prefer the batch's copy */
 	size_t *keyed;
 	size_t keyed_cap, nkeyed;
@@ -95,31 +92,13 @@ const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 static const char *
 intern(struct dash *d, const char *s)
 {
-	size_t i;
+	const char **p = strset_slot(&d->pool, s);
 
-	if (d->pool_n * 2 >= d->pool_cap) {
-		char **old = d->pool;
-		size_t oc = d->pool_cap;
-
-		d->pool_cap = oc ? oc * 2 : 1024;
-		d->pool = ecalloc(d->pool_cap, sizeof *d->pool);
-		for (i = 0; i < oc; i++)
-			if (old[i] != NULL) {
-				size_t j = text_hash(old[i]) & (d->pool_cap - 1);
-				while (d->pool[j] != NULL)
-					j = (j + 1) & (d->pool_cap - 1);
-				d->pool[j] = old[i];
-			}
-		free(old);
+	if (*p == NULL) {
+		*p = estrdup(s);
+		d->pool.n++;
 	}
-	i = text_hash(s) & (d->pool_cap - 1);
-	while (d->pool[i] != NULL) {
-		if (strcmp(d->pool[i], s) == 0)
-			return d->pool[i];
-		i = (i + 1) & (d->pool_cap - 1);
-	}
-	d->pool_n++;
-	return d->pool[i] = estrdup(s);
+	return *p;
 }
 
 /* Python str() of a value, interned; "" for missing, def for null. */
@@ -218,23 +197,9 @@ dash_add(struct dash *d, const cJSON *rec, bool current)
 static void
 record_kind(struct dash *d, const cJSON *const *f, struct drec *r)
 {
-	bool complete = true, present = false;
-	const cJSON *v;
-
-	for (int i = 0; i < IDENTITY_KEYS; i++) {
-		v = f[F_IDENT + i];
-		r->ident[i] = str_of(d, v, "");
-		complete &= r->ident[i][0] != '\0';
-		present |= v != NULL && !cJSON_IsNull(v);
-	}
-	v = f[F_SCHEMA];
-	if (complete)
-		r->kind = KIND_V2;
-	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
-	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
-		r->kind = KIND_INVALID_V2;
-	else
-		r->kind = KIND_LEGACY_V1;
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		r->ident[i] = str_of(d, f[F_IDENT + i], "");
+	r->kind = history_kind(r->ident, f + F_IDENT, f[F_SCHEMA]);
 }
 
 /* The record's metrics, and of its comparison the baselines, detectable changes and power. */
@@ -475,24 +440,6 @@ cohort_title(const struct group *g, buf *title, buf *detail)
 	short_value(detail, k[4]);
 	buf_adds(detail, " | ");
 	short_value(detail, k[5]);
-}
-
-/* A number for a label: up to the metric's precision, no trailing zeros. */
-static void
-label_num(buf *b, double x, int prec)
-{
-	char t[NUM_BUFSZ];
-	size_t n;
-
-	num_fixed(t, x, prec);
-	if (strchr(t, '.') != NULL) {
-		n = strlen(t);
-		while (n > 0 && t[n - 1] == '0')
-			t[--n] = '\0';
-		if (n > 0 && t[n - 1] == '.')
-			t[--n] = '\0';
-	}
-	buf_adds(b, strcmp(t, "-0") == 0 ? "0" : t);
 }
 
 /* form is always one of this file's literals. */
@@ -1006,10 +953,10 @@ chart_band(buf *b, const struct chart_frame *f, int m)
 		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
 		    "height=\"%.1f\"><title>baseline median ", PL, fmin(y1, y2), CW - PL - PR,
 		    fabs(y2 - y1));
-		label_num(&lab, f->median, prec);
+		history_label_num(&lab, f->median, prec);
 		buf_addf(b, "%s %s; regression past ", lab.s, units[m]);
 		buf_reset(&lab);
-		label_num(&lab, f->edge, prec);
+		history_label_num(&lab, f->edge, prec);
 		buf_addf(b, "%s %s</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
 		    "y1=\"%.1f\" y2=\"%.1f\"/>", lab.s, units[m], PL, CW - PR, y1, y1);
 	}
@@ -1024,7 +971,7 @@ chart_band(buf *b, const struct chart_frame *f, int m)
 		    PL, CW - PR, yd, yd, num_fixed(t1, f->mde * 100, 1),
 		    num_fixed(t2, f->power * 100, 0));
 		buf_reset(&lab);
-		label_num(&lab, f->dline, prec);
+		history_label_num(&lab, f->dline, prec);
 		buf_addf(b, "past %s %s</title></line>", lab.s, units[m]);
 	}
 	buf_free(&lab);
@@ -1086,7 +1033,7 @@ marker_title(buf *b, const struct dash *d, const struct group *g, int m,
 		buf_adds(b, "\n");
 	}
 	/* As precise as the axis, so that neighbours read apart. */
-	label_num(&lab, r->v[m], f->ya.decimals > mt->precision ? f->ya.decimals : mt->precision);
+	history_label_num(&lab, r->v[m], f->ya.decimals > mt->precision ? f->ya.decimals : mt->precision);
 	buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
 	buf_adds(b, " · ");
 	xml_escape(b, *r->run_source ? r->run_source : "unknown");
@@ -1508,11 +1455,11 @@ dash_free(struct dash *d)
 
 	if (d == NULL)
 		return;
-	for (i = 0; i < d->pool_cap; i++)
-		free(d->pool[i]);
+	for (i = 0; i < d->pool.cap; i++)
+		free((char *)d->pool.slot[i]);
 	for (i = 0; i < d->ngroups; i++)
 		free(d->groups[i].rows);
-	free(d->pool);
+	strset_free(&d->pool);
 	free(d->groups);
 	free(d->skips);
 	free(d->keyed);

@@ -21,12 +21,11 @@
 #include "core/svg_axis.h"
 #include "core/text.h"
 #include "core/xml.h"
+#include "lane/history_view.h"
 #include "lane/identity.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "lane/site.h"
-
-enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
 
 static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
 static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
@@ -104,13 +103,11 @@ struct site {
 	struct srec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has a value */
-	char **pool;
-	size_t pool_cap, pool_n;
+	struct strset pool;		/* interned strings, in keep()'s chunks */
 	char **chunks;			/* of keep() */
 	size_t nchunks, chunk_left;
 	char *chunk_at;
-	const char **paths;		/* store paths of the files read */
-	size_t paths_cap, npaths;
+	struct strset paths;		/* store paths of the files read */
 	struct cohort *c;
 	size_t nc;
 	size_t *sorted;			/* cohorts in natural order */
@@ -141,31 +138,13 @@ static const char *keep(struct site *s, const char *str);
 static const char *
 intern(struct site *s, const char *str)
 {
-	size_t i;
+	const char **p = strset_slot(&s->pool, str);
 
-	if (s->pool_n * 2 >= s->pool_cap) {
-		char **old = s->pool;
-		size_t oc = s->pool_cap;
-
-		s->pool_cap = oc ? oc * 2 : 1024;
-		s->pool = ecalloc(s->pool_cap, sizeof *s->pool);
-		for (i = 0; i < oc; i++)
-			if (old[i] != NULL) {
-				size_t j = text_hash(old[i]) & (s->pool_cap - 1);
-				while (s->pool[j] != NULL)
-					j = (j + 1) & (s->pool_cap - 1);
-				s->pool[j] = old[i];
-			}
-		free(old);
+	if (*p == NULL) {
+		*p = keep(s, str);	/* the pool's strings live in keep()'s chunks */
+		s->pool.n++;
 	}
-	i = text_hash(str) & (s->pool_cap - 1);
-	while (s->pool[i] != NULL) {
-		if (strcmp(s->pool[i], str) == 0)
-			return s->pool[i];
-		i = (i + 1) & (s->pool_cap - 1);
-	}
-	s->pool_n++;
-	return s->pool[i] = (char *)keep(s, str);	/* the pool's strings live in keep()'s chunks */
+	return *p;
 }
 
 /* A copy of str that lives as long as the site (no sharing: for what is unique). */
@@ -242,35 +221,15 @@ field_of(struct site *s, int field, const cJSON *v, const char *missing)
 static bool
 path_seen(struct site *s, const char *p, bool add)
 {
-	size_t i;
+	const char **slot;
 
-	if (add && (s->npaths + 1) * 2 >= s->paths_cap) {
-		const char **old = s->paths;
-		size_t oc = s->paths_cap;
-
-		s->paths_cap = oc ? oc * 2 : 1024;
-		s->paths = ecalloc(s->paths_cap, sizeof *s->paths);
-		for (i = 0; i < oc; i++)
-			if (old[i] != NULL) {
-				size_t j = text_hash(old[i]) & (s->paths_cap - 1);
-				while (s->paths[j] != NULL)
-					j = (j + 1) & (s->paths_cap - 1);
-				s->paths[j] = old[i];
-			}
-		free(old);
-	}
-	if (s->paths_cap == 0)
-		return false;
-	i = text_hash(p) & (s->paths_cap - 1);
-	while (s->paths[i] != NULL) {
-		if (strcmp(s->paths[i], p) == 0)
-			return true;
-		i = (i + 1) & (s->paths_cap - 1);
-	}
-	if (add) {
-		s->paths[i] = p;
-		s->npaths++;
-	}
+	if (!add)
+		return strset_has(&s->paths, p);
+	slot = strset_slot(&s->paths, p);
+	if (*slot != NULL)
+		return true;
+	*slot = p;
+	s->paths.n++;
 	return false;
 }
 
@@ -343,23 +302,9 @@ site_records(const struct site *s)
 static void
 record_kind(struct site *s, const cJSON *const *f, struct srec *r)
 {
-	bool complete = true, present = false;
-	const cJSON *v;
-
-	for (int i = 0; i < IDENTITY_KEYS; i++) {
-		v = f[F_IDENT + i];
-		r->ident[i] = field_of(s, F_IDENT + i, v, "");
-		complete &= r->ident[i][0] != '\0';
-		present |= v != NULL && !cJSON_IsNull(v);
-	}
-	v = f[F_SCHEMA];
-	if (complete)
-		r->kind = KIND_V2;
-	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
-	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
-		r->kind = KIND_INVALID_V2;
-	else
-		r->kind = KIND_LEGACY_V1;
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		r->ident[i] = field_of(s, F_IDENT + i, f[F_IDENT + i], "");
+	r->kind = history_kind(r->ident, f + F_IDENT, f[F_SCHEMA]);
 }
 
 void
@@ -910,8 +855,6 @@ static void
 num_text(buf *b, double x, int prec)
 {
 	static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
-	char t[NUM_BUFSZ];
-	size_t n;
 
 	/*
 	 * Without printf where x times 10^prec is small and far from a
@@ -944,15 +887,7 @@ num_text(buf *b, double x, int prec)
 		}
 	}
 
-	num_fixed(t, x, prec);
-	if (strchr(t, '.') != NULL) {
-		n = strlen(t);
-		while (n > 0 && t[n - 1] == '0')
-			t[--n] = '\0';
-		if (n > 0 && t[n - 1] == '.')
-			t[--n] = '\0';
-	}
-	buf_adds(b, strcmp(t, "-0") == 0 ? "0" : t);
+	history_label_num(b, x, prec);
 }
 
 static const char style[] =
@@ -2264,8 +2199,8 @@ site_free(struct site *s)
 		cJSON_Delete(s->cps[i]);
 	for (size_t i = 0; i < s->nabs; i++)
 		cJSON_Delete(s->abs[i]);
-	free(s->pool);
-	free(s->paths);
+	strset_free(&s->pool);
+	strset_free(&s->paths);
 	free(s->c);
 	free(s->sorted);
 	free(s->ch);
