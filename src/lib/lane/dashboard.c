@@ -37,7 +37,7 @@ struct drec {
 };
 
 struct group {
-	const char *key[9];
+	const char *key[HISTORY_KEY_PARTS];
 	size_t *rows;
 	size_t n;
 };
@@ -105,16 +105,10 @@ intern(struct dash *d, const char *s)
 static const char *
 str_of(struct dash *d, const cJSON *v, const char *missing)
 {
-	char *s;
-	const char *out;
+	char *owned;
+	const char *out = intern(d, history_pystr(v, missing, &owned));
 
-	if (v == NULL || cJSON_IsNull(v))
-		return intern(d, missing);
-	if (cJSON_IsString(v))
-		return intern(d, v->valuestring);
-	s = json_pystr_dup(v);
-	out = intern(d, s);
-	free(s);
+	free(owned);
 	return out;
 }
 
@@ -231,22 +225,15 @@ void
 dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
     const char *key)
 {
-	const cJSON *f[F_COUNT] = { NULL }, *c;
+	const cJSON *f[F_COUNT];
 	struct drec *r;
 	char bad[64];
-	int i;
 
 	if (instant != ISOTIME_MIN && instant < d->since)
 		return;
 	if (!current && key != NULL && batch_key(d, key, false, 0))
 		return;		/* the batch's record, read back from the store */
-	/* One pass over the record's members. */
-	cJSON_ArrayForEach(c, rec)
-		for (i = 0; i < F_COUNT; i++)
-			if (c->string[0] == dash_keys[i][0] && strcmp(c->string, dash_keys[i]) == 0) {
-				f[i] = c;
-				break;
-			}
+	history_fields(rec, dash_keys, F_COUNT, f);
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 256;
 		d->r = erealloc(d->r, d->cap * sizeof *d->r);
@@ -266,13 +253,10 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	r->bstatus = str_of(d, f[F_BSTATUS], "");
 	r->reason = str_of(d, f[F_REASON], "");
 	/* Only a web address becomes a link: never javascript: or data:. */
-	if (cJSON_IsString(f[F_BUILD_URL]) &&
-	    (strncasecmp(f[F_BUILD_URL]->valuestring, "https://", 8) == 0 ||
-	    strncasecmp(f[F_BUILD_URL]->valuestring, "http://", 7) == 0))
+	if (history_web_url(f[F_BUILD_URL]))
 		r->build_url = intern(d, f[F_BUILD_URL]->valuestring);
-	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
-	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
-	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
+	r->success = history_success(f[F_SUCCESS]);
+	r->eligible = history_eligible(f[F_ELIGIBLE], f[F_RUN_SOURCE]);
 	record_kind(d, f, r);
 	record_metrics(d, f, r);
 	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
@@ -320,59 +304,37 @@ cmp_row(const void *a, const void *b)
 	return (x->order > y->order) - (x->order < y->order);
 }
 
-static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
 
 static void
 group_records(struct dash *d)
 {
-	size_t i, j;
+	size_t i, j, nj;
 	struct group *g;
-	const char *key[9];
-	char *joined;
-	size_t *slot, cap = 64, nj;
-	char **keys;
+	const char *key[HISTORY_KEY_PARTS];
+	struct keyindex ki;
+	bool added;
 
 	if (d->grouped)
 		return;
 	d->grouped = true;
-	while (cap < d->n * 2)
-		cap *= 2;
-	slot = emalloc(cap * sizeof *slot);
-	keys = ecalloc(cap, sizeof *keys);
-	memset(slot, 0xff, cap * sizeof *slot);
+	keyindex_init(&ki, d->n);
 	for (i = 0; i < d->n; i++) {
 		struct drec *r = &d->r[i];
-		key[0] = kind_name[r->kind];
-		key[1] = r->kind == KIND_V2 ? "" : r->model;
-		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
-		for (j = 0; j < IDENTITY_KEYS; j++)
-			key[3 + j] = r->ident[j];
-		buf b = BUF_INIT;
-		for (j = 0; j < 9; j++) {
-			buf_adds(&b, key[j]);
-			buf_addc(&b, '\x1f');
-		}
-		joined = buf_detach(&b);
-		nj = text_hash(joined) & (cap - 1);
-		while (slot[nj] != (size_t)-1 && strcmp(keys[nj], joined) != 0)
-			nj = (nj + 1) & (cap - 1);
-		if (slot[nj] == (size_t)-1) {
+
+		history_cohort_key(key, r->kind, r->model, r->gpu, r->ident);
+		nj = keyindex_put(&ki, history_key_join(key), d->ngroups, &added);
+		if (added) {
 			d->groups = erealloc(d->groups, (d->ngroups + 1) * sizeof *d->groups);
 			g = &d->groups[d->ngroups];
 			memset(g, 0, sizeof *g);
 			memcpy(g->key, key, sizeof key);
-			slot[nj] = d->ngroups++;
-			keys[nj] = joined;
-		} else
-			free(joined);
-		g = &d->groups[slot[nj]];
+			d->ngroups++;
+		}
+		g = &d->groups[nj];
 		g->rows = erealloc(g->rows, (g->n + 1) * sizeof *g->rows);
 		g->rows[g->n++] = i;
 	}
-	for (i = 0; i < cap; i++)
-		free(keys[i]);
-	free(keys);
-	free(slot);
+	keyindex_free(&ki);
 	if (d->ngroups > 1)
 		qsort(d->groups, d->ngroups, sizeof *d->groups, cmp_group);
 	sort_d = d;

@@ -19,7 +19,6 @@
 #include "core/json.h"
 #include "core/num.h"
 #include "core/svg_axis.h"
-#include "core/text.h"
 #include "core/xml.h"
 #include "lane/history_view.h"
 #include "lane/identity.h"
@@ -27,7 +26,6 @@
 #include "lane/sensitivity.h"
 #include "lane/site.h"
 
-static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
 static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
 
 /* The rolling gate's baseline: the median of the last five trusted records. */
@@ -81,7 +79,7 @@ struct sgate {
 };
 
 struct cohort {
-	const char *key[9];		/* kind, model, gpu (not v2), the six identity values */
+	const char *key[HISTORY_KEY_PARTS];	/* kind, model, gpu (not v2), the six identity values */
 	char id[96];
 	char *label;
 	size_t *rows, n;
@@ -172,16 +170,13 @@ keep(struct site *s, const char *str)
 static const char *
 keep_str(struct site *s, const cJSON *v, const char *missing)
 {
-	char *t;
+	char *owned;
 	const char *out;
 
-	if (cJSON_IsString(v))
-		return keep(s, v->valuestring);
 	if (v == NULL || cJSON_IsNull(v))
 		return missing;
-	t = json_pystr_dup(v);
-	out = keep(s, t);
-	free(t);
+	out = keep(s, history_pystr(v, missing, &owned));
+	free(owned);
 	return out;
 }
 
@@ -189,16 +184,10 @@ keep_str(struct site *s, const cJSON *v, const char *missing)
 static const char *
 str_of(struct site *s, const cJSON *v, const char *missing)
 {
-	char *t;
-	const char *out;
+	char *owned;
+	const char *out = intern(s, history_pystr(v, missing, &owned));
 
-	if (v == NULL || cJSON_IsNull(v))
-		return intern(s, missing);
-	if (cJSON_IsString(v))
-		return intern(s, v->valuestring);
-	t = json_pystr_dup(v);
-	out = intern(s, t);
-	free(t);
+	free(owned);
 	return out;
 }
 
@@ -310,7 +299,7 @@ record_kind(struct site *s, const cJSON *const *f, struct srec *r)
 void
 site_add(struct site *s, const struct store_hit *h)
 {
-	const cJSON *f[F_COUNT] = { NULL }, *c;
+	const cJSON *f[F_COUNT];
 	const char *path = keep(s, h->path);
 	struct srec *r;
 	char bad[64];
@@ -320,12 +309,7 @@ site_add(struct site *s, const struct store_hit *h)
 		return;
 	if (s->streams && path_seen(s, path, !h->stream) && h->stream)
 		return;		/* a stream's copy of a record of the store */
-	cJSON_ArrayForEach(c, h->record)
-		for (int i = 0; i < F_COUNT; i++)
-			if (c->string[0] == site_keys[i][0] && strcmp(c->string, site_keys[i]) == 0) {
-				f[i] = c;
-				break;
-			}
+	history_fields(h->record, site_keys, F_COUNT, f);
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 256;
 		s->r = erealloc(s->r, s->cap * sizeof *s->r);
@@ -344,13 +328,10 @@ site_add(struct site *s, const struct store_hit *h)
 	r->bstatus = field_of(s, F_BSTATUS, f[F_BSTATUS], "");
 	r->reason = keep_str(s, f[F_REASON], "");
 	/* Only a web address becomes a link: never javascript: or data:. */
-	if (cJSON_IsString(f[F_URL]) &&
-	    (strncasecmp(f[F_URL]->valuestring, "https://", 8) == 0 ||
-	    strncasecmp(f[F_URL]->valuestring, "http://", 7) == 0))
+	if (history_web_url(f[F_URL]))
 		r->url = keep(s, f[F_URL]->valuestring);
-	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
-	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
-	    (f[F_ELIGIBLE] == NULL && f[F_SRC] == NULL);
+	r->success = history_success(f[F_SUCCESS]);
+	r->eligible = history_eligible(f[F_ELIGIBLE], f[F_SRC]);
 	record_kind(s, f, r);
 	for (int i = 0; i < METRIC_COUNT; i++) {
 		r->has[i] = policy_coerce(f[F_METRIC + i], &x) == COERCE_OK && isfinite(x);
@@ -585,28 +566,20 @@ mark_anchors(struct site *s, struct cohort *c)
 static void
 group(struct site *s)
 {
-	size_t cap = 64, *slot, prev = 0;
-	char **keys;
+	size_t prev = 0;
+	struct keyindex ki;
 
 	if (s->grouped)
 		return;
 	s->grouped = true;
-	while (cap < s->n * 2)
-		cap *= 2;
-	slot = emalloc(cap * sizeof *slot);
-	memset(slot, 0xff, cap * sizeof *slot);
-	keys = ecalloc(cap, sizeof *keys);
-	for (size_t i = 0, j = 0; i < s->n; i++) {
+	keyindex_init(&ki, s->n);
+	for (size_t i = 0; i < s->n; i++) {
 		struct srec *r = &s->r[i];
-		const char *key[9];
-		buf b = BUF_INIT;
+		const char *key[HISTORY_KEY_PARTS];
 		char *joined;
+		bool added;
 
-		key[0] = kind_name[r->kind];
-		key[1] = r->kind == KIND_V2 ? "" : r->model;
-		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
-		for (j = 0; j < IDENTITY_KEYS; j++)
-			key[3 + j] = r->ident[j];
+		history_cohort_key(key, r->kind, r->model, r->gpu, r->ident);
 		/*
 		 * The parts are interned: a record of the previous record's
 		 * cohort (the store is read a directory at a time) is found
@@ -616,15 +589,9 @@ group(struct site *s)
 			add_row(&s->c[prev], i);
 			continue;
 		}
-		for (j = 0; j < 9; j++) {
-			buf_adds(&b, key[j]);
-			buf_addc(&b, '\x1f');
-		}
-		joined = buf_detach(&b);
-		j = text_hash(joined) & (cap - 1);
-		while (slot[j] != (size_t)-1 && strcmp(keys[j], joined) != 0)
-			j = (j + 1) & (cap - 1);
-		if (slot[j] == (size_t)-1) {
+		joined = history_key_join(key);
+		prev = keyindex_put(&ki, joined, s->nc, &added);
+		if (added) {
 			struct cohort *c;
 
 			s->c = erealloc(s->c, (s->nc + 1) * sizeof *s->c);
@@ -632,18 +599,12 @@ group(struct site *s)
 			memset(c, 0, sizeof *c);
 			memcpy(c->key, key, sizeof key);
 			c->label = cohort_label(c);
-			cohort_id(c, joined);
-			slot[j] = s->nc++;
-			keys[j] = joined;
-		} else
-			free(joined);
-		prev = slot[j];
+			cohort_id(c, joined);	/* the index holds joined */
+			s->nc++;
+		}
 		add_row(&s->c[prev], i);
 	}
-	for (size_t i = 0; i < cap; i++)
-		free(keys[i]);
-	free(keys);
-	free(slot);
+	keyindex_free(&ki);
 	sort_s = s;
 	for (size_t i = 0; i < s->nc; i++) {
 		struct cohort *c = &s->c[i];
