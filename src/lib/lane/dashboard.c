@@ -490,9 +490,7 @@ shape_of(const char *status)
 static void
 num1(buf *b, double v)
 {
-	char t[32];
 	long long tenths;
-	int n = 0;
 
 	if (!(fabs(v) < 1e15)) {
 		buf_addf(b, "%.1f", v);
@@ -503,15 +501,9 @@ num1(buf *b, double v)
 		buf_addc(b, '-');
 		tenths = -tenths;
 	}
-	t[n++] = (char)('0' + tenths % 10);
-	t[n++] = '.';
-	tenths /= 10;
-	do {
-		t[n++] = (char)('0' + tenths % 10);
-		tenths /= 10;
-	} while (tenths > 0);
-	while (n > 0)
-		buf_addc(b, t[--n]);
+	history_add_int(b, tenths / 10);
+	buf_addc(b, '.');
+	buf_addc(b, (char)('0' + tenths % 10));
 }
 
 /* " name=\"v\"" with one decimal. */

@@ -1379,44 +1379,13 @@ index_page(buf *b, struct site *s)
 static void
 icoord(buf *b, double v)
 {
-	char t[24];
-	long long x;
-	int n = 0;
-
 	if (!(fabs(v) < 1e15)) {
 		buf_addf(b, "%.0f", v);
 		return;
 	}
-	x = llround(v);
-	if (x < 0) {
-		buf_addc(b, '-');
-		x = -x;
-	}
-	do {
-		t[n++] = (char)('0' + x % 10);
-		x /= 10;
-	} while (x > 0);
-	while (n > 0)
-		buf_addc(b, t[--n]);
+	history_add_int(b, llround(v));
 }
 
-/* A whole number, without printf. */
-static void
-addl(buf *b, long v)
-{
-	char t[24];
-	int n = 0;
-	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
-
-	if (v < 0)
-		buf_addc(b, '-');
-	do {
-		t[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u > 0);
-	while (n > 0)
-		buf_addc(b, t[--n]);
-}
 
 /*
  * A point of a path in whole units: "M x y" where the pen is up, else
@@ -1443,9 +1412,9 @@ step(buf *b, struct pen *p, double fx, double fy)
 	dy = y - p->y;
 	if (!p->down) {
 		buf_addc(b, 'M');
-		addl(b, x);
+		history_add_int(b, x);
 		buf_addc(b, ' ');
-		addl(b, y);
+		history_add_int(b, y);
 		p->down = true;
 		p->cmd = 'M';
 	} else {
@@ -1454,11 +1423,11 @@ step(buf *b, struct pen *p, double fx, double fy)
 			buf_addc(b, cmd);
 		else if ((cmd == 'h' ? dx : cmd == 'v' ? dy : dx) >= 0)
 			buf_addc(b, ' ');
-		addl(b, cmd == 'v' ? dy : dx);
+		history_add_int(b, cmd == 'v' ? dy : dx);
 		if (cmd == 'l') {
 			if (dy >= 0)
 				buf_addc(b, ' ');
-			addl(b, dy);
+			history_add_int(b, dy);
 		}
 		p->cmd = cmd;
 	}
