@@ -7,6 +7,7 @@
 
 #include "lane/dashboard.h"
 #include "core/err.h"
+#include "lane/history_view.h"
 #include "lane/identity.h"
 #include "core/isotime.h"
 #include "core/json.h"
@@ -17,8 +18,6 @@
 #include "core/svg_axis.h"
 #include "core/text.h"
 #include "core/xml.h"
-
-enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
 
 /* What a chart needs of one record. Strings are interned. */
 struct drec {
@@ -38,7 +37,7 @@ struct drec {
 };
 
 struct group {
-	const char *key[9];
+	const char *key[HISTORY_KEY_PARTS];
 	size_t *rows;
 	size_t n;
 };
@@ -65,9 +64,7 @@ struct dash {
 	struct drec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has the key */
-	/* string pool */
-	char **pool;
-	size_t pool_cap, pool_n;
+	struct strset pool;		/* interned strings, each its own copy */
 	/* store path -> record, to prefer the batch's copy */
 	size_t *keyed;
 	size_t keyed_cap, nkeyed;
@@ -95,47 +92,23 @@ const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 static const char *
 intern(struct dash *d, const char *s)
 {
-	size_t i;
+	const char **p = strset_slot(&d->pool, s);
 
-	if (d->pool_n * 2 >= d->pool_cap) {
-		char **old = d->pool;
-		size_t oc = d->pool_cap;
-
-		d->pool_cap = oc ? oc * 2 : 1024;
-		d->pool = ecalloc(d->pool_cap, sizeof *d->pool);
-		for (i = 0; i < oc; i++)
-			if (old[i] != NULL) {
-				size_t j = text_hash(old[i]) & (d->pool_cap - 1);
-				while (d->pool[j] != NULL)
-					j = (j + 1) & (d->pool_cap - 1);
-				d->pool[j] = old[i];
-			}
-		free(old);
+	if (*p == NULL) {
+		*p = estrdup(s);
+		d->pool.n++;
 	}
-	i = text_hash(s) & (d->pool_cap - 1);
-	while (d->pool[i] != NULL) {
-		if (strcmp(d->pool[i], s) == 0)
-			return d->pool[i];
-		i = (i + 1) & (d->pool_cap - 1);
-	}
-	d->pool_n++;
-	return d->pool[i] = estrdup(s);
+	return *p;
 }
 
 /* Python str() of a value, interned; "" for missing, def for null. */
 static const char *
 str_of(struct dash *d, const cJSON *v, const char *missing)
 {
-	char *s;
-	const char *out;
+	char *owned;
+	const char *out = intern(d, history_pystr(v, missing, &owned));
 
-	if (v == NULL || cJSON_IsNull(v))
-		return intern(d, missing);
-	if (cJSON_IsString(v))
-		return intern(d, v->valuestring);
-	s = json_pystr_dup(v);
-	out = intern(d, s);
-	free(s);
+	free(owned);
 	return out;
 }
 
@@ -218,23 +191,9 @@ dash_add(struct dash *d, const cJSON *rec, bool current)
 static void
 record_kind(struct dash *d, const cJSON *const *f, struct drec *r)
 {
-	bool complete = true, present = false;
-	const cJSON *v;
-
-	for (int i = 0; i < IDENTITY_KEYS; i++) {
-		v = f[F_IDENT + i];
-		r->ident[i] = str_of(d, v, "");
-		complete &= r->ident[i][0] != '\0';
-		present |= v != NULL && !cJSON_IsNull(v);
-	}
-	v = f[F_SCHEMA];
-	if (complete)
-		r->kind = KIND_V2;
-	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
-	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
-		r->kind = KIND_INVALID_V2;
-	else
-		r->kind = KIND_LEGACY_V1;
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		r->ident[i] = str_of(d, f[F_IDENT + i], "");
+	r->kind = history_kind(r->ident, f + F_IDENT, f[F_SCHEMA]);
 }
 
 /* The record's metrics, and of its comparison the baselines, detectable changes and power. */
@@ -266,22 +225,15 @@ void
 dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
     const char *key)
 {
-	const cJSON *f[F_COUNT] = { NULL }, *c;
+	const cJSON *f[F_COUNT];
 	struct drec *r;
 	char bad[64];
-	int i;
 
 	if (instant != ISOTIME_MIN && instant < d->since)
 		return;
 	if (!current && key != NULL && batch_key(d, key, false, 0))
 		return;		/* the batch's record, read back from the store */
-	/* One pass over the record's members. */
-	cJSON_ArrayForEach(c, rec)
-		for (i = 0; i < F_COUNT; i++)
-			if (c->string[0] == dash_keys[i][0] && strcmp(c->string, dash_keys[i]) == 0) {
-				f[i] = c;
-				break;
-			}
+	history_fields(rec, dash_keys, F_COUNT, f);
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 256;
 		d->r = erealloc(d->r, d->cap * sizeof *d->r);
@@ -301,13 +253,10 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	r->bstatus = str_of(d, f[F_BSTATUS], "");
 	r->reason = str_of(d, f[F_REASON], "");
 	/* Only a web address becomes a link: never javascript: or data:. */
-	if (cJSON_IsString(f[F_BUILD_URL]) &&
-	    (strncasecmp(f[F_BUILD_URL]->valuestring, "https://", 8) == 0 ||
-	    strncasecmp(f[F_BUILD_URL]->valuestring, "http://", 7) == 0))
+	if (history_web_url(f[F_BUILD_URL]))
 		r->build_url = intern(d, f[F_BUILD_URL]->valuestring);
-	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
-	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
-	    (f[F_ELIGIBLE] == NULL && f[F_RUN_SOURCE] == NULL);
+	r->success = history_success(f[F_SUCCESS]);
+	r->eligible = history_eligible(f[F_ELIGIBLE], f[F_RUN_SOURCE]);
 	record_kind(d, f, r);
 	record_metrics(d, f, r);
 	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
@@ -355,59 +304,37 @@ cmp_row(const void *a, const void *b)
 	return (x->order > y->order) - (x->order < y->order);
 }
 
-static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
 
 static void
 group_records(struct dash *d)
 {
-	size_t i, j;
+	size_t i, j, nj;
 	struct group *g;
-	const char *key[9];
-	char *joined;
-	size_t *slot, cap = 64, nj;
-	char **keys;
+	const char *key[HISTORY_KEY_PARTS];
+	struct keyindex ki;
+	bool added;
 
 	if (d->grouped)
 		return;
 	d->grouped = true;
-	while (cap < d->n * 2)
-		cap *= 2;
-	slot = emalloc(cap * sizeof *slot);
-	keys = ecalloc(cap, sizeof *keys);
-	memset(slot, 0xff, cap * sizeof *slot);
+	keyindex_init(&ki, d->n);
 	for (i = 0; i < d->n; i++) {
 		struct drec *r = &d->r[i];
-		key[0] = kind_name[r->kind];
-		key[1] = r->kind == KIND_V2 ? "" : r->model;
-		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
-		for (j = 0; j < IDENTITY_KEYS; j++)
-			key[3 + j] = r->ident[j];
-		buf b = BUF_INIT;
-		for (j = 0; j < 9; j++) {
-			buf_adds(&b, key[j]);
-			buf_addc(&b, '\x1f');
-		}
-		joined = buf_detach(&b);
-		nj = text_hash(joined) & (cap - 1);
-		while (slot[nj] != (size_t)-1 && strcmp(keys[nj], joined) != 0)
-			nj = (nj + 1) & (cap - 1);
-		if (slot[nj] == (size_t)-1) {
+
+		history_cohort_key(key, r->kind, r->model, r->gpu, r->ident);
+		nj = keyindex_put(&ki, history_key_join(key), d->ngroups, &added);
+		if (added) {
 			d->groups = erealloc(d->groups, (d->ngroups + 1) * sizeof *d->groups);
 			g = &d->groups[d->ngroups];
 			memset(g, 0, sizeof *g);
 			memcpy(g->key, key, sizeof key);
-			slot[nj] = d->ngroups++;
-			keys[nj] = joined;
-		} else
-			free(joined);
-		g = &d->groups[slot[nj]];
+			d->ngroups++;
+		}
+		g = &d->groups[nj];
 		g->rows = erealloc(g->rows, (g->n + 1) * sizeof *g->rows);
 		g->rows[g->n++] = i;
 	}
-	for (i = 0; i < cap; i++)
-		free(keys[i]);
-	free(keys);
-	free(slot);
+	keyindex_free(&ki);
 	if (d->ngroups > 1)
 		qsort(d->groups, d->ngroups, sizeof *d->groups, cmp_group);
 	sort_d = d;
@@ -475,24 +402,6 @@ cohort_title(const struct group *g, buf *title, buf *detail)
 	short_value(detail, k[4]);
 	buf_adds(detail, " | ");
 	short_value(detail, k[5]);
-}
-
-/* A number for a label: up to the metric's precision, no trailing zeros. */
-static void
-label_num(buf *b, double x, int prec)
-{
-	char t[NUM_BUFSZ];
-	size_t n;
-
-	num_fixed(t, x, prec);
-	if (strchr(t, '.') != NULL) {
-		n = strlen(t);
-		while (n > 0 && t[n - 1] == '0')
-			t[--n] = '\0';
-		if (n > 0 && t[n - 1] == '.')
-			t[--n] = '\0';
-	}
-	buf_adds(b, strcmp(t, "-0") == 0 ? "0" : t);
 }
 
 /* form is always one of this file's literals. */
@@ -581,9 +490,7 @@ shape_of(const char *status)
 static void
 num1(buf *b, double v)
 {
-	char t[32];
 	long long tenths;
-	int n = 0;
 
 	if (!(fabs(v) < 1e15)) {
 		buf_addf(b, "%.1f", v);
@@ -594,15 +501,9 @@ num1(buf *b, double v)
 		buf_addc(b, '-');
 		tenths = -tenths;
 	}
-	t[n++] = (char)('0' + tenths % 10);
-	t[n++] = '.';
-	tenths /= 10;
-	do {
-		t[n++] = (char)('0' + tenths % 10);
-		tenths /= 10;
-	} while (tenths > 0);
-	while (n > 0)
-		buf_addc(b, t[--n]);
+	history_add_int(b, tenths / 10);
+	buf_addc(b, '.');
+	buf_addc(b, (char)('0' + tenths % 10));
 }
 
 /* " name=\"v\"" with one decimal. */
@@ -1006,10 +907,10 @@ chart_band(buf *b, const struct chart_frame *f, int m)
 		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
 		    "height=\"%.1f\"><title>baseline median ", PL, fmin(y1, y2), CW - PL - PR,
 		    fabs(y2 - y1));
-		label_num(&lab, f->median, prec);
+		history_label_num(&lab, f->median, prec);
 		buf_addf(b, "%s %s; regression past ", lab.s, units[m]);
 		buf_reset(&lab);
-		label_num(&lab, f->edge, prec);
+		history_label_num(&lab, f->edge, prec);
 		buf_addf(b, "%s %s</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
 		    "y1=\"%.1f\" y2=\"%.1f\"/>", lab.s, units[m], PL, CW - PR, y1, y1);
 	}
@@ -1024,7 +925,7 @@ chart_band(buf *b, const struct chart_frame *f, int m)
 		    PL, CW - PR, yd, yd, num_fixed(t1, f->mde * 100, 1),
 		    num_fixed(t2, f->power * 100, 0));
 		buf_reset(&lab);
-		label_num(&lab, f->dline, prec);
+		history_label_num(&lab, f->dline, prec);
 		buf_addf(b, "past %s %s</title></line>", lab.s, units[m]);
 	}
 	buf_free(&lab);
@@ -1086,7 +987,7 @@ marker_title(buf *b, const struct dash *d, const struct group *g, int m,
 		buf_adds(b, "\n");
 	}
 	/* As precise as the axis, so that neighbours read apart. */
-	label_num(&lab, r->v[m], f->ya.decimals > mt->precision ? f->ya.decimals : mt->precision);
+	history_label_num(&lab, r->v[m], f->ya.decimals > mt->precision ? f->ya.decimals : mt->precision);
 	buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
 	buf_adds(b, " · ");
 	xml_escape(b, *r->run_source ? r->run_source : "unknown");
@@ -1508,11 +1409,11 @@ dash_free(struct dash *d)
 
 	if (d == NULL)
 		return;
-	for (i = 0; i < d->pool_cap; i++)
-		free(d->pool[i]);
+	for (i = 0; i < d->pool.cap; i++)
+		free((char *)d->pool.slot[i]);
 	for (i = 0; i < d->ngroups; i++)
 		free(d->groups[i].rows);
-	free(d->pool);
+	strset_free(&d->pool);
 	free(d->groups);
 	free(d->skips);
 	free(d->keyed);

@@ -19,16 +19,13 @@
 #include "core/json.h"
 #include "core/num.h"
 #include "core/svg_axis.h"
-#include "core/text.h"
 #include "core/xml.h"
+#include "lane/history_view.h"
 #include "lane/identity.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "lane/site.h"
 
-enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
-
-static const char *const kind_name[] = { "v2", "invalid_v2", "legacy_v1" };
 static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
 
 /* The rolling gate's baseline: the median of the last five trusted records. */
@@ -82,7 +79,7 @@ struct sgate {
 };
 
 struct cohort {
-	const char *key[9];		/* kind, model, gpu (not v2), the six identity values */
+	const char *key[HISTORY_KEY_PARTS];	/* kind, model, gpu (not v2), the six identity values */
 	char id[96];
 	char *label;
 	size_t *rows, n;
@@ -104,13 +101,11 @@ struct site {
 	struct srec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has a value */
-	char **pool;
-	size_t pool_cap, pool_n;
+	struct strset pool;		/* interned strings, in keep()'s chunks */
 	char **chunks;			/* of keep() */
 	size_t nchunks, chunk_left;
 	char *chunk_at;
-	const char **paths;		/* store paths of the files read */
-	size_t paths_cap, npaths;
+	struct strset paths;		/* store paths of the files read */
 	struct cohort *c;
 	size_t nc;
 	size_t *sorted;			/* cohorts in natural order */
@@ -141,31 +136,13 @@ static const char *keep(struct site *s, const char *str);
 static const char *
 intern(struct site *s, const char *str)
 {
-	size_t i;
+	const char **p = strset_slot(&s->pool, str);
 
-	if (s->pool_n * 2 >= s->pool_cap) {
-		char **old = s->pool;
-		size_t oc = s->pool_cap;
-
-		s->pool_cap = oc ? oc * 2 : 1024;
-		s->pool = ecalloc(s->pool_cap, sizeof *s->pool);
-		for (i = 0; i < oc; i++)
-			if (old[i] != NULL) {
-				size_t j = text_hash(old[i]) & (s->pool_cap - 1);
-				while (s->pool[j] != NULL)
-					j = (j + 1) & (s->pool_cap - 1);
-				s->pool[j] = old[i];
-			}
-		free(old);
+	if (*p == NULL) {
+		*p = keep(s, str);	/* the pool's strings live in keep()'s chunks */
+		s->pool.n++;
 	}
-	i = text_hash(str) & (s->pool_cap - 1);
-	while (s->pool[i] != NULL) {
-		if (strcmp(s->pool[i], str) == 0)
-			return s->pool[i];
-		i = (i + 1) & (s->pool_cap - 1);
-	}
-	s->pool_n++;
-	return s->pool[i] = (char *)keep(s, str);	/* the pool's strings live in keep()'s chunks */
+	return *p;
 }
 
 /* A copy of str that lives as long as the site (no sharing: for what is unique). */
@@ -193,16 +170,13 @@ keep(struct site *s, const char *str)
 static const char *
 keep_str(struct site *s, const cJSON *v, const char *missing)
 {
-	char *t;
+	char *owned;
 	const char *out;
 
-	if (cJSON_IsString(v))
-		return keep(s, v->valuestring);
 	if (v == NULL || cJSON_IsNull(v))
 		return missing;
-	t = json_pystr_dup(v);
-	out = keep(s, t);
-	free(t);
+	out = keep(s, history_pystr(v, missing, &owned));
+	free(owned);
 	return out;
 }
 
@@ -210,16 +184,10 @@ keep_str(struct site *s, const cJSON *v, const char *missing)
 static const char *
 str_of(struct site *s, const cJSON *v, const char *missing)
 {
-	char *t;
-	const char *out;
+	char *owned;
+	const char *out = intern(s, history_pystr(v, missing, &owned));
 
-	if (v == NULL || cJSON_IsNull(v))
-		return intern(s, missing);
-	if (cJSON_IsString(v))
-		return intern(s, v->valuestring);
-	t = json_pystr_dup(v);
-	out = intern(s, t);
-	free(t);
+	free(owned);
 	return out;
 }
 
@@ -242,35 +210,15 @@ field_of(struct site *s, int field, const cJSON *v, const char *missing)
 static bool
 path_seen(struct site *s, const char *p, bool add)
 {
-	size_t i;
+	const char **slot;
 
-	if (add && (s->npaths + 1) * 2 >= s->paths_cap) {
-		const char **old = s->paths;
-		size_t oc = s->paths_cap;
-
-		s->paths_cap = oc ? oc * 2 : 1024;
-		s->paths = ecalloc(s->paths_cap, sizeof *s->paths);
-		for (i = 0; i < oc; i++)
-			if (old[i] != NULL) {
-				size_t j = text_hash(old[i]) & (s->paths_cap - 1);
-				while (s->paths[j] != NULL)
-					j = (j + 1) & (s->paths_cap - 1);
-				s->paths[j] = old[i];
-			}
-		free(old);
-	}
-	if (s->paths_cap == 0)
-		return false;
-	i = text_hash(p) & (s->paths_cap - 1);
-	while (s->paths[i] != NULL) {
-		if (strcmp(s->paths[i], p) == 0)
-			return true;
-		i = (i + 1) & (s->paths_cap - 1);
-	}
-	if (add) {
-		s->paths[i] = p;
-		s->npaths++;
-	}
+	if (!add)
+		return strset_has(&s->paths, p);
+	slot = strset_slot(&s->paths, p);
+	if (*slot != NULL)
+		return true;
+	*slot = p;
+	s->paths.n++;
 	return false;
 }
 
@@ -343,29 +291,15 @@ site_records(const struct site *s)
 static void
 record_kind(struct site *s, const cJSON *const *f, struct srec *r)
 {
-	bool complete = true, present = false;
-	const cJSON *v;
-
-	for (int i = 0; i < IDENTITY_KEYS; i++) {
-		v = f[F_IDENT + i];
-		r->ident[i] = field_of(s, F_IDENT + i, v, "");
-		complete &= r->ident[i][0] != '\0';
-		present |= v != NULL && !cJSON_IsNull(v);
-	}
-	v = f[F_SCHEMA];
-	if (complete)
-		r->kind = KIND_V2;
-	else if (present || (v != NULL && (json_is_int(v) ? strcmp(v->valuestring, "2") == 0 :
-	    cJSON_IsString(v) && strcmp(v->valuestring, "2") == 0)))
-		r->kind = KIND_INVALID_V2;
-	else
-		r->kind = KIND_LEGACY_V1;
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		r->ident[i] = field_of(s, F_IDENT + i, f[F_IDENT + i], "");
+	r->kind = history_kind(r->ident, f + F_IDENT, f[F_SCHEMA]);
 }
 
 void
 site_add(struct site *s, const struct store_hit *h)
 {
-	const cJSON *f[F_COUNT] = { NULL }, *c;
+	const cJSON *f[F_COUNT];
 	const char *path = keep(s, h->path);
 	struct srec *r;
 	char bad[64];
@@ -375,12 +309,7 @@ site_add(struct site *s, const struct store_hit *h)
 		return;
 	if (s->streams && path_seen(s, path, !h->stream) && h->stream)
 		return;		/* a stream's copy of a record of the store */
-	cJSON_ArrayForEach(c, h->record)
-		for (int i = 0; i < F_COUNT; i++)
-			if (c->string[0] == site_keys[i][0] && strcmp(c->string, site_keys[i]) == 0) {
-				f[i] = c;
-				break;
-			}
+	history_fields(h->record, site_keys, F_COUNT, f);
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 256;
 		s->r = erealloc(s->r, s->cap * sizeof *s->r);
@@ -399,13 +328,10 @@ site_add(struct site *s, const struct store_hit *h)
 	r->bstatus = field_of(s, F_BSTATUS, f[F_BSTATUS], "");
 	r->reason = keep_str(s, f[F_REASON], "");
 	/* Only a web address becomes a link: never javascript: or data:. */
-	if (cJSON_IsString(f[F_URL]) &&
-	    (strncasecmp(f[F_URL]->valuestring, "https://", 8) == 0 ||
-	    strncasecmp(f[F_URL]->valuestring, "http://", 7) == 0))
+	if (history_web_url(f[F_URL]))
 		r->url = keep(s, f[F_URL]->valuestring);
-	r->success = f[F_SUCCESS] == NULL || json_truthy(f[F_SUCCESS]);
-	r->eligible = cJSON_IsTrue(f[F_ELIGIBLE]) ||
-	    (f[F_ELIGIBLE] == NULL && f[F_SRC] == NULL);
+	r->success = history_success(f[F_SUCCESS]);
+	r->eligible = history_eligible(f[F_ELIGIBLE], f[F_SRC]);
 	record_kind(s, f, r);
 	for (int i = 0; i < METRIC_COUNT; i++) {
 		r->has[i] = policy_coerce(f[F_METRIC + i], &x) == COERCE_OK && isfinite(x);
@@ -640,28 +566,20 @@ mark_anchors(struct site *s, struct cohort *c)
 static void
 group(struct site *s)
 {
-	size_t cap = 64, *slot, prev = 0;
-	char **keys;
+	size_t prev = 0;
+	struct keyindex ki;
 
 	if (s->grouped)
 		return;
 	s->grouped = true;
-	while (cap < s->n * 2)
-		cap *= 2;
-	slot = emalloc(cap * sizeof *slot);
-	memset(slot, 0xff, cap * sizeof *slot);
-	keys = ecalloc(cap, sizeof *keys);
-	for (size_t i = 0, j = 0; i < s->n; i++) {
+	keyindex_init(&ki, s->n);
+	for (size_t i = 0; i < s->n; i++) {
 		struct srec *r = &s->r[i];
-		const char *key[9];
-		buf b = BUF_INIT;
+		const char *key[HISTORY_KEY_PARTS];
 		char *joined;
+		bool added;
 
-		key[0] = kind_name[r->kind];
-		key[1] = r->kind == KIND_V2 ? "" : r->model;
-		key[2] = r->kind == KIND_V2 ? "" : r->gpu;
-		for (j = 0; j < IDENTITY_KEYS; j++)
-			key[3 + j] = r->ident[j];
+		history_cohort_key(key, r->kind, r->model, r->gpu, r->ident);
 		/*
 		 * The parts are interned: a record of the previous record's
 		 * cohort (the store is read a directory at a time) is found
@@ -671,15 +589,9 @@ group(struct site *s)
 			add_row(&s->c[prev], i);
 			continue;
 		}
-		for (j = 0; j < 9; j++) {
-			buf_adds(&b, key[j]);
-			buf_addc(&b, '\x1f');
-		}
-		joined = buf_detach(&b);
-		j = text_hash(joined) & (cap - 1);
-		while (slot[j] != (size_t)-1 && strcmp(keys[j], joined) != 0)
-			j = (j + 1) & (cap - 1);
-		if (slot[j] == (size_t)-1) {
+		joined = history_key_join(key);
+		prev = keyindex_put(&ki, joined, s->nc, &added);
+		if (added) {
 			struct cohort *c;
 
 			s->c = erealloc(s->c, (s->nc + 1) * sizeof *s->c);
@@ -687,18 +599,12 @@ group(struct site *s)
 			memset(c, 0, sizeof *c);
 			memcpy(c->key, key, sizeof key);
 			c->label = cohort_label(c);
-			cohort_id(c, joined);
-			slot[j] = s->nc++;
-			keys[j] = joined;
-		} else
-			free(joined);
-		prev = slot[j];
+			cohort_id(c, joined);	/* the index holds joined */
+			s->nc++;
+		}
 		add_row(&s->c[prev], i);
 	}
-	for (size_t i = 0; i < cap; i++)
-		free(keys[i]);
-	free(keys);
-	free(slot);
+	keyindex_free(&ki);
 	sort_s = s;
 	for (size_t i = 0; i < s->nc; i++) {
 		struct cohort *c = &s->c[i];
@@ -910,8 +816,6 @@ static void
 num_text(buf *b, double x, int prec)
 {
 	static const double scale[] = { 1, 10, 100, 1e3, 1e4, 1e5, 1e6 };
-	char t[NUM_BUFSZ];
-	size_t n;
 
 	/*
 	 * Without printf where x times 10^prec is small and far from a
@@ -944,15 +848,7 @@ num_text(buf *b, double x, int prec)
 		}
 	}
 
-	num_fixed(t, x, prec);
-	if (strchr(t, '.') != NULL) {
-		n = strlen(t);
-		while (n > 0 && t[n - 1] == '0')
-			t[--n] = '\0';
-		if (n > 0 && t[n - 1] == '.')
-			t[--n] = '\0';
-	}
-	buf_adds(b, strcmp(t, "-0") == 0 ? "0" : t);
+	history_label_num(b, x, prec);
 }
 
 static const char style[] =
@@ -1483,44 +1379,13 @@ index_page(buf *b, struct site *s)
 static void
 icoord(buf *b, double v)
 {
-	char t[24];
-	long long x;
-	int n = 0;
-
 	if (!(fabs(v) < 1e15)) {
 		buf_addf(b, "%.0f", v);
 		return;
 	}
-	x = llround(v);
-	if (x < 0) {
-		buf_addc(b, '-');
-		x = -x;
-	}
-	do {
-		t[n++] = (char)('0' + x % 10);
-		x /= 10;
-	} while (x > 0);
-	while (n > 0)
-		buf_addc(b, t[--n]);
+	history_add_int(b, llround(v));
 }
 
-/* A whole number, without printf. */
-static void
-addl(buf *b, long v)
-{
-	char t[24];
-	int n = 0;
-	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
-
-	if (v < 0)
-		buf_addc(b, '-');
-	do {
-		t[n++] = (char)('0' + u % 10);
-		u /= 10;
-	} while (u > 0);
-	while (n > 0)
-		buf_addc(b, t[--n]);
-}
 
 /*
  * A point of a path in whole units: "M x y" where the pen is up, else
@@ -1547,9 +1412,9 @@ step(buf *b, struct pen *p, double fx, double fy)
 	dy = y - p->y;
 	if (!p->down) {
 		buf_addc(b, 'M');
-		addl(b, x);
+		history_add_int(b, x);
 		buf_addc(b, ' ');
-		addl(b, y);
+		history_add_int(b, y);
 		p->down = true;
 		p->cmd = 'M';
 	} else {
@@ -1558,11 +1423,11 @@ step(buf *b, struct pen *p, double fx, double fy)
 			buf_addc(b, cmd);
 		else if ((cmd == 'h' ? dx : cmd == 'v' ? dy : dx) >= 0)
 			buf_addc(b, ' ');
-		addl(b, cmd == 'v' ? dy : dx);
+		history_add_int(b, cmd == 'v' ? dy : dx);
 		if (cmd == 'l') {
 			if (dy >= 0)
 				buf_addc(b, ' ');
-			addl(b, dy);
+			history_add_int(b, dy);
 		}
 		p->cmd = cmd;
 	}
@@ -2264,8 +2129,8 @@ site_free(struct site *s)
 		cJSON_Delete(s->cps[i]);
 	for (size_t i = 0; i < s->nabs; i++)
 		cJSON_Delete(s->abs[i]);
-	free(s->pool);
-	free(s->paths);
+	strset_free(&s->pool);
+	strset_free(&s->paths);
 	free(s->c);
 	free(s->sorted);
 	free(s->ch);
