@@ -328,7 +328,7 @@ test_limits(void)
 
 	/* rusage: the CPU time it used. */
 	memset(&s, 0, sizeof s);
-	rc = capture_sh("i=0; while [ $i -lt 50000 ]; do i=$((i+1)); done", &s, NULL, NULL, &r);
+	rc = capture_sh("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done", &s, NULL, NULL, &r);
 	ok(rc == 0 && r.cpu_seconds > 0.05 && r.cpu_seconds <= r.seconds * 1.5 + 0.05,
 	    "CPU seconds counted (%.3f of %.3f s)", r.cpu_seconds, r.seconds);
 }
