@@ -569,12 +569,13 @@ lane_shown() {
 
 # lane_seedable ARTIFACT: the normalized ARTIFACT (the reference's
 # two-space layout) is from a run perf-seed takes as a source: scheduled
-# main, branch main, scope full, no pull request.
+# main, branch main, scope full, no pull request. One read of the file.
 lane_seedable() {
-	grep -q '^  "run_source": "scheduled_main",\?$' "$1" &&
-		grep -q '^  "branch": "main",\?$' "$1" &&
-		grep -q '^  "test_scope": "full",\?$' "$1" &&
-		grep -q '^  "pr_number": "",\?$' "$1"
+	awk '/^  "run_source": "scheduled_main",?$/ { s = 1 }
+		/^  "branch": "main",?$/ { b = 1 }
+		/^  "test_scope": "full",?$/ { t = 1 }
+		/^  "pr_number": "",?$/ { p = 1 }
+		END { exit !(s && b && t && p) }' "$1"
 }
 
 # lane_site: with --site-publish, on scheduled main runs after the upload,

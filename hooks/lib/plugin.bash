@@ -167,12 +167,13 @@ plugin_lane_args() {
 	plugin_list CONFIGS | grep -v '^$' || true
 }
 
-# plugin_bisect_args: perf-bisect's arguments for the plugin's options (the
-# configs must be files) and the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD
+# plugin_bisect_args REPORTS: perf-bisect's arguments (its report into the
+# reports directory REPORTS) for the plugin's options (the configs must be
+# files) and the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD
 # (else the build's meta-data perf-bisect-good and perf-bisect-bad) and
 # PERF_BISECT_SETUP, one per line; non-zero after saying what is missing.
 plugin_bisect_args() {
-	local configs reports v good=${PERF_BISECT_GOOD:-} bad=${PERF_BISECT_BAD:-}
+	local reports=$1 configs v good=${PERF_BISECT_GOOD:-} bad=${PERF_BISECT_BAD:-}
 	# Else the build's meta-data, as a trigger from a change point sets it.
 	[ -n "$good" ] || good=$(buildkite-agent meta-data get perf-bisect-good 2>/dev/null) || good=
 	[ -n "$bad" ] || bad=$(buildkite-agent meta-data get perf-bisect-bad 2>/dev/null) || bad=
@@ -190,7 +191,6 @@ plugin_bisect_args() {
 		echo "perfkite: plugin option 'bisect' needs configs to be config files, not '$v'" >&2
 		return 2
 	done <<<"$configs"
-	reports=$(plugin_reports)
 	printf '%s\n' --good "$good" --bad "$bad" -o "$reports/bisect_report.json" --md
 	[ -z "${PERF_BISECT_SETUP:-}" ] || printf '%s\n' --setup "$PERF_BISECT_SETUP"
 	v=$(plugin_option STORE)
@@ -207,18 +207,17 @@ plugin_bisect_args() {
 # the progress's place, its report among the artifacts; returns its status
 # (3: the change did not reproduce).
 plugin_bisect() {
-	local root=$1 reports out st=0
+	local root=$1 reports out
 	local -a args
-	out=$(plugin_bisect_args) || return 2
-	mapfile -t args <<<"$out"
 	reports=$(plugin_reports)
+	out=$(plugin_bisect_args "$reports") || return 2
+	mapfile -t args <<<"$out"
 	mkdir -p "$reports" || return 2
 	echo "--- perf-bisect ${args[1]}..${args[3]}"
 	# With --md its progress lines are on standard error.
 	PATH="$root/bin:$PATH" perf-bisect "${args[@]}" 2>&1 >"$reports/annotation.md" |
 		plugin_bisect_progress "${args[1]}" "${args[3]}"
-	st=${PIPESTATUS[0]}
-	return "$st"
+	return "${PIPESTATUS[0]}"
 }
 
 # plugin_bisect_progress GOOD BAD: perf-bisect's progress (its JSON lines
