@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/canon.h"
 #include "core/err.h"
+#include "core/fd.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
@@ -2041,18 +2042,8 @@ put(const char *dir, const char *name, const buf *b)
 {
 	char *path = easprintf("%s/%s", dir, name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	size_t off = 0;
-	bool ok = fd >= 0;
+	bool ok = fd >= 0 && fd_write_all(fd, b->s, b->len) == 0;
 
-	while (ok && off < b->len) {
-		ssize_t w = write(fd, b->s + off, b->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			ok = false;
-		else
-			off += (size_t)w;
-	}
 	if (fd >= 0 && close(fd) != 0)
 		ok = false;
 	if (!ok)
