@@ -747,9 +747,9 @@ two(buf *b, int v)
 
 /*
  * A UTC time in the form strftime() gives it, for the forms of this file
- * (%Y %m %d %H %M %S and plain characters): the civil date by arithmetic
- * (Hinnant's days-to-civil), without gmtime's and strftime's cost on
- * every record; strftime() for a year outside 0 to 9999.
+ * (%Y %m %d %H %M %S and plain characters): the fields from
+ * isotime_fields(), without gmtime's and strftime's cost on every record;
+ * strftime() for a year outside 0 to 9999.
  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -757,28 +757,14 @@ static void
 fmt_time(buf *b, int64_t us, const char *form)
 {
 	time_t t = (time_t)(us / 1000000);
-	int64_t days, z, era, doe, yoe, doy, mp, sec;
-	int y, mo, d;
+	int y, mo, d, h, mi, sec, frac;
 
 	if (us == ISOTIME_MIN) {
 		buf_adds(b, "no time");
 		return;
 	}
-	days = (int64_t)t / 86400;
-	sec = (int64_t)t % 86400;
-	if (sec < 0) {
-		sec += 86400;
-		days--;
-	}
-	z = days + 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	mo = (int)(mp < 10 ? mp + 3 : mp - 9);
-	y = (int)(yoe + era * 400 + (mo <= 2));
+	/* Whole seconds toward zero, as t is. */
+	isotime_fields((int64_t)t * 1000000, &y, &mo, &d, &h, &mi, &sec, &frac);
 	if (y < 0 || y > 9999) {
 		struct tm tm;
 		char str[64];
@@ -797,9 +783,9 @@ fmt_time(buf *b, int64_t us, const char *form)
 		case 'Y': two(b, y / 100); two(b, y % 100); break;
 		case 'm': two(b, mo); break;
 		case 'd': two(b, d); break;
-		case 'H': two(b, (int)(sec / 3600)); break;
-		case 'M': two(b, (int)(sec / 60 % 60)); break;
-		case 'S': two(b, (int)(sec % 60)); break;
+		case 'H': two(b, h); break;
+		case 'M': two(b, mi); break;
+		case 'S': two(b, sec); break;
 		default: buf_addc(b, '%'); buf_addc(b, *f);
 		}
 	}
