@@ -21,6 +21,7 @@
 #include "lane/dashboard.h"
 #include "core/err.h"
 #include "lane/store/git_command.h"
+#include "lane/history_view.h"
 #include "lane/identity.h"
 #include "core/isotime.h"
 #include "core/json.h"
@@ -413,9 +414,7 @@ failing(const cJSON *rec)
 {
 	const cJSON *s = json_get(rec, "comparison_status");
 
-	return cJSON_IsString(s) && (strcmp(s->valuestring, "REGRESSION") == 0 ||
-	    strcmp(s->valuestring, "RECIPE_MISMATCH") == 0 ||
-	    strcmp(s->valuestring, "INFRA_ERROR") == 0);
+	return cJSON_IsString(s) && history_failing(s->valuestring);
 }
 
 static void

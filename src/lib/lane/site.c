@@ -730,13 +730,6 @@ place_changes(struct site *s)
 
 /* ---- writing ---- */
 
-static bool
-failing(const char *st)
-{
-	return strcmp(st, "REGRESSION") == 0 || strcmp(st, "RECIPE_MISMATCH") == 0 ||
-	    strcmp(st, "INFRA_ERROR") == 0;
-}
-
 /* Two digits of v (0 to 99). */
 static void
 two(buf *b, int v)
@@ -1197,7 +1190,7 @@ scheduled_failure(const struct site *s, const struct cohort *c)
 	for (size_t i = c->n; i-- > 0;) {
 		const struct srec *r = &s->r[c->rows[i]];
 		if (strcmp(r->src, "scheduled_main") == 0)
-			return failing(r->status) ? r : NULL;
+			return history_failing(r->status) ? r : NULL;
 	}
 	return NULL;
 }
@@ -1661,7 +1654,7 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 		buf_adds(b, "<td>");
 		statuses(b, r);
 		buf_adds(b, "<td>");
-		if (failing(r->status)) {
+		if (history_failing(r->status)) {
 			char *cut = strlen(r->reason) > 300 ? easprintf("%.297s...", r->reason) : NULL;
 			esc(b, cut != NULL ? cut : r->reason);
 			free(cut);
