@@ -21,6 +21,7 @@
 #include "lane/dashboard.h"
 #include "core/err.h"
 #include "lane/store/git_command.h"
+#include "lane/history_view.h"
 #include "lane/identity.h"
 #include "core/isotime.h"
 #include "core/json.h"
@@ -29,6 +30,7 @@
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "core/stats.h"
+#include "core/xml.h"
 #include "lane/store/read.h"
 
 static struct {
@@ -105,23 +107,6 @@ pystr_key(buf *b, const cJSON *rec, const char *key)
 		json_pystr(b, v);
 }
 
-/*
- * Text in a table cell: newlines to spaces and "|" to "/" (the reference
- * does so for Status and Status Detail; here every cell), and "<" as
- * "&lt;" so that no value from a record becomes markup in an annotation.
- */
-static void
-md_text(buf *b, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		switch (s[i]) {
-		case '\n': case '\r': buf_addc(b, ' '); break;
-		case '|': buf_addc(b, '/'); break;
-		case '<': buf_adds(b, "&lt;"); break;
-		default: buf_addc(b, s[i]);
-		}
-}
-
 /* str() of a value in a cell ("" for NULL). */
 static void
 cell_text(buf *b, const cJSON *v)
@@ -130,7 +115,7 @@ cell_text(buf *b, const cJSON *v)
 
 	if (v != NULL)
 		json_pystr(&t, v);
-	md_text(b, t.s != NULL ? t.s : "", t.len);
+	xml_md_text(b, t.s != NULL ? t.s : "");
 	buf_free(&t);
 }
 
@@ -141,7 +126,7 @@ cell_key(buf *b, const cJSON *rec, const char *key)
 	buf t = BUF_INIT;
 
 	pystr_key(&t, rec, key);
-	md_text(b, t.s, t.len);
+	xml_md_text(b, t.s != NULL ? t.s : "");
 	buf_free(&t);
 }
 
@@ -429,9 +414,7 @@ failing(const cJSON *rec)
 {
 	const cJSON *s = json_get(rec, "comparison_status");
 
-	return cJSON_IsString(s) && (strcmp(s->valuestring, "REGRESSION") == 0 ||
-	    strcmp(s->valuestring, "RECIPE_MISMATCH") == 0 ||
-	    strcmp(s->valuestring, "INFRA_ERROR") == 0);
+	return cJSON_IsString(s) && history_failing(s->valuestring);
 }
 
 static void
@@ -722,7 +705,7 @@ stability_md(buf *b, const struct cohort *c, int m, const struct stab_row *r)
 	char t1[NUM_BUFSZ], t2[NUM_BUFSZ], t3[NUM_BUFSZ], t4[NUM_BUFSZ];
 
 	buf_adds(b, "| ");
-	md_text(b, c->label, strlen(c->label));
+	xml_md_text(b, c->label);
 	buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, r->n,
 	    num_fixed(t1, r->med, metric_table[m].precision),
 	    num_fixed(t2, r->lo, metric_table[m].precision),
@@ -934,7 +917,7 @@ md_decide(buf *b, const struct batch *in, bool accept_only)
 		buf_adds(b, " | ");
 		cell_key(b, rec, "gpu_type");
 		buf_addf(b, " | %s | `", st);
-		md_text(b, cmd.s, cmd.len);
+		xml_md_text(b, cmd.s);
 		buf_adds(b, "` |\n");
 		free(path);
 		free(rel);

@@ -121,6 +121,10 @@ main(void)
 		ok(history_web_url(cJSON_GetObjectItemCaseSensitive(rec, "c")), "HTTPS:// is");
 		ok(!history_web_url(f[2]), "nor is a list");
 		ok(history_success(NULL) && !history_success(f[1]), "success: missing is true, null false");
+		ok(history_failing("REGRESSION") && history_failing("RECIPE_MISMATCH") &&
+		    history_failing("INFRA_ERROR"), "the three failing statuses fail");
+		ok(!history_failing("PASS") && !history_failing("") && !history_failing("regression"),
+		    "others, none and another case do not");
 		ok(history_eligible(NULL, NULL) && !history_eligible(NULL, f[3]) &&
 		    !history_eligible(f[1], NULL), "eligible: by default only without run_source");
 		cJSON_Delete(rec);

@@ -1115,13 +1115,6 @@ badge(buf *b, const char *status)
 	buf_adds(b, "</span>");
 }
 
-static bool
-failing_status(const char *s)
-{
-	return strcmp(s, "REGRESSION") == 0 || strcmp(s, "RECIPE_MISMATCH") == 0 ||
-	    strcmp(s, "INFRA_ERROR") == 0;
-}
-
 /* The page's head, its summary line and the legend of the markers. */
 static void
 page_head(buf *out, const struct dash *d)
@@ -1277,7 +1270,7 @@ render(struct dash *d, buf *out, size_t markers, size_t line_points, bool links)
 	order = emalloc((d->ngroups + 1) * sizeof *order);
 	for (int pass = 0; pass < 2; pass++)
 		for (i = 0; i < d->ngroups; i++)
-			if (failing_status(latest(d, &d->groups[i])->status) == (pass == 0))
+			if (history_failing(latest(d, &d->groups[i])->status) == (pass == 0))
 				order[no++] = i;
 	page_head(out, d);
 	if (d->ngroups > 0)

@@ -137,6 +137,13 @@ history_success(const cJSON *success)
 }
 
 bool
+history_failing(const char *status)
+{
+	return strcmp(status, "REGRESSION") == 0 || strcmp(status, "RECIPE_MISMATCH") == 0 ||
+	    strcmp(status, "INFRA_ERROR") == 0;
+}
+
+bool
 history_eligible(const cJSON *eligible, const cJSON *run_source)
 {
 	return cJSON_IsTrue(eligible) || (eligible == NULL && run_source == NULL);

@@ -68,6 +68,9 @@ bool history_web_url(const cJSON *v);
 /* A record's success: a missing one counts as true. */
 bool history_success(const cJSON *success);
 
+/* Whether a comparison_status fails the run: REGRESSION, RECIPE_MISMATCH, INFRA_ERROR. */
+bool history_failing(const char *status);
+
 /* baseline_eligible, or, in a record with neither it nor run_source, true. */
 bool history_eligible(const cJSON *eligible, const cJSON *run_source);
 

@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/canon.h"
 #include "core/err.h"
+#include "core/fd.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
@@ -729,13 +730,6 @@ place_changes(struct site *s)
 
 /* ---- writing ---- */
 
-static bool
-failing(const char *st)
-{
-	return strcmp(st, "REGRESSION") == 0 || strcmp(st, "RECIPE_MISMATCH") == 0 ||
-	    strcmp(st, "INFRA_ERROR") == 0;
-}
-
 /* Two digits of v (0 to 99). */
 static void
 two(buf *b, int v)
@@ -746,9 +740,9 @@ two(buf *b, int v)
 
 /*
  * A UTC time in the form strftime() gives it, for the forms of this file
- * (%Y %m %d %H %M %S and plain characters): the civil date by arithmetic
- * (Hinnant's days-to-civil), without gmtime's and strftime's cost on
- * every record; strftime() for a year outside 0 to 9999.
+ * (%Y %m %d %H %M %S and plain characters): the fields from
+ * isotime_fields(), without gmtime's and strftime's cost on every record;
+ * strftime() for a year outside 0 to 9999.
  */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
@@ -756,28 +750,14 @@ static void
 fmt_time(buf *b, int64_t us, const char *form)
 {
 	time_t t = (time_t)(us / 1000000);
-	int64_t days, z, era, doe, yoe, doy, mp, sec;
-	int y, mo, d;
+	int y, mo, d, h, mi, sec, frac;
 
 	if (us == ISOTIME_MIN) {
 		buf_adds(b, "no time");
 		return;
 	}
-	days = (int64_t)t / 86400;
-	sec = (int64_t)t % 86400;
-	if (sec < 0) {
-		sec += 86400;
-		days--;
-	}
-	z = days + 719468;
-	era = (z >= 0 ? z : z - 146096) / 146097;
-	doe = z - era * 146097;
-	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	mp = (5 * doy + 2) / 153;
-	d = (int)(doy - (153 * mp + 2) / 5 + 1);
-	mo = (int)(mp < 10 ? mp + 3 : mp - 9);
-	y = (int)(yoe + era * 400 + (mo <= 2));
+	/* Whole seconds toward zero, as t is. */
+	isotime_fields((int64_t)t * 1000000, &y, &mo, &d, &h, &mi, &sec, &frac);
 	if (y < 0 || y > 9999) {
 		struct tm tm;
 		char str[64];
@@ -796,20 +776,14 @@ fmt_time(buf *b, int64_t us, const char *form)
 		case 'Y': two(b, y / 100); two(b, y % 100); break;
 		case 'm': two(b, mo); break;
 		case 'd': two(b, d); break;
-		case 'H': two(b, (int)(sec / 3600)); break;
-		case 'M': two(b, (int)(sec / 60 % 60)); break;
-		case 'S': two(b, (int)(sec % 60)); break;
+		case 'H': two(b, h); break;
+		case 'M': two(b, mi); break;
+		case 'S': two(b, sec); break;
 		default: buf_addc(b, '%'); buf_addc(b, *f);
 		}
 	}
 }
 #pragma GCC diagnostic pop
-
-static void
-esc(buf *b, const char *str)
-{
-	xml_escape(b, str);
-}
 
 /* A number for a page: up to prec decimals, no trailing zeros. */
 static void
@@ -907,7 +881,7 @@ page_head(buf *b, const struct site *s, const char *title, const char *root)
 {
 	buf_adds(b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\">"
 	    "<meta name=\"viewport\" content=\"width=device-width\"><title>");
-	esc(b, title);
+	xml_escape(b, title);
 	buf_adds(b, "</title>\n");
 	if (root != NULL)
 		buf_addf(b, "<link rel=\"alternate\" type=\"application/atom+xml\" "
@@ -915,9 +889,9 @@ page_head(buf *b, const struct site *s, const char *title, const char *root)
 	buf_addf(b, "<link rel=\"stylesheet\" href=\"%ssite.css\">\n</head>\n<body>\n"
 	    "<nav><a href=\"%sindex.html\">Overview</a><a href=\"%schanges.html\">Change points"
 	    "</a><a href=\"%sfeed.xml\">Feed</a></nav>\n<h1>", root, root, root, root);
-	esc(b, title);
+	xml_escape(b, title);
 	buf_adds(b, "</h1>\n<p class=\"meta\">");
-	esc(b, s->title);
+	xml_escape(b, s->title);
 	buf_adds(b, ", generated ");
 	fmt_time(b, s->now, "%Y-%m-%d %H:%M UTC");
 	buf_adds(b, "</p>\n");
@@ -934,9 +908,9 @@ static void
 badge(buf *b, const char *status)
 {
 	buf_adds(b, "<b class=\"st ");
-	esc(b, status);
+	xml_escape(b, status);
 	buf_adds(b, "\">");
-	esc(b, *status ? status : "no status");
+	xml_escape(b, *status ? status : "no status");
 	buf_adds(b, "</b>");
 }
 
@@ -970,7 +944,7 @@ static void
 commit_link(buf *b, const char *prefix, const struct cohort *c, const char *commit)
 {
 	buf_addf(b, "<a href=\"%sc/%s.html#", prefix, c->id);
-	esc(b, commit);
+	xml_escape(b, commit);
 	buf_adds(b, "\">");
 	buf_add(b, commit, strlen(commit) > 7 ? 7 : strlen(commit));
 	buf_adds(b, "</a>");
@@ -980,7 +954,7 @@ static void
 cohort_link(buf *b, const char *prefix, const struct cohort *c)
 {
 	buf_addf(b, "<a href=\"%sc/%s.html\">", prefix, c->id);
-	esc(b, c->label);
+	xml_escape(b, c->label);
 	buf_adds(b, "</a>");
 }
 
@@ -1014,7 +988,7 @@ options(buf *b, const char *label, const char *name, const char **v, size_t n)
 	buf_addf(b, "<label>%s <select name=\"%s\"><option value=\"\">all</option>", label, name);
 	for (size_t i = 0; i < n; i++) {
 		buf_adds(b, "<option>");
-		esc(b, v[i]);
+		xml_escape(b, v[i]);
 		buf_adds(b, "</option>");
 	}
 	buf_adds(b, "</select></label>");
@@ -1124,13 +1098,13 @@ row_data(buf *b, const char *model, const char *gpu, const char *sources, bool e
 {
 	if (model != NULL) {
 		buf_adds(b, " data-m=\"|");
-		esc(b, model);
+		xml_escape(b, model);
 		buf_adds(b, "|\" data-g=\"|");
-		esc(b, gpu);
+		xml_escape(b, gpu);
 		buf_adds(b, "|\"");
 	}
 	buf_adds(b, " data-s=\"");
-	esc(b, sources);
+	xml_escape(b, sources);
 	buf_addf(b, "\" data-e=\"|%s|\"", eligible ? "yes" : "no");
 }
 
@@ -1157,9 +1131,9 @@ index_row(buf *b, const struct site *s, const struct cohort *c)
 	buf_adds(b, "><td>");
 	cohort_link(b, "", c);
 	buf_adds(b, "<td>");
-	esc(b, r->model);
+	xml_escape(b, r->model);
 	buf_adds(b, "<td>");
-	esc(b, r->gpu);
+	xml_escape(b, r->gpu);
 	buf_adds(b, "<td>");
 	statuses(b, r);
 	for (int m = 0; m < METRIC_COUNT; m++)
@@ -1210,7 +1184,7 @@ scheduled_failure(const struct site *s, const struct cohort *c)
 	for (size_t i = c->n; i-- > 0;) {
 		const struct srec *r = &s->r[c->rows[i]];
 		if (strcmp(r->src, "scheduled_main") == 0)
-			return failing(r->status) ? r : NULL;
+			return history_failing(r->status) ? r : NULL;
 	}
 	return NULL;
 }
@@ -1289,7 +1263,7 @@ attention(buf *b, const struct site *s)
 			buf_adds(b, "</td><td>");
 			change_text(b, e->h);
 			buf_adds(b, ", ");
-			esc(b, e->h->state);
+			xml_escape(b, e->h->state);
 			break;
 		case 1:
 			buf_adds(b, "<span class=\"w\">scheduled run failed</span></td><td>");
@@ -1300,7 +1274,7 @@ attention(buf *b, const struct site *s)
 			{
 				char *cut = strlen(e->r->reason) > 200 ?
 				    easprintf("%.197s...", e->r->reason) : NULL;
-				esc(b, cut != NULL ? cut : e->r->reason);
+				xml_escape(b, cut != NULL ? cut : e->r->reason);
 				free(cut);
 			}
 			break;
@@ -1490,7 +1464,7 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 	buf_addf(b, "<figure id=\"m-%s\"><figcaption>%s (%s)</figcaption>"
 	    "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", metric_table[m].key,
 	    metric_table[m].label, units[m], CW, CH);
-	esc(b, c->label);
+	xml_escape(b, c->label);
 	buf_addf(b, ": %s</title><path class=\"g\" d=\"", metric_table[m].key);
 	for (int t = 0; t < ya.n; t++)
 		buf_addf(b, "M%.0f %.1fH%.0f", PL, y_of(&ya, ya.v[t]), CW - PR);
@@ -1599,10 +1573,10 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			open = true;
 			buf_adds(b, "<a href=\"");
 			if (r->url != NULL)
-				esc(b, r->url);
+				xml_escape(b, r->url);
 			else {
 				buf_addc(b, '#');
-				esc(b, r->commit);
+				xml_escape(b, r->commit);
 			}
 			buf_adds(b, "\"><circle cx=\"");
 			icoord(b, x_of(k, n));
@@ -1616,7 +1590,7 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			buf_addc(b, ' ');
 			num_text(b, r->v[m], prec > 3 ? prec : 3);
 			buf_addf(b, " %s ", units[m]);
-			esc(b, *r->status ? r->status : "no status");
+			xml_escape(b, *r->status ? r->status : "no status");
 			buf_adds(b, "</title></circle></a>");
 		}
 		if (open)
@@ -1647,7 +1621,7 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 		buf_adds(b, "<tr");
 		if (r->anchor) {
 			buf_adds(b, " id=\"");
-			esc(b, r->commit);
+			xml_escape(b, r->commit);
 			buf_adds(b, "\"");
 		}
 		buf_adds(b, "><td>");
@@ -1655,13 +1629,13 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 		buf_adds(b, "<td>");
 		if (r->url != NULL) {
 			buf_adds(b, "<a href=\"");
-			esc(b, r->url);
+			xml_escape(b, r->url);
 			buf_adds(b, "\">");
 		}
 		buf_add(b, *r->commit ? r->commit : "unknown",
 		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
 		buf_adds(b, r->url != NULL ? "</a><td>" : "<td>");
-		esc(b, *r->src ? r->src : "unknown");
+		xml_escape(b, *r->src ? r->src : "unknown");
 		buf_addf(b, "<td>%s", r->eligible ? "yes" : "no");
 		for (int m = 0; m < METRIC_COUNT; m++) {
 			if (!s->column[m])
@@ -1674,9 +1648,9 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 		buf_adds(b, "<td>");
 		statuses(b, r);
 		buf_adds(b, "<td>");
-		if (failing(r->status)) {
+		if (history_failing(r->status)) {
 			char *cut = strlen(r->reason) > 300 ? easprintf("%.297s...", r->reason) : NULL;
-			esc(b, cut != NULL ? cut : r->reason);
+			xml_escape(b, cut != NULL ? cut : r->reason);
 			free(cut);
 		}
 		buf_addc(b, '\n');
@@ -1739,9 +1713,9 @@ ab_table(buf *b, const struct site *s, const struct cohort *c)
 			    "<th>Verdict</th></tr></thead><tbody>\n");
 		any = true;
 		buf_adds(b, "<tr><td>");
-		esc(b, s->ab[i].file);
+		xml_escape(b, s->ab[i].file);
 		buf_adds(b, "</td><td>");
-		esc(b, json_str(e, "metric") ? json_str(e, "metric") : "");
+		xml_escape(b, json_str(e, "metric") ? json_str(e, "metric") : "");
 		buf_adds(b, "</td><td class=\"n\">");
 		if (cJSON_IsNumber(json_get(e, "pairs")))
 			buf_addf(b, "%d", json_get(e, "pairs")->valueint);
@@ -1754,7 +1728,7 @@ ab_table(buf *b, const struct site *s, const struct cohort *c)
 			buf_adds(b, num_fixed(t, json_get(iv, "high")->valuedouble, 4));
 		}
 		buf_adds(b, "</td><td>");
-		esc(b, json_str(e, "verdict") ? json_str(e, "verdict") : "");
+		xml_escape(b, json_str(e, "verdict") ? json_str(e, "verdict") : "");
 		buf_adds(b, "</td></tr>\n");
 	}
 	if (any)
@@ -1768,15 +1742,15 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 
 	page_head(b, s, c->label, "../");
 	buf_adds(b, "<p>");
-	esc(b, r->model);
+	xml_escape(b, r->model);
 	buf_adds(b, " | ");
-	esc(b, r->gpu);
+	xml_escape(b, r->gpu);
 	buf_addf(b, " &middot; %zu record%s &middot; latest ", c->n, c->n == 1 ? "" : "s");
 	statuses(b, r);
 	buf_addf(b, " &middot; <a href=\"../data/%s.json\">data</a></p>\n<table><tbody>", c->id);
 	for (int k = 0; k < IDENTITY_KEYS; k++) {
 		buf_addf(b, "<tr><th>%s</th><td><code>", identity_keys[k]);
-		esc(b, *c->key[3 + k] ? c->key[3 + k] : "(missing)");
+		xml_escape(b, *c->key[3 + k] ? c->key[3 + k] : "(missing)");
 		buf_adds(b, "</code></td></tr>");
 	}
 	buf_adds(b, "</tbody></table>\n");
@@ -1809,7 +1783,7 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 			commit_link(b, "../", c, json_str(h->cp, "commit_sha") ?
 			    json_str(h->cp, "commit_sha") : "");
 			buf_adds(b, ", ");
-			esc(b, h->state);
+			xml_escape(b, h->state);
 			buf_adds(b, "</li>\n");
 		}
 		if (any)
@@ -1848,7 +1822,7 @@ changes_page(buf *b, const struct site *s)
 		if (c != NULL)
 			cohort_link(b, "", c);
 		else {
-			esc(b, json_str(h->cp, "model_id") ? json_str(h->cp, "model_id") : "");
+			xml_escape(b, json_str(h->cp, "model_id") ? json_str(h->cp, "model_id") : "");
 			buf_adds(b, " (not in the store)");
 		}
 		buf_addf(b, "</td><td>%s</td><td class=\"n\" data-v=\"%s\"><span class=\"%s\">%s "
@@ -1869,7 +1843,7 @@ changes_page(buf *b, const struct site *s)
 		if (*commit != '\0' && c != NULL)
 			commit_link(b, "", c, commit);
 		buf_adds(b, "</td><td>");
-		esc(b, h->state);
+		xml_escape(b, h->state);
 		buf_adds(b, "</td></tr>\n");
 	}
 	buf_adds(b, "</tbody></table>\n");
@@ -1888,15 +1862,15 @@ feed_entry(buf *b, const char *id, const char *title, const struct cohort *c,
     const char *commit, int64_t when, const char *summary)
 {
 	buf_adds(b, "<entry><id>");
-	esc(b, id);
+	xml_escape(b, id);
 	buf_adds(b, "</id><title>");
-	esc(b, title);
+	xml_escape(b, title);
 	buf_addf(b, "</title><link href=\"c/%s.html#", c->id);
-	esc(b, commit);
+	xml_escape(b, commit);
 	buf_adds(b, "\"/><updated>");
 	atom_time(b, when);
 	buf_adds(b, "</updated><summary>");
-	esc(b, summary);
+	xml_escape(b, summary);
 	buf_adds(b, "</summary></entry>\n");
 }
 
@@ -1916,7 +1890,7 @@ feed(buf *b, const struct site *s)
 	canon_sha256_hex(s->title, strlen(s->title), hex);
 	buf_adds(b, "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n"
 	    "<feed xmlns=\"http://www.w3.org/2005/Atom\">\n<title>");
-	esc(b, s->title);
+	xml_escape(b, s->title);
 	buf_addf(b, ": regressions</title><id>urn:perfkite:site:%.16s</id><updated>", hex);
 	atom_time(b, updated);
 	buf_adds(b, "</updated><author><name>perfkite</name></author>"
@@ -2041,18 +2015,8 @@ put(const char *dir, const char *name, const buf *b)
 {
 	char *path = easprintf("%s/%s", dir, name);
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-	size_t off = 0;
-	bool ok = fd >= 0;
+	bool ok = fd >= 0 && fd_write_all(fd, b->s, b->len) == 0;
 
-	while (ok && off < b->len) {
-		ssize_t w = write(fd, b->s + off, b->len - off);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			ok = false;
-		else
-			off += (size_t)w;
-	}
 	if (fd >= 0 && close(fd) != 0)
 		ok = false;
 	if (!ok)
