@@ -634,8 +634,8 @@ baseline_since(const struct current *c)
 	for (int i = 0; i < METRIC_COUNT; i++) {
 		const struct decision *x = c->accept[i];
 
-		if (x != NULL && (a == NULL || x->record_instant > a->record_instant ||
-		    (x->record_instant == a->record_instant && strcmp(x->record, a->record) > 0)))
+		if (x != NULL && (a == NULL || decision_order(x->record_instant, x->record,
+		    a->record_instant, a->record) > 0))
 			a = x;
 	}
 	for (int i = 0; i < METRIC_COUNT; i++)

@@ -75,6 +75,11 @@ main(void)
 	int64_t t;
 
 	err_init("test_decision");
+	/* Window order: by instant, then by store path. */
+	ok(decision_order(1, "b", 2, "a") < 0, "an earlier instant comes first");
+	ok(decision_order(2, "a", 1, "b") > 0, "a later instant comes after");
+	ok(decision_order(1, "a", 1, "b") < 0, "one instant: the path decides");
+	ok(decision_order(1, "a", 1, "a") == 0, "the same record is in the same place");
 	/* The object: its id first, 16 hex digits of the rest's canonical SHA-256. */
 	make(&a, DECISION_ACCEPT, "m/41.json", 11, 11, NULL);
 	o = decision_json(&a);

@@ -80,6 +80,12 @@ void decision_free(struct decision *d);
 int decisions_load(const char *dir, struct decisions *ds);
 void decisions_free(struct decisions *ds);
 
+/*
+ * (a, ap) against (b, bp) in window order: by instant, then by store path;
+ * below, at or above 0 like strcmp.
+ */
+int decision_order(int64_t a, const char *ap, int64_t b, const char *bp);
+
 /* The decision with that id, or NULL. */
 const struct decision *decisions_find(const struct decisions *ds, const char *id);
 
