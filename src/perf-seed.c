@@ -2354,9 +2354,7 @@ decide(enum decision_kind kind)
 	isotime_parse(d.when, &d.instant);
 	d.reason = estrdup(opt.reason);
 	d.link = opt.link != NULL ? estrdup(opt.link) : NULL;
-	d.record_instant = ISOTIME_MIN;
-	if (d.record_timestamp != NULL && !isotime_parse(d.record_timestamp, &d.record_instant))
-		d.record_instant = ISOTIME_MIN;
+	decision_set_record_instant(&d);
 	dj = decision_json(&d);
 	if ((rc = check_decision(store_writer_dir(w), &ds, &d)) != 0 ||
 	    (rc = print_decision(store_writer_dir(w), &ds, &d, model, gpu)) != 0)

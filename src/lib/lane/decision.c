@@ -105,6 +105,14 @@ take_string(const cJSON *o, const char *key, bool nullable, char **out)
 	return nullable && (v == NULL || cJSON_IsNull(v));
 }
 
+void
+decision_set_record_instant(struct decision *d)
+{
+	d->record_instant = ISOTIME_MIN;
+	if (d->record_timestamp != NULL && !isotime_parse(d->record_timestamp, &d->record_instant))
+		d->record_instant = ISOTIME_MIN;
+}
+
 char *
 decision_parse(const cJSON *o, struct decision *d)
 {
@@ -154,9 +162,7 @@ decision_parse(const cJSON *o, struct decision *d)
 	}
 	if (!any)
 		return estrdup("a decision names at least one metric");
-	d->record_instant = ISOTIME_MIN;
-	if (d->record_timestamp != NULL && !isotime_parse(d->record_timestamp, &d->record_instant))
-		d->record_instant = ISOTIME_MIN;
+	decision_set_record_instant(d);
 	d->in_force = true;
 	return NULL;
 }

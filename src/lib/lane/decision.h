@@ -65,6 +65,9 @@ cJSON *decision_json(struct decision *d);
 /* The store path of a decision: ".perfkite-decisions/<id>.decision" (new string). */
 char *decision_path(const char *id);
 
+/* d->record_instant from d->record_timestamp: ISOTIME_MIN when none or unparsable. */
+void decision_set_record_instant(struct decision *d);
+
 /*
  * Reads a stored decision; NULL when it is one, or why not (a new string).
  * d's strings become the caller's (decision_free).
