@@ -191,8 +191,12 @@ add_decided(struct current *c, const struct store_hit *h)
 static int
 load_decisions(store *st, struct current *cur, size_t n)
 {
-	if (store_root(st) == NULL || decisions_load(store_root(st), &decisions) != 0)
-		return store_root(st) == NULL ? 0 : -1;
+	const char *root = store_root(st);
+
+	if (root == NULL)
+		return 0;
+	if (decisions_load(root, &decisions) != 0)
+		return -1;
 	for (size_t i = 0; i < n && decisions.n > 0; i++) {
 		if (!cur[i].id.complete)
 			continue;
@@ -252,13 +256,8 @@ lookup_history(struct current *cur, size_t n, char **raised)
 			rc = -1;
 		else {
 			store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
-			if (load_decisions(st, cur, n) != 0) {
-				store_close(st);
-				free(q);
-				free(lk.owner);
-				free(lk.is_cohort);
-				return -1;
-			}
+			/* Decisions that cannot be read: no cohort is decided, nothing scanned. */
+			rc = load_decisions(st, cur, n);
 			/* A cohort with an accept is read whole: the accept decides. */
 			for (size_t j = 0; j < lk.nq; j += 2)
 				if (cur[lk.owner[j]].decided) {
@@ -267,7 +266,8 @@ lookup_history(struct current *cur, size_t n, char **raised)
 				}
 			for (int h = 0; h < opt.nhistories; h++)
 				store_add_stream(st, opt.histories[h]);
-			rc = store_scan(st, q, (int)lk.nq, on_hit, &lk, raised);
+			if (rc == 0)
+				rc = store_scan(st, q, (int)lk.nq, on_hit, &lk, raised);
 			store_close(st);
 		}
 	}
@@ -634,8 +634,8 @@ baseline_since(const struct current *c)
 	for (int i = 0; i < METRIC_COUNT; i++) {
 		const struct decision *x = c->accept[i];
 
-		if (x != NULL && (a == NULL || x->record_instant > a->record_instant ||
-		    (x->record_instant == a->record_instant && strcmp(x->record, a->record) > 0)))
+		if (x != NULL && (a == NULL || decision_order(x->record_instant, x->record,
+		    a->record_instant, a->record) > 0))
 			a = x;
 	}
 	for (int i = 0; i < METRIC_COUNT; i++)

@@ -930,19 +930,11 @@ on_cohort(const struct store_hit *h, void *ctx)
 
 /* The reference's window order: (timestamp, path). */
 static int
-window_cmp(int64_t xi, const char *xp, int64_t yi, const char *yp)
-{
-	if (xi != yi)
-		return xi < yi ? -1 : 1;
-	return strcmp(xp, yp);
-}
-
-static int
 past_cmp(const void *a, const void *b)
 {
 	const struct past *x = a, *y = b;
 
-	return window_cmp(x->instant, x->path, y->instant, y->path);
+	return decision_order(x->instant, x->path, y->instant, y->path);
 }
 
 static void
@@ -1823,7 +1815,7 @@ crec_cmp(const void *a, const void *b)
 {
 	const struct crec *x = a, *y = b;
 
-	return window_cmp(x->instant, x->path, y->instant, y->path);
+	return decision_order(x->instant, x->path, y->instant, y->path);
 }
 
 static void
@@ -2081,9 +2073,8 @@ check_decision(const char *dir, const struct decisions *ds, const struct decisio
 				    decision_kind_name(t->kind), metric_table[m].key, t->record, t->id);
 			else if (d->kind == DECISION_ACCEPT && t->kind == DECISION_ACCEPT &&
 			    t->in_force && decisions_accept(ds, d->identity, m) == t &&
-			    (t->record_instant > d->record_instant ||
-			    (t->record_instant == d->record_instant &&
-			    strcmp(t->record, d->record) > 0)))
+			    decision_order(t->record_instant, t->record, d->record_instant,
+			    d->record) > 0)
 				rc = fail("it contradicts the later accept %s of %s at %s", t->id,
 				    metric_table[m].key, t->record);
 		}
@@ -2363,9 +2354,7 @@ decide(enum decision_kind kind)
 	isotime_parse(d.when, &d.instant);
 	d.reason = estrdup(opt.reason);
 	d.link = opt.link != NULL ? estrdup(opt.link) : NULL;
-	d.record_instant = ISOTIME_MIN;
-	if (d.record_timestamp != NULL && !isotime_parse(d.record_timestamp, &d.record_instant))
-		d.record_instant = ISOTIME_MIN;
+	decision_set_record_instant(&d);
 	dj = decision_json(&d);
 	if ((rc = check_decision(store_writer_dir(w), &ds, &d)) != 0 ||
 	    (rc = print_decision(store_writer_dir(w), &ds, &d, model, gpu)) != 0)

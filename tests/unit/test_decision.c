@@ -75,6 +75,22 @@ main(void)
 	int64_t t;
 
 	err_init("test_decision");
+	/* Window order: by instant, then by store path. */
+	ok(decision_order(1, "b", 2, "a") < 0, "an earlier instant comes first");
+	ok(decision_order(2, "a", 1, "b") > 0, "a later instant comes after");
+	ok(decision_order(1, "a", 1, "b") < 0, "one instant: the path decides");
+	ok(decision_order(1, "a", 1, "a") == 0, "the same record is in the same place");
+	/* The record's instant: ISOTIME_MIN without a readable record_timestamp. */
+	memset(&x, 0, sizeof x);
+	decision_set_record_instant(&x);
+	ok(x.record_instant == ISOTIME_MIN, "no record_timestamp: the oldest instant");
+	x.record_timestamp = (char *)"not a time";
+	decision_set_record_instant(&x);
+	ok(x.record_instant == ISOTIME_MIN, "an unreadable record_timestamp: the oldest instant");
+	x.record_timestamp = (char *)"1970-01-01T00:00:01+00:00";
+	decision_set_record_instant(&x);
+	ok(x.record_instant == 1000000, "a record_timestamp gives its instant");
+	memset(&x, 0, sizeof x);
 	/* The object: its id first, 16 hex digits of the rest's canonical SHA-256. */
 	make(&a, DECISION_ACCEPT, "m/41.json", 11, 11, NULL);
 	o = decision_json(&a);

@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/xml.h"
 #include "lane/identity.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
@@ -19,28 +20,12 @@ cpoints_worse(const cJSON *cp)
 	return strcmp(json_str(cp, "direction"), "worse") == 0;
 }
 
-/*
- * Text for a table cell, as perf-summarize writes its cells: line breaks
- * as spaces, "|" as "/", "<" as "&lt;".
- */
-static void
-esc(buf *out, const char *s)
-{
-	for (; s != NULL && *s; s++)
-		switch (*s) {
-		case '\n': case '\r': buf_addc(out, ' '); break;
-		case '|': buf_addc(out, '/'); break;
-		case '<': buf_adds(out, "&lt;"); break;
-		default: buf_addc(out, *s);
-		}
-}
-
 /* A table cell (no value becomes markup in an annotation). */
 static void
 cell(buf *out, const char *s)
 {
 	buf_addc(out, ' ');
-	esc(out, s);
+	xml_md_text(out, s);
 	buf_adds(out, " |");
 }
 
@@ -93,7 +78,7 @@ short_sha(buf *out, const char *sha)
 	char t[8];
 
 	snprintf(t, sizeof t, "%s", sha != NULL ? sha : "");
-	esc(out, t);
+	xml_md_text(out, t);
 }
 
 /* The cohort of a change point: its identity keys, model and GPU, joined by \x1f. */
@@ -206,7 +191,7 @@ model_label(buf *out, const struct event *ev, size_t ne, size_t i)
 			if (strcmp(json_str(a, identity_keys[k]), json_str(b, identity_keys[k])) != 0)
 				differs[k] = any = true;
 	}
-	esc(out, json_str(a, "model_id"));
+	xml_md_text(out, json_str(a, "model_id"));
 	if (!any)
 		return;
 	buf_adds(out, " (");
@@ -215,9 +200,9 @@ model_label(buf *out, const struct event *ev, size_t ne, size_t i)
 	for (int k = 0; av2 && k < IDENTITY_KEYS; k++)
 		if (differs[k]) {
 			buf_adds(out, kind ? ", " : "");
-			esc(out, identity_keys[k]);
+			xml_md_text(out, identity_keys[k]);
 			buf_addc(out, ' ');
-			esc(out, json_str(a, identity_keys[k]));
+			xml_md_text(out, json_str(a, identity_keys[k]));
 			kind = true;
 		}
 	buf_addc(out, ')');
@@ -249,7 +234,7 @@ change_text(buf *out, const cJSON *cp)
 		buf_addf(out, "%s %s%s%%", cpoints_worse(cp) ? "worse" : "better",
 		    fc->valuedouble >= 0 ? "+" : "", num_fixed(a, fc->valuedouble, 1));
 	else
-		esc(out, json_str(cp, "direction"));
+		xml_md_text(out, json_str(cp, "direction"));
 	buf_adds(out, decided_words(cp));
 	if (tentative(cp))
 		buf_adds(out, ", tentative");
@@ -281,7 +266,7 @@ listed(buf *out, const struct event *e, void (*f)(buf *, const cJSON *))
 static void
 metric_text(buf *out, const cJSON *cp)
 {
-	esc(out, json_str(cp, "metric"));
+	xml_md_text(out, json_str(cp, "metric"));
 }
 
 static void
@@ -385,11 +370,11 @@ drifts(buf *out, const struct event *ev, size_t ne, const cJSON **cps, size_t n)
 		if (e < ne)
 			model_label(out, ev, ne, e);
 		else
-			esc(out, json_str(s[i], "model_id"));
+			xml_md_text(out, json_str(s[i], "model_id"));
 		buf_adds(out, " on ");
-		esc(out, json_str(s[i], "gpu_type"));
+		xml_md_text(out, json_str(s[i], "gpu_type"));
 		buf_adds(out, ", ");
-		esc(out, json_str(s[i], "metric"));
+		xml_md_text(out, json_str(s[i], "metric"));
 		buf_addf(out, ": %s %s%s%% over %zu steps, %s → %s, ",
 		    cpoints_worse(s[i]) ? "worse" : "better", total >= 0 ? "+" : "",
 		    num_fixed(a, total, 1), j - i,

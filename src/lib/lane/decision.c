@@ -105,6 +105,14 @@ take_string(const cJSON *o, const char *key, bool nullable, char **out)
 	return nullable && (v == NULL || cJSON_IsNull(v));
 }
 
+void
+decision_set_record_instant(struct decision *d)
+{
+	d->record_instant = ISOTIME_MIN;
+	if (d->record_timestamp != NULL && !isotime_parse(d->record_timestamp, &d->record_instant))
+		d->record_instant = ISOTIME_MIN;
+}
+
 char *
 decision_parse(const cJSON *o, struct decision *d)
 {
@@ -154,9 +162,7 @@ decision_parse(const cJSON *o, struct decision *d)
 	}
 	if (!any)
 		return estrdup("a decision names at least one metric");
-	d->record_instant = ISOTIME_MIN;
-	if (d->record_timestamp != NULL && !isotime_parse(d->record_timestamp, &d->record_instant))
-		d->record_instant = ISOTIME_MIN;
+	decision_set_record_instant(d);
 	d->in_force = true;
 	return NULL;
 }
@@ -275,6 +281,14 @@ decisions_free(struct decisions *ds)
 	memset(ds, 0, sizeof *ds);
 }
 
+int
+decision_order(int64_t a, const char *ap, int64_t b, const char *bp)
+{
+	if (a != b)
+		return a < b ? -1 : 1;
+	return strcmp(ap, bp);
+}
+
 const struct decision *
 decisions_find(const struct decisions *ds, const char *id)
 {
@@ -320,9 +334,8 @@ decisions_accept(const struct decisions *ds, char *const *v, int m)
 		/* The newest decision on a record wins: an older accept there is superseded. */
 		if (decisions_latest(ds, v, m, d->record) != d)
 			continue;
-		if (best == NULL || d->record_instant > best->record_instant ||
-		    (d->record_instant == best->record_instant &&
-		    strcmp(d->record, best->record) > 0))
+		if (best == NULL || decision_order(d->record_instant, d->record,
+		    best->record_instant, best->record) > 0)
 			best = d;
 	}
 	return best;
@@ -334,23 +347,13 @@ decision_admits(const struct decision *a, int64_t instant, const char *path,
 {
 	const cJSON *st = json_get(rec, "comparison_status"), *rs = json_get(rec, "run_source");
 
-	if (instant < a->record_instant ||
-	    (instant == a->record_instant && strcmp(path, a->record) < 0))
+	if (decision_order(instant, path, a->record_instant, a->record) < 0)
 		return false;
 	if (strcmp(path, a->record) == 0 || eligible)
 		return true;
 	return cJSON_IsString(st) && strcmp(st->valuestring, "REGRESSION") == 0 &&
 	    cJSON_IsString(rs) && strcmp(rs->valuestring, "scheduled_main") == 0 &&
 	    instant < a->instant;
-}
-
-/* (a, ap) against (b, bp) in window order. */
-static int
-order(int64_t a, const char *ap, int64_t b, const char *bp)
-{
-	if (a != b)
-		return a < b ? -1 : 1;
-	return strcmp(ap, bp);
 }
 
 const struct decision *
@@ -362,8 +365,8 @@ decisions_accept_between(const struct decisions *ds, char *const *v, int m, int6
 
 		if (d->in_force && d->kind == DECISION_ACCEPT && d->metric[m] &&
 		    decision_on(d, v) && decisions_latest(ds, v, m, d->record) == d &&
-		    order(d->record_instant, d->record, lo, lo_path) > 0 &&
-		    order(d->record_instant, d->record, hi, hi_path) <= 0)
+		    decision_order(d->record_instant, d->record, lo, lo_path) > 0 &&
+		    decision_order(d->record_instant, d->record, hi, hi_path) <= 0)
 			return d;
 	}
 	return NULL;

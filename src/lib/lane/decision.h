@@ -65,6 +65,9 @@ cJSON *decision_json(struct decision *d);
 /* The store path of a decision: ".perfkite-decisions/<id>.decision" (new string). */
 char *decision_path(const char *id);
 
+/* d->record_instant from d->record_timestamp: ISOTIME_MIN when none or unparsable. */
+void decision_set_record_instant(struct decision *d);
+
 /*
  * Reads a stored decision; NULL when it is one, or why not (a new string).
  * d's strings become the caller's (decision_free).
@@ -79,6 +82,12 @@ void decision_free(struct decision *d);
  */
 int decisions_load(const char *dir, struct decisions *ds);
 void decisions_free(struct decisions *ds);
+
+/*
+ * (a, ap) against (b, bp) in window order: by instant, then by store path;
+ * below, at or above 0 like strcmp.
+ */
+int decision_order(int64_t a, const char *ap, int64_t b, const char *bp);
 
 /* The decision with that id, or NULL. */
 const struct decision *decisions_find(const struct decisions *ds, const char *id);
