@@ -824,7 +824,7 @@ start_job(struct job *j, char **paths, int npaths)
 	if ((j->work = collect_scratch("perf-ab")) == NULL)
 		return -1;
 	j->runs = json_new_array();
-	j->collect = collect_find();
+	j->collect = collect_find("perf-collect");
 	if (load_configs(j, paths, npaths) != 0)
 		return -1;
 	if ((opt.base_ref != NULL && make_base(j) != 0) || base_configs(j) != 0 ||

@@ -419,9 +419,7 @@ static void
 confirm_culprit(struct job *j, cJSON *k, double delta)
 {
 	int p = commit_index(j, json_str(k, "parent")), c = commit_index(j, json_str(k, "commit"));
-	const char *slash = strrchr(j->collect, '/');
-	char *ab = slash != NULL ? easprintf("%.*s/perf-ab", (int)(slash - j->collect),
-	    j->collect) : estrdup("perf-ab");
+	char *ab = collect_find("perf-ab");
 	char *out = easprintf("%s/confirm-%d.json", j->work, c), *log = easprintf("%s.log", out);
 	char band[32], seed[32], **argv = ecalloc((size_t)j->nconf + 24, sizeof *argv);
 	struct proc_spec spec;
@@ -434,10 +432,6 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	snprintf(band, sizeof band, "%.3f", fmax(0.5, 50 * fabs(expm1(json_num(k, "share") *
 	    delta))));
 	snprintf(seed, sizeof seed, "%llu", opt.run.seed);
-	if (slash != NULL && access(ab, X_OK) != 0) {
-		free(ab);
-		ab = estrdup("perf-ab");
-	}
 	argv[n++] = ab;
 	n = collect_pass_options(argv, n, &opt.run);
 	argv[n++] = (char *)"--base";
@@ -650,7 +644,7 @@ start_job(struct job *j, char **configs, int nconf, long *span)
 
 	if ((j->work = collect_scratch("perf-bisect")) == NULL)
 		return -1;
-	j->collect = collect_find();
+	j->collect = collect_find("perf-collect");
 	j->nconf = nconf;
 	j->configs = ecalloc((size_t)nconf, sizeof *j->configs);
 	for (int c = 0; c < nconf; c++)

@@ -19,7 +19,7 @@
 #include "lane/store/git_command.h"
 
 char *
-collect_find(void)
+collect_find(const char *name)
 {
 	char self[4096], *slash, *p;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -27,13 +27,13 @@ collect_find(void)
 	if (n > 0) {
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')) != NULL) {
-			p = easprintf("%.*s/perf-collect", (int)(slash - self), self);
+			p = easprintf("%.*s/%s", (int)(slash - self), self, name);
 			if (access(p, X_OK) == 0)
 				return p;
 			free(p);
 		}
 	}
-	return estrdup("perf-collect");
+	return estrdup(name);
 }
 
 bool

@@ -14,8 +14,11 @@
 
 #include "core/buf.h"
 
-/* perf-collect next to this program, else "perf-collect" (from PATH); malloc'd. */
-char *collect_find(void);
+/*
+ * The program name (perf-collect, perf-ab) next to this program, else
+ * name itself (from PATH); malloc'd.
+ */
+char *collect_find(const char *name);
 
 /* The options perf-ab and perf-bisect take alike: their runs' and --seed. */
 struct collect_options {
