@@ -107,30 +107,18 @@ value(struct job *j, int pair, int c, int side, int m)
 	    METRIC_COUNT + (size_t)m];
 }
 
-/* "min:max" or "n" (then min = max = n). */
-static bool
+/* --pairs s: "min:max" or "n" (then min = max = n); exits on a usage error. */
+static void
 parse_pairs(const char *s)
 {
-	const char *colon = strchr(s, ':');
-	char *a;
 	long lo, hi;
-	bool ok;
 
-	if (colon == NULL) {
-		if (!num_opt_long(s, 2, 1000, &hi))
-			return false;
-		opt.min = opt.max = (int)hi;
-		return true;
-	}
-	a = estrndup(s, (size_t)(colon - s));
-	ok = num_opt_long(a, 2, 1000, &lo) && num_opt_long(colon + 1, 2, 1000, &hi) &&
-	    lo <= hi;
-	free(a);
-	if (ok) {
-		opt.min = (int)lo;
-		opt.max = (int)hi;
-	}
-	return ok;
+	if (strchr(s, ':') == NULL && num_opt_long(s, 2, 1000, &hi))
+		lo = hi;
+	else
+		cli_span(usage_text, "--pairs", s, 2, 1000, &lo, &hi);
+	opt.min = (int)lo;
+	opt.max = (int)hi;
 }
 
 /*
@@ -949,12 +937,7 @@ parse_options(int argc, char *argv[])
 		case 'o': opt.out = optarg; break;
 		case 'm': opt.md = true; break;
 		case 'G': opt.svg = optarg; break;
-		case 'p':
-			if (!parse_pairs(optarg)) {
-				warnx_("--pairs: not min:max with 2 <= min <= max <= 1000: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
-			break;
+		case 'p': parse_pairs(optarg); break;
 		case 'B':
 			opt.band = cli_double(usage_text, "--band", optarg, 0, 100,
 			    "a percentage from 0 to 100") / 100;

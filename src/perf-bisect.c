@@ -788,23 +788,6 @@ run_job(struct job *j, char **configs, int nconf)
 	return rc;
 }
 
-/* "min:max" of --probe-rounds. */
-static bool
-parse_rounds(const char *s)
-{
-	const char *colon = strchr(s, ':');
-	char *a;
-	bool ok;
-
-	if (colon == NULL)
-		return false;
-	a = estrndup(s, (size_t)(colon - s));
-	ok = num_opt_long(a, 1, 1000, &opt.probe_min) &&
-	    num_opt_long(colon + 1, 1, 1000, &opt.probe_max) && opt.probe_min <= opt.probe_max;
-	free(a);
-	return ok;
-}
-
 static void
 parse_options(int argc, char *argv[])
 {
@@ -869,11 +852,8 @@ parse_options(int argc, char *argv[])
 			opt.max_runs = cli_long(usage_text, "--max-runs", optarg, 3, 1000000, NULL);
 			break;
 		case 'p':
-			if (!parse_rounds(optarg)) {
-				warnx_("--probe-rounds: not min:max with 1 <= min <= max <= 1000: '%s'",
-				    optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			cli_span(usage_text, "--probe-rounds", optarg, 1, 1000, &opt.probe_min,
+			    &opt.probe_max);
 			break;
 		default:
 			if (!collect_option(&opt.run, c, optarg, usage_text))
