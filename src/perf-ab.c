@@ -663,21 +663,6 @@ setup_base(struct job *j)
 	return rc;
 }
 
-/* The commit checked out in dir, or NULL. */
-static char *
-side_sha(const char *dir)
-{
-	const char *args[] = { "rev-parse", "--verify", "-q", "HEAD", NULL };
-	buf out = BUF_INIT;
-
-	if (git_run(dir, args, NULL, 0, &out, NULL) != 0 || out.len < 40) {
-		buf_free(&out);
-		return NULL;
-	}
-	out.s[40] = '\0';
-	return buf_detach(&out);
-}
-
 /*
  * A config in the head's tree, as the base's tree has it: the file at the
  * same place there when it exists, so that the config and a runner
@@ -818,8 +803,8 @@ start_job(struct job *j, char **paths, int npaths)
 	if ((opt.base_ref != NULL && make_base(j) != 0) || base_configs(j) != 0 ||
 	    (opt.setup != NULL && setup_base(j) != 0))
 		return -1;
-	j->sha[0] = side_sha(j->base);
-	j->sha[1] = side_sha(j->head);
+	j->sha[0] = collect_commit(j->base, "HEAD");
+	j->sha[1] = collect_commit(j->head, "HEAD");
 	j->head_first = ecalloc((size_t)opt.max * (size_t)j->nconf, sizeof *j->head_first);
 	ab_order(opt.run.seed, opt.max, j->nconf, j->head_first);
 	j->val = ecalloc((size_t)opt.max * (size_t)j->nconf * 2 * METRIC_COUNT, sizeof *j->val);

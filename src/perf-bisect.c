@@ -123,17 +123,10 @@ git(struct job *j, const char *const *args, char **out, const char *what)
 static char *
 resolve(struct job *j, const char *ref, const char *what)
 {
-	char *spec = easprintf("%s^{commit}", ref);
-	const char *args[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
-	buf o = BUF_INIT;
-	char *sha = NULL;
+	char *sha = collect_commit(j->repo, ref);
 
-	if (git_run(j->repo, args, NULL, 0, &o, NULL) == 0 && o.len >= 40) {
-		sha = estrndup(o.s, 40);
-	} else
+	if (sha == NULL)
 		warnx_("%s: %s: not a commit", what, ref);
-	buf_free(&o);
-	free(spec);
 	return sha;
 }
 

@@ -194,6 +194,20 @@ collect_worktree_add(const char *repo, const char *dir, const char *ref, const c
 	return rc;
 }
 
+char *
+collect_commit(const char *repo, const char *rev)
+{
+	char *spec = easprintf("%s^{commit}", rev), *sha = NULL;
+	const char *args[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
+	buf out = BUF_INIT;
+
+	if (git_run(repo, args, NULL, 0, &out, NULL) == 0 && out.len >= 40)
+		sha = estrndup(out.s, 40);
+	buf_free(&out);
+	free(spec);
+	return sha;
+}
+
 void
 collect_worktree_remove(const char *repo, const char *dir)
 {

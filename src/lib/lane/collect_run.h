@@ -78,6 +78,9 @@ char *collect_scratch(const char *prog);
  */
 int collect_worktree_add(const char *repo, const char *dir, const char *ref, const char *what);
 
+/* The commit rev names in repo, as 40 hex digits (malloc'd); NULL when none. */
+char *collect_commit(const char *repo, const char *rev);
+
 /* git worktree remove --force dir in repo, quietly. */
 void collect_worktree_remove(const char *repo, const char *dir);
 
