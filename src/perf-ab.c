@@ -107,30 +107,18 @@ value(struct job *j, int pair, int c, int side, int m)
 	    METRIC_COUNT + (size_t)m];
 }
 
-/* "min:max" or "n" (then min = max = n). */
-static bool
+/* --pairs s: "min:max" or "n" (then min = max = n); exits on a usage error. */
+static void
 parse_pairs(const char *s)
 {
-	const char *colon = strchr(s, ':');
-	char *a;
 	long lo, hi;
-	bool ok;
 
-	if (colon == NULL) {
-		if (!num_opt_long(s, 2, 1000, &hi))
-			return false;
-		opt.min = opt.max = (int)hi;
-		return true;
-	}
-	a = estrndup(s, (size_t)(colon - s));
-	ok = num_opt_long(a, 2, 1000, &lo) && num_opt_long(colon + 1, 2, 1000, &hi) &&
-	    lo <= hi;
-	free(a);
-	if (ok) {
-		opt.min = (int)lo;
-		opt.max = (int)hi;
-	}
-	return ok;
+	if (strchr(s, ':') == NULL && num_opt_long(s, 2, 1000, &hi))
+		lo = hi;
+	else
+		cli_span(usage_text, "--pairs", s, 2, 1000, &lo, &hi);
+	opt.min = (int)lo;
+	opt.max = (int)hi;
 }
 
 /*
@@ -675,21 +663,6 @@ setup_base(struct job *j)
 	return rc;
 }
 
-/* The commit checked out in dir, or NULL. */
-static char *
-side_sha(const char *dir)
-{
-	const char *args[] = { "rev-parse", "--verify", "-q", "HEAD", NULL };
-	buf out = BUF_INIT;
-
-	if (git_run(dir, args, NULL, 0, &out, NULL) != 0 || out.len < 40) {
-		buf_free(&out);
-		return NULL;
-	}
-	out.s[40] = '\0';
-	return buf_detach(&out);
-}
-
 /*
  * A config in the head's tree, as the base's tree has it: the file at the
  * same place there when it exists, so that the config and a runner
@@ -824,14 +797,14 @@ start_job(struct job *j, char **paths, int npaths)
 	if ((j->work = collect_scratch("perf-ab")) == NULL)
 		return -1;
 	j->runs = json_new_array();
-	j->collect = collect_find();
+	j->collect = collect_find("perf-collect");
 	if (load_configs(j, paths, npaths) != 0)
 		return -1;
 	if ((opt.base_ref != NULL && make_base(j) != 0) || base_configs(j) != 0 ||
 	    (opt.setup != NULL && setup_base(j) != 0))
 		return -1;
-	j->sha[0] = side_sha(j->base);
-	j->sha[1] = side_sha(j->head);
+	j->sha[0] = collect_commit(j->base, "HEAD");
+	j->sha[1] = collect_commit(j->head, "HEAD");
 	j->head_first = ecalloc((size_t)opt.max * (size_t)j->nconf, sizeof *j->head_first);
 	ab_order(opt.run.seed, opt.max, j->nconf, j->head_first);
 	j->val = ecalloc((size_t)opt.max * (size_t)j->nconf * 2 * METRIC_COUNT, sizeof *j->val);
@@ -949,12 +922,7 @@ parse_options(int argc, char *argv[])
 		case 'o': opt.out = optarg; break;
 		case 'm': opt.md = true; break;
 		case 'G': opt.svg = optarg; break;
-		case 'p':
-			if (!parse_pairs(optarg)) {
-				warnx_("--pairs: not min:max with 2 <= min <= max <= 1000: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
-			break;
+		case 'p': parse_pairs(optarg); break;
 		case 'B':
 			opt.band = cli_double(usage_text, "--band", optarg, 0, 100,
 			    "a percentage from 0 to 100") / 100;

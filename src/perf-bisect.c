@@ -123,17 +123,10 @@ git(struct job *j, const char *const *args, char **out, const char *what)
 static char *
 resolve(struct job *j, const char *ref, const char *what)
 {
-	char *spec = easprintf("%s^{commit}", ref);
-	const char *args[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
-	buf o = BUF_INIT;
-	char *sha = NULL;
+	char *sha = collect_commit(j->repo, ref);
 
-	if (git_run(j->repo, args, NULL, 0, &o, NULL) == 0 && o.len >= 40) {
-		sha = estrndup(o.s, 40);
-	} else
+	if (sha == NULL)
 		warnx_("%s: %s: not a commit", what, ref);
-	buf_free(&o);
-	free(spec);
 	return sha;
 }
 
@@ -419,9 +412,7 @@ static void
 confirm_culprit(struct job *j, cJSON *k, double delta)
 {
 	int p = commit_index(j, json_str(k, "parent")), c = commit_index(j, json_str(k, "commit"));
-	const char *slash = strrchr(j->collect, '/');
-	char *ab = slash != NULL ? easprintf("%.*s/perf-ab", (int)(slash - j->collect),
-	    j->collect) : estrdup("perf-ab");
+	char *ab = collect_find("perf-ab");
 	char *out = easprintf("%s/confirm-%d.json", j->work, c), *log = easprintf("%s.log", out);
 	char band[32], seed[32], **argv = ecalloc((size_t)j->nconf + 24, sizeof *argv);
 	struct proc_spec spec;
@@ -434,10 +425,6 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	snprintf(band, sizeof band, "%.3f", fmax(0.5, 50 * fabs(expm1(json_num(k, "share") *
 	    delta))));
 	snprintf(seed, sizeof seed, "%llu", opt.run.seed);
-	if (slash != NULL && access(ab, X_OK) != 0) {
-		free(ab);
-		ab = estrdup("perf-ab");
-	}
 	argv[n++] = ab;
 	n = collect_pass_options(argv, n, &opt.run);
 	argv[n++] = (char *)"--base";
@@ -650,7 +637,7 @@ start_job(struct job *j, char **configs, int nconf, long *span)
 
 	if ((j->work = collect_scratch("perf-bisect")) == NULL)
 		return -1;
-	j->collect = collect_find();
+	j->collect = collect_find("perf-collect");
 	j->nconf = nconf;
 	j->configs = ecalloc((size_t)nconf, sizeof *j->configs);
 	for (int c = 0; c < nconf; c++)
@@ -794,23 +781,6 @@ run_job(struct job *j, char **configs, int nconf)
 	return rc;
 }
 
-/* "min:max" of --probe-rounds. */
-static bool
-parse_rounds(const char *s)
-{
-	const char *colon = strchr(s, ':');
-	char *a;
-	bool ok;
-
-	if (colon == NULL)
-		return false;
-	a = estrndup(s, (size_t)(colon - s));
-	ok = num_opt_long(a, 1, 1000, &opt.probe_min) &&
-	    num_opt_long(colon + 1, 1, 1000, &opt.probe_max) && opt.probe_min <= opt.probe_max;
-	free(a);
-	return ok;
-}
-
 static void
 parse_options(int argc, char *argv[])
 {
@@ -875,11 +845,8 @@ parse_options(int argc, char *argv[])
 			opt.max_runs = cli_long(usage_text, "--max-runs", optarg, 3, 1000000, NULL);
 			break;
 		case 'p':
-			if (!parse_rounds(optarg)) {
-				warnx_("--probe-rounds: not min:max with 1 <= min <= max <= 1000: '%s'",
-				    optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
-			}
+			cli_span(usage_text, "--probe-rounds", optarg, 1, 1000, &opt.probe_min,
+			    &opt.probe_max);
 			break;
 		default:
 			if (!collect_option(&opt.run, c, optarg, usage_text))

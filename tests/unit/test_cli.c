@@ -47,6 +47,17 @@ static void long_junk(void) { cli_long("usage: x\n", "--n", "4x", 1, 100, "a pos
 static void double_ok(void) { printf("%g\n", cli_double("usage: x\n", "--z", "0.25", 0.1, 100, NULL)); exit(0); }
 static void double_range(void) { cli_double("usage: x\n", "--z", "0.05", 0.1, 100, NULL); }
 static void double_inf(void) { cli_double("usage: x\n", "--m", "inf", 0, 1e300, "a number of 0 or more"); }
+static void span_ok(void)
+{
+	long lo, hi;
+
+	cli_span("usage: x\n", "--p", "3:7", 1, 10, &lo, &hi);
+	printf("%ld %ld\n", lo, hi);
+	exit(0);
+}
+static void span_reversed(void) { long lo, hi; cli_span("usage: x\n", "--p", "7:3", 1, 10, &lo, &hi); }
+static void span_one(void) { long lo, hi; cli_span("usage: x\n", "--p", "5", 1, 10, &lo, &hi); }
+static void span_range(void) { long lo, hi; cli_span("usage: x\n", "--p", "0:5", 1, 10, &lo, &hi); }
 static void time_bad(void) { cli_time("usage: x\n", "--now", "yesterday", "an ISO 8601 time"); }
 
 int
@@ -78,6 +89,15 @@ main(void)
 	ok(child(double_inf, out, errs, sizeof out) == 2, "cli_double: infinity is refused");
 	is_str(errs, "perf-x: --m: not a number of 0 or more: 'inf'\nusage: x\n",
 	    "cli_double: the caller's words");
+	ok(child(span_ok, out, errs, sizeof out) == 0 && strcmp(out, "3 7\n") == 0 && errs[0] == '\0',
+	    "cli_span: lo:hi in range is its two values");
+	ok(child(span_reversed, out, errs, sizeof out) == 2, "cli_span: lo above hi, exit 2");
+	is_str(errs, "perf-x: --p: not min:max with 1 <= min <= max <= 10: '7:3'\nusage: x\n",
+	    "cli_span: the bounds in the message, then the usage");
+	ok(child(span_one, out, errs, sizeof out) == 2, "cli_span: one number is not a span");
+	ok(child(span_range, out, errs, sizeof out) == 2, "cli_span: lo below min, exit 2");
+	is_str(errs, "perf-x: --p: not min:max with 1 <= min <= max <= 10: '0:5'\nusage: x\n",
+	    "cli_span: out of range is refused alike");
 	ok(child(time_bad, out, errs, sizeof out) == 2, "cli_time: not a time, exit 2");
 	is_str(errs, "perf-x: --now: not an ISO 8601 time: 'yesterday'\nusage: x\n",
 	    "cli_time: the caller's words");

@@ -94,6 +94,20 @@ main(void)
 	free(runs);
 	free(work);
 
+	/* A commit as 40 hex digits; NULL for no commit. */
+	p = malloc(strlen(dir) + 128);
+	sprintf(p, "git init -q %s/repo && git -C %s/repo -c user.name=t -c user.email=t@t "
+	    "commit -q --allow-empty -m one", dir, dir);
+	if (system(p) == 0) {
+		sprintf(p, "%s/repo", dir);
+		work = collect_commit(p, "HEAD");
+		ok(work != NULL && strlen(work) == 40 && strspn(work, "0123456789abcdef") == 40,
+		    "collect_commit: HEAD as 40 hex digits");
+		free(work);
+		ok(collect_commit(p, "no-such-ref") == NULL, "collect_commit: no such commit");
+	}
+	free(p);
+
 	/* The report saved as -o has it: indented, one newline at the end. */
 	rep = json_new_object();
 	json_set(rep, "status", json_new_string("found"));

@@ -24,12 +24,6 @@ acc_add(struct acc *a, double x)
 	a->m2 += d * (x - a->mean);
 }
 
-
-
-
-
-
-
 struct probe {
 	int seg, commit;
 	struct acc s;

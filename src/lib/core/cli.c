@@ -68,6 +68,24 @@ cli_double(const char *usage, const char *name, const char *s, double min, doubl
 	return v;
 }
 
+void
+cli_span(const char *usage, const char *name, const char *s, long min, long max, long *lo,
+    long *hi)
+{
+	const char *colon = strchr(s, ':');
+	char what[96], *a;
+	bool ok;
+
+	a = colon != NULL ? estrndup(s, (size_t)(colon - s)) : NULL;
+	ok = colon != NULL && num_opt_long(a, min, max, lo) &&
+	    num_opt_long(colon + 1, min, max, hi) && *lo <= *hi;
+	free(a);
+	if (!ok) {
+		snprintf(what, sizeof what, "min:max with %ld <= min <= max <= %ld", min, max);
+		refuse(usage, name, s, what, NULL);
+	}
+}
+
 int64_t
 cli_time(const char *usage, const char *name, const char *s, const char *what)
 {

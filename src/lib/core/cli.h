@@ -37,6 +37,15 @@ double cli_double(const char *usage, const char *name, const char *s, double min
     const char *what);
 
 /*
+ * The value s of an option name that is a span "lo:hi" of whole numbers,
+ * min <= lo <= hi <= max, into *lo and *hi. Anything else prints
+ * "prog: name: not min:max with MIN <= min <= max <= MAX: 's'" and the
+ * usage on stderr, and exits 2.
+ */
+void cli_span(const char *usage, const char *name, const char *s, long min, long max, long *lo,
+    long *hi);
+
+/*
  * The --seed s: a non-negative integer as Python reads one, without '_'.
  * Anything else prints "prog: --seed: not a non-negative integer: 's'"
  * and the usage on stderr, and exits 2.

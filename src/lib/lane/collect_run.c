@@ -19,7 +19,7 @@
 #include "lane/store/git_command.h"
 
 char *
-collect_find(void)
+collect_find(const char *name)
 {
 	char self[4096], *slash, *p;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
@@ -27,13 +27,13 @@ collect_find(void)
 	if (n > 0) {
 		self[n] = '\0';
 		if ((slash = strrchr(self, '/')) != NULL) {
-			p = easprintf("%.*s/perf-collect", (int)(slash - self), self);
+			p = easprintf("%.*s/%s", (int)(slash - self), self, name);
 			if (access(p, X_OK) == 0)
 				return p;
 			free(p);
 		}
 	}
-	return estrdup("perf-collect");
+	return estrdup(name);
 }
 
 bool
@@ -192,6 +192,20 @@ collect_worktree_add(const char *repo, const char *dir, const char *ref, const c
 	}
 	buf_free(&err);
 	return rc;
+}
+
+char *
+collect_commit(const char *repo, const char *rev)
+{
+	char *spec = easprintf("%s^{commit}", rev), *sha = NULL;
+	const char *args[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
+	buf out = BUF_INIT;
+
+	if (git_run(repo, args, NULL, 0, &out, NULL) == 0 && out.len >= 40)
+		sha = estrndup(out.s, 40);
+	buf_free(&out);
+	free(spec);
+	return sha;
 }
 
 void

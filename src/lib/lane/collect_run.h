@@ -14,8 +14,11 @@
 
 #include "core/buf.h"
 
-/* perf-collect next to this program, else "perf-collect" (from PATH); malloc'd. */
-char *collect_find(void);
+/*
+ * The program name (perf-collect, perf-ab) next to this program, else
+ * name itself (from PATH); malloc'd.
+ */
+char *collect_find(const char *name);
 
 /* The options perf-ab and perf-bisect take alike: their runs' and --seed. */
 struct collect_options {
@@ -74,6 +77,9 @@ char *collect_scratch(const char *prog);
  * "what: <git's reason>".
  */
 int collect_worktree_add(const char *repo, const char *dir, const char *ref, const char *what);
+
+/* The commit rev names in repo, as 40 hex digits (malloc'd); NULL when none. */
+char *collect_commit(const char *repo, const char *rev);
 
 /* git worktree remove --force dir in repo, quietly. */
 void collect_worktree_remove(const char *repo, const char *dir);
