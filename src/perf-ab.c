@@ -330,12 +330,6 @@ look(struct job *j, int n)
 }
 
 static cJSON *
-num_or_null(double x)
-{
-	return isfinite(x) ? json_new_float(x) : json_new_null();
-}
-
-static cJSON *
 str_or_null(const char *s)
 {
 	return s != NULL ? json_new_string(s) : json_new_null();
@@ -415,9 +409,9 @@ interval_json(const struct ab_result *e)
 	if (!e->g.has_interval)
 		return json_new_null();
 	iv = json_new_object();
-	json_set(iv, "low", num_or_null(e->low));
-	json_set(iv, "high", num_or_null(e->high));
-	json_set(iv, "t_quantile", num_or_null(e->g.t));
+	json_set(iv, "low", json_new_finite(e->low));
+	json_set(iv, "high", json_new_finite(e->high));
+	json_set(iv, "t_quantile", json_new_finite(e->g.t));
 	return iv;
 }
 
@@ -428,7 +422,7 @@ final_json(const struct ab_result *e)
 	cJSON *x = json_new_object();
 
 	json_set(x, "pairs", json_new_int(e->g.n));
-	json_set(x, "ratio", num_or_null(e->ratio));
+	json_set(x, "ratio", json_new_finite(e->ratio));
 	json_set(x, "confidence", json_new_float(e->confidence));
 	json_set(x, "interval", interval_json(e));
 	json_set(x, "verdict", json_new_string(e->verdict));
@@ -458,7 +452,7 @@ result_json(struct job *j, int c, int m)
 	for (int p = 0; p < e->g.n; p++)
 		json_append(pp, json_new_float(*value(j, p, c, 1, m) / *value(j, p, c, 0, m)));
 	json_set(x, "ratios", pp);
-	json_set(x, "ratio", num_or_null(e->ratio));
+	json_set(x, "ratio", json_new_finite(e->ratio));
 	json_set(x, "confidence", json_new_float(e->confidence));
 	json_set(x, "interval", interval_json(e));
 	json_set(x, "verdict", json_new_string(e->verdict));

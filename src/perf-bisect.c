@@ -326,12 +326,6 @@ run_rounds(struct job *j, struct bisect *b)
 	    DONE_NOT_REPRODUCED : DONE_UNDECIDED;
 }
 
-static cJSON *
-num_or_null(double x)
-{
-	return isfinite(x) ? json_new_float(x) : json_new_null();
-}
-
 /* Whether every path the commit changes is a lock file or a submodule. */
 static bool
 dependency_change(struct job *j, const char *parent, const char *sha)
@@ -517,8 +511,8 @@ report(struct job *j, const struct bisect *b, enum outcome o)
 	json_set(r, "weak_decisions", json_new_int(bisect_weak_decisions(b)));
 	json_set(r, "rounds", json_new_int(bisect_rounds(b)));
 	json_set(r, "runs", json_new_int(j->runs));
-	json_set(r, "delta", num_or_null(bisect_delta(b)));
-	json_set(r, "sigma", num_or_null(bisect_sigma(b)));
+	json_set(r, "delta", json_new_finite(bisect_delta(b)));
+	json_set(r, "sigma", json_new_finite(bisect_sigma(b)));
 	json_set(s, "alpha", json_new_float(opt.alpha));
 	json_set(s, "confirm_rounds", json_new_int(opt.confirm));
 	json_set(s, "probe_rounds_min", json_new_int(opt.probe_min));

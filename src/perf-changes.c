@@ -1214,12 +1214,6 @@ finish(struct run *run, struct cohort *c)
 	buf_free(&points);
 }
 
-static cJSON *
-num_or_null(double v)
-{
-	return isfinite(v) ? json_new_float(v) : json_new_null();
-}
-
 /* The store's decisions (perf-seed(1)), read with the store. */
 static struct decisions decisions;
 
@@ -1285,13 +1279,13 @@ found_json(const struct found *f)
 	json_set(prev, "commit_sha", json_new_string(f->before[AT_COMMIT]));
 	json_set(prev, "path", json_new_string(f->before[AT_PATH]));
 	json_set(o, "previous", prev);
-	json_set(o, "mean_before", num_or_null(f->cp.mean_before));
-	json_set(o, "stddev_before", num_or_null(f->cp.std_before));
-	json_set(o, "mean_after", num_or_null(f->cp.mean_after));
-	json_set(o, "stddev_after", num_or_null(f->cp.std_after));
-	json_set(o, "forward_change_percent", num_or_null(changes_forward(&f->cp) * 100.0));
-	json_set(o, "magnitude", num_or_null(changes_magnitude(&f->cp)));
-	json_set(o, "pvalue", num_or_null(f->cp.pvalue));
+	json_set(o, "mean_before", json_new_finite(f->cp.mean_before));
+	json_set(o, "stddev_before", json_new_finite(f->cp.std_before));
+	json_set(o, "mean_after", json_new_finite(f->cp.mean_after));
+	json_set(o, "stddev_after", json_new_finite(f->cp.std_after));
+	json_set(o, "forward_change_percent", json_new_finite(changes_forward(&f->cp) * 100.0));
+	json_set(o, "magnitude", json_new_finite(changes_magnitude(&f->cp)));
+	json_set(o, "pvalue", json_new_finite(f->cp.pvalue));
 	json_set(o, "n_before", json_new_int((long long)f->cp.n_before));
 	json_set(o, "n_after", json_new_int((long long)f->cp.n_after));
 	json_set(o, "tentative", json_new_bool(f->tentative));

@@ -534,6 +534,14 @@ main(void)
 	free(s);
 	ok(json_get(o, "A") == NULL, "lookups are case-sensitive");
 	cJSON_Delete(o);
+	o = json_new_array();
+	cJSON_AddItemToArray(o, json_new_finite(0.5));
+	cJSON_AddItemToArray(o, json_new_finite(NAN));
+	cJSON_AddItemToArray(o, json_new_finite(-INFINITY));
+	s = write_as(o, JSON_COMPACT);
+	is_str(s, "[0.5,null,null]", "json_new_finite: a number, else null");
+	free(s);
+	cJSON_Delete(o);
 
 	buf_free(&b);
 	buf_free(&where);

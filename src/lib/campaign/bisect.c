@@ -76,12 +76,6 @@ name_json(const struct bisect *b, int c)
 	return b->c.names != NULL ? json_new_string(b->c.names[c]) : json_new_int(c);
 }
 
-static cJSON *
-num_json(double x)
-{
-	return isfinite(x) ? json_new_float(x) : json_new_null();
-}
-
 static void
 emit(struct bisect *b, cJSON *ev)
 {
@@ -324,10 +318,10 @@ check_reproduced(struct bisect *b, struct segment *s)
 		json_set(ev, "good", name_json(b, s->lo));
 		json_set(ev, "bad", name_json(b, s->hi));
 		json_set(ev, "rounds", json_new_int(s->d.n));
-		json_set(ev, "delta", num_json(s->d.mean));
-		json_set(ev, "sigma", num_json(sqrt(v)));
-		json_set(ev, "t", num_json(t));
-		json_set(ev, "critical", num_json(crit));
+		json_set(ev, "delta", json_new_finite(s->d.mean));
+		json_set(ev, "sigma", json_new_finite(sqrt(v)));
+		json_set(ev, "t", json_new_finite(t));
+		json_set(ev, "critical", json_new_finite(crit));
 		emit(b, ev);
 	}
 	if (yes)
@@ -355,11 +349,11 @@ probe_json(const struct bisect *b, const struct probe *p, const char *event)
 	json_set(o, "verdict", json_new_string(p->verdict > 0 ? "bad" : "good"));
 	json_set(o, "weak", json_new_bool(p->weak));
 	json_set(o, "rounds", json_new_int(p->s.n));
-	json_set(o, "mean_s", num_json(p->s.mean));
-	json_set(o, "delta", num_json(p->delta));
-	json_set(o, "sigma", num_json(p->sigma));
-	json_set(o, "llr", num_json(p->llr));
-	json_set(o, "threshold", num_json(p->threshold));
+	json_set(o, "mean_s", json_new_finite(p->s.mean));
+	json_set(o, "delta", json_new_finite(p->delta));
+	json_set(o, "sigma", json_new_finite(p->sigma));
+	json_set(o, "llr", json_new_finite(p->llr));
+	json_set(o, "threshold", json_new_finite(p->threshold));
 	return o;
 }
 
@@ -411,9 +405,9 @@ culprit_json(const struct bisect *b, const struct bisect_culprit *k, const char 
 		json_set(o, "event", json_new_string(event));
 	json_set(o, "commit", name_json(b, k->commit));
 	json_set(o, "parent", name_json(b, k->parent));
-	json_set(o, "share", num_json(k->share));
-	json_set(o, "share_low", num_json(k->low));
-	json_set(o, "share_high", num_json(k->high));
+	json_set(o, "share", json_new_finite(k->share));
+	json_set(o, "share_low", json_new_finite(k->low));
+	json_set(o, "share_high", json_new_finite(k->high));
 	json_set(o, "partial", json_new_bool(k->partial));
 	json_set(o, "weak", json_new_bool(k->weak));
 	for (int c = k->parent + 1; c < k->commit; c++)
@@ -525,7 +519,7 @@ bisect_record(struct bisect *b, const double *values)
 
 		for (int i = 0; i < r->nruns; i++) {
 			json_append(o, name_json(b, r->commit[i]));
-			json_append(vv, num_json(values[i]));
+			json_append(vv, json_new_finite(values[i]));
 		}
 		json_set(ev, "event", json_new_string("round"));
 		json_set(ev, "round", json_new_int(b->rounds));

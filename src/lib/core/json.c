@@ -1460,6 +1460,12 @@ json_new_int(long long n)
 }
 
 cJSON *
+json_new_finite(double v)
+{
+	return isfinite(v) ? json_new_float(v) : json_new_null();
+}
+
+cJSON *
 json_new_float(double d)
 {
 	cJSON *v;

@@ -102,6 +102,8 @@ cJSON *json_parse_fast(const char *text, size_t len, const struct json_keyset *k
 /* Number nodes. json_new_int keeps the exact text; json_new_float is a float. */
 cJSON *json_new_int(long long v);
 cJSON *json_new_float(double v);
+/* json_new_float(v) for a finite v, else null (JSON has no NaN or infinity). */
+cJSON *json_new_finite(double v);
 bool json_is_int(const cJSON *v);
 
 /* Case-sensitive member lookup (NULL when absent or obj is not an object). */
