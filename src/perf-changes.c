@@ -26,6 +26,7 @@
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/canon.h"
+#include "lane/bisect_report.h"
 #include "lane/change_points.h"
 #include "core/cli.h"
 #include "lane/change_report.h"
@@ -1256,6 +1257,36 @@ decision_member(const struct decision *d)
 	return o;
 }
 
+/* The store's bisect reports (perf-bisect(1) --store), read with the store. */
+static struct bisect_reports reports;
+
+/*
+ * The culprit of a change point that a stored bisect covers
+ * (bisect_reports_covering): "culprit", the first (the largest share),
+ * and "culprits", all of them, when the bisect found several in the same
+ * range. Nothing when none covers it, so the line stays as it was.
+ */
+static void
+culprit_members(const struct found *f, cJSON *o)
+{
+	const struct bisect_report *r;
+	size_t first;
+	bool all;
+	cJSON *a;
+
+	if (reports.n == 0 || (r = bisect_reports_covering(&reports, f->c->v2 ? f->c->ident : NULL,
+	    f->c->model, f->c->gpu, metric_table[f->metric].key, f->before[AT_COMMIT],
+	    f->at[AT_COMMIT], &first, &all)) == NULL)
+		return;
+	json_set(o, "culprit", bisect_report_culprit_json(r, first));
+	if (!all || r->nk < 2)
+		return;
+	a = json_new_array();
+	for (size_t k = 0; k < r->nk; k++)
+		json_append(a, bisect_report_culprit_json(r, k));
+	json_set(o, "culprits", a);
+}
+
 /* One change point as a JSON line. */
 static cJSON *
 found_json(const struct found *f)
@@ -1292,6 +1323,7 @@ found_json(const struct found *f)
 	json_set(o, "untrusted_between", json_new_int((long long)f->untrusted));
 	if ((d = decision_of(f)) != NULL)
 		json_set(o, "decision", decision_member(d));
+	culprit_members(f, o);
 	return o;
 }
 
@@ -1475,6 +1507,9 @@ read_store(struct run *run)
 		store_close(st);
 		return -1;
 	}
+	/* A report that cannot be read is said and skipped: it never stops the gate. */
+	if (store_root(st) != NULL)
+		bisect_reports_load(store_root(st), &reports);
 	for (int h = 0; h < opt.nhistories; h++)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
@@ -1637,6 +1672,7 @@ main(int argc, char *argv[])
 			cJSON_Delete(o);
 		}
 	decisions_free(&decisions);
+	bisect_reports_free(&reports);
 	if (opt.state != NULL &&
 	    atomic_save("incremental state", opt.state, run->state.s, run->state.len) != 0)
 		trouble = true;

@@ -189,6 +189,37 @@ clean() {
 	clean
 }
 
+@test "a culprit that only moves a git submodule is a dependency change" {
+	bisect_repo repo 8
+	git init -q dep
+	echo 'dep 1.0' >dep/VERSION
+	git -C dep add VERSION
+	git -C dep -c user.name=t -c user.email=t@example.com commit -qm "dep 1.0"
+	git -C repo -c protocol.file.allow=always submodule add -q "$PWD/dep" dep
+	git -C repo commit -qm "add dep"
+	echo 'dep 2.0' >dep/VERSION
+	git -C dep -c user.name=t -c user.email=t@example.com commit -qam "dep 2.0"
+	v2=$(git -C dep rev-parse HEAD)
+	git -C repo/dep -c protocol.file.allow=always fetch -q origin
+	git -C repo/dep checkout -q "$v2"
+	git -C repo add dep
+	git -C repo commit -qm "bump dep"
+	echo after >repo/after.txt
+	git -C repo add after.txt
+	git -C repo commit -qm "after"
+	# The only change of "bump dep" is the submodule's commit.
+	assert_equal "$(git -C repo diff-tree -r --no-commit-id --raw HEAD~2 HEAD~1 | cut -c1-15)" ":160000 160000 "
+	# The setup builds what the submodule pins: dep 2.0 is 5% slower.
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~3 \
+		--bad HEAD --setup "if [ \"\$(git rev-parse HEAD:dep)\" = $v2 ]; then echo 1.05 >ab-factor; fi" \
+		-o rep.json "$CONF"
+	assert_success
+	assert_equal "$(jq -r '.culprits[] | "\(.subject) \(.dependency_change)"' rep.json)" \
+		"bump dep true"
+	assert_equal "$(jq -r '.culprits[0].commit' rep.json)" "$(git -C repo rev-parse HEAD~1)"
+	clean
+}
+
 @test "--confirm: perf-ab between the culprit's parent and the culprit finds it slower" {
 	bisect_repo repo 16 11:1.05
 	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
@@ -265,6 +296,48 @@ clean() {
 	assert_success
 	assert_output ""
 	assert_equal "$stderr" "perf-changes: $PWD/store: the store holds no records (a new store, or the wrong one?)"
+	clean
+}
+
+@test "end to end: a change point bisected with --from-change --store names its culprit in perf-changes" {
+	bisect_repo repo 16 11:1.05
+	good=$(sha 0) bad=$(sha 16)
+	# The fixture history of perf-changes, its latency and throughput step
+	# between the records of commits 0 and 16 of ./repo, as a store.
+	sed "s/cf447aab518ed47536698f57bb8880b46c13fe3c/$good/g; s/8fd6cad9d1ca63f777b53bfb39619896663f9cea/$bad/g" \
+		"$FIXTURES/perf-changes/history.jsonl" >history.jsonl
+	py - history.jsonl store <<-'PY'
+		import json, os, re, sys
+		def s(v):
+		    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(v))
+		for line in open(sys.argv[1]):
+		    r = json.loads(line)
+		    d = os.path.join(sys.argv[2], s(r["model_id"]))
+		    os.makedirs(d, exist_ok=True)
+		    with open(os.path.join(d, "%s_%s.json" % (s(r["timestamp"]), s(r["commit_sha"]))), "w") as f:
+		        f.write(line)
+	PY
+	run --separate-stderr perf-changes -s "$PWD/store"
+	assert_failure 1
+	printf '%s\n' "$output" >before.jsonl
+	! grep -q culprit before.jsonl
+	grep '"metric":"latency"' before.jsonl >change.jsonl
+	assert_equal "$(jq -r '"\(.previous.commit_sha) \(.commit_sha)"' change.jsonl)" "$good $bad"
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --from-change \
+		--store "$PWD/store" -o rep.json "$CONF" <change.jsonl
+	assert_success
+	run --separate-stderr perf-changes -s "$PWD/store"
+	assert_failure 1
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" >after.jsonl
+	f=$(cd store && find .perfkite/bisect -name '*.json')
+	assert_equal "$(jq -c 'select(.culprit) | [.metric, .culprit.commit, .culprit.short, .culprit.subject, .culprit.dependency_change, .culprit.report]' after.jsonl)" \
+		"$(jq -cn --arg k "$(sha 11)" --arg f "$f" '["latency", $k, $k[:7], "commit 11", false, $f]')"
+	# The throughput step of the same range was not bisected: as it was.
+	diff <(grep -v '"metric":"latency"' before.jsonl) <(grep -v '"metric":"latency"' after.jsonl)
+	run --separate-stderr perf-changes -s "$PWD/store" --md
+	assert_failure 1
+	[[ $output == *"| worse +5.5%, culprit: $(sha 11 | cut -c1-7)<br>worse -5.2% |"* ]]
 	clean
 }
 

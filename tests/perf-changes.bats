@@ -631,3 +631,134 @@ os.symlink(os.path.join("..", "d1", "r0000.json"), os.path.join(sys.argv[2], "d0
 	run --separate-stderr $N -s "$BATS_TEST_TMPDIR/empty" -H "$H"
 	[[ $stderr != *"holds no records"* ]]
 }
+
+# The fixture's latency and throughput step: the records before and at it.
+PREV=cf447aab518ed47536698f57bb8880b46c13fe3c
+AT=8fd6cad9d1ca63f777b53bfb39619896663f9cea
+K1=1234567890abcdef1234567890abcdef12345678
+K2=abcdef01234567890abcdef01234567890abcdef
+
+# put_report STORE NAME GOOD BAD METRIC [JQ]: a bisect report as perf-bisect
+# --store keeps it (two culprits, K1 the larger), edited by the jq filter JQ.
+put_report() {
+	mkdir -p "$1/.perfkite/bisect"
+	jq -n --arg good "$3" --arg bad "$4" --arg metric "$5" --arg k1 $K1 --arg k2 $K2 '{
+		schema: "perfkite.bisect-report/1", status: "found", good: $good, bad: $bad,
+		commits: 12, configs: ["bench.json"], metric: $metric,
+		culprits: [{commit: $k1, parent: $good, share: 0.75, subject: "slow path",
+		    author: "A <a@example.com>", dependency_change: false},
+		  {commit: $k2, parent: $good, share: 0.25, subject: "bump dep",
+		    author: "A <a@example.com>", dependency_change: true}],
+		probes: [], skipped: [], created_at: "2026-01-03T00:00:00Z"} | '"${6:-.}" \
+		>"$1/.perfkite/bisect/$2"
+}
+
+# without_culprits: stdin without the members a stored bisect adds.
+without_culprits() {
+	sed -E 's/,"culprit":\{[^}]*\}//; s/,"culprits":\[[^]]*\]//'
+}
+
+@test "a stored bisect of a change point's range names its culprits, on that metric only" {
+	cd "$BATS_TEST_TMPDIR"
+	S=$BATS_TEST_TMPDIR/store
+	store_of "$H" "$S"
+	put_report "$S" 20260103T000000Z_cf447aab518e_8fd6cad9d1ca.json $PREV $AT latency
+	run --separate-stderr $N -s "$S"
+	assert_failure 1
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/out.jsonl"
+	# Every line as it was, but the latency change point's.
+	diff -u "$F/default.out.jsonl" <(without_culprits <"$BATS_TEST_TMPDIR/out.jsonl")
+	assert_equal "$(grep -c culprit "$BATS_TEST_TMPDIR/out.jsonl")" 1
+	assert_equal "$(jq -c 'select(.culprit) | [.metric, .culprit]' "$BATS_TEST_TMPDIR/out.jsonl")" \
+		'["latency",{"commit":"'$K1'","short":"1234567","subject":"slow path","share":0.75,"dependency_change":false,"report":".perfkite/bisect/20260103T000000Z_cf447aab518e_8fd6cad9d1ca.json"}]'
+	assert_equal "$(jq -r 'select(.culprits) | [.culprits[] | "\(.short) \(.share) \(.dependency_change)"] | join(",")' "$BATS_TEST_TMPDIR/out.jsonl")" \
+		"1234567 0.75 false,abcdef0 0.25 true"
+	# The Markdown row says it.
+	run --separate-stderr $N -s "$S" --md
+	assert_failure 1
+	assert_line --index 3 "| wan-t2v-1.3b-2gpu | NVIDIA L40S | latency<br>throughput | worse +5.5%, culprit: 1234567<br>worse -5.2% | 29.965 ± 0.258<br>1.502 ± 0.013 | 31.604 ± 0.357<br>1.424 ± 0.016 | 40 / 20<br>40 / 20 | 4.5e-28<br>6.1e-28 | cf447aa..8fd6cad | 2026-01-02T16:00:00+00:00 |"
+	diff -u "$F/md.out.md" <(printf '%s\n' "$output" | sed 's/, culprit: 1234567//')
+}
+
+@test "stored bisects that cover no change point leave the output byte for byte as it was" {
+	S=$BATS_TEST_TMPDIR/store
+	store_of "$H" "$S"
+	# Did not reproduce; another range; another metric; another cohort
+	# (from a change point of another cohort: --from-change).
+	put_report "$S" a.json $PREV $AT latency '.status = "not_reproduced" | .culprits = []'
+	put_report "$S" b.json $PREV 0123456789abcdef0123456789abcdef01234567 latency
+	put_report "$S" c.json $PREV $AT peak_memory_mb
+	put_report "$S" d.json $PREV $AT latency '.change = {workload_id: "other", variant_id: "1.3b-sp2",
+		benchmark_version: "3", recipe_fingerprint: "ec56b019a3e37278",
+		hardware_profile_id: "hw-41f86157a00d7e43", software_profile_id: "sw-51a21bb706c36ab3",
+		model_id: "wan-t2v-1.3b-2gpu", gpu_type: "NVIDIA L40S"}'
+	run --separate-stderr $N -s "$S"
+	assert_failure 1
+	same_as "$F/default.out.jsonl"
+	[ -z "$stderr" ]
+	run --separate-stderr $N -s "$S" --md
+	assert_failure 1
+	same_as "$F/md.out.md"
+}
+
+@test "a stored bisect covers its own cohort, or a change point at its culprit; the newest wins" {
+	S=$BATS_TEST_TMPDIR/store
+	store_of "$H" "$S"
+	cohort='.change = {workload_id: "wan-t2v", variant_id: "1.3b-sp2", benchmark_version: "3",
+		recipe_fingerprint: "ec56b019a3e37278", hardware_profile_id: "hw-41f86157a00d7e43",
+		software_profile_id: "sw-51a21bb706c36ab3", model_id: "wan-t2v-1.3b-2gpu",
+		gpu_type: "NVIDIA L40S", metric: "latency"}'
+	put_report "$S" old.json $PREV $AT latency "$cohort | .culprits |= .[:1] | .created_at = \"2026-01-02T00:00:00Z\""
+	put_report "$S" new.json $PREV ${AT:0:12} latency "$cohort | .culprits[0].commit = \"$K2\" | .culprits |= .[:1]"
+	run --separate-stderr $N -s "$S" --metric latency
+	assert_failure 1
+	assert_equal "$(jq -r '.culprit | "\(.commit) \(.report)"' <<<"$output")" \
+		"$K2 .perfkite/bisect/new.json"
+	# A wider bisect (its good earlier) whose culprit is the change point's
+	# commit: that culprit alone.
+	rm "$S"/.perfkite/bisect/*
+	put_report "$S" wide.json 0123456789abcdef0123456789abcdef01234567 ffffffffffffffffffffffffffffffffffffffff \
+		throughput ".culprits[1].commit = \"$AT\""
+	run --separate-stderr $N -s "$S" --metric throughput
+	assert_failure 1
+	assert_equal "$(jq -c '[.culprit.commit, .culprit.subject, has("culprits")]' <<<"$output")" \
+		"[\"$AT\",\"bump dep\",false]"
+}
+
+@test "a malformed bisect report is a warning naming its file, never fatal to the gate" {
+	S=$BATS_TEST_TMPDIR/store
+	store_of "$H" "$S"
+	put_report "$S" good.json $PREV $AT latency
+	printf '{\n  "schema": "perfkite.bisect-report/1",\n  "status": \n' >"$S/.perfkite/bisect/broken.json"
+	put_report "$S" schema.json $PREV $AT latency '.schema = "perfkite.bisect-report/9"'
+	put_report "$S" nobad.json $PREV $AT latency 'del(.bad)'
+	put_report "$S" commit.json $PREV $AT latency '.culprits[0].commit = 7'
+	echo '[]' >"$S/.perfkite/bisect/array.json"
+	run --separate-stderr $N -s "$S"
+	assert_failure 1
+	assert_equal "$(jq -r 'select(.culprit) | .culprit.report' <<<"$output")" ".perfkite/bisect/good.json"
+	d="perf-changes: $S/.perfkite/bisect"
+	assert_equal "$(printf '%s\n' "$stderr" | LC_ALL=C sort)" "$(LC_ALL=C sort <<-EOF
+		$d/broken.json:4: unexpected end of input
+		$d/schema.json: not a bisect report: its schema is not perfkite.bisect-report/1
+		$d/nobad.json: a bisect report needs good, bad and metric
+		$d/commit.json: a culprit of a bisect report needs its commit
+		$d/array.json: not a bisect report: not a JSON object
+	EOF
+	)"
+}
+
+@test "a git store's bisect reports are read from its cache" {
+	S=$BATS_TEST_TMPDIR/store
+	store_of "$H" "$S"
+	put_report "$S" r.json $PREV $AT latency
+	git init -q -b main "$S"
+	git -C "$S" add -A
+	git -C "$S" -c user.name=t -c user.email=t@example.com commit -qm store
+	git clone -q --bare "$S" "$BATS_TEST_TMPDIR/store.git"
+	run --separate-stderr $N -s "git+file://$BATS_TEST_TMPDIR/store.git" \
+		--cache "$BATS_TEST_TMPDIR/cache" --metric latency
+	assert_failure 1
+	assert_equal "$(jq -r '.culprit.short' <<<"$output")" 1234567
+}

@@ -433,3 +433,19 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	assert_line feed.xml
 	assert_line --regexp '^c/wan-t2v-1\.3b-sp2-v3-[0-9a-f]{12}\.html$'
 }
+
+@test "a change point with the culprit of a stored bisect shows it on changes.html and its cohort's page" {
+	k='"culprit":{"commit":"1234567890abcdef1234567890abcdef12345678","short":"1234567","subject":"slow <path>","share":0.9,"dependency_change":false,"report":".perfkite/bisect/r.json"}'
+	sed "1s|}\$|,$k}|" "$CH/default.out.jsonl" >cps.jsonl
+	$N -H "$CH/history.jsonl" --changes cps.jsonl -o site --now $NOW
+	$N -H "$CH/history.jsonl" --changes "$CH/default.out.jsonl" -o plain --now $NOW
+	grep -q '<td>undecided, culprit: 1234567 (slow &lt;path&gt;)</td>' site/changes.html
+	p=$(ls site/c/wan-t2v-1.3b-sp2-v3-*.html)
+	grep -q '<li>2026-01-02 16:00 latency <span class="w">worse +5.5%</span> at <a [^>]*>8fd6cad</a>, undecided, culprit: 1234567 (slow &lt;path&gt;)</li>' "$p"
+	grep -q '<title>change point: latency worse +5.5%, commit 8fd6cad, undecided, culprit: 1234567 (slow &lt;path&gt;)</title>' "$p"
+	# Nothing else differs.
+	[ "$(grep -c 'culprit: 1234567' site/changes.html)" -eq 1 ]
+	[ "$(grep -o 'culprit: 1234567' "$p" | wc -l)" -eq 2 ]
+	diff -r <(cd plain && find . -type f | sort | xargs cat) \
+		<(cd site && find . -type f | sort | xargs sed 's/, culprit: 1234567 (slow &lt;path&gt;)//g')
+}

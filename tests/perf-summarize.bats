@@ -563,3 +563,23 @@ $(cat "$FIXTURES/perf-changes/md.out.md")"
 	assert_equal "$line" "${red[0]}"
 	grep -q "^commit $(grep -m 1 '"timestamp":"2026-02-01T12:00:00+00:00"' "$G" | jq -r .commit_sha | cut -c1-7)\$" page.html
 }
+
+@test "--changes: a change point with the culprit of a stored bisect says it in its hover text and row" {
+	H=$FIXTURES/perf-changes/history.jsonl
+	k='"culprit":{"commit":"1234567890abcdef1234567890abcdef12345678","short":"1234567","subject":"slow <path>","share":0.9,"dependency_change":false,"report":".perfkite/bisect/r.json"}'
+	sed "1s|}\$|,$k}|" "$FIXTURES/perf-changes/default.out.jsonl" >cps.jsonl
+	mkdir "$BATS_TEST_TMPDIR/none"
+	run --separate-stderr $N --html with.html -s "$BATS_TEST_TMPDIR/none" -H "$H" --now 2026-01-03T12:00:00Z --changes cps.jsonl </dev/null
+	assert_success
+	run --separate-stderr $N --html without.html -s "$BATS_TEST_TMPDIR/none" -H "$H" --now 2026-01-03T12:00:00Z --changes "$FIXTURES/perf-changes/default.out.jsonl" </dev/null
+	assert_success
+	grep -q '^culprit: 1234567 slow &lt;path&gt;</title></g>' with.html
+	# Only the latency change point's hover text has it.
+	[ "$(grep -c 'culprit:' with.html)" -eq 1 ]
+	diff <(sed 's|^culprit: 1234567 slow &lt;path&gt;</title></g>|</title></g>|' with.html | tr -d '\n') \
+		<(tr -d '\n' <without.html)
+	# The Markdown of the change points: in the change's cell.
+	run --separate-stderr $N --changes cps.jsonl "$S/cases/worked-example.in.jsonl"
+	assert_success
+	[[ $output == *"| worse +5.5%, culprit: 1234567<br>worse -5.2% |"* ]]
+}

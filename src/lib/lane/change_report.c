@@ -238,6 +238,11 @@ change_text(buf *out, const cJSON *cp)
 	buf_adds(out, decided_words(cp));
 	if (tentative(cp))
 		buf_adds(out, ", tentative");
+	/* A stored bisect found its culprit (perf-changes(1) "culprit"). */
+	if (cJSON_IsString(json_get(json_get(cp, "culprit"), "short"))) {
+		buf_adds(out, ", culprit: ");
+		xml_md_text(out, json_str(json_get(cp, "culprit"), "short"));
+	}
 }
 
 /* The runs before and after a change point: "40 / 25". */

@@ -808,6 +808,14 @@ dash_add_change(struct dash *d, const cJSON *cp)
 		if (*json_str(dd, "link") != '\0')
 			buf_addf(&tip, "\n%s", json_str(dd, "link"));
 	}
+	/* The culprit a stored bisect found (perf-changes(1) "culprit"). */
+	if (cJSON_IsString(json_get(json_get(cp, "culprit"), "short"))) {
+		const cJSON *k = json_get(cp, "culprit");
+
+		buf_addf(&tip, "\nculprit: %s", json_str(k, "short"));
+		if (*json_str(k, "subject") != '\0')
+			buf_addf(&tip, " %s", json_str(k, "subject"));
+	}
 	c->tip = intern(d, tip.s);
 	buf_free(&tip);
 }

@@ -1120,6 +1120,23 @@ change_text(buf *b, const struct schange *h)
 	    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
 }
 
+/* ", culprit: abc1234" when a stored bisect found it (perf-changes(1) "culprit"). */
+static void
+culprit_text(buf *b, const cJSON *cp)
+{
+	const cJSON *k = json_get(cp, "culprit");
+
+	if (!cJSON_IsString(json_get(k, "short")))
+		return;
+	buf_adds(b, ", culprit: ");
+	xml_escape(b, json_str(k, "short"));
+	if (*json_str(k, "subject") != '\0') {
+		buf_adds(b, " (");
+		xml_escape(b, json_str(k, "subject"));
+		buf_addc(b, ')');
+	}
+}
+
 /* One row of every cohort (end tags left out, as HTML5 allows: 2,000 rows). */
 static void
 index_row(buf *b, const struct site *s, const struct cohort *c)
@@ -1554,9 +1571,11 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 				break;
 			memmove(p, e + 1, strlen(e + 1) + 1);
 		}
-		buf_addf(b, "change point: %s, commit %.7s, %s</title></line>", lab.s,
+		buf_addf(b, "change point: %s, commit %.7s, %s", lab.s,
 		    json_str(h->cp, "commit_sha") ? json_str(h->cp, "commit_sha") : "",
 		    h->state);
+		culprit_text(b, h->cp);
+		buf_adds(b, "</title></line>");
 		buf_free(&lab);
 	}
 	/* The markers, a group per status (its colour). */
@@ -1784,6 +1803,7 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 			    json_str(h->cp, "commit_sha") : "");
 			buf_adds(b, ", ");
 			xml_escape(b, h->state);
+			culprit_text(b, h->cp);
 			buf_adds(b, "</li>\n");
 		}
 		if (any)
@@ -1844,6 +1864,7 @@ changes_page(buf *b, const struct site *s)
 			commit_link(b, "", c, commit);
 		buf_adds(b, "</td><td>");
 		xml_escape(b, h->state);
+		culprit_text(b, h->cp);
 		buf_adds(b, "</td></tr>\n");
 	}
 	buf_adds(b, "</tbody></table>\n");
