@@ -19,6 +19,7 @@
 #include "core/jsonl.h"
 #include "lane/site.h"
 #include "lane/store/git_command.h"
+#include "lane/store/git_store.h"
 #include "lane/store/read.h"
 
 static struct {
@@ -27,6 +28,7 @@ static struct {
 	const char *changes;
 	const char *out;
 	const char *title;
+	const char *publish;
 	char **histories, **abs;
 	int nhistories, nabs;
 	long days;
@@ -36,7 +38,7 @@ static struct {
 static const char usage_text[] =
     "usage: perf-site [-s store | -H history] [--cache dir] [--changes file]\n"
     "                 [--ab report.json ...] [--days n] [--title title] [--now time]\n"
-    "                 -o dir\n"
+    "                 [--publish git+URL[#branch]] -o dir\n"
     "\n"
     "options:\n"
     "  -s, --store store         the history store, a directory or git+URL\n"
@@ -48,6 +50,8 @@ static const char usage_text[] =
     "  --title title             the site's title\n"
     "  --now time                the time the site is made (ISO 8601), for reproducible sites\n"
     "  -o, --output dir          the site's directory, replaced whole\n"
+    "  --publish git+URL[#branch]  then force-push it as one commit to the branch\n"
+    "                            (default gh-pages) of that git remote\n"
     "  -h, --help                print usage and exit\n"
     "  --version                 print the version and exit\n";
 
@@ -71,6 +75,7 @@ parse_options(int argc, char *argv[])
 		{ "title", required_argument, NULL, 'T' },
 		{ "now", required_argument, NULL, 'N' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "publish", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -92,6 +97,14 @@ parse_options(int argc, char *argv[])
 			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
 			break;
 		case 'o': opt.out = optarg; break;
+		case 'U':
+			if (!gitstore_is_spec(optarg)) {
+				warnx_("--publish: '%s' is not a git remote (git+URL[#branch])",
+				    optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.publish = optarg;
+			break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
 		default: cli_usage(usage_text, EXIT_TROUBLE);
@@ -220,6 +233,14 @@ main(int argc, char *argv[])
 	}
 	if (!ok)
 		atomic_remove_tree(tmp);
+	else if (opt.publish != NULL) {
+		char when[40], *msg;
+
+		isotime_format(when, opt.now);
+		msg = easprintf("perf-site of %s", when);
+		ok = gitstore_publish(opt.publish, "gh-pages", opt.out, msg) == 0;
+		free(msg);
+	}
 	free(tmp);
 	site_free(s);
 	free(opt.histories);

@@ -4,6 +4,7 @@
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
 load lib/chromium
+load lib/store
 
 N=perf-site
 NOW=2026-06-30T00:00:00Z
@@ -12,7 +13,11 @@ CH=$FIXTURES/perf-changes
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 	export PERFORMANCE_TRACKING_ROOT=$BATS_TEST_TMPDIR/no-store
-	unset DASHBOARD_DAYS PERF_STORE_THREADS
+	unset DASHBOARD_DAYS PERF_STORE_THREADS HF_TOKEN HF_API_KEY HUGGINGFACE_HUB_TOKEN
+}
+
+teardown() {
+	git_http_stop
 }
 
 # rec MODEL VERSION DAY COMMIT LATENCY [STATUS [SOURCE [ELIGIBLE [PERCENT]]]]:
@@ -448,4 +453,44 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	[ "$(grep -o 'culprit: 1234567' "$p" | wc -l)" -eq 2 ]
 	diff -r <(cd plain && find . -type f | sort | xargs cat) \
 		<(cd site && find . -type f | sort | xargs sed 's/, culprit: 1234567 (slow &lt;path&gt;)//g')
+}
+
+@test "--publish: one force-pushed commit to a branch of a git remote over http, with the store's token" {
+	lighttpd_or_skip
+	three
+	mkdir srv
+	bare_remote srv/pages.git
+	git_http_start "$PWD/srv" s3cr3t-t0ken
+	for now in 2026-06-30T00:00:00Z 2026-07-01T00:00:00Z; do
+		HF_TOKEN=s3cr3t-t0ken run --separate-stderr $N -s store -o site --now $now \
+			--publish "git+$GIT_HTTP_URL/pages.git#gh-pages"
+		assert_success
+		[ -z "$stderr" ]
+	done
+	# One commit, the latest site, exactly what -o holds.
+	assert_equal "$(git -C srv/pages.git rev-list --count gh-pages)" 1
+	assert_equal "$(git -C srv/pages.git log -1 --format=%s gh-pages)" "perf-site of 2026-07-01T00:00:00+00:00"
+	assert_equal "$(git -C srv/pages.git ls-tree -r --name-only gh-pages)" "$(cd site && find . -type f | sed 's|^\./||' | LC_ALL=C sort)"
+	git -C srv/pages.git show gh-pages:index.html | cmp - site/index.html
+	# The store's default branch is left alone; the site holds no git files.
+	! git -C srv/pages.git rev-parse -q --verify main
+	[ ! -e site/.git ]
+	# A wrong token: exit 2, the remote's refusal said, the token never shown.
+	HF_TOKEN=wrong-t0ken run --separate-stderr $N -s store -o site --now $NOW \
+		--publish "git+$GIT_HTTP_URL/pages.git"
+	assert_failure 2
+	[[ $stderr == "perf-site: $GIT_HTTP_URL/pages.git: cannot publish: "* ]]
+	not grep -q wrong-t0ken <<<"$stderr"
+	assert_equal "$(git -C srv/pages.git rev-list --count gh-pages)" 1
+	# A password in the URL is never shown either.
+	run --separate-stderr $N -s store -o site --now $NOW \
+		--publish "git+http://hf_user:pa55word@127.0.0.1:9/pages.git#x"
+	assert_failure 2
+	not grep -q pa55word <<<"$stderr"
+	[[ $stderr == *"hf_user:***@127.0.0.1:9/pages.git: cannot publish"* ]]
+	# Not a git remote: usage, before any work.
+	run --separate-stderr $N -s store -o site2 --publish "$PWD/pages"
+	assert_failure 2
+	assert_equal "${stderr_lines[0]}" "perf-site: --publish: '$PWD/pages' is not a git remote (git+URL[#branch])"
+	[ ! -e site2 ]
 }

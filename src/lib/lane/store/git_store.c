@@ -631,3 +631,76 @@ gitstore_close(gitstore *g)
 	free(g->remote_error);
 	free(g);
 }
+
+/* Runs git for gitstore_publish; on failure reports "shown: what: <git's error>". */
+static int
+publish_run(const char *shown, const char *what, const char *dir, const char *const *args)
+{
+	buf err = { 0 };
+	char *msg;
+	int rc = git_run(dir, args, NULL, 0, NULL, &err);
+
+	if (rc != 0) {
+		msg = git_last_error(&err);
+		warnx_("%s: %s: %s", shown, what, msg);
+		free(msg);
+	}
+	buf_free(&err);
+	return rc;
+}
+
+int
+gitstore_publish(const char *spec, const char *def_branch, const char *dir, const char *msg)
+{
+	const char *tmpdir = getenv("TMPDIR") != NULL && *getenv("TMPDIR") != '\0' ?
+	    getenv("TMPDIR") : "/tmp";
+	char *url, *hash, *shown, *scratch, *gitdir = NULL, *gd = NULL, *ref = NULL;
+	const char *branch = def_branch;
+	int rc = -1;
+
+	if (!gitstore_is_spec(spec) || spec[4] == '\0') {
+		warnx_("%s: not a git remote (git+URL[#branch])", spec);
+		return -1;
+	}
+	url = estrdup(spec + 4);
+	if ((hash = strrchr(url, '#')) != NULL) {
+		*hash = '\0';
+		branch = hash + 1;
+	}
+	shown = git_redact(url);
+	if (*url == '\0' || *branch == '\0') {
+		warnx_("%s: no remote or no branch (git+URL[#branch])", shown);
+		free(url);
+		free(shown);
+		return -1;
+	}
+	scratch = easprintf("%s/perfkite-publish-XXXXXX", tmpdir);
+	if (mkdtemp(scratch) == NULL) {
+		warnx_("%s: cannot make a scratch directory: %s", scratch, strerror(errno));
+		goto out;
+	}
+	gitdir = easprintf("%s/git", scratch);
+	gd = easprintf("--git-dir=%s", gitdir);
+	ref = easprintf("HEAD:refs/heads/%s", branch);
+	/* A fresh repository: one commit without a parent, whatever dir held before. */
+	if (publish_run(shown, "git init", NULL, ARGS("init", "-q", "--bare", gitdir)) != 0 ||
+	    publish_run(shown, "git add", dir, ARGS(gd, "--work-tree=.", "add", "-A", "-f",
+	    ".")) != 0 ||
+	    publish_run(shown, "git commit", dir, ARGS("-c", "user.name=perfkite", "-c",
+	    "user.email=perfkite@localhost", "-c", "commit.gpgsign=false", gd, "--work-tree=.",
+	    "commit", "-q", "--allow-empty", "--no-verify", "-m", msg)) != 0 ||
+	    publish_run(shown, "cannot publish", NULL, ARGS(gd, "push", "-q", "-f", "--", url,
+	    ref)) != 0)
+		goto out;
+	rc = 0;
+out:
+	if (gitdir != NULL)
+		atomic_remove_tree(scratch);
+	free(ref);
+	free(gd);
+	free(gitdir);
+	free(scratch);
+	free(shown);
+	free(url);
+	return rc;
+}

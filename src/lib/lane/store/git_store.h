@@ -75,4 +75,17 @@ int gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 /* Unlocks and releases. */
 void gitstore_close(gitstore *g);
 
+/*
+ * Publishes the directory dir (a site, say) as the whole tree of a branch
+ * of the git remote spec, "git+URL#branch" (branch defaults to
+ * def_branch), as the store reaches its remote (git_command.h: no
+ * prompts, the token through GIT_ASKPASS, never on a command line): one
+ * commit without a parent, message msg, force-pushed, so that the branch
+ * holds the latest publication only and never grows. dir is not changed
+ * (git's own files go to a scratch directory, removed after). Returns 0,
+ * or -1 after reporting, the remote's password never shown.
+ */
+int gitstore_publish(const char *spec, const char *def_branch, const char *dir,
+    const char *msg);
+
 #endif
