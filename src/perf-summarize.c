@@ -29,6 +29,7 @@
 #include "core/num.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
+#include "lane/site.h"
 #include "core/stats.h"
 #include "core/xml.h"
 #include "lane/store/read.h"
@@ -48,6 +49,7 @@ static struct {
 	bool decide;		/* --decide: the commands that decide failing rows */
 	bool annotate_decide;	/* --annotate-decide: the accept commands, annotation only */
 	const char *changes;	/* perf-changes output */
+	const char *site_url;	/* --site-url: the published site (perf-site(1)) */
 } opt;
 
 /* What was read: the compared records and the change points of --changes. */
@@ -62,7 +64,7 @@ static const char usage_text[] =
     "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
     "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
     "                      [-H history] [--days n] [--now time] [--changes file]\n"
-    "                      [--decide | --annotate-decide] [file ...]\n"
+    "                      [--decide | --annotate-decide] [--site-url url] [file ...]\n"
     "       perf-summarize --stability [--json] [file ...]\n"
     "\n"
     "options:\n"
@@ -79,6 +81,7 @@ static const char usage_text[] =
     "  --changes file         change points as perf-changes(1) writes them\n"
     "  --decide               after the table, the perf-seed command that accepts or seeds each row\n"
     "  --annotate-decide      the accept commands in the summary on standard output only\n"
+    "  --site-url url         the summary on standard output links the failures' cohort pages there\n"
     "  --stability            instead of the summary, the run-to-run stability\n"
     "  --json                 with --stability: JSON lines instead of the Markdown table\n"
     "  -h, --help             print usage and exit\n"
@@ -858,6 +861,47 @@ change_points(buf *b, const struct batch *in)
 	cpoints_markdown(b, in->cps, in->ncps);
 }
 
+/*
+ * With --site-url, the annotation's links to the cohort pages of the
+ * failing rows on the published site (perf-site(1) c/<id>.html), each
+ * cohort once, in the table's order; nothing without a failing row.
+ */
+static void
+site_links(buf *b, const struct batch *in)
+{
+	size_t base = strlen(opt.site_url), n = 0;
+	char **seen = ecalloc(in->n + 1, sizeof *seen);
+
+	while (base > 0 && opt.site_url[base - 1] == '/')
+		base--;
+	for (size_t i = 0; i < in->n; i++) {
+		char *id;
+		bool dup = false;
+
+		if (!failing(in->recs[i]))
+			continue;
+		id = site_cohort_id(in->recs[i]);
+		for (size_t k = 0; k < n && !dup; k++)
+			dup = strcmp(seen[k], id) == 0;
+		if (dup) {
+			free(id);
+			continue;
+		}
+		if (n == 0)
+			buf_adds(b, b->len > 0 ? "\n**History of the failing cohorts:**\n\n" :
+			    "**History of the failing cohorts:**\n\n");
+		buf_adds(b, "- [");
+		xml_md_text(b, json_str(in->recs[i], "model_id"));
+		buf_adds(b, " (");
+		xml_md_text(b, json_str(in->recs[i], "gpu_type"));
+		buf_addf(b, ")](%.*s/c/%s.html)\n", (int)base, opt.site_url, id);
+		seen[n++] = id;
+	}
+	for (size_t k = 0; k < n; k++)
+		free(seen[k]);
+	free(seen);
+}
+
 /* Appends s single-quoted for a POSIX shell. */
 static void
 shell_quoted(buf *b, const char *s)
@@ -944,6 +988,8 @@ summary_markdown(buf *md, const struct batch *in, bool annotated)
 	else if (annotated && opt.annotate_decide)
 		md_decide(md, in, true);
 	change_points(md, in);
+	if (annotated && opt.site_url != NULL)
+		site_links(md, in);
 }
 
 /*
@@ -1028,6 +1074,12 @@ annotation(buf *text, const struct batch *in, const buf *md, const char *kept)
 		}
 		/* The change points follow when they fit. */
 		change_points(&cps, in);
+		if (cps.len > 0 && text->len + cps.len <= (size_t)opt.annotate_max)
+			buf_add(text, cps.s, cps.len);
+		/* So do the links to the failing cohorts' pages. */
+		buf_reset(&cps);
+		if (opt.site_url != NULL)
+			site_links(&cps, in);
 		if (cps.len > 0 && text->len + cps.len <= (size_t)opt.annotate_max)
 			buf_add(text, cps.s, cps.len);
 	} else
@@ -1174,6 +1226,7 @@ parse_options(int argc, char *argv[])
 		{ "changes", required_argument, NULL, 'P' },
 		{ "decide", no_argument, NULL, 'E' },
 		{ "annotate-decide", no_argument, NULL, 'G' },
+		{ "site-url", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -1195,6 +1248,7 @@ parse_options(int argc, char *argv[])
 		case 'D': opt.dashboard = true; break;
 		case 'E': opt.decide = true; break;
 		case 'G': opt.annotate_decide = true; break;
+		case 'U': opt.site_url = optarg; break;
 		case 'C': opt.csv = optarg; break;
 		case 's': opt.store = optarg; break;
 		case 'K': opt.cache = optarg; break;

@@ -8,6 +8,7 @@
 load lib/common
 load lib/stub
 load lib/ab_repo
+load lib/store
 
 LANE=$FIXTURES/perf-lane
 
@@ -18,6 +19,10 @@ setup() {
 	stub_start
 	cd "$BATS_TEST_TMPDIR" || return 1
 	mkdir empty
+}
+
+teardown() {
+	git_http_stop
 }
 
 # lane ARGS...: perf-lane into ./reports, ./results and ./store.
@@ -394,6 +399,61 @@ seed_block() {
 	BUILDKITE_BUILD_ID=b5 FAKE_SLOWDOWN=9 lane --decide "$LANE/configs"
 	assert_failure 1
 	grep -qx '## Decide' reports/annotation.md
+}
+
+@test "--site-publish to a git remote over http: the store's transport and token, one commit, a refusal reported" {
+	lighttpd_or_skip
+	history_with_step
+	mkdir srv
+	bare_remote srv/pages.git
+	git_http_start "$PWD/srv" pag3s-t0ken
+	for _ in 1 2; do
+		rm -rf reports
+		HF_TOKEN=pag3s-t0ken BUILDKITE_BRANCH=main TEST_SCOPE=full \
+			lane --site-publish "git+$GIT_HTTP_URL/pages.git#gh-pages" "$LANE/configs"
+		assert_success
+		assert_line "site published to git+$GIT_HTTP_URL/pages.git#gh-pages"
+		not grep -q pag3s-t0ken <<<"$output$stderr"
+	done
+	assert_equal "$(git -C srv/pages.git rev-list --count gh-pages)" 1
+	git -C srv/pages.git show gh-pages:index.html | grep -q 'worse change point'
+	# A wrong token: reported, never shown; the lane's status is its gates'.
+	HF_TOKEN=wr0ng-t0ken BUILDKITE_BRANCH=main TEST_SCOPE=full \
+		lane --site-publish "git+$GIT_HTTP_URL/pages.git#gh-pages" "$LANE/configs"
+	assert_success
+	grep -q "^perf-lane: the site could not be pushed to $GIT_HTTP_URL/pages.git (gh-pages)$" <<<"$stderr"
+	not grep -q wr0ng-t0ken <<<"$output$stderr"
+	assert_equal "$(git -C srv/pages.git rev-list --count gh-pages)" 1
+}
+
+@test "--site-url or PERF_SITE_URL: a failing run's annotation links its cohort's page on the site; without, as before" {
+	export BUILDKITE_BRANCH=main TEST_SCOPE=full BUILDKITE_BUILD_ID=b1
+	unset PERF_SITE_URL
+	lane "$LANE/configs"
+	assert_success
+	seed_block >seed.sh
+	run --separate-stderr bash -e seed.sh
+	assert_success
+	perf-site -s store -o site --now 2026-06-30T00:00:00Z
+	local n
+	for n in plain option env; do
+		rm -rf reports
+		case $n in
+		plain) FAKE_SLOWDOWN=3 lane --policy never --no-decide "$LANE/configs" ;;
+		option) FAKE_SLOWDOWN=3 lane --policy never --no-decide --site-url https://perf.example/site/ "$LANE/configs" ;;
+		env) PERF_SITE_URL=https://perf.example/site FAKE_SLOWDOWN=3 lane --policy never --no-decide "$LANE/configs" ;;
+		esac
+		assert_failure 1
+		cp reports/annotation.md "$n.md"
+	done
+	not grep -q 'perf.example' plain.md
+	cmp option.md env.md
+	# The links come last, after what was there.
+	local link
+	link=$(sed -n 's|^- \[lane-bench (.*)\](https://perf.example/site/c/\(.*\.html\))$|\1|p' option.md)
+	[ -n "$link" ]
+	[ -s "site/c/$link" ]
+	diff <(printf '%s\n\n**History of the failing cohorts:**\n\n%s\n' "$(cat plain.md)" "$(grep '^- \[lane-bench' option.md)") option.md
 }
 
 @test "the demo (make demo): calibration, the reviewed seed, then a compared pass, in seconds" {

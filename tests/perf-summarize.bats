@@ -583,3 +583,28 @@ $(cat "$FIXTURES/perf-changes/md.out.md")"
 	assert_success
 	[[ $output == *"| worse +5.5%, culprit: 1234567<br>worse -5.2% |"* ]]
 }
+
+@test "--site-url: the annotation links each failing cohort's page on the site, once; the report file stays the reference's" {
+	W=$S/cases/worked-example.in.jsonl
+	run --separate-stderr $N -r plain "$W"
+	assert_success
+	printf '%s\n' "$output" >plain.md
+	run --separate-stderr $N -r linked --site-url https://perf.example/site/ "$W"
+	assert_success
+	printf '%s\n' "$output" >linked.md
+	# The id is the page perf-site writes for that cohort.
+	perf-site -H "$W" -o site --now 2026-06-30T00:00:00Z
+	id=$(cd site/c && ls)
+	diff <(cat plain.md; printf '\n**History of the failing cohorts:**\n\n- [wan-t2v-1.3b-2gpu (NVIDIA L40S)](https://perf.example/site/c/%s)\n' "$id") linked.md
+	# Only the annotation: the report file is the reference's.
+	cmp plain/perf_*.md linked/perf_*.md
+	# Two failing rows of one cohort: one link.
+	run --separate-stderr $N --site-url https://perf.example/site "$W" "$W"
+	assert_equal "$(grep -c '^- \[' <<<"$output")" 1
+	# No failing row: nothing added.
+	jq -c '.comparison_status = "PASS" | .comparison_failures = []' "$W" >pass.jsonl
+	run --separate-stderr $N pass.jsonl
+	want=$output
+	run --separate-stderr $N --site-url https://perf.example/site pass.jsonl
+	assert_equal "$output" "$want"
+}

@@ -46,7 +46,7 @@ setup() {
 		print(p["name"], len(s["properties"]))
 	EOF
 	assert_success
-	assert_output "perfkite 26"
+	assert_output "perfkite 27"
 }
 
 @test "the hooks know exactly the options plugin.yml declares" {
@@ -77,6 +77,25 @@ setup() {
 	EOF
 	assert_success
 	assert_output 4
+}
+
+@test "the pipeline templates' step commands are shellcheck-clean (the nightly site step among them)" {
+	command -v shellcheck >/dev/null || skip "shellcheck is not installed"
+	run py - "$ROOT_DIR"/pipeline-templates/*.yml <<-'EOF'
+		import os, sys, yaml
+		for f in sys.argv[1:]:
+		    for i, step in enumerate(yaml.safe_load(open(f))["steps"]):
+		        if isinstance(step.get("command"), str):
+		            name = "%s.%d.sh" % (os.path.basename(f)[:-4], i)
+		            with open(name, "w") as out:
+		                out.write("#!/bin/bash\n" + step["command"].replace("$$", "$"))
+		            print(name)
+	EOF
+	assert_success
+	assert_line scheduled-main.1.sh
+	shellcheck "${lines[@]}"
+	# The nightly site step publishes with perf-site --publish.
+	grep -q -- '--publish "git+$SITE_REMOTE#gh-pages"' scheduled-main.1.sh
 }
 
 @test "command hook: options and arrays reach perf-lane; an unknown option is refused" {
@@ -399,7 +418,7 @@ error: failed to push some refs to '../remote.git'"
 	run awk '/^<!-- generated from plugin.yml/ { t = 1; next } /^<!-- end of the generated table -->/ { t = 0 } t' \
 		"$ROOT_DIR/README.md"
 	assert_equal "$output" "$want"
-	assert_equal "${#lines[@]}" 28
+	assert_equal "${#lines[@]}" 29
 }
 
 @test "the plugin version pinned in the README and the pipeline templates is VERSION" {
@@ -712,4 +731,12 @@ perfkite: plugin option 'ab-only' needs ab-base"
 	assert_success
 	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --site-publish \
 		'git+https://github.com/o/site.git#gh-pages' c)"
+}
+
+@test "the site-url option reaches perf-lane as --site-url" {
+	export ${P}CONFIGS=c ${P}SITE_URL='https://o.github.io/perf'
+	lane_args
+	assert_success
+	assert_equal "$output" "$(printf '%s\n' --reports perf-reports --site-url \
+		'https://o.github.io/perf' c)"
 }

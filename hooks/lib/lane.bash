@@ -19,7 +19,7 @@ lane_programs=(perf-collect perf-gate-static perf-normalize perf-gate-rolling pe
 # The lane's options (one set, written by bin/perf-lane's option loop, read
 # by the steps): configs_dir results reports store cache policy run_source
 # days interval timeout runner cpu allow_empty annotate_max changes rule site
-# decide ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
+# site_url decide ab_base ab_setup ab_pairs ab_band ab_only ab_given operands.
 
 # lane_defaults: the options' defaults, from the variables the reference
 # reads (days_from: where days came from, for its complaint: DASHBOARD_DAYS
@@ -33,6 +33,7 @@ lane_defaults() {
 	cache='' policy='' run_source='' interval=10 timeout='' runner='' cpu=
 	allow_empty=
 	annotate_max=1000000 changes=report rule='' site='' decide=1
+	site_url=${PERF_SITE_URL:-}
 	ab_base='' ab_setup='' ab_pairs='' ab_band='' ab_only='' ab_given=''
 	operands=()
 }
@@ -47,7 +48,7 @@ lane_usage() {
 		                 [--annotate-max bytes] [--changes gate|report|off]
 		                 [--changes-gate] [--rule reference|prediction|zscore]
 		                 [--decide | --no-decide]
-		                 [--site-publish dest]
+		                 [--site-publish dest] [--site-url url]
 		                 [--ab-base ref] [--ab-setup command]
 		                 [--ab-pairs min:max] [--ab-band percent] [--ab-only]
 		                 [config|dir ...]
@@ -74,6 +75,7 @@ lane_usage() {
 		  --changes-gate            the same as --changes gate
 		  --decide, --no-decide     a failed run's annotation ends with the perf-seed accept commands (default), or not
 		  --site-publish dest       on scheduled main runs, publish the static site (perf-site(1)) to dest
+		  --site-url url            where the site is served: the annotation links the failures' cohort pages (default PERF_SITE_URL)
 		  --rule reference | prediction | zscore  passed to perf-gate-rolling(1)
 		  --ab-base ref             on pull requests, compare the head with a worktree of ref
 		  --ab-setup command        the shell command that builds the base in its worktree
@@ -440,7 +442,8 @@ lane_compare() {
 			perf-upload --store "$store" "${cache_args[@]}" --policy "$policy" |
 			tee "$work/compared.jsonl" |
 			perf-summarize --reports-dir "$reports" --annotate-max "$annotate_max" \
-				${decide:+--annotate-decide} >"$reports/annotation.md"
+				${decide:+--annotate-decide} ${site_url:+--site-url "$site_url"} \
+				>"$reports/annotation.md"
 		statuses=("${PIPESTATUS[@]}")
 		read -r normalize_rc rolling_rc <"$work/rolling.status"
 		upload_rc=${statuses[1]} summarize_rc=${statuses[3]}
@@ -581,12 +584,15 @@ lane_seedable() {
 # lane_site: with --site-publish, on scheduled main runs after the upload,
 # the history as a static site (perf-site(1)) with the store's change
 # points, published to a directory (replaced whole) or to a branch of a git
-# remote, git+URL[#branch] (default gh-pages), as one commit force-pushed so
-# that the branch does not grow. A site that cannot be made or published is
+# remote, git+URL[#branch] (default gh-pages): perf-site --publish pushes it
+# as one commit, force-pushed so that the branch does not grow, through the
+# store's git transport (no prompts; the token, HF_TOKEN, by GIT_ASKPASS,
+# never on a command line). A site that cannot be made or published is
 # reported; the lane's status stays that of its gates.
 lane_site() {
 	[ "$run_source" = scheduled_main ] && [ -n "$site" ] || return 0
 	local out=$site url branch=gh-pages st=0
+	local -a publish=()
 	echo "--- perf-site"
 	perf-changes --store "$store" "${cache_args[@]}" >"$work/site-changes.jsonl"
 	st=$?
@@ -594,25 +600,20 @@ lane_site() {
 		echo "$prog: perf-changes failed (status $st): the site is not published" >&2
 		return 0
 	fi
-	case $site in git+*) out=$work/site ;; esac
+	case $site in git+*) out=$work/site publish=(--publish "$site") ;; esac
 	if ! perf-site --store "$store" "${cache_args[@]}" --changes "$work/site-changes.jsonl" \
-		-o "$out"; then
-		echo "$prog: perf-site failed: the site is not published" >&2
+		-o "$out" "${publish[@]}"; then
+		if [ "${#publish[@]}" -gt 0 ] && [ -e "$out/index.html" ]; then
+			url=${site#git+}
+			case $url in *'#'*) branch=${url##*#} url=${url%#*} ;; esac
+			# a password in the URL is never shown
+			url=$(sed -E 's#(://[^/:@]*):[^/@]*@#\1:***@#' <<<"$url")
+			echo "$prog: the site could not be pushed to $url ($branch)" >&2
+		else
+			echo "$prog: perf-site failed: the site is not published" >&2
+		fi
 		return 0
 	fi
-	case $site in
-	git+*)
-		url=${site#git+}
-		case $url in *'#'*) branch=${url##*#} url=${url%#*} ;; esac
-		(cd "$out" && git init -q -b "$branch" && git add -A &&
-			git -c user.name=perfkite -c user.email=perfkite@localhost commit -qm \
-				"perf-site of ${BUILDKITE_COMMIT:-the store}" &&
-			git push -qf "$url" "HEAD:refs/heads/$branch") || st=$?
-		if [ "$st" -ne 0 ]; then
-			echo "$prog: the site could not be pushed to $url ($branch)" >&2
-			return 0
-		fi ;;
-	esac
 	echo "site published to $site"
 }
 

@@ -11,7 +11,8 @@ plugin_prefix=BUILDKITE_PLUGIN_PERFKITE_
 # The options plugin.yml declares, in variable form.
 plugin_options=(CONFIGS RESULTS_DIR REPORTS_DIR STORE CACHE_DIR UPLOAD_POLICY RUN_SOURCE
 	DASHBOARD_DAYS ANNOTATE ANNOTATE_STYLE ARTIFACTS TELEMETRY_INTERVAL TOKEN_ENV TIMEOUT CPU
-	ALLOW_EMPTY CHANGES RULE DECIDE AB_BASE AB_SETUP AB_PAIRS AB_BAND AB_ONLY SITE BISECT)
+	ALLOW_EMPTY CHANGES RULE DECIDE AB_BASE AB_SETUP AB_PAIRS AB_BAND AB_ONLY SITE SITE_URL
+	BISECT)
 # The boolean ones, and the values each enumerated one accepts.
 plugin_booleans=(ANNOTATE CPU ALLOW_EMPTY DECIDE AB_ONLY BISECT)
 declare -A plugin_enums=(
@@ -153,7 +154,7 @@ plugin_lane_args() {
 		--policy:UPLOAD_POLICY --run-source:RUN_SOURCE --days:DASHBOARD_DAYS \
 		--telemetry-interval:TELEMETRY_INTERVAL --timeout:TIMEOUT --changes:CHANGES \
 		--rule:RULE --ab-base:AB_BASE --ab-setup:AB_SETUP --ab-pairs:AB_PAIRS --ab-band:AB_BAND \
-		--site-publish:SITE; do
+		--site-publish:SITE --site-url:SITE_URL; do
 		case ${pair#*:} in
 		UPLOAD_POLICY | RUN_SOURCE | CHANGES | RULE) v=$(plugin_enum "${pair#*:}") ;;
 		*) v=$(plugin_option "${pair#*:}") ;;

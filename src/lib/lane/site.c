@@ -2126,3 +2126,31 @@ site_free(struct site *s)
 	free(s->title);
 	free(s);
 }
+
+char *
+site_cohort_id(const cJSON *rec)
+{
+	const cJSON *v[IDENTITY_KEYS];
+	const char *ident[IDENTITY_KEYS], *key[HISTORY_KEY_PARTS], *model, *gpu;
+	char *owned[IDENTITY_KEYS + 2] = { NULL }, *joined;
+	struct cohort c;
+
+	for (int i = 0; i < IDENTITY_KEYS; i++) {
+		v[i] = json_get(rec, identity_keys[i]);
+		ident[i] = history_pystr(v[i], "", &owned[i]);
+	}
+	model = history_pystr(json_get(rec, "model_id"), "None", &owned[IDENTITY_KEYS]);
+	gpu = history_pystr(json_get(rec, "gpu_type"), "None", &owned[IDENTITY_KEYS + 1]);
+	history_cohort_key(key, history_kind(ident, v, json_get(rec, "result_schema_version")),
+	    model, gpu, ident);
+	memset(&c, 0, sizeof c);
+	memcpy(c.key, key, sizeof key);
+	c.label = cohort_label(&c);
+	joined = history_key_join(key);
+	cohort_id(&c, joined);
+	free(joined);
+	free(c.label);
+	for (int i = 0; i < IDENTITY_KEYS + 2; i++)
+		free(owned[i]);
+	return estrdup(c.id);
+}

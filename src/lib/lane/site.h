@@ -65,4 +65,10 @@ size_t site_records(const struct site *s);
 
 void site_free(struct site *s);
 
+/*
+ * The id of a record's cohort, as site_write() names its page
+ * (c/<id>.html) and data file: a new string.
+ */
+char *site_cohort_id(const cJSON *rec);
+
 #endif
