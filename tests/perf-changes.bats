@@ -734,6 +734,9 @@ without_culprits() {
 	put_report "$S" schema.json $PREV $AT latency '.schema = "perfkite.bisect-report/9"'
 	put_report "$S" nobad.json $PREV $AT latency 'del(.bad)'
 	put_report "$S" commit.json $PREV $AT latency '.culprits[0].commit = 7'
+	# A change member missing its keys is a cohort no change point has.
+	put_report "$S" partial.json $PREV $AT latency '.change = {workload_id: "wan-t2v"}'
+	put_report "$S" legacy.json $PREV $AT latency '.change = {metric: "latency"}'
 	echo '[]' >"$S/.perfkite/bisect/array.json"
 	run --separate-stderr $N -s "$S"
 	assert_failure 1

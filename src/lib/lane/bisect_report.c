@@ -40,6 +40,15 @@ str_dup(const cJSON *o, const char *key)
 	return cJSON_IsString(v) && *v->valuestring != '\0' ? estrdup(v->valuestring) : NULL;
 }
 
+/* str() of a member, "None" when it is missing, as perf-changes names a cohort. */
+static char *
+pystr_dup(const cJSON *o, const char *key)
+{
+	const cJSON *v = json_get(o, key);
+
+	return v != NULL ? json_pystr_dup(v) : estrdup("None");
+}
+
 /* The cohort of the change point the bisect started from, when it had one. */
 static void
 parse_cohort(const cJSON *change, struct bisect_report *r)
@@ -49,9 +58,9 @@ parse_cohort(const cJSON *change, struct bisect_report *r)
 	r->has_cohort = true;
 	r->v2 = json_get(change, identity_keys[0]) != NULL;
 	for (int k = 0; r->v2 && k < IDENTITY_KEYS; k++)
-		r->identity[k] = json_pystr_dup(json_get(change, identity_keys[k]));
-	r->model = json_pystr_dup(json_get(change, "model_id"));
-	r->gpu = json_pystr_dup(json_get(change, "gpu_type"));
+		r->identity[k] = pystr_dup(change, identity_keys[k]);
+	r->model = pystr_dup(change, "model_id");
+	r->gpu = pystr_dup(change, "gpu_type");
 }
 
 /*
