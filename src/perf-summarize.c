@@ -23,6 +23,7 @@
 #include "lane/store/git_command.h"
 #include "lane/history_view.h"
 #include "lane/identity.h"
+#include "lane/named_metric.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -30,6 +31,7 @@
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "core/stats.h"
+#include "core/unit.h"
 #include "core/xml.h"
 #include "lane/store/read.h"
 
@@ -186,6 +188,223 @@ md_row(buf *b, const cJSON *rec)
 	buf_adds(b, " |\n");
 	buf_free(&exceeded);
 	buf_free(&failing);
+}
+
+/*
+ * Whether a record has only named metrics (issue 24): a "metrics" object
+ * and none of the six. Its row is in the benchmarks' table, not the
+ * reference's.
+ */
+static bool
+named_only(const cJSON *rec)
+{
+	if (!cJSON_IsObject(json_get(rec, "metrics")))
+		return false;
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		const cJSON *v = json_get(rec, metric_table[i].key);
+
+		if (v != NULL && !cJSON_IsNull(v))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The named metrics of a record (nm_parse(); none when they are invalid,
+ * which perf-gate-rolling reports) and their policies (pol, when not NULL:
+ * a new array, as the metrics).
+ */
+static struct named_metric *
+named_of(const cJSON *rec, size_t *n, struct nm_policy **pol)
+{
+	const cJSON *block = json_get(json_get(rec, "regression_thresholds"), "metrics");
+	const cJSON *bench = json_get(rec, "model_id");
+	struct named_metric *ms;
+	char err[256];
+
+	if ((ms = nm_parse(json_get(rec, "metrics"), n, err, sizeof err)) == NULL)
+		ms = ecalloc(1, sizeof *ms);
+	if (pol == NULL)
+		return ms;
+	if (block != NULL && nm_policy_check(block, err, sizeof err) != 0)
+		block = NULL;
+	*pol = ecalloc(*n + 1, sizeof **pol);
+	for (size_t i = 0; i < *n; i++)
+		nm_policy_resolve(block, cJSON_IsString(bench) ? bench->valuestring : "None", &ms[i],
+		    &(*pol)[i]);
+	return ms;
+}
+
+/* The comparison of named metric name of a record (perf-gate-rolling(1)), or NULL. */
+static const cJSON *
+named_comparison(const cJSON *rec, const char *name)
+{
+	return json_get(json_get(json_get(rec, "comparison"), "named_metrics"), name);
+}
+
+/* A value of a named metric in its unit, scaled for display ("12.3 ns"), "n/a" for none. */
+static void
+unit_cell(buf *b, const cJSON *v, const char *unit)
+{
+	char t[UNIT_FMTSZ];
+
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		buf_adds(b, "n/a");
+	else
+		xml_md_text(b, unit_format(t, v->valuedouble, unit));
+}
+
+/* A row of a benchmarks' table: a record and its named metrics, in the table's order. */
+static void
+named_row(buf *b, const cJSON *rec)
+{
+	const cJSON *cmp = json_get(rec, "comparison"), *v;
+	buf failing = BUF_INIT;
+	struct nm_policy *pol;
+	size_t n;
+	struct named_metric *ms = named_of(rec, &n, &pol);
+	char t[NUM_BUFSZ];
+	double worst = 0;
+	bool any = false;
+
+	buf_adds(b, "| ");
+	cell_key(b, rec, "model_id");
+	buf_adds(b, " | ");
+	cell_key(b, rec, "gpu_type");
+	buf_adds(b, " | ");
+	if ((v = json_get(cmp, "baseline_n")) != NULL)
+		cell_text(b, v);
+	else
+		buf_adds(b, "n/a");
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *m = named_comparison(rec, ms[i].name);
+		cJSON *cur = ms[i].has_value ? cJSON_CreateNumber(ms[i].value) : NULL;
+
+		buf_adds(b, " | ");
+		unit_cell(b, cur, ms[i].unit);
+		buf_adds(b, " / ");
+		unit_cell(b, json_get(m, "baseline"), ms[i].unit);
+		cJSON_Delete(cur);
+		v = json_get(m, "percent_delta");
+		if (pol[i].better != BETTER_UNKNOWN && cJSON_IsNumber(v) &&
+		    (!any || v->valuedouble * 100 > worst)) {
+			worst = v->valuedouble * 100;
+			any = true;
+		}
+		if (cJSON_IsTrue(json_get(m, "regressed"))) {
+			buf_adds(&failing, failing.len ? ", " : "");
+			xml_md_text(&failing, ms[i].name);
+		}
+	}
+	buf_addf(b, " | %s%s | %s | ", any ? num_fixed(t, worst, 1) : "n/a", any ? "%" : "",
+	    failing.len ? failing.s : "none");
+	cell_text(b, json_get(rec, "comparison_status"));
+	buf_adds(b, " | ");
+	cell_text(b, json_get(rec, "comparison_status_reason"));
+	buf_adds(b, " |\n");
+	buf_free(&failing);
+	free(ms);
+	free(pol);
+}
+
+/* The names of a record's named metrics joined by \x1f: its table's columns. */
+static char *
+named_columns(const cJSON *rec)
+{
+	buf cols = BUF_INIT;
+	size_t n;
+	struct named_metric *ms = named_of(rec, &n, NULL);
+
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			buf_addc(&cols, '\x1f');
+		buf_adds(&cols, ms[i].name);
+	}
+	free(ms);
+	buf_addc(&cols, '\0');
+	return buf_detach(&cols);
+}
+
+/*
+ * After the reference's table: the records with only named metrics, a
+ * table for each set of metrics (their columns, in the order of the first
+ * record with them), the tables in the order of their first record, and
+ * a line naming each metric of unknown direction (shown, never gated).
+ */
+static void
+md_named(buf *b, const struct batch *in)
+{
+	char **cols = ecalloc(in->n + 1, sizeof *cols);
+	bool *done = ecalloc(in->n + 1, sizeof *done), any = false;
+	const char **order = NULL;	/* names of unknown direction (few), and their rows */
+	size_t *count = NULL, nu = 0;
+
+	for (size_t i = 0; i < in->n; i++)
+		if (named_only(in->recs[i]))
+			cols[i] = named_columns(in->recs[i]);
+	for (size_t i = 0; i < in->n; i++) {
+		struct named_metric *ms;
+		size_t n;
+
+		if (cols[i] == NULL || done[i])
+			continue;
+		buf_adds(b, any ? "\n" : b->len > 0 ? "\n## Benchmarks\n\n" : "## Benchmarks\n\n");
+		any = true;
+		buf_adds(b, "| Benchmark | Device | Baseline N |");
+		ms = named_of(in->recs[i], &n, NULL);
+		for (size_t k = 0; k < n; k++) {
+			buf_addc(b, ' ');
+			xml_md_text(b, ms[k].name);
+			buf_adds(b, " (curr/base) |");
+		}
+		free(ms);
+		buf_adds(b, " Worst Regression | Failing Metrics | Status | Status Detail |\n|---|---|---:|");
+		for (size_t k = 0; k < n; k++)
+			buf_adds(b, "---|");
+		buf_adds(b, "---:|---|---|---|\n");
+		for (size_t j = i; j < in->n; j++)
+			if (cols[j] != NULL && !done[j] && strcmp(cols[j], cols[i]) == 0) {
+				struct nm_policy *pol;
+
+				named_row(b, in->recs[j]);
+				done[j] = true;
+				ms = named_of(in->recs[j], &n, &pol);
+				for (size_t k = 0; k < n; k++) {
+					size_t u;
+
+					if (pol[k].better != BETTER_UNKNOWN)
+						continue;
+					for (u = 0; u < nu && strcmp(order[u], ms[k].name) != 0; u++)
+						;
+					if (u == nu) {
+						order = erealloc(order, (nu + 1) * sizeof *order);
+						count = erealloc(count, (nu + 1) * sizeof *count);
+						order[nu] = ms[k].name;
+						count[nu++] = 0;
+					}
+					count[u]++;
+				}
+				free(ms);
+				free(pol);
+			}
+	}
+	for (size_t u = 0; u < nu; u++) {
+		buf_adds(b, u == 0 ? "\nNo known direction, so shown and never gated: " : "; ");
+		buf_adds(b, "`");
+		xml_md_text(b, order[u]);
+		buf_addf(b, "` (%zu row%s; its config key: `regression_thresholds.metrics.\"*/",
+		    count[u], count[u] == 1 ? "" : "s");
+		xml_md_text(b, order[u]);
+		buf_adds(b, "\".better`)");
+	}
+	if (nu > 0)
+		buf_adds(b, ".\n");
+	for (size_t i = 0; i < in->n; i++)
+		free(cols[i]);
+	free(cols);
+	free(done);
+	free(order);
+	free(count);
 }
 
 /* A fraction as "<x*100:.1f>%" in a cell, "n/a" when not a number. */
@@ -440,7 +659,7 @@ shorten(buf *out, const struct batch *in, const buf *full, const char *where, si
 	buf_adds(out, md_head);
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < in->n; i++) {
-			if (failing(in->recs[i]) != (pass == 0))
+			if (failing(in->recs[i]) != (pass == 0) || named_only(in->recs[i]))
 				continue;
 			buf_reset(&row);
 			md_row(&row, in->recs[i]);
@@ -483,44 +702,64 @@ write_out(const char *what, const char *path, const buf *b)
 	return true;
 }
 
+/*
+ * One CSV row: a record's metric named name, with its comparison m (NULL
+ * for none: then only its value cur).
+ */
 static void
-csv(buf *b, const struct batch *in)
+csv_row(buf *b, const cJSON *rec, const char *name, const cJSON *m, const cJSON *cur)
 {
 	static const char *const per_metric[] = { "current", "baseline", "absolute_delta",
 	    "percent_delta", "threshold_exceeded", "regressed" };
-	const cJSON *rec, *m;
-	size_t i;
-	int k, j;
+	cJSON *field = json_new_string(name);
 
+	csv_value(b, json_get(rec, "model_id"));
+	buf_addc(b, ',');
+	csv_value(b, json_get(rec, "gpu_type"));
+	for (int j = 0; j < IDENTITY_KEYS; j++) {
+		buf_addc(b, ',');
+		csv_value(b, json_get(rec, identity_keys[j]));
+	}
+	buf_addc(b, ',');
+	csv_value(b, json_get(rec, "timestamp"));
+	buf_addc(b, ',');
+	csv_value(b, field);
+	for (int j = 0; j < 6; j++) {
+		buf_addc(b, ',');
+		/* Without a comparison: the record's own value, nothing else. */
+		csv_value(b, j == 0 && m == NULL ? cur : json_get(m, per_metric[j]));
+	}
+	buf_addc(b, ',');
+	csv_value(b, json_get(rec, "comparison_status"));
+	buf_adds(b, "\r\n");
+	cJSON_Delete(field);
+}
+
+/*
+ * The CSV: a row per record and metric, the six (not for a record with
+ * only named metrics), then its named metrics in its order.
+ */
+static void
+csv(buf *b, const struct batch *in)
+{
 	buf_adds(b, "model_id,gpu_type,workload_id,variant_id,benchmark_version,"
 	    "recipe_fingerprint,hardware_profile_id,software_profile_id,timestamp,metric,"
 	    "current,baseline,absolute_delta,percent_delta,threshold_exceeded,regressed,"
 	    "comparison_status\r\n");
-	for (i = 0; i < in->n; i++) {
-		rec = in->recs[i];
-		for (k = 0; k < METRIC_COUNT; k++) {
-			m = json_get(json_get(json_get(rec, "comparison"), "metrics"),
-			    metric_table[k].key);
-			csv_value(b, json_get(rec, "model_id"));
-			buf_addc(b, ',');
-			csv_value(b, json_get(rec, "gpu_type"));
-			for (j = 0; j < IDENTITY_KEYS; j++) {
-				buf_addc(b, ',');
-				csv_value(b, json_get(rec, identity_keys[j]));
-			}
-			buf_addc(b, ',');
-			csv_value(b, json_get(rec, "timestamp"));
-			buf_addf(b, ",%s", metric_table[k].key);
-			for (j = 0; j < 6; j++) {
-				buf_addc(b, ',');
-				/* Without a comparison: the record's own value, nothing else. */
-				csv_value(b, j == 0 && m == NULL ? json_get(rec, metric_table[k].key) :
-				    json_get(m, per_metric[j]));
-			}
-			buf_addc(b, ',');
-			csv_value(b, json_get(rec, "comparison_status"));
-			buf_adds(b, "\r\n");
-		}
+	for (size_t i = 0; i < in->n; i++) {
+		const cJSON *rec = in->recs[i];
+		struct named_metric *ms;
+		size_t n;
+
+		for (int k = 0; k < METRIC_COUNT && !named_only(rec); k++)
+			csv_row(b, rec, metric_table[k].key, json_get(json_get(json_get(rec,
+			    "comparison"), "metrics"), metric_table[k].key),
+			    json_get(rec, metric_table[k].key));
+		ms = named_of(rec, &n, NULL);
+		for (size_t k = 0; k < n; k++)
+			csv_row(b, rec, ms[k].name, named_comparison(rec, ms[k].name),
+			    json_get(json_get(json_get(rec, "metrics"), ms[k].name), "value"));
+		free(ms);
 	}
 }
 
@@ -934,10 +1173,16 @@ md_decide(buf *b, const struct batch *in, bool accept_only)
 static void
 summary_markdown(buf *md, const struct batch *in, bool annotated)
 {
-	if (in->n > 0)
+	size_t rows = 0;
+
+	for (size_t i = 0; i < in->n; i++)
+		rows += !named_only(in->recs[i]);
+	if (rows > 0)
 		buf_adds(md, md_head);
 	for (size_t i = 0; i < in->n; i++)
-		md_row(md, in->recs[i]);
+		if (!named_only(in->recs[i]))
+			md_row(md, in->recs[i]);
+	md_named(md, in);
 	md_sensitivity(md, in);
 	if (opt.decide)
 		md_decide(md, in, false);
