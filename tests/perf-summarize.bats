@@ -649,3 +649,12 @@ NM=$FIXTURES/named-metrics
 		assert "baseline median" not in widgets[0]
 	PY
 }
+
+@test "named metrics: over --annotate-max the Benchmarks tables are left out and counted, no empty reference table" {
+	named_compared cmp.jsonl
+	for i in $(seq 1 40); do sed "s/\"model_id\":\"BM_/\"model_id\":\"BM_$i/" cmp.jsonl; done >big.jsonl
+	run --separate-stderr $N --annotate-max 2000 big.jsonl
+	assert_success
+	refute_line --partial "| Model | GPU |"
+	assert_line --regexp '^_120 of 120 rows are not shown: the summary is [0-9]+ bytes, over the annotation limit of 2000;'
+}
