@@ -503,3 +503,15 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	run jq -c '[(.individual_times_s | length), (.dit_time_s > 0), (.max_peak_memory_mb > 0), (.software_profile.python | test("^3\\.[0-9]+$"))]' <<<"$output"
 	assert_output '[3,true,true,true]'
 }
+
+@test "config: a regression_thresholds.metrics block (issue 24) is checked, not a typo" {
+	jq '.regression_thresholds = {"latency": {"gated": false}, "metrics": {"BM_Sort/*": {"threshold_percent": 0.1, "better": "lower"}, "*/cpu_time": {"gated": false}}}' \
+		"$F/v1.json" >"$BATS_TEST_TMPDIR/ok.json"
+	run --separate-stderr $N --check --strict "$BATS_TEST_TMPDIR/ok.json"
+	assert_success
+	assert_equal "$stderr" ""
+	jq '.regression_thresholds = {"metrics": {"BM_Sort/*": {"treshold_percent": 0.1}}}' "$F/v1.json" >"$BATS_TEST_TMPDIR/bad.json"
+	run --separate-stderr $N --check "$BATS_TEST_TMPDIR/bad.json"
+	assert_failure 2
+	assert_equal "$stderr" "$N: $BATS_TEST_TMPDIR/bad.json:15: regression_thresholds.metrics.'BM_Sort/*'.treshold_percent is not a policy field (threshold_percent, threshold_absolute, gated, better)"
+}
