@@ -407,6 +407,16 @@ md_named(buf *b, const struct batch *in)
 	free(count);
 }
 
+/* A value of one of the six at its precision (unit NULL), or of a named metric in its unit. */
+static void
+value_cell(buf *b, const cJSON *v, int prec, const char *unit)
+{
+	if (unit == NULL)
+		num_cell(b, v, prec);
+	else
+		unit_cell(b, v, unit);
+}
+
 /* A fraction as "<x*100:.1f>%" in a cell, "n/a" when not a number. */
 static void
 pct_cell(buf *b, const cJSON *v)
@@ -479,7 +489,7 @@ repr_cell(buf *b, const cJSON *v)
  * and the absolute floor where it narrows. "none" otherwise.
  */
 static void
-suggestion_cell(buf *b, const char *key, const cJSON *m)
+suggestion_cell(buf *b, const char *path, const cJSON *m)
 {
 	const cJSON *sn = json_get(m, "sensitivity");
 	const cJSON *sp = json_get(sn, "suggested_threshold_percent");
@@ -490,11 +500,15 @@ suggestion_cell(buf *b, const char *key, const cJSON *m)
 		buf_adds(b, "none");
 		return;
 	}
-	buf_addf(b, "`regression_thresholds.%s.threshold_percent: ", key);
+	buf_adds(b, "`");
+	xml_md_text(b, path);
+	buf_adds(b, ".threshold_percent: ");
 	repr_cell(b, sp);
 	buf_adds(b, "`");
 	if (cJSON_IsNumber(sa) && cJSON_IsNumber(ta) && sa->valuedouble < ta->valuedouble) {
-		buf_addf(b, ", `regression_thresholds.%s.threshold_absolute: ", key);
+		buf_adds(b, ", `");
+		xml_md_text(b, path);
+		buf_adds(b, ".threshold_absolute: ");
 		repr_cell(b, sa);
 		buf_adds(b, "`");
 	}
@@ -527,14 +541,14 @@ note_cell(buf *b, const cJSON *m)
 
 /* Which rule decided metric m (perf-gate-rolling --rule), with its bound. */
 static void
-rule_cell(buf *b, const cJSON *m, int prec)
+rule_cell(buf *b, const cJSON *m, int prec, const char *unit)
 {
 	const cJSON *rule = json_get(m, "rule");
 	char t[NUM_BUFSZ];
 
 	if (is_string(rule, "prediction") || is_string(rule, "zscore")) {
 		buf_addf(b, "%s, bound ", rule->valuestring);
-		num_cell(b, json_get(m, "bound"), prec);
+		value_cell(b, json_get(m, "bound"), prec, unit);
 		if (cJSON_IsNumber(json_get(m, "z")))
 			buf_addf(b, ", z %s", num_fixed(t, json_get(m, "z")->valuedouble, 2));
 	} else if (cJSON_IsString(rule))
@@ -548,8 +562,13 @@ batch_has_rule(const struct batch *in)
 	for (size_t i = 0; i < in->n; i++) {
 		const cJSON *ms = json_get(json_get(in->recs[i], "comparison"), "metrics");
 
+		const cJSON *nm;
+
 		for (int k = 0; k < METRIC_COUNT; k++)
 			if (json_get(json_get(ms, metric_table[k].key), "rule") != NULL)
+				return true;
+		cJSON_ArrayForEach(nm, json_get(json_get(in->recs[i], "comparison"), "named_metrics"))
+			if (json_get(nm, "rule") != NULL)
 				return true;
 	}
 	return false;
@@ -565,65 +584,107 @@ batch_has_rule(const struct batch *in)
  * perf-gate-rolling's comparison object says. Nothing when every gate
  * fits its noise and no rule ran.
  */
+/* What a row of the Sensitivity section shows of one metric of a record. */
+struct sens_metric {
+	const char *key;	/* the metric column */
+	const char *path;	/* its policy in the config: "regression_thresholds.latency" */
+	int prec;		/* one of the six's precision */
+	const char *unit;	/* a named metric's unit; NULL for the six */
+};
+
+/* The Sensitivity section's head, before its first row. */
+static void
+sens_head(buf *b, bool rules)
+{
+	buf_adds(b, "\n## Sensitivity\n\nGates whose floors do not fit the "
+	    "run-to-run noise: a noisy one fails builds with no change "
+	    "(false alarms), a blind one misses real regressions. Detects: "
+	    "the smallest regression the gate catches with its power (four "
+	    "times in five by default). Suggested Config: the change to the "
+	    "benchmark config's floors (fractions) that fits the noise.\n");
+	if (rules)
+		buf_adds(b, "\nA noise-aware rule (perf-gate-rolling --rule) "
+		    "decided the metrics Decided By names, against the bound "
+		    "shown; False Alarms and Detects describe the floors.\n");
+	buf_addf(b, "\n| Model | GPU | Metric | Advice | Noise | False Alarms | "
+	    "Detects | Floors | Suggested Config | Would Detect |%s Note |\n"
+	    "|---|---|---|---|---:|---:|---:|---|---|---:|%s---|\n",
+	    rules ? " Decided By |" : "", rules ? "---|" : "");
+}
+
+/*
+ * The Sensitivity row of metric m (its comparison, as sm describes it) of
+ * record rec, when it is listed; *any says whether the head was written.
+ */
+static void
+sens_row(buf *b, const cJSON *rec, const cJSON *m, const struct sens_metric *sm, bool rules,
+    bool *any)
+{
+	const cJSON *sn = json_get(m, "sensitivity"), *adv = json_get(sn, "advice");
+
+	if (!cJSON_IsString(adv) || !sens_listed(m))
+		return;
+	if (!*any)
+		sens_head(b, rules);
+	*any = true;
+	buf_adds(b, "| ");
+	cell_key(b, rec, "model_id");
+	buf_adds(b, " | ");
+	cell_key(b, rec, "gpu_type");
+	buf_adds(b, " | ");
+	xml_md_text(b, sm->key);
+	buf_addf(b, " | %s | ", adv->valuestring);
+	if (cJSON_IsNumber(json_get(json_get(m, "noise"), "relative_spread")))
+		pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
+	else
+		buf_adds(b, "unknown");
+	buf_adds(b, " | ");
+	pct_cell(b, json_get(m, "false_alarm_rate"));
+	buf_adds(b, " | ");
+	pct_cell(b, json_get(m, "mde_percent"));
+	buf_adds(b, " | >");
+	pct_cell(b, json_get(m, "threshold_percent"));
+	buf_adds(b, " and >");
+	value_cell(b, json_get(m, "threshold_absolute"), sm->prec, sm->unit);
+	buf_adds(b, " | ");
+	suggestion_cell(b, sm->path, m);
+	buf_adds(b, " | ");
+	pct_cell(b, json_get(sn, "suggested_mde_percent"));
+	buf_adds(b, " | ");
+	if (rules) {
+		rule_cell(b, m, sm->prec, sm->unit);
+		buf_adds(b, " | ");
+	}
+	note_cell(b, m);
+	buf_adds(b, " |\n");
+}
+
 static void
 md_sensitivity(buf *b, const struct batch *in)
 {
 	bool any = false, rules = batch_has_rule(in);
 
 	for (size_t i = 0; i < in->n; i++) {
-		const cJSON *ms = json_get(json_get(in->recs[i], "comparison"), "metrics");
+		const cJSON *cmp = json_get(in->recs[i], "comparison"), *m;
 
 		for (int k = 0; k < METRIC_COUNT; k++) {
-			const cJSON *m = json_get(ms, metric_table[k].key);
-			const cJSON *sn = json_get(m, "sensitivity"), *adv = json_get(sn, "advice");
+			char *path = easprintf("regression_thresholds.%s", metric_table[k].key);
+			struct sens_metric sm = { metric_table[k].key, path, metric_table[k].precision,
+			    NULL };
 
-			if (!cJSON_IsString(adv) || !sens_listed(m))
-				continue;
-			if (!any) {
-				buf_adds(b, "\n## Sensitivity\n\nGates whose floors do not fit the "
-				    "run-to-run noise: a noisy one fails builds with no change "
-				    "(false alarms), a blind one misses real regressions. Detects: "
-				    "the smallest regression the gate catches with its power (four "
-				    "times in five by default). Suggested Config: the change to the "
-				    "benchmark config's floors (fractions) that fits the noise.\n");
-				if (rules)
-					buf_adds(b, "\nA noise-aware rule (perf-gate-rolling --rule) "
-					    "decided the metrics Decided By names, against the bound "
-					    "shown; False Alarms and Detects describe the floors.\n");
-				buf_addf(b, "\n| Model | GPU | Metric | Advice | Noise | False Alarms | "
-				    "Detects | Floors | Suggested Config | Would Detect |%s Note |\n"
-				    "|---|---|---|---|---:|---:|---:|---|---|---:|%s---|\n",
-				    rules ? " Decided By |" : "", rules ? "---|" : "");
-			}
-			any = true;
-			buf_adds(b, "| ");
-			cell_key(b, in->recs[i], "model_id");
-			buf_adds(b, " | ");
-			cell_key(b, in->recs[i], "gpu_type");
-			buf_addf(b, " | %s | %s | ", metric_table[k].key, adv->valuestring);
-			if (cJSON_IsNumber(json_get(json_get(m, "noise"), "relative_spread")))
-				pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
-			else
-				buf_adds(b, "unknown");
-			buf_adds(b, " | ");
-			pct_cell(b, json_get(m, "false_alarm_rate"));
-			buf_adds(b, " | ");
-			pct_cell(b, json_get(m, "mde_percent"));
-			buf_adds(b, " | >");
-			pct_cell(b, json_get(m, "threshold_percent"));
-			buf_adds(b, " and >");
-			num_cell(b, json_get(m, "threshold_absolute"), metric_table[k].precision);
-			buf_adds(b, " | ");
-			suggestion_cell(b, metric_table[k].key, m);
-			buf_adds(b, " | ");
-			pct_cell(b, json_get(sn, "suggested_mde_percent"));
-			buf_adds(b, " | ");
-			if (rules) {
-				rule_cell(b, m, metric_table[k].precision);
-				buf_adds(b, " | ");
-			}
-			note_cell(b, m);
-			buf_adds(b, " |\n");
+			sens_row(b, in->recs[i], json_get(json_get(cmp, "metrics"),
+			    metric_table[k].key), &sm, rules, &any);
+			free(path);
+		}
+		/* Then its named metrics, each by its key in the config's policy block. */
+		cJSON_ArrayForEach(m, json_get(cmp, "named_metrics")) {
+			char *key = nm_key(json_str(in->recs[i], "model_id"), m->string);
+			char *path = easprintf("regression_thresholds.metrics.\"%s\"", key);
+			struct sens_metric sm = { m->string, path, 0, json_str(m, "unit") };
+
+			sens_row(b, in->recs[i], m, &sm, rules, &any);
+			free(key);
+			free(path);
 		}
 	}
 }

@@ -658,3 +658,29 @@ NM=$FIXTURES/named-metrics
 	refute_line --partial "| Model | GPU |"
 	assert_line --regexp '^_120 of 120 rows are not shown: the summary is [0-9]+ bytes, over the annotation limit of 2000;'
 }
+
+@test "named metrics: a noisy named gate is in the Sensitivity section, with its key in the config's policy block" {
+	py - <<-'PY'
+		import json, os
+		noise = [0.09, -0.08, 0.07, -0.1, 0.08, -0.07, 0.1, -0.09, 0.06, -0.08, 0.09, -0.07]
+		os.makedirs("store/BM_Noisy")
+		for i, n in enumerate(noise):
+		    r = {"model_id": "BM_Noisy", "gpu_type": "CPU",
+		         "timestamp": "2026-03-01T%02d:00:00+00:00" % i, "commit_sha": "%040d" % i,
+		         "success": True, "run_source": "scheduled_main", "baseline_eligible": True,
+		         "result_schema_version": 2, "workload_id": "w", "variant_id": "BM_Noisy",
+		         "benchmark_version": 1, "recipe_fingerprint": "r", "hardware_profile_id": "h",
+		         "software_profile_id": "s",
+		         "metrics": {"time": {"value": 2e-5 * (1 + n), "unit": "s", "better": "lower"}}}
+		    with open("store/BM_Noisy/%02d.json" % i if i < 11 else "batch.jsonl", "w") as f:
+		        f.write(json.dumps(r) + "\n")
+	PY
+	perf-gate-rolling --store store batch.jsonl >cmp.jsonl 2>/dev/null
+	run --separate-stderr $N cmp.jsonl
+	assert_success
+	assert_line '| BM_Noisy | CPU | time | noisy | 16.7% | 41.9% | 23.2% | >5.0% and >0.0 s | `regression_thresholds.metrics."BM_Noisy/time".threshold_percent: 0.35` | 58.4% |  |'
+	# The dashboard draws its detectable-regression line, in its unit.
+	run --separate-stderr $N --html d.html -s store --now 2026-03-02T00:00:00Z cmp.jsonl
+	assert_success
+	grep -q '<title>detectable regression: 23.2% or more is caught 80% of the time; past [0-9.]* us</title>' d.html
+}

@@ -28,8 +28,8 @@
  */
 struct nval {
 	int slot;
-	double v, base;
-	bool has, has_base;
+	double v, base, mde, power;
+	bool has, has_base, has_mde;
 	enum better better;
 	double threshold_percent, threshold_absolute;
 };
@@ -297,6 +297,11 @@ record_named(struct dash *d, const cJSON *const *f, struct drec *r)
 		v = json_get(cmp, "baseline");
 		x->has_base = cJSON_IsNumber(v) && isfinite(v->valuedouble);
 		x->base = x->has_base ? v->valuedouble : 0;
+		v = json_get(cmp, "mde_percent");
+		x->has_mde = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
+		x->mde = x->has_mde ? v->valuedouble : 0;
+		v = json_get(json_get(cmp, "sensitivity"), "power");
+		x->power = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
 	}
 	free(ms);
 }
@@ -608,12 +613,26 @@ detect_of(const struct dash *d, const struct group *g, int m, double median, dou
     double *mde, double *power)
 {
 	const struct drec *last = latest(d, g);
+	const struct nval *x = m >= METRIC_COUNT ? nval_of(last, m) : NULL;
+	bool higher;
 
-	if (m >= METRIC_COUNT || !last->has_cmp || !last->has_mde[m])
+	if (!last->has_cmp)
 		return false;
-	*mde = last->mde[m];
-	*power = last->power[m];
-	*line = metric_table[m].higher_is_better ? median * (1 - *mde) : median * (1 + *mde);
+	if (m >= METRIC_COUNT) {
+		/* band_of() drew a band: x is there, of known direction. */
+		if (x == NULL || !x->has_mde)
+			return false;
+		*mde = x->mde;
+		*power = x->power;
+		higher = x->better == BETTER_HIGHER;
+	} else {
+		if (!last->has_mde[m])
+			return false;
+		*mde = last->mde[m];
+		*power = last->power[m];
+		higher = metric_table[m].higher_is_better;
+	}
+	*line = higher ? median * (1 - *mde) : median * (1 + *mde);
 	return isfinite(*line);
 }
 
