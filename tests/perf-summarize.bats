@@ -684,3 +684,16 @@ NM=$FIXTURES/named-metrics
 	assert_success
 	grep -q '<title>detectable regression: 23.2% or more is caught 80% of the time; past [0-9.]* us</title>' d.html
 }
+
+@test "named metrics of a FastVideo record: its reference row, and on the dashboard a chart beside the six" {
+	printf '%s\n' '{"model_id":"m","gpu_type":"g","timestamp":"2026-06-30T10:00:00+00:00","latency":1.5,"metrics":{"tokens_per_s":{"value":812.5,"unit":"1/s","better":"higher"}}}' >both.jsonl
+	run --separate-stderr $N both.jsonl
+	assert_success
+	assert_line --partial "| m | g | n/a | 1.500 / n/a |"
+	refute_line "## Benchmarks"
+	run --separate-stderr $N --html d.html --now "$NOW" both.jsonl
+	assert_success
+	grep -q '<figcaption>Latency (s)' d.html
+	grep -q '<figcaption>tokens_per_s (/s)' d.html
+	grep -q '^812.5/s$' d.html
+}
