@@ -71,6 +71,7 @@ struct cohort {
 	char *key;		/* kind and identity, joined by \x1f (then \x1d and a name) */
 	size_t base_len;	/* of key, the kind and identity */
 	char *name;		/* a named metric's series: its name; NULL: the six */
+	struct cohort *base;	/* a named metric's series: the cohort's six */
 	enum better better;	/* a named metric's direction, of its latest record */
 	char *unit;		/* a named metric's unit, of its latest record */
 	bool v2;
@@ -343,9 +344,15 @@ static struct cohort *
 cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
 {
 	struct identity id;
-	struct cohort *c;
+	struct cohort *c, *base = NULL;
 	size_t i;
 
+	if (key[base_len] == '\x1d') {
+		char *b = estrndup(key, base_len);
+
+		base = cohort_find(run, b, base_len, rec);
+		free(b);
+	}
 	if (2 * (run->n + 1) > run->slots) {
 		size_t ns = run->slots ? run->slots * 2 : 256;
 		free(run->slot);
@@ -366,6 +373,7 @@ cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
 	c = ecalloc(1, sizeof *c);
 	c->key = estrdup(key);
 	c->base_len = base_len;
+	c->base = base;
 	if (c->key[base_len] == '\x1d')
 		c->name = c->key + base_len + 1;
 	identity_of(rec, &id);
@@ -762,7 +770,12 @@ on_hit(const struct store_hit *h, void *ctx)
 	base = b.len;
 	point = measured(&w);
 	add_series(run, h, &w, &b, base, NULL, point);
-	np = named_points(&w, &ms, &n);
+	/* A record that is no measurement is counted once, in the cohort's six. */
+	np = point ? named_points(&w, &ms, &n) : NULL;
+	if (!point) {
+		ms = NULL;
+		n = 0;
+	}
 	for (size_t i = 0; i < n; i++) {
 		b.len = base;
 		buf_addc(&b, '\x1d');
@@ -1341,6 +1354,15 @@ finish(struct run *run, struct cohort *c)
 
 	load_points(run, c, &points);
 	decode_points(c, points.s, points.len);
+	/* A named metric's series: the records between its points are its cohort's. */
+	if (c->base != NULL) {
+		pthread_mutex_lock(&run->lock);
+		free(c->skipped);
+		c->skipped = emalloc((c->base->nskipped + 1) * sizeof *c->skipped);
+		memcpy(c->skipped, c->base->skipped, c->base->nskipped * sizeof *c->skipped);
+		c->nskipped = c->base->nskipped;
+		pthread_mutex_unlock(&run->lock);
+	}
 	x = emalloc((c->h.n + 1) * sizeof *x);
 	has = emalloc((c->h.n + 1) * sizeof *has);
 	history_sort(&c->h);

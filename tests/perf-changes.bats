@@ -740,3 +740,16 @@ S=$FIXTURES/named-metrics/suite.jsonl
 	assert_output ""
 	[[ $stderr == "$N: $BATS_TEST_TMPDIR/in.jsonl:2: metrics."* ]]
 }
+
+@test "named metrics: the runs between the points of a named series are its cohort's, with or without the metric" {
+	# A pull-request run with the metric and a failed run without any,
+	# between the sixth and seventh scheduled runs of BM_Sort/1024.
+	{
+		cat "$S"
+		grep -m 1 '"BM_Sort/1024"' "$S" | sed 's/T00:00:00/T05:20:00/; s/"scheduled_main"/"pull_request"/'
+		printf '%s\n' '{"model_id":"BM_Sort/1024","gpu_type":"CPU","timestamp":"2026-03-01T05:40:00+00:00","commit_sha":"f","success":false,"run_source":"scheduled_main","result_schema_version":2,"workload_id":"bench_suite","variant_id":"BM_Sort/1024","benchmark_version":1,"recipe_fingerprint":"gb-BM_Sort/1024","hardware_profile_id":"hw-cpu","software_profile_id":"sw-gb","comparison_status":"INFRA_ERROR"}'
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N --metric time "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 1
+	assert_equal "$(jq -r '[.metric, .index, .untrusted_between] | @tsv' <<<"$output")" "$(printf 'time\t6\t2')"
+}
