@@ -844,6 +844,33 @@ struct cohort {
 	size_t n;
 };
 
+/* A metric of the stability table: one of the six (m), or a named one (m < 0, name). */
+struct stab_metric {
+	int m;
+	const char *name;
+};
+
+/* A record's value of metric sm; false when it has none. */
+static bool
+stab_value(const cJSON *rec, const struct stab_metric *sm, double *d)
+{
+	struct named_metric *ms;
+	size_t n;
+	bool has = false;
+
+	if (sm->m >= 0)
+		return policy_coerce(json_get(rec, metric_table[sm->m].key), d) == COERCE_OK &&
+		    isfinite(*d);
+	ms = named_of(rec, &n, NULL);
+	for (size_t i = 0; i < n && !has; i++)
+		if (strcmp(ms[i].name, sm->name) == 0 && ms[i].has_value) {
+			*d = ms[i].value;
+			has = true;
+		}
+	free(ms);
+	return has;
+}
+
 /* One row of the stability table: a cohort's metric. */
 struct stab_row {
 	size_t n;		/* runs with a value */
@@ -854,21 +881,41 @@ struct stab_row {
 };
 
 static void
-stability_sens(const struct batch *in, const struct cohort *c, int m, const double *v,
-    size_t n, struct sens_noise *ns, struct sens_report *rp)
+stability_sens(const struct batch *in, const struct cohort *c, const struct stab_metric *sm,
+    const double *v, size_t n, struct sens_noise *ns, struct sens_report *rp)
 {
+	const cJSON *last = in->recs[c->idx[c->n - 1]];
 	struct metric_policy pol[METRIC_COUNT];
 	char bad[64];
 	struct sens_gate g;
 
-	if (policy_merge(json_get(in->recs[c->idx[c->n - 1]], "regression_thresholds"), pol,
-	    bad, sizeof bad) != 0)
-		policy_merge(NULL, pol, bad, sizeof bad);
-	g.tp = pol[m].threshold_percent;
-	g.ta = pol[m].threshold_absolute;
-	g.higher = metric_table[m].higher_is_better;
 	g.nb = n < 5 ? n : 5;
 	sens_noise_of(v, n, ns);
+	if (sm->m < 0) {
+		/* A named metric: the latest record's policy; unknown direction, no gate to assess. */
+		struct nm_policy *np;
+		size_t nn;
+		struct named_metric *ms = named_of(last, &nn, &np);
+
+		memset(rp, 0, sizeof *rp);
+		rp->advice = SENS_UNKNOWN;
+		for (size_t i = 0; i < nn; i++)
+			if (strcmp(ms[i].name, sm->name) == 0 && np[i].better != BETTER_UNKNOWN) {
+				g.tp = np[i].threshold_percent;
+				g.ta = np[i].threshold_absolute;
+				g.higher = np[i].better == BETTER_HIGHER;
+				sens_assess(ns, &g, 0.8, rp);
+				break;
+			}
+		free(ms);
+		free(np);
+		return;
+	}
+	if (policy_merge(json_get(last, "regression_thresholds"), pol, bad, sizeof bad) != 0)
+		policy_merge(NULL, pol, bad, sizeof bad);
+	g.tp = pol[sm->m].threshold_percent;
+	g.ta = pol[sm->m].threshold_absolute;
+	g.higher = metric_table[sm->m].higher_is_better;
 	sens_assess(ns, &g, 0.8, rp);
 }
 
@@ -951,19 +998,18 @@ cohorts_of(const struct batch *in, size_t *nc)
  * record; false when no record of the cohort has a value.
  */
 static bool
-stability_row(const struct batch *in, const struct cohort *c, int m, double *v,
-    struct stab_row *r)
+stability_row(const struct batch *in, const struct cohort *c, const struct stab_metric *sm,
+    double *v, struct stab_row *r)
 {
 	double d;
 
 	r->n = 0;
 	for (size_t j = 0; j < c->n; j++)
-		if (policy_coerce(json_get(in->recs[c->idx[j]], metric_table[m].key),
-		    &d) == COERCE_OK && isfinite(d))
+		if (stab_value(in->recs[c->idx[j]], sm, &d))
 			v[r->n++] = d;
 	if (r->n == 0)
 		return false;
-	stability_sens(in, c, m, v, r->n, &r->ns, &r->rp);
+	stability_sens(in, c, sm, v, r->n, &r->ns, &r->rp);
 	r->known = r->rp.advice != SENS_UNKNOWN;
 	r->med = stats_median(v, r->n);	/* sorts v */
 	r->lo = v[0];
@@ -973,7 +1019,8 @@ stability_row(const struct batch *in, const struct cohort *c, int m, double *v,
 
 /* A row as a JSON line (--json). */
 static void
-stability_json(buf *b, const struct cohort *c, int m, const struct stab_row *r)
+stability_json(buf *b, const struct cohort *c, const struct stab_metric *sm,
+    const char *unit, const struct stab_row *r)
 {
 	cJSON *o = json_new_object();
 
@@ -987,7 +1034,9 @@ stability_json(buf *b, const struct cohort *c, int m, const struct stab_row *r)
 		const cJSON *iv = json_get(c->first, identity_keys[j]);
 		json_set(o, identity_keys[j], iv ? cJSON_Duplicate(iv, true) : json_new_null());
 	}
-	json_set(o, "metric", json_new_string(metric_table[m].key));
+	json_set(o, "metric", json_new_string(sm->m >= 0 ? metric_table[sm->m].key : sm->name));
+	if (sm->m < 0)
+		json_set(o, "unit", json_new_string(unit));
 	json_set(o, "runs", json_new_int((long long)r->n));
 	json_set(o, "median", json_new_float(r->med));
 	json_set(o, "min", json_new_float(r->lo));
@@ -1005,16 +1054,31 @@ stability_json(buf *b, const struct cohort *c, int m, const struct stab_row *r)
 
 /* A row of the Markdown table. */
 static void
-stability_md(buf *b, const struct cohort *c, int m, const struct stab_row *r)
+stability_md(buf *b, const struct cohort *c, const struct stab_metric *sm, const char *unit,
+    const struct stab_row *r)
 {
 	char t1[NUM_BUFSZ], t2[NUM_BUFSZ], t3[NUM_BUFSZ], t4[NUM_BUFSZ];
+	char u1[UNIT_FMTSZ], u2[UNIT_FMTSZ], u3[UNIT_FMTSZ];
+	int m = sm->m;
 
 	buf_adds(b, "| ");
 	xml_md_text(b, c->label);
-	buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, r->n,
-	    num_fixed(t1, r->med, metric_table[m].precision),
-	    num_fixed(t2, r->lo, metric_table[m].precision),
-	    num_fixed(t3, r->hi, metric_table[m].precision));
+	if (m < 0) {
+		/* A named metric: its name, its values in its unit. */
+		buf_adds(b, " | ");
+		xml_md_text(b, sm->name);
+		buf_addf(b, " | %zu | ", r->n);
+		xml_md_text(b, unit_format(u1, r->med, unit));
+		buf_adds(b, " | ");
+		xml_md_text(b, unit_format(u2, r->lo, unit));
+		buf_adds(b, " | ");
+		xml_md_text(b, unit_format(u3, r->hi, unit));
+		buf_adds(b, " | ");
+	} else
+		buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, r->n,
+		    num_fixed(t1, r->med, metric_table[m].precision),
+		    num_fixed(t2, r->lo, metric_table[m].precision),
+		    num_fixed(t3, r->hi, metric_table[m].precision));
 	if (r->med != 0)
 		buf_addf(b, "%s%% | ", num_fixed(t4, (r->hi - r->lo) / r->med * 100, 1));
 	else
@@ -1039,15 +1103,52 @@ stability(buf *b, const struct batch *in)
 		buf_adds(b, "## Run-to-run stability\n\n| Cohort | Metric | Runs | Median | Min | "
 		    "Max | Spread | Noise | False Alarms | Detects | Advice |\n"
 		    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-	for (i = 0; i < nc; i++)
+	for (i = 0; i < nc; i++) {
+		const char **names = NULL, **units = NULL;
+		size_t nn = 0;
+
 		for (int m = 0; m < METRIC_COUNT; m++) {
-			if (!stability_row(in, &c[i], m, v, &r))
+			struct stab_metric sm = { m, NULL };
+
+			if (!stability_row(in, &c[i], &sm, v, &r))
 				continue;
 			if (opt.json)
-				stability_json(b, &c[i], m, &r);
+				stability_json(b, &c[i], &sm, NULL, &r);
 			else
-				stability_md(b, &c[i], m, &r);
+				stability_md(b, &c[i], &sm, NULL, &r);
 		}
+		/* Then its named metrics, in the order first seen, each in its first unit. */
+		for (size_t j = 0; j < c[i].n; j++) {
+			size_t n;
+			struct named_metric *ms = named_of(in->recs[c[i].idx[j]], &n, NULL);
+
+			for (size_t k = 0; k < n; k++) {
+				size_t q;
+
+				for (q = 0; q < nn && strcmp(names[q], ms[k].name) != 0; q++)
+					;
+				if (q < nn)
+					continue;
+				names = erealloc(names, (nn + 1) * sizeof *names);
+				units = erealloc(units, (nn + 1) * sizeof *units);
+				names[nn] = ms[k].name;
+				units[nn++] = ms[k].unit;
+			}
+			free(ms);
+		}
+		for (size_t k = 0; k < nn; k++) {
+			struct stab_metric sm = { -1, names[k] };
+
+			if (!stability_row(in, &c[i], &sm, v, &r))
+				continue;
+			if (opt.json)
+				stability_json(b, &c[i], &sm, units[k], &r);
+			else
+				stability_md(b, &c[i], &sm, units[k], &r);
+		}
+		free(names);
+		free(units);
+	}
 	for (i = 0; i < nc; i++) {
 		free(c[i].key);
 		free(c[i].label);

@@ -700,3 +700,15 @@ NM=$FIXTURES/named-metrics
 	grep -q '<figcaption>tokens_per_s (/s)' d.html
 	grep -q '^812.5/s$' d.html
 }
+
+@test "named metrics: --stability has a row per named metric after the six, in its unit" {
+	run --separate-stderr $N --stability "$NM/suite.jsonl"
+	assert_success
+	assert_line "| bench_suite / BM_Hash / v1 (BM_Hash / CPU) | time | 9 | 320.0 ns | 318.1 ns | 321.6 ns | 1.1% | 0.8% | 0.0% | 5.8% | ok |"
+	assert_line "| bench_suite / BM_Sort/1024 / v1 (BM_Sort/1024 / CPU) | items_per_second | 9 | 52.1M items/s | 40.0M items/s | 52.5M items/s | 23.9% | 0.7% | 0.0% | 5.6% | ok |"
+	# No direction: its noise is shown, no gate is assessed.
+	assert_line "| bench_suite / BM_Hash / v1 (BM_Hash / CPU) | widgets | 9 | 7 widgets | 7 widgets | 9 widgets | 28.6% | n/a | n/a | n/a | unknown |"
+	run --separate-stderr $N --stability --json "$NM/suite.jsonl"
+	assert_equal "$(jq -r 'select(.model_id == "BM_Hash") | "\(.metric) \(.unit)"' <<<"$output" | tr '\n' ' ')" \
+		"time s cpu_time s items_per_second items/s widgets widgets "
+}
