@@ -5,8 +5,10 @@
  * as JSON lines on stdout (a history stream: the same history, value for
  * value), and with -b a batch of 10
  * current records, one per cohort 0, 20, 40, ... on stdout instead.
- * DIR "-" writes the stream only.
- * usage: gen-store N DIR [COHORTS] | gen-store -b
+ * DIR "-" writes the stream only. With -m M every record also carries M
+ * named metrics (issue 24: "metrics", M/3 each in s, B and items/s, about
+ * Google Benchmark's magnitudes), after the six.
+ * usage: gen-store [-m M] N DIR [COHORTS] | gen-store [-m M] -b
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 
 static unsigned long long state = 0x9e3779b97f4a7c15ULL;
+static long named;	/* -m: named metrics per record */
 
 static double
 rnd(void)
@@ -57,6 +60,18 @@ record(FILE *fp, int cohort, long i, int day, int sec, int current, int pretty,
 	    sep, colon, lat, sep, colon, 45 / lat, sep, colon, d->mem);
 	fprintf(fp, "%s\"text_encoder_time_s\"%s%.3f%s\"dit_time_s\"%s%.3f%s\"vae_decode_time_s\"%snull",
 	    sep, colon, d->te, sep, colon, lat * 0.8, sep, colon);
+	for (long k = 0; k < named; k++) {
+		static const char *const units[] = { "s", "B", "items/s" };
+		static const double scale[] = { 1e-6, 4096, 1e8 };
+
+		fprintf(fp, "%s\"BM_Op%02ld/%s\"%s{\"value\"%s%.6g%s\"unit\"%s\"%s\"}",
+		    k == 0 ? (pretty ? ",\n  \"metrics\": {" : ",\"metrics\":{") : (pretty ? ", " : ","),
+		    k / 3, k % 3 == 0 ? "time" : k % 3 == 1 ? "bytes" : "items_per_second",
+		    colon, colon, scale[k % 3] * (1 + cohort * 0.01) * (1 + lat / 200),
+		    pretty ? ", " : ",", colon, units[k % 3]);
+		if (k == named - 1)
+			fputs("}", fp);
+	}
 	fprintf(fp, "%s\"regression_thresholds\"%s{\"latency\": {\"threshold_percent\": 0.08, "
 	    "\"threshold_absolute\": 0.5, \"gated\": true}, \"throughput\": {\"threshold_percent\": 0.08, "
 	    "\"threshold_absolute\": 0.05, \"gated\": true}, \"memory\": {\"threshold_percent\": 0.05, "
@@ -93,6 +108,11 @@ main(int argc, char *argv[])
 	struct draw d;
 	FILE *fp;
 
+	if (argc > 2 && strcmp(argv[1], "-m") == 0) {
+		named = atol(argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	if (argc == 2 && strcmp(argv[1], "-b") == 0) {
 		for (i = 0; i < 10; i++) {
 			d = draw((int)i * 20);

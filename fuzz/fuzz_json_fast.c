@@ -30,8 +30,10 @@ plain_text(const char *s)
 static int
 plain_tree(const cJSON *v)
 {
+	/* A wanted value may be an object or array (a record's named metrics): all of it. */
 	for (const cJSON *c = v->child; c != NULL; c = c->next)
-		if (!plain_text(c->string) || (cJSON_IsString(c) && !plain_text(c->valuestring)))
+		if ((c->string != NULL && !plain_text(c->string)) ||
+		    (cJSON_IsString(c) && !plain_text(c->valuestring)) || !plain_tree(c))
 			return 0;
 	return 1;
 }

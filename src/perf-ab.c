@@ -26,6 +26,7 @@
 #include "core/json.h"
 #include "lane/identity.h"
 #include "lane/logtail.h"
+#include "lane/named_metric.h"
 #include "core/num.h"
 #include "core/path.h"
 #include "lane/collect_run.h"
@@ -78,6 +79,18 @@ struct conf {
 	char *ident[2][IDENT_KEYS];	/* [side]: the first pair's records' identity */
 	cJSON *differs;			/* [{key, base, head}] where those differ */
 	struct metric_policy pol[METRIC_COUNT];
+	cJSON *named_policy;		/* its regression_thresholds.metrics, or NULL */
+};
+
+/*
+ * A named metric (issue 24) of some config: metric slot METRIC_COUNT + i
+ * of the job, i its index in job.named.
+ */
+struct named {
+	char *name;
+	struct nm_policy *pol;		/* [config]: as the first run with it resolved it */
+	char **unit;			/* [config]: its unit there */
+	bool *seen;			/* [config]: a run of it carried the metric */
 };
 
 /* The job: what ran and what it measured. */
@@ -90,21 +103,119 @@ struct job {
 	struct conf *conf;
 	int nconf;
 	bool *head_first;		/* [pair * nconf + config] */
-	double *val;			/* [((pair * nconf + c) * 2 + side) * METRIC_COUNT + m] */
+	/*
+	 * By metric slot m: the six (m < METRIC_COUNT), then the named
+	 * metrics of named[]; a slot's values are val[m][(pair * nconf + c)
+	 * * 2 + side], NaN where not measured; the results of config c are
+	 * at slot(j, c, m).
+	 */
+	double **val;
+	struct named *named;
+	int nnamed;
 	cJSON *runs;
 	int pairs;			/* pairs run */
 	struct ab_design d;
-	struct ab_result *res;		/* [c * METRIC_COUNT + m] */
+	struct ab_result *res;		/* [slot()] */
 	struct ab_result *final;	/* the same, at the last look */
 	int *decided_at;		/* 0: not yet */
 	bool *measured;
 };
 
+/* The metric slots of the job: the six and its named metrics. */
+static int
+nslots(const struct job *j)
+{
+	return METRIC_COUNT + j->nnamed;
+}
+
+/* Where the results of metric slot m of config c are. */
+static size_t
+slot(const struct job *j, int c, int m)
+{
+	return (size_t)m * (size_t)j->nconf + (size_t)c;
+}
+
 static double *
 value(struct job *j, int pair, int c, int side, int m)
 {
-	return &j->val[(((size_t)pair * (size_t)j->nconf + (size_t)c) * 2 + (size_t)side) *
-	    METRIC_COUNT + (size_t)m];
+	return &j->val[m][((size_t)pair * (size_t)j->nconf + (size_t)c) * 2 + (size_t)side];
+}
+
+/* Makes metric slot m's arrays (values NaN, results zero). */
+static void
+add_slot(struct job *j, int m)
+{
+	size_t nv = (size_t)opt.max * (size_t)j->nconf * 2, nr = (size_t)(m + 1) * (size_t)j->nconf;
+
+	j->val = erealloc(j->val, (size_t)(m + 1) * sizeof *j->val);
+	j->val[m] = emalloc(nv * sizeof **j->val);
+	for (size_t i = 0; i < nv; i++)
+		j->val[m][i] = NAN;
+	j->res = erealloc(j->res, nr * sizeof *j->res);
+	j->final = erealloc(j->final, nr * sizeof *j->final);
+	j->decided_at = erealloc(j->decided_at, nr * sizeof *j->decided_at);
+	j->measured = erealloc(j->measured, nr * sizeof *j->measured);
+	for (int c = 0; c < j->nconf; c++) {
+		memset(&j->res[slot(j, c, m)], 0, sizeof *j->res);
+		memset(&j->final[slot(j, c, m)], 0, sizeof *j->final);
+		j->decided_at[slot(j, c, m)] = 0;
+		j->measured[slot(j, c, m)] = false;
+	}
+}
+
+/*
+ * The slot of named metric m of a record of config c, made when new, its
+ * policy for c resolved when c first has it (the record's direction, the
+ * config's globs, the unit rule).
+ */
+static int
+named_slot(struct job *j, int c, const struct named_metric *m)
+{
+	struct named *x;
+	int i;
+
+	for (i = 0; i < j->nnamed && strcmp(j->named[i].name, m->name) != 0; i++)
+		;
+	if (i == j->nnamed) {
+		j->named = erealloc(j->named, (size_t)(i + 1) * sizeof *j->named);
+		x = &j->named[i];
+		x->name = estrdup(m->name);
+		x->pol = ecalloc((size_t)j->nconf, sizeof *x->pol);
+		x->unit = ecalloc((size_t)j->nconf, sizeof *x->unit);
+		x->seen = ecalloc((size_t)j->nconf, sizeof *x->seen);
+		j->nnamed++;
+		add_slot(j, METRIC_COUNT + i);
+	}
+	x = &j->named[i];
+	if (!x->seen[c]) {
+		x->seen[c] = true;
+		x->unit[c] = estrdup(m->unit);
+		nm_policy_resolve(j->conf[c].named_policy, j->conf[c].id, m, &x->pol[c]);
+	}
+	return METRIC_COUNT + i;
+}
+
+/* The named metric of slot m >= METRIC_COUNT. */
+static struct named *
+named_of(const struct job *j, int m)
+{
+	return &j->named[m - METRIC_COUNT];
+}
+
+/* Whether metric slot m of config c is gated. */
+static bool
+gated(const struct job *j, int c, int m)
+{
+	return m < METRIC_COUNT ? j->conf[c].pol[m].gated : named_of(j, m)->pol[c].gated;
+}
+
+/* The direction of metric slot m of config c. */
+static enum better
+better_of(const struct job *j, int c, int m)
+{
+	if (m < METRIC_COUNT)
+		return metric_table[m].higher_is_better ? BETTER_HIGHER : BETTER_LOWER;
+	return named_of(j, m)->pol[c].better;
 }
 
 /* --pairs s: "min:max" or "n" (then min = max = n); exits on a usage error. */
@@ -224,15 +335,44 @@ compare_identities(struct conf *cf)
 	buf_free(&msg);
 }
 
+/*
+ * The named metrics of the record of one run into their slots (a value
+ * that is not above 0 is not measured: no ratio); *out gets {NAME: value
+ * or null} for the report's run, NULL when it has none. False with the
+ * reason in err when its metrics are invalid.
+ */
+static bool
+run_named(struct job *j, int pair, int c, int side, const cJSON *rec, cJSON **out,
+    char *err, size_t errn)
+{
+	struct named_metric *ms;
+	size_t n;
+
+	*out = NULL;
+	if ((ms = nm_parse(json_get(rec, "metrics"), &n, err, errn)) == NULL)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		int m = named_slot(j, c, &ms[i]);
+
+		*value(j, pair, c, side, m) = ms[i].has_value && ms[i].value > 0 ? ms[i].value : NAN;
+		if (*out == NULL)
+			*out = json_new_object();
+		json_set(*out, ms[i].name, ms[i].has_value ? json_new_finite(ms[i].value) :
+		    json_new_null());
+	}
+	free(ms);
+	return true;
+}
+
 /* One run: perf-collect for config c on one side. 0 or -1 (reported). */
 static int
 run_one(struct job *j, int pair, int c, int side, int position)
 {
 	char *name = easprintf("%03d-%d-%s", pair + 1, c, side ? "head" : "base");
 	char *dir = easprintf("%s/runs/%s", j->work, name), *keep = easprintf("run-%s", name);
-	char *log = easprintf("%s.log", dir), *what, *argv[12];
+	char *log = easprintf("%s.log", dir), *what, *argv[12], err[256];
 	int n = 0, rc = -1;
-	cJSON *rec, *run, *metrics;
+	cJSON *rec, *run, *metrics, *named;
 
 	argv[n++] = j->collect;
 	n = collect_pass_options(argv, n, &opt.run);
@@ -265,6 +405,14 @@ run_one(struct job *j, int pair, int c, int side, int position)
 		    cJSON_Duplicate(v, true) : json_new_null());
 	}
 	json_set(run, "metrics", metrics);
+	if (!run_named(j, pair, c, side, rec, &named, err, sizeof err)) {
+		warnx_("%s: the record's %s", what, err);
+		cJSON_Delete(run);
+		cJSON_Delete(rec);
+		goto done;
+	}
+	if (named != NULL)
+		json_set(run, "named_metrics", named);
 	json_append(j->runs, run);
 	cJSON_Delete(rec);
 	rc = 0;
@@ -280,7 +428,10 @@ done:
 static double
 band_of(const struct job *j, int c, int m)
 {
-	return opt.band >= 0 ? opt.band : j->conf[c].pol[m].threshold_percent;
+	if (opt.band >= 0)
+		return opt.band;
+	return m < METRIC_COUNT ? j->conf[c].pol[m].threshold_percent :
+	    named_of(j, m)->pol[c].threshold_percent;
 }
 
 /* Metric m of config c over the first n pairs, at the look after n; false when not measured. */
@@ -296,9 +447,14 @@ analyze(struct job *j, int c, int m, int n, struct ab_result *r)
 		if (isnan(b[p]) || isnan(h[p]))
 			measured = false;
 	}
+	/* Of unknown direction: analysed as lower is better, told as higher or lower. */
 	if (measured)
-		ab_analyze(b, h, n, metric_table[m].higher_is_better, band_of(j, c, m),
+		ab_analyze(b, h, n, better_of(j, c, m) == BETTER_HIGHER, band_of(j, c, m),
 		    ab_confidence(&j->d, n), r);
+	if (measured && better_of(j, c, m) == BETTER_UNKNOWN) {
+		r->verdict = ab_undirected(r->verdict);
+		r->band_verdict = ab_undirected(r->band_verdict);
+	}
 	free(b);
 	free(h);
 	return measured;
@@ -314,8 +470,8 @@ look(struct job *j, int n)
 	bool all = true;
 
 	for (int c = 0; c < j->nconf; c++)
-		for (int m = 0; m < METRIC_COUNT; m++) {
-			int k = c * METRIC_COUNT + m;
+		for (int m = 0; m < nslots(j); m++) {
+			size_t k = slot(j, c, m);
 
 			j->measured[k] = analyze(j, c, m, n, &j->final[k]);
 			if (!j->measured[k] || j->decided_at[k] > 0)
@@ -323,7 +479,7 @@ look(struct job *j, int n)
 			j->res[k] = j->final[k];
 			if (j->res[k].decided)
 				j->decided_at[k] = n;
-			else if (j->conf[c].pol[m].gated)
+			else if (gated(j, c, m))
 				all = false;
 		}
 	return all;
@@ -434,14 +590,21 @@ final_json(const struct ab_result *e)
 static cJSON *
 result_json(struct job *j, int c, int m)
 {
-	int k = c * METRIC_COUNT + m;
+	size_t k = slot(j, c, m);
 	const struct ab_result *e = &j->res[k];
 	cJSON *x = json_new_object(), *pp;
+	enum better bt = better_of(j, c, m);
 
 	json_set(x, "benchmark_id", json_new_string(j->conf[c].id));
-	json_set(x, "metric", json_new_string(metric_table[m].key));
-	json_set(x, "gated", json_new_bool(j->conf[c].pol[m].gated));
-	json_set(x, "higher_is_better", json_new_bool(metric_table[m].higher_is_better));
+	if (m < METRIC_COUNT)
+		json_set(x, "metric", json_new_string(metric_table[m].key));
+	else {
+		json_set(x, "metric", json_new_string(named_of(j, m)->name));
+		json_set(x, "unit", json_new_string(named_of(j, m)->unit[c]));
+	}
+	json_set(x, "gated", json_new_bool(gated(j, c, m)));
+	json_set(x, "higher_is_better", bt == BETTER_UNKNOWN ? json_new_null() :
+	    json_new_bool(bt == BETTER_HIGHER));
 	json_set(x, "band", json_new_float(band_of(j, c, m)));
 	if (!j->measured[k]) {
 		json_set(x, "verdict", json_new_string("not_measured"));
@@ -478,9 +641,11 @@ report(struct job *j, bool slower)
 	json_set(r, "pairs", json_new_int(j->pairs));
 	json_set(r, "runs", cJSON_Duplicate(j->runs, true));
 	a = json_new_array();
+	/* Each config's six, then the named metrics its runs carried. */
 	for (int c = 0; c < j->nconf; c++)
-		for (int m = 0; m < METRIC_COUNT; m++)
-			json_append(a, result_json(j, c, m));
+		for (int m = 0; m < nslots(j); m++)
+			if (m < METRIC_COUNT || named_of(j, m)->seen[c])
+				json_append(a, result_json(j, c, m));
 	json_set(r, "results", a);
 	json_set(r, "status", json_new_string(slower ? "slower" : "pass"));
 	return r;
@@ -538,13 +703,20 @@ table(buf *b, const cJSON *rep)
 		const cJSON *iv = json_get(e, "interval"), *fin = json_get(e, "final");
 		const char *v = json_str(e, "verdict");
 		int m = policy_metric_index(json_str(e, "metric"));
-		bool gated = cJSON_IsTrue(json_get(e, "gated"));
+		bool is_gated = cJSON_IsTrue(json_get(e, "gated"));
 
 		if (strcmp(v, "not_measured") == 0)
 			continue;
 		buf_adds(b, "| ");
 		xml_md_text(b, json_str(e, "benchmark_id"));
-		buf_addf(b, " | %s%s | ", metric_table[m].label, gated ? "" : " (not gated)");
+		/* A named metric (with its unit) by its name. */
+		if (m >= 0 && json_get(e, "unit") == NULL)
+			buf_addf(b, " | %s", metric_table[m].label);
+		else {
+			buf_adds(b, " | ");
+			xml_md_text(b, json_str(e, "metric"));
+		}
+		buf_addf(b, "%s | ", is_gated ? "" : " (not gated)");
 		if (cJSON_IsNumber(json_get(e, "ratio")))
 			buf_addf(b, "%.3f", json_num(e, "ratio"));
 		else
@@ -555,7 +727,7 @@ table(buf *b, const cJSON *rep)
 			buf_adds(b, " | -");
 		buf_addf(b, " | %.2f%% | +-%.1f%% | %s%s | %.0f | ", 100 * json_num(e, "confidence"),
 		    100 * json_num(e, "band"), ab_verdict_label(v),
-		    strcmp(v, "slower") == 0 && gated ? " :x:" : "", json_num(e, "pairs"));
+		    strcmp(v, "slower") == 0 && is_gated ? " :x:" : "", json_num(e, "pairs"));
 		if (cJSON_IsNumber(json_get(e, "minimum_detectable_change")))
 			buf_addf(b, "%.1f%%", 100 * json_num(e, "minimum_detectable_change"));
 		else
@@ -608,7 +780,19 @@ cleanup(struct job *j)
 			free(j->conf[c].ident[1][i]);
 		}
 		cJSON_Delete(j->conf[c].differs);
+		cJSON_Delete(j->conf[c].named_policy);
 	}
+	for (int i = 0; i < j->nnamed; i++) {
+		for (int c = 0; c < j->nconf; c++)
+			free(j->named[i].unit[c]);
+		free(j->named[i].name);
+		free(j->named[i].pol);
+		free(j->named[i].unit);
+		free(j->named[i].seen);
+	}
+	for (int m = 0; j->val != NULL && m < nslots(j); m++)
+		free(j->val[m]);
+	free(j->named);
 	free(j->conf);
 	free(j->work);
 	free(j->worktree);
@@ -746,7 +930,7 @@ abs_dir(const char *name, const char *d)
 static int
 load_configs(struct job *j, char **paths, int n)
 {
-	char *log, bad[64];
+	char *log, bad[64], err[256];
 	char **all = ecalloc((size_t)n, sizeof *all);
 	buf text = BUF_INIT;
 	json_error e;
@@ -778,6 +962,13 @@ load_configs(struct job *j, char **paths, int n)
 			warnx_("%s: regression_thresholds: %s is not finite", paths[i], bad);
 			rc = -1;
 		}
+		j->conf[i].named_policy = cJSON_Duplicate(json_get(json_get(cfg,
+		    "regression_thresholds"), "metrics"), true);
+		if (rc == 0 && nm_policy_check(j->conf[i].named_policy, err,
+		    sizeof err) != 0) {
+			warnx_("%s: regression_thresholds.metrics: %s", paths[i], err);
+			rc = -1;
+		}
 		cJSON_Delete(cfg);
 	}
 	buf_free(&text);
@@ -801,11 +992,8 @@ start_job(struct job *j, char **paths, int npaths)
 	j->sha[1] = collect_commit(j->head, "HEAD");
 	j->head_first = ecalloc((size_t)opt.max * (size_t)j->nconf, sizeof *j->head_first);
 	ab_order(opt.run.seed, opt.max, j->nconf, j->head_first);
-	j->val = ecalloc((size_t)opt.max * (size_t)j->nconf * 2 * METRIC_COUNT, sizeof *j->val);
-	j->res = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->res);
-	j->final = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->final);
-	j->decided_at = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->decided_at);
-	j->measured = ecalloc((size_t)j->nconf * METRIC_COUNT, sizeof *j->measured);
+	for (int m = 0; m < METRIC_COUNT; m++)
+		add_slot(j, m);
 	ab_design_init(&j->d, opt.alpha, opt.min, opt.max);
 	return 0;
 }
@@ -838,10 +1026,13 @@ run_pairs(struct job *j)
 static bool
 any_slower(const struct job *j)
 {
-	for (int k = 0; k < j->nconf * METRIC_COUNT; k++)
-		if (j->measured[k] && j->conf[k / METRIC_COUNT].pol[k % METRIC_COUNT].gated &&
-		    strcmp(j->res[k].verdict, "slower") == 0)
-			return true;
+	for (int c = 0; c < j->nconf; c++)
+		for (int m = 0; m < nslots(j); m++) {
+			size_t k = slot(j, c, m);
+
+			if (j->measured[k] && gated(j, c, m) && strcmp(j->res[k].verdict, "slower") == 0)
+				return true;
+		}
 	return false;
 }
 

@@ -35,6 +35,7 @@
 #include "lane/store/git_command.h"
 #include "lane/history.h"
 #include "lane/identity.h"
+#include "lane/named_metric.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -49,6 +50,9 @@ static struct {
 	char **histories;
 	int nhistories;
 	bool metric[METRIC_COUNT], md, all;
+	char **names;		/* --metric: named metrics to analyse */
+	int nnames;
+	bool any_named;		/* analyse named metrics (no --metric, or one names them) */
 	long window, last, min_points;
 	double pvalue, min_magnitude;
 	int64_t since;
@@ -65,7 +69,12 @@ enum phase { COLLECTING, ANALYSING, ANALYSED, SPANNING };
 
 /* A comparison cohort, its records and its change points. */
 struct cohort {
-	char *key;		/* kind and identity, joined by \x1f */
+	char *key;		/* kind and identity, joined by \x1f (then \x1d and a name) */
+	size_t base_len;	/* of key, the kind and identity */
+	char *name;		/* a named metric's series: its name; NULL: the six */
+	struct cohort *base;	/* a named metric's series: the cohort's six */
+	enum better better;	/* a named metric's direction, of its latest record */
+	char *unit;		/* a named metric's unit, of its latest record */
 	bool v2;
 	char *ident[IDENTITY_KEYS];	/* v2: str() of the identity keys */
 	char *model, *gpu;	/* of its latest record */
@@ -107,7 +116,7 @@ enum { AT_TIMESTAMP, AT_COMMIT, AT_PATH, AT_FIELDS };
 /* A reported change point. */
 struct found {
 	const struct cohort *c;
-	int metric;
+	int metric;		/* of the six; a named metric's series: 0 */
 	bool worse;
 	struct change_point cp;
 	bool tentative;		/* fewer than --min-points records on a side */
@@ -177,7 +186,8 @@ static const char usage_text[] =
     "  -s store, --store store   the history store: a directory or git+URL\n"
     "  --cache dir               the cache clone of a git store\n"
     "  -H file, --history file   a JSON-lines history stream (gzip allowed); repeatable\n"
-    "  -m metric, --metric metric  analyse this metric (a normalized key); repeatable\n"
+    "  -m metric, --metric metric  analyse this metric (a normalized key or a named\n"
+    "                            metric's name); repeatable\n"
     "  -w n, --window n          the window of the split step\n"
     "  -p p, --pvalue p          the significance, above 0 and at most 1\n"
     "  --min-magnitude f         change points of a magnitude at or below f are merged away\n"
@@ -203,12 +213,13 @@ enum {
 	W_METRIC = W_IDENT + IDENTITY_KEYS,	/* metric_table[], in its order */
 	W_SUCCESS = W_METRIC + METRIC_COUNT,
 	W_ELIGIBLE, W_SOURCE, W_STATUS,
+	W_NAMED, W_POLICY,		/* the named metrics, and their policy */
 	W_KEYS
 };
 
 static const char *wanted[W_KEYS] = { "model_id", "gpu_type", "timestamp", "commit_sha",
 	"result_schema_version", [W_SUCCESS] = "success", "baseline_eligible", "run_source",
-	"comparison_status" };
+	"comparison_status", "metrics", "regression_thresholds" };
 
 /* wanted[] made whole, and its keyset; once, before anything is read. */
 static struct json_keyset *
@@ -326,16 +337,23 @@ measured(const struct view *w)
 }
 
 /*
- * The cohort of key (made by cohort_key() from rec), created when new;
- * under the run's lock.
+ * The cohort of key (made by cohort_key() from rec, the first base_len
+ * bytes; then, for a named metric's series, \x1d and its name), created
+ * when new; under the run's lock.
  */
 static struct cohort *
-cohort_find(struct run *run, const char *key, const cJSON *rec)
+cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
 {
 	struct identity id;
-	struct cohort *c;
+	struct cohort *c, *base = NULL;
 	size_t i;
 
+	if (key[base_len] == '\x1d') {
+		char *b = estrndup(key, base_len);
+
+		base = cohort_find(run, b, base_len, rec);
+		free(b);
+	}
 	if (2 * (run->n + 1) > run->slots) {
 		size_t ns = run->slots ? run->slots * 2 : 256;
 		free(run->slot);
@@ -355,6 +373,10 @@ cohort_find(struct run *run, const char *key, const cJSON *rec)
 			return run->c[run->slot[i]];
 	c = ecalloc(1, sizeof *c);
 	c->key = estrdup(key);
+	c->base_len = base_len;
+	c->base = base;
+	if (c->key[base_len] == '\x1d')
+		c->name = c->key + base_len + 1;
 	identity_of(rec, &id);
 	c->v2 = id.complete;
 	for (int k = 0; c->v2 && k < IDENTITY_KEYS; k++)
@@ -414,22 +436,39 @@ note_unit(struct run *run, struct cohort *c, size_t u)
  * analysed, in the order they were read, so that a stream line that
  * repeats a record is dropped as history_add() drops it.
  */
-enum { PT_STREAM = 1, PT_KEY = 2, PT_KEY_IS_PATH = 4 };
+enum { PT_STREAM = 1, PT_KEY = 2, PT_KEY_IS_PATH = 4, PT_NAMED = 8 };
 
+/* A named metric of a record, with its direction as its policy resolves it. */
+struct named_point {
+	const struct named_metric *m;
+	enum better better;
+};
+
+/*
+ * The point of a record (h, w): its six metrics, or with nm the value of
+ * that named metric (as the first), its direction and unit following the
+ * strings.
+ */
 static void
-encode_point(buf *b, const struct store_hit *h, const struct view *w, bool want_key)
+encode_point(buf *b, const struct store_hit *h, const struct view *w, bool want_key,
+    const struct named_point *nm)
 {
 	char *key = want_key ? store_record_path(h->record) : NULL;
 	unsigned char flags = 0, has = 0;
 	double v[METRIC_COUNT], d;
 	int nv = 0;
 
-	for (int m = 0; m < METRIC_COUNT; m++)
+	for (int m = 0; m < METRIC_COUNT && nm == NULL; m++)
 		/* History is read leniently: what is not a finite number is missing. */
 		if (policy_coerce(w->v[W_METRIC + m], &d) == COERCE_OK && isfinite(d)) {
 			has |= (unsigned char)(1u << m);
 			v[nv++] = d;
 		}
+	if (nm != NULL && nm->m->has_value) {
+		has = 1;
+		v[nv++] = nm->m->value;
+	}
+	flags |= nm != NULL ? PT_NAMED : 0;
 	flags |= h->stream ? PT_STREAM : 0;
 	flags |= key != NULL ? PT_KEY : 0;
 	flags |= key != NULL && strcmp(key, h->path) == 0 ? PT_KEY_IS_PATH : 0;
@@ -449,6 +488,10 @@ encode_point(buf *b, const struct store_hit *h, const struct view *w, bool want_
 	buf_addc(b, '\0');
 	add_pystr(b, w->v[W_GPU], "unknown");
 	buf_addc(b, '\0');
+	if (nm != NULL) {
+		buf_addc(b, (char)nm->better);
+		buf_add(b, nm->m->unit, strlen(nm->m->unit) + 1);
+	}
 	free(key);
 }
 
@@ -459,7 +502,8 @@ encode_point(buf *b, const struct store_hit *h, const struct view *w, bool want_
 static void
 decode_points(struct cohort *c, char *s, size_t len)
 {
-	char *p = s, *end, *model, *gpu;
+	char *p = s, *end, *model, *gpu, *unit;
+	enum better better;
 
 	c->h.borrowed = true;
 	if (len == 0)
@@ -495,6 +539,13 @@ decode_points(struct cohort *c, char *s, size_t len)
 		p += strlen(p) + 1;
 		gpu = p;
 		p += strlen(p) + 1;
+		better = BETTER_UNKNOWN;
+		unit = NULL;
+		if (flags & PT_NAMED) {
+			better = (enum better)*p++;
+			unit = p;
+			p += strlen(p) + 1;
+		}
 		if (history_push(&c->h, &pt, flags & PT_STREAM) == NULL)
 			continue;
 		if (c->latest_path == NULL || pt.instant > c->latest_instant ||
@@ -506,6 +557,11 @@ decode_points(struct cohort *c, char *s, size_t len)
 			c->gpu = estrdup(gpu);
 			c->latest_instant = pt.instant;
 			c->latest_path = estrdup(pt.path);
+			if (unit != NULL) {
+				free(c->unit);
+				c->unit = estrdup(unit);
+				c->better = better;
+			}
 		}
 	}
 }
@@ -596,30 +652,68 @@ load_points(struct run *run, struct cohort *c, buf *b)
 	drop_points(run, c);
 	pthread_mutex_unlock(&run->lock);
 }
+/* Whether --metric asked for the named metric name (any, without --metric). */
+static bool
+name_wanted(const char *name)
+{
+	if (opt.nnames == 0)
+		return opt.any_named;
+	for (int i = 0; i < opt.nnames; i++)
+		if (strcmp(opt.names[i], name) == 0)
+			return true;
+	return false;
+}
+
 /*
- * A record of the history (store, stream or operand): into its cohort.
- * Reader threads call it at once; what needs no shared state is made
- * before taking the lock.
+ * The named metrics of a record that are analysed, each with its
+ * direction (nm_policy_resolve(): the record's, its policy's, the unit
+ * rule); *ms holds them (free both). None when the record's metrics are
+ * invalid: history is read leniently (operands are checked first).
+ */
+static struct named_point *
+named_points(const struct view *w, struct named_metric **ms, size_t *n)
+{
+	const cJSON *block = json_get(w->v[W_POLICY], "metrics");
+	struct named_point *np;
+	struct nm_policy pol;
+	size_t all = 0;
+	char err[256];
+
+	*ms = NULL;
+	*n = 0;
+	if (!opt.any_named || w->v[W_NAMED] == NULL ||
+	    (*ms = nm_parse(w->v[W_NAMED], &all, err, sizeof err)) == NULL)
+		return NULL;
+	if (block != NULL && nm_policy_check(block, err, sizeof err) != 0)
+		block = NULL;
+	np = emalloc((all + 1) * sizeof *np);
+	for (size_t i = 0; i < all; i++) {
+		if (!name_wanted((*ms)[i].name))
+			continue;
+		nm_policy_resolve(block, cJSON_IsString(w->v[W_MODEL]) ?
+		    w->v[W_MODEL]->valuestring : "None", &(*ms)[i], &pol);
+		np[*n].m = &(*ms)[i];
+		np[(*n)++].better = pol.better;
+	}
+	return np;
+}
+
+/*
+ * One series of a record into its cohort, keyed (cohort_key(), base_len
+ * bytes of it, then the name of the named metric nm; NULL: the six): a
+ * point when it is a measurement, else its instant.
  */
 static void
-on_hit(const struct store_hit *h, void *ctx)
+add_series(struct run *run, const struct store_hit *h, const struct view *w, buf *b,
+    size_t base_len, const struct named_point *nm, bool point)
 {
-	struct run *run = ctx;
-	struct view w;
 	struct cohort *c;
-	buf b = BUF_INIT;	/* the cohort key, its '\0', the point */
 	size_t at;
 
-	record_view(run->keys, h->record, &w);
-	buf_grow(&b, 512);
-	if (!cohort_key(&w, &b)) {
-		buf_free(&b);
-		return;
-	}
-	if (!measured(&w)) {
+	if (!point) {
 		/* Only its instant: the runs that lie between two measurements. */
 		pthread_mutex_lock(&run->lock);
-		c = cohort_find(run, b.s, h->record);
+		c = cohort_find(run, b->s, base_len, h->record);
 		if (run->by_unit)
 			note_unit(run, c, h->unit);
 		if (c->phase == COLLECTING && (!run->again || c->again)) {
@@ -631,25 +725,66 @@ on_hit(const struct store_hit *h, void *ctx)
 			free(key);
 		}
 		pthread_mutex_unlock(&run->lock);
-		buf_free(&b);
 		return;
 	}
-	at = b.len + 1;
-	buf_addc(&b, '\0');
-	encode_point(&b, h, &w, !run->by_unit);
+	at = b->len + 1;
+	buf_addc(b, '\0');
+	encode_point(b, h, w, !run->by_unit, nm);
 	pthread_mutex_lock(&run->lock);
-	c = cohort_find(run, b.s, h->record);
+	c = cohort_find(run, b->s, base_len, h->record);
 	if (run->by_unit)
 		note_unit(run, c, h->unit);
 	if (c->phase == COLLECTING && (!run->again || c->again)) {
 		size_t cap = c->pending.cap;
 
-		buf_add(&c->pending, b.s + at, b.len - at);
+		buf_add(&c->pending, b->s + at, b->len - at);
 		run->pending += c->pending.cap - cap;
 		if (run->pending > run->spill_at)
 			spill(run);
 	}
 	pthread_mutex_unlock(&run->lock);
+}
+
+/*
+ * A record of the history (store, stream or operand): into its cohort,
+ * and each named metric it has into the series of that metric of its
+ * cohort. Reader threads call it at once; what needs no shared state is
+ * made before taking the lock.
+ */
+static void
+on_hit(const struct store_hit *h, void *ctx)
+{
+	struct run *run = ctx;
+	struct view w;
+	struct named_metric *ms;
+	struct named_point *np;
+	buf b = BUF_INIT;	/* the cohort key, its '\0', the point */
+	size_t base, n;
+	bool point;
+
+	record_view(run->keys, h->record, &w);
+	buf_grow(&b, 512);
+	if (!cohort_key(&w, &b)) {
+		buf_free(&b);
+		return;
+	}
+	base = b.len;
+	point = measured(&w);
+	add_series(run, h, &w, &b, base, NULL, point);
+	/* A record that is no measurement is counted once, in the cohort's six. */
+	np = point ? named_points(&w, &ms, &n) : NULL;
+	if (!point) {
+		ms = NULL;
+		n = 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		b.len = base;
+		buf_addc(&b, '\x1d');
+		buf_adds(&b, np[i].m->name);
+		add_series(run, h, &w, &b, base, &np[i], point);
+	}
+	free(np);
+	free(ms);
 	buf_free(&b);
 }
 
@@ -671,11 +806,22 @@ read_records(struct run *run, char *const *paths, int n)
 	cJSON *rec;
 	bool good, ok;
 	double d;
-	char *path, *where;
+	char *path, *where, err[256];
+	struct named_metric *ms;
+	size_t nms;
 
 	trusted_query(&q);
 	while ((rec = jsonl_next(r, &s)) != NULL) {
 		good = true;
+		if (json_get(rec, "metrics") != NULL) {
+			err[0] = '\0';
+			if ((ms = nm_parse(json_get(rec, "metrics"), &nms, err, sizeof err)) == NULL &&
+			    err[0] != '\0') {
+				jsonl_error(r, &s, "%s", err);
+				good = false;
+			}
+			free(ms);
+		}
 		for (int i = 0; i < METRIC_COUNT && good; i++) {
 			enum coerce k = policy_coerce(json_get(rec, metric_table[i].key), &d);
 			if (k == COERCE_BAD || (k == COERCE_OK && !isfinite(d))) {
@@ -735,8 +881,15 @@ read_batch(struct run *run)
 static bool
 in_batch(struct run *run, const struct cohort *c)
 {
-	return opt.batch == NULL ||
-	    bsearch(&c->key, run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr) != NULL;
+	char *base;
+	bool in;
+
+	if (opt.batch == NULL)
+		return true;
+	base = estrndup(c->key, c->base_len);
+	in = bsearch(&base, run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr) != NULL;
+	free(base);
+	return in;
 }
 
 /*
@@ -1112,7 +1265,9 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	}
 	if (!changes_fill(x, has, n))
 		return;
-	series = easprintf("%s\x1e%s", c->key, metric_table[m].key);
+	/* A named metric's series is its cohort's: the key names the metric. */
+	series = c->name != NULL ? estrdup(c->key) : easprintf("%s\x1e%s", c->key,
+	    metric_table[m].key);
 	if (opt.state != NULL) {
 		sv = find_saved(run, series, n);
 		digest(x, n, now, sv != NULL ? sv->n : SIZE_MAX, hex);
@@ -1153,8 +1308,12 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 		point_fields(c, cp[i].index - 1, f->before);
 		f->metric = m;
 		f->cp = cp[i];
-		f->worse = metric_table[m].higher_is_better ? cp[i].mean_after <
-		    cp[i].mean_before : up;
+		if (c->name != NULL)	/* of unknown direction: never worse */
+			f->worse = c->better == BETTER_HIGHER ? cp[i].mean_after <
+			    cp[i].mean_before : c->better == BETTER_LOWER && up;
+		else
+			f->worse = metric_table[m].higher_is_better ? cp[i].mean_after <
+			    cp[i].mean_before : up;
 		f->tentative = cp[i].n_before < (size_t)opt.min_points ||
 		    cp[i].n_after < (size_t)opt.min_points;
 		f->untrusted = between(c, cp[i].index);
@@ -1196,12 +1355,25 @@ finish(struct run *run, struct cohort *c)
 
 	load_points(run, c, &points);
 	decode_points(c, points.s, points.len);
+	/* A named metric's series: the records between its points are its cohort's. */
+	if (c->base != NULL) {
+		pthread_mutex_lock(&run->lock);
+		free(c->skipped);
+		c->skipped = emalloc((c->base->nskipped + 1) * sizeof *c->skipped);
+		memcpy(c->skipped, c->base->skipped, c->base->nskipped * sizeof *c->skipped);
+		c->nskipped = c->base->nskipped;
+		pthread_mutex_unlock(&run->lock);
+	}
 	x = emalloc((c->h.n + 1) * sizeof *x);
 	has = emalloc((c->h.n + 1) * sizeof *has);
 	history_sort(&c->h);
-	for (int m = 0; m < METRIC_COUNT && in_batch(run, c); m++)
-		if (opt.metric[m])
-			analyse(run, c, m, x, has);
+	if (c->name != NULL) {
+		if (in_batch(run, c))
+			analyse(run, c, 0, x, has);
+	} else
+		for (int m = 0; m < METRIC_COUNT && in_batch(run, c); m++)
+			if (opt.metric[m])
+				analyse(run, c, m, x, has);
 	free(x);
 	free(has);
 	pthread_mutex_lock(&run->lock);
@@ -1230,7 +1402,8 @@ decision_of(const struct found *f)
 	const struct decision *d;
 	int64_t lo = ISOTIME_MIN, hi = ISOTIME_MIN;
 
-	if (!f->c->v2 || decisions.n == 0)
+	/* Decisions name one of the six metrics. */
+	if (!f->c->v2 || decisions.n == 0 || f->c->name != NULL)
 		return NULL;
 	if ((d = decisions_latest(&decisions, f->c->ident, f->metric, f->at[AT_PATH])) != NULL)
 		return d;
@@ -1300,8 +1473,17 @@ found_json(const struct found *f)
 			json_set(o, identity_keys[k], json_new_string(c->ident[k]));
 	json_set(o, "model_id", json_new_string(c->model));
 	json_set(o, "gpu_type", json_new_string(c->gpu));
-	json_set(o, "metric", json_new_string(metric_table[f->metric].key));
-	json_set(o, "direction", json_new_string(f->worse ? "worse" : "better"));
+	if (c->name != NULL) {
+		json_set(o, "metric", json_new_string(c->name));
+		json_set(o, "unit", json_new_string(c->unit != NULL ? c->unit : ""));
+		json_set(o, "better", c->better != BETTER_UNKNOWN ?
+		    json_new_string(better_name(c->better)) : json_new_null());
+		json_set(o, "direction", json_new_string(c->better == BETTER_UNKNOWN ? "unknown" :
+		    f->worse ? "worse" : "better"));
+	} else {
+		json_set(o, "metric", json_new_string(metric_table[f->metric].key));
+		json_set(o, "direction", json_new_string(f->worse ? "worse" : "better"));
+	}
 	json_set(o, "index", json_new_int((long long)f->cp.index));
 	json_set(o, "timestamp", json_new_string(f->at[AT_TIMESTAMP]));
 	json_set(o, "commit_sha", json_new_string(f->at[AT_COMMIT]));
@@ -1559,6 +1741,7 @@ parse_options(int argc, char *argv[])
 		{ NULL, 0, NULL, 0 },
 	};
 	bool any_metric = false;
+	const char *why;
 	int c, k;
 
 	while ((c = getopt_long(argc, argv, "hH:m:p:s:w:", longopts, NULL)) != -1) {
@@ -1571,11 +1754,17 @@ parse_options(int argc, char *argv[])
 			opt.histories[opt.nhistories++] = optarg;
 			break;
 		case 'm':
-			if ((k = policy_metric_index(optarg)) < 0) {
-				warnx_("--metric: unknown metric '%s'", optarg);
+			if ((k = policy_metric_index(optarg)) >= 0) {
+				opt.metric[k] = any_metric = true;
+				break;
+			}
+			if (!nm_name_valid(optarg, &why)) {
+				warnx_("--metric: '%s' is not a metric name: %s", optarg, why);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
-			opt.metric[k] = any_metric = true;
+			opt.names = erealloc(opt.names, (size_t)(opt.nnames + 1) * sizeof *opt.names);
+			opt.names[opt.nnames++] = optarg;
+			opt.any_named = any_metric = true;
 			break;
 		case 'w':
 			opt.window = cli_long(usage_text, "--window", optarg, 2, 100000,
@@ -1617,6 +1806,7 @@ parse_options(int argc, char *argv[])
 	}
 	for (k = 0; k < METRIC_COUNT; k++)
 		opt.metric[k] |= !any_metric;
+	opt.any_named |= !any_metric;
 }
 
 int

@@ -527,11 +527,12 @@ event_runs(const struct bench *b, const struct plan *p, struct events *ev,
 /*
  * Runs a benchmark: once, and when the runner reports its own runs that
  * is all; otherwise warm-up + measurement times, timed here. Fills the
- * measured runs and the runtime event. -1 after reporting a failure.
+ * measured runs, the runtime event and the named metrics of metric events
+ * (NULL for none). -1 after reporting a failure.
  */
 static int
 measure(const struct bench *b, const struct plan *p, const char *log,
-    struct measured **out, size_t *nout, cJSON **runtime)
+    struct measured **out, size_t *nout, cJSON **runtime, cJSON **named)
 {
 	char **argv, *err = NULL, *events, *env[10], *label;
 	struct events ev;
@@ -542,6 +543,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	const char *tmp = getenv("TMPDIR");
 
 	*runtime = NULL;
+	*named = NULL;
 	if ((argv = runner_argv(b, p->id, &err)) == NULL) {
 		warnx_("%s", err);
 		free(err);
@@ -564,6 +566,8 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	free(label);
 	*runtime = ev.runtime;
 	ev.runtime = NULL;
+	*named = ev.named;
+	ev.named = NULL;
 	if (ev.lines > 0) {
 		/* The runner reports its own runs: all of them, all valid. */
 		cJSON_Delete(first.peak);
@@ -631,7 +635,8 @@ str_or_empty(const char *s)
 /* The raw record of 2.7. */
 static cJSON *
 build_record(const struct bench *b, const struct plan *p, const char *log,
-    const struct measured *ms, size_t n, const cJSON *runtime, char **err)
+    const struct measured *ms, size_t n, const cJSON *runtime, const cJSON *named,
+    char **err)
 {
 	const cJSON *cfg = b->cfg, *model = json_get(cfg, "model"), *v, *peak = NULL;
 	cJSON *rec = json_new_object(), *arr;
@@ -712,6 +717,9 @@ build_record(const struct bench *b, const struct plan *p, const char *log,
 		json_set(rec, events_component_keys[c], cn > 0 ?
 		    json_new_float(num_round(csum / (double)cn, 3)) : json_new_null());
 	}
+	/* The runner's metric events (issue 24); none: no key, as the reference. */
+	if (named != NULL)
+		json_set(rec, "metrics", cJSON_Duplicate(named, true));
 	if (config_is_v2(cfg) && add_identity(rec, b, p->count, runtime, err) != 0) {
 		cJSON_Delete(rec);
 		return NULL;
@@ -761,7 +769,7 @@ run_benchmark(const struct bench *b)
 	struct plan p;
 	struct measured *ms = NULL;
 	size_t n = 0;
-	cJSON *rec = NULL, *runtime = NULL;
+	cJSON *rec = NULL, *runtime = NULL, *named = NULL;
 	char ts[20], *safe, *log = NULL, *path = NULL, *err = NULL;
 	buf text = BUF_INIT;
 	bool measured;
@@ -781,11 +789,11 @@ run_benchmark(const struct bench *b)
 	stamp(ts);
 	log = easprintf("%s/worker_logs/worker_%s_%s.log", opt.results, safe, ts);
 	free(safe);
-	measured = measure(b, &p, log, &ms, &n, &runtime) == 0;
+	measured = measure(b, &p, log, &ms, &n, &runtime, &named) == 0;
 	note_written(log, true);	/* a failed run's log too */
 	if (!measured)
 		goto done;
-	if ((rec = build_record(b, &p, log, ms, n, runtime, &err)) == NULL) {
+	if ((rec = build_record(b, &p, log, ms, n, runtime, named, &err)) == NULL) {
 		warnx_("%s: %s", p.id, err);
 		goto done;
 	}
@@ -813,6 +821,7 @@ done:
 	free(ms);
 	cJSON_Delete(rec);
 	cJSON_Delete(runtime);
+	cJSON_Delete(named);
 	buf_free(&text);
 	free(err);
 	free(log);

@@ -6,7 +6,8 @@
  * RECIPE_MISMATCH or INFRA_ERROR, with its reason, final success and
  * baseline eligibility, and a transient "comparison" object for
  * perf-summarize. The whole batch is compared with the history as it was
- * before the batch.
+ * before the batch. Named metrics (lane/named_metric.h) are compared as
+ * the six are, each with its own policy, after them.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,9 +29,11 @@
 #include "core/jsonl.h"
 #include "core/num.h"
 #include "lane/decision.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "core/stats.h"
+#include "core/unit.h"
 #include "lane/store/read.h"
 
 #define BASELINE_WINDOW 5
@@ -71,6 +74,14 @@ struct current {
 	const struct decision *accept[METRIC_COUNT];
 	bool decided;			/* some metric has one */
 	struct store_query trusted;	/* the store's rule of a trusted record */
+	/*
+	 * Its named metrics (strings borrowed from rec) and their policies.
+	 * Metric index i of the helpers below is one of the six below
+	 * METRIC_COUNT, named metric i - METRIC_COUNT from there.
+	 */
+	struct named_metric *nm;
+	struct nm_policy *npol;
+	size_t nnm;
 };
 
 /* The store's decisions, read once with the history. */
@@ -96,6 +107,47 @@ static const char usage_text[] =
     "  --z z                     the z threshold of the zscore rule (default 5)\n"
     "  -h, --help                print usage and exit\n"
     "  --version                 print the version and exit\n";
+
+/*
+ * Reads the named metrics of a record of the batch and resolves their
+ * policies, warning about each whose direction is unknown. False after
+ * reporting a bad metrics object or policy block.
+ */
+static bool
+load_named(jsonl_reader *r, const jsonl_span *s, const cJSON *rec, struct current *c)
+{
+	const cJSON *block = json_get(json_get(rec, "regression_thresholds"), "metrics");
+	const cJSON *id = json_get(rec, "model_id");
+	char err[256], *bench, *key, *w;
+
+	if ((c->nm = nm_parse(json_get(rec, "metrics"), &c->nnm, err, sizeof err)) == NULL) {
+		jsonl_error(r, s, "%s", err);
+		return false;
+	}
+	if (nm_policy_check(block, err, sizeof err) != 0) {
+		jsonl_error(r, s, "regression_thresholds.metrics%s%s", err[0] == '\'' ? "." : " ",
+		    err);
+		free(c->nm);
+		c->nm = NULL;
+		return false;
+	}
+	if (c->nnm == 0)
+		return true;
+	bench = id != NULL ? json_pystr_dup(id) : estrdup("unknown");
+	c->npol = ecalloc(c->nnm, sizeof *c->npol);
+	for (size_t j = 0; j < c->nnm; j++) {
+		nm_policy_resolve(block, bench, &c->nm[j], &c->npol[j]);
+		if (!c->npol[j].needs_direction)
+			continue;
+		key = nm_key(bench, c->nm[j].name);
+		w = nm_unknown_warning(key, c->nm[j].unit);
+		warnx_("%s", w);
+		free(w);
+		free(key);
+	}
+	free(bench);
+	return true;
+}
 
 /* Reads a record of the batch; false after reporting it. */
 static bool
@@ -142,6 +194,8 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
 			}
 		c->static_failures = cJSON_GetArraySize(sf) > 0 ? (cJSON *)sf : NULL;
 	}
+	if (!load_named(r, s, rec, c))
+		return false;
 	c->rec = rec;
 	c->file = estrdup(s->file);
 	c->line = s->line;
@@ -153,10 +207,14 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
 	return true;
 }
 
-/* What the comparison reads of a history record (beside the identity). */
+/*
+ * What the comparison reads of a history record (beside the identity);
+ * "metrics", the last, only when a record of the batch has named metrics.
+ */
 static const char *const wanted_keys[] = { "latency", "throughput", "memory",
     "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "recipe_fingerprint",
-    "comparison_status" };
+    "comparison_status", "metrics" };
+#define WANTED_SIX (sizeof wanted_keys / sizeof *wanted_keys - 1)
 
 /* What the scan of the history is asked, and where the answers go. */
 struct lookup {
@@ -167,10 +225,48 @@ struct lookup {
 };
 
 /*
- * A record of a cohort with an accept: each metric keeps it when the
- * accept's baseline admits it (or, without an accept, the store's rule).
+ * The values of c's named metrics in a history record, into a new array
+ * (NaN: missing, not a finite number, or in another unit).
  */
-static void
+static double *
+named_values(const struct current *c, const cJSON *rec)
+{
+	const cJSON *metrics = json_get(rec, "metrics"), *e, *v, *u;
+	double *out = emalloc(c->nnm * sizeof *out);
+	size_t j, next = 0;
+
+	for (j = 0; j < c->nnm; j++)
+		out[j] = NAN;
+	if (!cJSON_IsObject(metrics))
+		return out;
+	/* One pass over the record's metrics; the usual order is the batch's. */
+	cJSON_ArrayForEach(e, metrics) {
+		for (j = 0; j < c->nnm; j++) {
+			size_t k = (next + j) % c->nnm;
+
+			if (strcmp(c->nm[k].name, e->string) == 0) {
+				j = k;
+				break;
+			}
+		}
+		if (j == c->nnm)
+			continue;
+		next = j + 1;
+		v = json_get(e, "value");
+		u = json_get(e, "unit");
+		if (cJSON_IsNumber(v) && isfinite(v->valuedouble) &&
+		    strcmp(cJSON_IsString(u) ? u->valuestring : "", c->nm[j].unit) == 0)
+			out[j] = v->valuedouble;
+	}
+	return out;
+}
+
+/*
+ * A record of a cohort with an accept: each metric keeps it when the
+ * accept's baseline admits it (or, without an accept, the store's rule;
+ * named metrics always by the store's rule).
+ */
+static struct hist_point *
 add_decided(struct current *c, const struct store_hit *h)
 {
 	bool trusted = store_query_matches(&c->trusted, h->record), in[METRIC_COUNT], any = false;
@@ -181,10 +277,17 @@ add_decided(struct current *c, const struct store_hit *h)
 		    h->record, trusted) : trusted;
 		any = any || in[m];
 	}
-	if (!any || (p = history_add(&c->past, h)) == NULL)
-		return;
+	if (!(any || (trusted && c->nnm > 0)) || (p = history_add(&c->past, h)) == NULL)
+		return NULL;
 	for (int m = 0; m < METRIC_COUNT; m++)
 		p->has[m] = p->has[m] && in[m];
+	if (!trusted && c->nnm > 0) {
+		/* Named values of a record the store's rule does not trust: none. */
+		p->named = emalloc(c->nnm * sizeof *p->named);
+		for (size_t j = 0; j < c->nnm; j++)
+			p->named[j] = NAN;
+	}
+	return p;
 }
 
 /* The accepts in force on each record's cohort, from the store st. */
@@ -215,15 +318,17 @@ on_hit(const struct store_hit *h, void *ctx)
 
 	for (size_t q = 0; q < lk->nq; q++) {
 		struct current *c = &lk->cur[lk->owner[q]];
+		struct hist_point *p;
 
 		if (!h->match[q])
 			continue;
-		if (lk->is_cohort[q])
+		if (lk->is_cohort[q]) {
 			identity_add_other_recipe(h->record, c->id.value[3], &c->fps, &c->nfps);
-		else if (!c->decided)
-			history_add(&c->past, h);
-		else
-			add_decided(c, h);
+			continue;
+		}
+		p = c->decided ? add_decided(c, h) : history_add(&c->past, h);
+		if (p != NULL && c->nnm > 0 && p->named == NULL)
+			p->named = named_values(c, h->record);
 	}
 }
 
@@ -240,6 +345,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 	    ecalloc(2 * n + 1, sizeof(bool)) };
 	store *st;
 	int rc = 0;
+	bool named = false;
 
 	*raised = NULL;
 	/* Records without a complete identity never read the history. */
@@ -248,6 +354,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 			continue;
 		lk.owner[lk.nq] = lk.owner[lk.nq + 1] = (int)i;
 		lk.is_cohort[lk.nq + 1] = true;
+		named = named || cur[i].nnm > 0;
 		store_identity_queries(cur[i].id.value, &q[lk.nq], &q[lk.nq + 1]);
 		lk.nq += 2;
 	}
@@ -255,7 +362,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 		if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 			rc = -1;
 		else {
-			store_want(st, wanted_keys, sizeof wanted_keys / sizeof *wanted_keys);
+			store_want(st, wanted_keys, named ? WANTED_SIX + 1 : WANTED_SIX);
 			/* Decisions that cannot be read: no cohort is decided, nothing scanned. */
 			rc = load_decisions(st, cur, n);
 			/* A cohort with an accept is read whole: the accept decides. */
@@ -285,6 +392,77 @@ num_or_null(bool has, double v)
 }
 
 /*
+ * Metric index i (see struct current): one of the six, or a named
+ * metric. These read either the same way.
+ */
+
+/* Metric i's value in the cohort's history point k; false when missing. */
+static bool
+past_value(const struct current *c, size_t k, int i, double *v)
+{
+	const struct hist_point *p = &c->past.p[k];
+
+	if (i < METRIC_COUNT) {
+		*v = p->v[i];
+		return p->has[i];
+	}
+	if (p->named == NULL || isnan(p->named[i - METRIC_COUNT]))
+		return false;
+	*v = p->named[i - METRIC_COUNT];
+	return true;
+}
+
+/* Metric i's value in the record; false when missing. */
+static bool
+cur_value(const struct current *c, int i, double *v)
+{
+	const struct named_metric *m;
+
+	if (i < METRIC_COUNT) {
+		*v = c->cur[i];
+		return c->has_cur[i];
+	}
+	m = &c->nm[i - METRIC_COUNT];
+	*v = m->value;
+	return m->has_value;
+}
+
+/* Metric i's percent and absolute floors and whether it is gated. */
+static struct metric_policy
+policy_of(const struct current *c, int i)
+{
+	const struct nm_policy *p;
+
+	if (i < METRIC_COUNT)
+		return c->pol[i];
+	p = &c->npol[i - METRIC_COUNT];
+	return (struct metric_policy){ p->threshold_percent, p->threshold_absolute, p->gated };
+}
+
+static enum better
+better_of(const struct current *c, int i)
+{
+	if (i < METRIC_COUNT)
+		return metric_table[i].higher_is_better ? BETTER_HIGHER : BETTER_LOWER;
+	return c->npol[i - METRIC_COUNT].better;
+}
+
+/* A value of metric i as the failure strings write it. */
+static char *
+value_text(char b[NUM_BUFSZ], const struct current *c, int i, double v)
+{
+	if (i < METRIC_COUNT)
+		return num_fixed(b, v, metric_table[i].precision);
+	return unit_format(b, v, c->nm[i - METRIC_COUNT].unit);
+}
+
+static const char *
+metric_name(const struct current *c, int i)
+{
+	return i < METRIC_COUNT ? metric_table[i].key : c->nm[i - METRIC_COUNT].name;
+}
+
+/*
  * The values of metric i in the last opt.noise_window trusted records of
  * the cohort, oldest first, into a new array; *n gets their count.
  */
@@ -297,8 +475,8 @@ noise_values(const struct current *c, int i, size_t *n)
 
 	*n = 0;
 	for (size_t k = first; k < c->past.n; k++)
-		if (c->past.p[k].has[i])
-			v[(*n)++] = c->past.p[k].v[i];
+		if (past_value(c, k, i, &v[*n]))
+			(*n)++;
 	return v;
 }
 
@@ -306,7 +484,8 @@ noise_values(const struct current *c, int i, size_t *n)
  * The sensitivity of metric i (nb values in its baseline median): the
  * noise of the last opt.noise_window trusted records of the cohort, the
  * rule's false-alarm rate and minimum detectable regression there, and
- * the advice (lane/sensitivity.h). Never stored: only in the comparison object.
+ * the advice (lane/sensitivity.h). Never stored: only in the comparison
+ * object. A metric of unknown direction has its noise only.
  */
 static void
 sensitivity_of(const struct current *c, int i, size_t nb, struct sens_noise *ns,
@@ -314,12 +493,16 @@ sensitivity_of(const struct current *c, int i, size_t nb, struct sens_noise *ns,
 {
 	size_t n;
 	double *v = noise_values(c, i, &n);
-	struct sens_gate g = { c->pol[i].threshold_percent, c->pol[i].threshold_absolute,
-	    metric_table[i].higher_is_better, nb };
+	struct metric_policy p = policy_of(c, i);
+	struct sens_gate g = { p.threshold_percent, p.threshold_absolute,
+	    better_of(c, i) == BETTER_HIGHER, nb };
 
 	sens_noise_of(v, n, ns);
 	free(v);
-	sens_assess(ns, &g, opt.power, rp);
+	memset(rp, 0, sizeof *rp);
+	rp->advice = SENS_UNKNOWN;
+	if (better_of(c, i) != BETTER_UNKNOWN)
+		sens_assess(ns, &g, opt.power, rp);
 }
 
 /* The sensitivity's keys of a metric's comparison object. */
@@ -352,11 +535,11 @@ add_sensitivity(cJSON *o, const struct sens_noise *ns, const struct sens_report 
  * reference): false when it cannot judge, and the reference rule decides.
  */
 static bool
-rule_verdict(const struct current *c, int i, struct sens_verdict *vd)
+rule_verdict(const struct current *c, int i, double cur, struct sens_verdict *vd)
 {
 	size_t n;
 	double *v = noise_values(c, i, &n);
-	bool ok = sens_rule_check(opt.rule, v, n, c->cur[i], metric_table[i].higher_is_better,
+	bool ok = sens_rule_check(opt.rule, v, n, cur, better_of(c, i) == BETTER_HIGHER,
 	    opt.rule == SENS_RULE_ZSCORE ? opt.z : opt.confidence, vd);
 
 	free(v);
@@ -365,7 +548,7 @@ rule_verdict(const struct current *c, int i, struct sens_verdict *vd)
 
 /* The rule's words after the reference's in a failure string. */
 static char *
-rule_words(const struct sens_verdict *vd, int precision)
+rule_words(const struct current *c, int i, const struct sens_verdict *vd)
 {
 	char a[NUM_BUFSZ], b[NUM_BUFSZ];
 
@@ -374,46 +557,53 @@ rule_words(const struct sens_verdict *vd, int precision)
 		    num_fixed(a, vd->z, 2), num_fixed(b, opt.z, 2), vd->n);
 	return easprintf("rule=prediction, past the %s%% prediction bound %s of the "
 	    "last %zu runs", num_fixed(a, opt.confidence * 100, 1),
-	    num_fixed(b, vd->limit, precision), vd->n);
+	    value_text(b, c, i, vd->limit), vd->n);
 }
 
 /* The comparison of one metric with the baseline window. */
 struct metric_cmp {
 	size_t nv;		/* values in the baseline median */
-	double base, abs_d, pct;
-	bool has_base, has_delta, exceeded, regressed;
+	double cur, base, abs_d, pct;
+	bool has_cur, has_base, has_delta, exceeded, regressed;
 	bool by_rule;		/* the noise-aware rule decided (vd) */
 	struct sens_verdict vd;
 	struct sens_noise ns;
 	struct sens_report rp;
 };
 
-/* Compares metric i with the baseline window from the record at first. */
+/*
+ * Compares metric i with the baseline window from the record at first.
+ * A metric of unknown direction gets its change (current - baseline) and
+ * never exceeds.
+ */
 static void
 compare_metric(const struct current *c, size_t first, int i, struct metric_cmp *mc)
 {
-	const struct metric *m = &metric_table[i];
+	struct metric_policy p = policy_of(c, i);
+	enum better dir = better_of(c, i);
 	double vals[BASELINE_WINDOW];
 
 	mc->nv = 0;
-	for (size_t k = first; k < c->past.n; k++)
-		if (c->past.p[k].has[i])
-			vals[mc->nv++] = c->past.p[k].v[i];
+	for (size_t k = first; k < c->past.n && mc->nv < BASELINE_WINDOW; k++)
+		if (past_value(c, k, i, &vals[mc->nv]))
+			mc->nv++;
+	mc->has_cur = cur_value(c, i, &mc->cur);
 	mc->has_base = mc->nv > 0;
 	mc->base = mc->has_base ? stats_median(vals, mc->nv) : 0;
-	mc->has_delta = mc->has_base && mc->base > 0 && c->has_cur[i];
+	mc->has_delta = mc->has_base && mc->base > 0 && mc->has_cur;
 	mc->abs_d = mc->pct = 0;
 	mc->exceeded = mc->regressed = mc->by_rule = false;
 	if (mc->has_delta) {
-		mc->abs_d = m->higher_is_better ? mc->base - c->cur[i] : c->cur[i] - mc->base;
+		mc->abs_d = dir == BETTER_HIGHER ? mc->base - mc->cur : mc->cur - mc->base;
 		mc->pct = mc->abs_d / mc->base;
-		mc->exceeded = mc->pct > c->pol[i].threshold_percent &&
-		    mc->abs_d > c->pol[i].threshold_absolute;
-		if (opt.rule != SENS_RULE_REFERENCE && rule_verdict(c, i, &mc->vd)) {
+		mc->exceeded = dir != BETTER_UNKNOWN && mc->pct > p.threshold_percent &&
+		    mc->abs_d > p.threshold_absolute;
+		if (dir != BETTER_UNKNOWN && opt.rule != SENS_RULE_REFERENCE &&
+		    rule_verdict(c, i, mc->cur, &mc->vd)) {
 			mc->by_rule = true;
 			mc->exceeded = mc->vd.exceeded;
 		}
-		mc->regressed = c->pol[i].gated && mc->exceeded;
+		mc->regressed = p.gated && mc->exceeded;
 	}
 	sensitivity_of(c, i, mc->nv, &mc->ns, &mc->rp);
 }
@@ -422,15 +612,24 @@ compare_metric(const struct current *c, size_t first, int i, struct metric_cmp *
 static cJSON *
 metric_json(const struct current *c, int i, const struct metric_cmp *mc)
 {
+	struct metric_policy p = policy_of(c, i);
 	cJSON *o = json_new_object();
 
-	json_set(o, "current", num_or_null(c->has_cur[i], c->cur[i]));
+	if (i >= METRIC_COUNT) {
+		const struct nm_policy *np = &c->npol[i - METRIC_COUNT];
+		static const char *const from[] = { "none", "record", "config", "unit" };
+
+		json_set(o, "unit", json_new_string(c->nm[i - METRIC_COUNT].unit));
+		json_set(o, "better", json_new_string(better_name(np->better)));
+		json_set(o, "better_from", json_new_string(from[np->source]));
+	}
+	json_set(o, "current", num_or_null(mc->has_cur, mc->cur));
 	json_set(o, "baseline", num_or_null(mc->has_base, mc->base));
 	json_set(o, "absolute_delta", num_or_null(mc->has_delta, mc->abs_d));
 	json_set(o, "percent_delta", num_or_null(mc->has_delta, mc->pct));
-	json_set(o, "threshold_percent", json_new_float(c->pol[i].threshold_percent));
-	json_set(o, "threshold_absolute", json_new_float(c->pol[i].threshold_absolute));
-	json_set(o, "gated", json_new_bool(c->pol[i].gated));
+	json_set(o, "threshold_percent", json_new_float(p.threshold_percent));
+	json_set(o, "threshold_absolute", json_new_float(p.threshold_absolute));
+	json_set(o, "gated", json_new_bool(p.gated));
 	json_set(o, "threshold_exceeded", json_new_bool(mc->exceeded));
 	json_set(o, "regressed", json_new_bool(mc->regressed));
 	if (opt.rule != SENS_RULE_REFERENCE) {
@@ -448,17 +647,16 @@ metric_json(const struct current *c, int i, const struct metric_cmp *mc)
 static char *
 regression_words(const struct current *c, int i, const struct metric_cmp *mc)
 {
-	const struct metric *m = &metric_table[i];
+	struct metric_policy p = policy_of(c, i);
 	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ], f[NUM_BUFSZ];
 	char g[NUM_BUFSZ];
-	char *words = mc->by_rule ? rule_words(&mc->vd, m->precision) : easprintf(">%s%% and >%s",
-	    num_fixed(f, c->pol[i].threshold_percent * 100, 1),
-	    num_fixed(g, c->pol[i].threshold_absolute, m->precision));
+	char *words = mc->by_rule ? rule_words(c, i, &mc->vd) : easprintf(">%s%% and >%s",
+	    num_fixed(f, p.threshold_percent * 100, 1),
+	    value_text(g, c, i, p.threshold_absolute));
 	char *msg = easprintf("%s %s regressed by %s%% and %s (current=%s, "
 	    "baseline_median=%s, threshold=gated, %s)", c->model_id,
-	    m->key, num_fixed(a, mc->pct * 100, 1), num_fixed(b, mc->abs_d, m->precision),
-	    num_fixed(d, c->cur[i], m->precision), num_fixed(e, mc->base, m->precision),
-	    words);
+	    metric_name(c, i), num_fixed(a, mc->pct * 100, 1), value_text(b, c, i, mc->abs_d),
+	    value_text(d, c, i, mc->cur), value_text(e, c, i, mc->base), words);
 
 	free(words);
 	return msg;
@@ -472,10 +670,11 @@ static size_t
 metric_first(const struct current *c, int i, size_t *k)
 {
 	size_t first = c->past.n;
+	double v;
 
 	*k = 0;
 	for (size_t j = c->past.n; j-- > 0 && *k < BASELINE_WINDOW;)
-		if (c->past.p[j].has[i]) {
+		if (past_value(c, j, i, &v)) {
 			first = j;
 			(*k)++;
 		}
@@ -483,19 +682,23 @@ metric_first(const struct current *c, int i, size_t *k)
 }
 
 /*
- * Compares with the baseline window: fills the per-metric part of the
- * comparison object and appends the rolling failure strings.
+ * Compares with the baseline window: fills the per-metric parts of the
+ * comparison object (the six in metrics, the named ones in named) and
+ * appends the rolling failure strings, the six's first.
  */
 static void
-compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
+compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *named,
+    cJSON *rolling)
 {
 	struct metric_cmp mc;
+	int all = METRIC_COUNT + (int)c->nnm;
 
-	for (int i = 0; i < METRIC_COUNT; i++) {
+	for (int i = 0; i < all; i++) {
 		size_t k;
 
 		compare_metric(c, c->decided ? metric_first(c, i, &k) : first, i, &mc);
-		json_set(metrics, metric_table[i].key, metric_json(c, i, &mc));
+		json_set(i < METRIC_COUNT ? metrics : named, metric_name(c, i),
+		    metric_json(c, i, &mc));
 		if (mc.regressed) {
 			char *msg = regression_words(c, i, &mc);
 
@@ -507,12 +710,12 @@ compare_window(struct current *c, size_t first, cJSON *metrics, cJSON *rolling)
 
 /* Metric entries without a baseline. */
 static void
-no_window(struct current *c, cJSON *metrics)
+no_window(struct current *c, cJSON *metrics, cJSON *named)
 {
 	size_t save = c->past.n;
 
 	c->past.n = 0;
-	compare_window(c, 0, metrics, NULL);
+	compare_window(c, 0, metrics, named, NULL);
 	c->past.n = save;
 }
 
@@ -614,7 +817,7 @@ decided_n(const struct current *c)
 {
 	size_t n = 0, k;
 
-	for (int i = 0; i < METRIC_COUNT; i++) {
+	for (int i = 0; i < METRIC_COUNT + (int)c->nnm; i++) {
 		metric_first(c, i, &k);
 		n = k > n ? k : n;
 	}
@@ -675,6 +878,7 @@ classify(struct current *c, bool unattributed, const char *raised,
 {
 	cJSON *failures = json_new_array(), *rolling = json_new_array();
 	cJSON *metrics = json_new_object(), *cmp = json_new_object(), *e;
+	cJSON *named = json_new_object();
 	const char *status, *bstatus;
 	char *reason = NULL;
 	size_t first = 0, n = 0;
@@ -689,9 +893,9 @@ classify(struct current *c, bool unattributed, const char *raised,
 			n = decided_n(c);
 	}
 	if (n > 0)
-		compare_window(c, first, metrics, rolling);
+		compare_window(c, first, metrics, named, rolling);
 	else
-		no_window(c, metrics);
+		no_window(c, metrics, named);
 	bstatus = baseline_status(c, raised, n);
 	status = comparison_status(c, unattributed, raised, n, rolling, failures, &reason);
 	/* Statuses other than the static and rolling ones fail with their reason. */
@@ -715,6 +919,11 @@ classify(struct current *c, bool unattributed, const char *raised,
 	if (c->decided && raised == NULL)
 		json_set(cmp, "baseline_since", baseline_since(c));
 	json_set(cmp, "metrics", metrics);
+	/* Only a record with named metrics has the key: the rest stay as they were. */
+	if (c->nnm > 0)
+		json_set(cmp, "named_metrics", named);
+	else
+		cJSON_Delete(named);
 	json_set(cmp, "failures", failures);
 	json_set(c->rec, "comparison", cmp);
 	cJSON_Delete(rolling);
@@ -783,6 +992,8 @@ free_current(struct current *c)
 	free(c->model_id);
 	free(c->gpu_type);
 	identity_free(&c->id);
+	free(c->nm);
+	free(c->npol);
 	cJSON_Delete(c->rec);
 }
 

@@ -2,8 +2,10 @@
  * perf-gate-static: the fixed per-GPU threshold gate. Raw records in, the
  * same records out with "static_failures" (the reference's per-record
  * attribution strings) added; exit 1 when any record breaches
- * its selected thresholds block. With --tail, the worker-log tail of each
- * breaching record goes to stderr.
+ * its selected thresholds block. Named metrics (the record's "metrics")
+ * are checked against the block's "max" and "min" objects, keyed by
+ * "<benchmark_id>/<name>" globs (lane/named_metric.h). With --tail, the
+ * worker-log tail of each breaching record goes to stderr.
  */
 #include <getopt.h>
 #include <math.h>
@@ -19,6 +21,8 @@
 #include "core/jsonl.h"
 #include "lane/logtail.h"
 #include "core/num.h"
+#include "core/text.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 
 static struct {
@@ -91,6 +95,90 @@ static_failures(jsonl_reader *r, const jsonl_span *s, const cJSON *raw,
 	return 0;
 }
 
+/* Checks a "max" or "min" block of named bounds; -1 after reporting it. */
+static int
+check_bounds(jsonl_reader *r, const jsonl_span *s, const cJSON *bounds, const char *which)
+{
+	const cJSON *e;
+	buf b = BUF_INIT;
+
+	if (bounds == NULL || cJSON_IsNull(bounds))
+		return 0;
+	if (!cJSON_IsObject(bounds)) {
+		jsonl_error(r, s, "thresholds.%s must be an object", which);
+		return -1;
+	}
+	cJSON_ArrayForEach(e, bounds)
+		if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble)) {
+			text_py_repr(&b, e->string, strlen(e->string));
+			jsonl_error(r, s, "thresholds.%s.%s must be a finite number", which, b.s);
+			buf_free(&b);
+			return -1;
+		}
+	return 0;
+}
+
+/* "<value> <unit>", exact: the value as Python's repr(). */
+static char *
+exact(char out[NUM_BUFSZ + 80], double v, const char *unit)
+{
+	char n[NUM_BUFSZ];
+
+	snprintf(out, NUM_BUFSZ + 80, "%s%s%.64s", num_repr(n, v), *unit ? " " : "", unit);
+	return out;
+}
+
+/*
+ * The named metrics' static failures: a value above its "max" or below
+ * its "min". -1 after reporting a bad metrics object or bound.
+ */
+static int
+named_failures(jsonl_reader *r, const jsonl_span *s, const cJSON *raw,
+    const char *id, cJSON *failures)
+{
+	const cJSON *thr = json_get(raw, "thresholds");
+	const cJSON *max = json_get(thr, "max"), *min = json_get(thr, "min");
+	struct named_metric *m;
+	char err[256], a[NUM_BUFSZ + 80], b[NUM_BUFSZ + 80], *key, *msg;
+	size_t n;
+	double lim;
+	bool bad;
+
+	if ((m = nm_parse(json_get(raw, "metrics"), &n, err, sizeof err)) == NULL) {
+		jsonl_error(r, s, "%s", err);
+		return -1;
+	}
+	if (!cJSON_IsObject(thr) || check_bounds(r, s, max, "max") != 0 ||
+	    check_bounds(r, s, min, "min") != 0) {
+		free(m);
+		return cJSON_IsObject(thr) ? -1 : 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!m[i].has_value)
+			continue;
+		key = nm_key(id, m[i].name);
+		if (cJSON_IsObject(max) && nm_static_bound(max, key, &lim, &bad) &&
+		    m[i].value > lim) {
+			msg = easprintf("%s %s exceeded fixed threshold (current=%s, "
+			    "threshold=%s)", id, m[i].name, exact(a, m[i].value, m[i].unit),
+			    exact(b, lim, m[i].unit));
+			json_append(failures, json_new_string(msg));
+			free(msg);
+		}
+		if (cJSON_IsObject(min) && nm_static_bound(min, key, &lim, &bad) &&
+		    m[i].value < lim) {
+			msg = easprintf("%s %s fell below fixed minimum (current=%s, "
+			    "minimum=%s)", id, m[i].name, exact(a, m[i].value, m[i].unit),
+			    exact(b, lim, m[i].unit));
+			json_append(failures, json_new_string(msg));
+			free(msg);
+		}
+		free(key);
+	}
+	free(m);
+	return 0;
+}
+
 static void
 print_tail(const char *id, const cJSON *raw)
 {
@@ -123,7 +211,8 @@ process_record(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 		return;
 	}
 	failures = json_new_array();
-	if (static_failures(r, s, raw, id, failures) != 0) {
+	if (static_failures(r, s, raw, id, failures) != 0 ||
+	    named_failures(r, s, raw, id, failures) != 0) {
 		cJSON_Delete(failures);
 		return;
 	}

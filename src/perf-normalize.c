@@ -18,6 +18,7 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/provenance.h"
 
@@ -161,6 +162,31 @@ static_failures_valid(const cJSON *v)
 }
 
 /*
+ * Checks the named metrics and their policy block (lane/named_metric.h);
+ * false after reporting a problem.
+ */
+static bool
+checked_named(jsonl_reader *r, const jsonl_span *s, const cJSON *raw)
+{
+	struct named_metric *m;
+	char err[256];
+	size_t n;
+
+	if ((m = nm_parse(json_get(raw, "metrics"), &n, err, sizeof err)) == NULL) {
+		jsonl_error(r, s, "%s", err);
+		return false;
+	}
+	free(m);
+	if (nm_policy_check(json_get(json_get(raw, "regression_thresholds"), "metrics"), err,
+	    sizeof err) != 0) {
+		jsonl_error(r, s, "regression_thresholds.metrics%s%s",
+		    err[0] == '\'' ? "." : " ", err);
+		return false;
+	}
+	return true;
+}
+
+/*
  * Checks the raw record's types and thresholds: *model_id, *gpu_type and
  * pol get what it gives. False after reporting a problem.
  */
@@ -195,7 +221,7 @@ checked_raw(jsonl_reader *r, const jsonl_span *s, const cJSON *raw, const char *
 		    bad);
 		return false;
 	}
-	return true;
+	return checked_named(r, s, raw);
 }
 
 /*
@@ -227,7 +253,14 @@ normalize(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 		}
 		json_set(out, metric_table[i].key, m);
 	}
-	json_set(out, "regression_thresholds", policy_to_json(pol));
+	/* Named metrics follow the six, as the raw record gives them. */
+	if (json_get(raw, "metrics") != NULL)
+		json_set(out, "metrics", json_take(raw, "metrics"));
+	m = policy_to_json(pol);
+	if ((v = json_get(json_get(raw, "regression_thresholds"), "metrics")) != NULL)
+		json_set(m, "metrics", json_take(json_get(raw, "regression_thresholds"),
+		    "metrics"));
+	json_set(out, "regression_thresholds", m);
 	json_set(out, "success", json_new_bool(true));
 	json_set(out, "run_source", json_new_string(run_source(raw)));
 	json_set(out, "baseline_eligible", json_new_bool(false));

@@ -44,12 +44,14 @@
 #include "core/num.h"
 #include "core/path.h"
 #include "lane/decision.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/seed.h"
 #include "core/stats.h"
 #include "lane/store/read.h"
 #include "lane/store/write.h"
 #include "core/text.h"
+#include "core/unit.h"
 
 #define RESERVATIONS ".seed-reservations"
 #define RESEED_RESERVATIONS ".reseed-reservations"
@@ -363,6 +365,133 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 	return rc;
 }
 
+/*
+ * A named metric of a batch (lane/named_metric.h): its name, unit and
+ * direction, as the first record holding it resolves them.
+ */
+struct named_col {
+	const char *name;	/* borrowed from that record */
+	const char *unit;
+	enum better better;
+};
+
+/*
+ * The named metrics of recs[0..n), in order of first appearance: a new
+ * array of *k. Records are checked already; one that is not valid adds
+ * nothing.
+ */
+static struct named_col *
+batch_named(const cJSON *const *recs, int n, size_t *k)
+{
+	struct named_col *col = NULL;
+	struct named_metric *m;
+	struct nm_policy pol;
+	size_t nm, j, c;
+	char err[256], *bench;
+
+	*k = 0;
+	for (int i = 0; i < n; i++) {
+		if ((m = nm_parse(json_get(recs[i], "metrics"), &nm, err, sizeof err)) == NULL)
+			continue;
+		bench = json_get(recs[i], "model_id") != NULL ?
+		    json_pystr_dup(json_get(recs[i], "model_id")) : estrdup("unknown");
+		for (j = 0; j < nm; j++) {
+			for (c = 0; c < *k && strcmp(col[c].name, m[j].name) != 0; c++)
+				;
+			if (c < *k)
+				continue;
+			nm_policy_resolve(json_get(json_get(recs[i], "regression_thresholds"),
+			    "metrics"), bench, &m[j], &pol);
+			col = erealloc(col, (*k + 1) * sizeof *col);
+			col[*k].name = m[j].name;
+			col[*k].unit = m[j].unit;
+			col[(*k)++].better = pol.better;
+		}
+		free(bench);
+		free(m);
+	}
+	return col;
+}
+
+/* The value of named metric col in a record's metrics object: false when it has none. */
+static bool
+named_value(const cJSON *metrics, const struct named_col *col, double *v)
+{
+	const cJSON *e = json_get(metrics, col->name), *x = json_get(e, "value"),
+	    *u = json_get(e, "unit");
+
+	if (!cJSON_IsNumber(x) || !isfinite(x->valuedouble) ||
+	    strcmp(cJSON_IsString(u) ? u->valuestring : "", col->unit) != 0)
+		return false;
+	*v = x->valuedouble;
+	return true;
+}
+
+/* A named metric's value for the tables: 6 significant digits and its unit. */
+static char *
+sig6(char b[NUM_BUFSZ], double v, const char *unit)
+{
+	snprintf(b, NUM_BUFSZ, "%.6g%s%.64s", v, *unit ? " " : "", unit);
+	return b;
+}
+
+/*
+ * Prepare: the batch's values of named metric col against their median,
+ * printed as the six's, then judged: failures gets the worst source when
+ * it regresses past the limit. A metric of unknown direction is printed,
+ * never judged (never guessed). Returns 0, or exit 2 after reporting a
+ * non-positive median.
+ */
+static int
+check_named(struct doc *s, int n, const struct named_col *col, buf *failures)
+{
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], c[NUM_BUFSZ];
+	double *v = ecalloc((size_t)n + 1, sizeof *v), *sorted = ecalloc((size_t)n + 1, sizeof *v);
+	double med, worst = 0, r;
+	int *who = ecalloc((size_t)n + 1, sizeof *who), k = 0, worst_i = -1, rc = 0;
+
+	for (int i = 0; i < n; i++)
+		if (named_value(json_get(s[i].rec, "metrics"), col, &v[k])) {
+			sorted[k] = v[k];
+			who[k++] = i;
+		}
+	if (k < 2)
+		goto done;
+	med = stats_median(sorted, (size_t)k);
+	if (med <= 0) {
+		rc = fail("cannot validate metrics.%s consistency against non-positive batch "
+		    "median", col->name);
+		goto done;
+	}
+	for (int j = 0; j < k; j++) {
+		r = col->better == BETTER_HIGHER ? (med - v[j]) / med : (v[j] - med) / med;
+		if (col->better != BETTER_UNKNOWN)
+			strcat(num_fixed(c, r * 100, 1), "%");
+		printf("  metrics.%s source=%d value=%s median=%s regression=%s\n", col->name,
+		    who[j] + 1, sig6(a, v[j], col->unit), sig6(b, med, col->unit),
+		    col->better == BETTER_UNKNOWN ? "n/a" : c);
+		if (worst_i < 0 || r > worst) {
+			worst = r;
+			worst_i = who[j];
+		}
+	}
+	if (col->better == BETTER_UNKNOWN) {
+		printf("  metrics.%s direction unknown: not checked\n", col->name);
+		goto done;
+	}
+	printf("  metrics.%s worst regression: %s%% (source=%d)\n", col->name,
+	    num_fixed(a, worst * 100, 1), worst_i + 1);
+	if (worst > opt.max_regression)
+		buf_addf(failures, "%ssource artifact %d metrics.%s regresses by %s%% against the "
+		    "batch median", failures->len > 0 ? "; " : "", worst_i + 1, col->name,
+		    num_fixed(a, worst * 100, 1));
+done:
+	free(v);
+	free(sorted);
+	free(who);
+	return rc;
+}
+
 /* Prepare: the batch's values against their median, printed, then judged. */
 static int
 check_consistency(struct doc *s, int n)
@@ -412,6 +541,19 @@ check_consistency(struct doc *s, int n)
 			buf_addf(&failures, "%ssource artifact %d %s regresses by %s%% against the "
 			    "batch median", failures.len > 0 ? "; " : "", worst_i + 1, mt->key,
 			    num_fixed(a, worst * 100, 1));
+	}
+	if (rc == 0) {
+		const cJSON **recs = ecalloc((size_t)n + 1, sizeof *recs);
+		struct named_col *col;
+		size_t nc;
+
+		for (int i = 0; i < n; i++)
+			recs[i] = s[i].rec;
+		col = batch_named(recs, n, &nc);
+		for (size_t j = 0; j < nc && rc == 0; j++)
+			rc = check_named(s, n, &col[j], &failures);
+		free(col);
+		free(recs);
 	}
 	fflush(stdout);
 	if (rc == 0 && failures.len > 0)
@@ -875,6 +1017,7 @@ struct past {
 	char *path;
 	double v[METRIC_COUNT];
 	bool has[METRIC_COUNT];
+	const cJSON *metrics;	/* its named metrics, or NULL (owned by the cohort's) */
 };
 
 /*
@@ -895,6 +1038,7 @@ past_values(const cJSON *rec, struct past *p)
 {
 	for (int m = 0; m < METRIC_COUNT; m++)
 		p->has[m] = policy_coerce(json_get(rec, metric_table[m].key), &p->v[m]) == COERCE_OK;
+	p->metrics = NULL;
 }
 
 static void
@@ -925,6 +1069,8 @@ on_cohort(const struct store_hit *h, void *ctx)
 		p->instant = h->instant;
 		p->path = estrdup(h->path);
 		past_values(h->record, p);
+		if (json_get(h->record, "metrics") != NULL)
+			p->metrics = cJSON_Duplicate(json_get(h->record, "metrics"), true);
 	}
 }
 
@@ -942,8 +1088,10 @@ free_cohort(struct cohort *c)
 {
 	for (size_t i = 0; i < c->nfields; i++)
 		free(c->fields[i]);
-	for (size_t i = 0; i < c->nbase; i++)
+	for (size_t i = 0; i < c->nbase; i++) {
 		free(c->base[i].path);
+		cJSON_Delete((cJSON *)c->base[i].metrics);
+	}
 	free(c->fields);
 	free(c->base);
 	memset(c, 0, sizeof *c);
@@ -1013,6 +1161,61 @@ cell(char b[NUM_BUFSZ], bool has, double v, int prec, const char *unit)
 	return b;
 }
 
+/* The median of named metric col over the last WINDOW of p[0..n); false when none has it. */
+static bool
+named_window_median(const struct past *p, size_t n, const struct named_col *col, double *med)
+{
+	double v[WINDOW];
+	size_t k = 0;
+
+	for (size_t i = n > WINDOW ? n - WINDOW : 0; i < n; i++)
+		if (named_value(p[i].metrics, col, &v[k]))
+			k++;
+	if (k == 0)
+		return false;
+	*med = stats_median(v, k);
+	return true;
+}
+
+/*
+ * Reseed: the shift table's rows of the batch's named metrics (all: the
+ * cohort's nbase trusted records, then the batch recs[0..n)), values to
+ * 6 significant digits in their canonical unit.
+ */
+static void
+print_named_shift(const struct past *all, size_t nbase, cJSON **recs, int n)
+{
+	size_t nc;
+	struct named_col *col = batch_named((const cJSON *const *)recs, n, &nc);
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ];
+
+	for (size_t j = 0; j < nc; j++) {
+		double old = 0, cand = 0, med = 0, lo = 0, hi = 0, *v = ecalloc((size_t)n + 1,
+		    sizeof *v);
+		bool has_old, has_cand;
+		int k = 0;
+
+		for (int i = 0; i < n; i++)
+			if (named_value(all[nbase + (size_t)i].metrics, &col[j], &v[k])) {
+				lo = k == 0 || v[k] < lo ? v[k] : lo;
+				hi = k == 0 || v[k] > hi ? v[k] : hi;
+				k++;
+			}
+		if (k > 0)
+			med = stats_median(v, (size_t)k);
+		free(v);
+		has_old = named_window_median(all, nbase, &col[j], &old);
+		has_cand = named_window_median(all, nbase + (size_t)n, &col[j], &cand);
+		printf("  metrics.%s old_median=%s batch_median=%s batch_spread=%s "
+		    "candidate_median=%s\n", col[j].name,
+		    has_old ? sig6(a, old, col[j].unit) : "-",
+		    k > 0 ? sig6(b, med, col[j].unit) : "-",
+		    cell(d, k > 0 && med != 0, (hi - lo) / med * 100, 1, "%"),
+		    has_cand ? sig6(e, cand, col[j].unit) : "-");
+	}
+	free(col);
+}
+
 /*
  * Reseed: the skill's table: per metric the old median (the last five
  * trusted records), the source batch's median and spread ((max - min) /
@@ -1026,8 +1229,10 @@ print_shift(const struct cohort *c, cJSON **recs, int n, const char *revision)
 	char a[NUM_BUFSZ], b[NUM_BUFSZ], d[NUM_BUFSZ], e[NUM_BUFSZ];
 
 	memcpy(all, c->base, c->nbase * sizeof *all);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		past_values(recs[i], &all[c->nbase + (size_t)i]);
+		all[c->nbase + (size_t)i].metrics = json_get(recs[i], "metrics");
+	}
 	printf("Baseline shift at store revision %s: %zu record%s of the identity, "
 	    "%zu successful and baseline-eligible (the last %d are the old baseline)\n",
 	    revision != NULL ? revision : "(empty)", c->nrecords, c->nrecords == 1 ? "" : "s",
@@ -1057,6 +1262,7 @@ print_shift(const struct cohort *c, cJSON **recs, int n, const char *revision)
 		    cell(d, has_batch && med != 0, (hi - lo) / med * 100, 1, "%"),
 		    cell(e, has_cand, cand, 6, ""));
 	}
+	print_named_shift(all, c->nbase, recs, n);
 	if (n < 3)
 		printf("Note: %d reseed record%s may not move the last-%d median immediately "
 		    "(3 usually do; %d reset the window).\n", n, n == 1 ? "" : "s", WINDOW, WINDOW);

@@ -23,6 +23,7 @@
 #include "lane/store/git_command.h"
 #include "lane/history_view.h"
 #include "lane/identity.h"
+#include "lane/named_metric.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -31,6 +32,7 @@
 #include "lane/sensitivity.h"
 #include "lane/site.h"
 #include "core/stats.h"
+#include "core/unit.h"
 #include "core/xml.h"
 #include "lane/store/read.h"
 
@@ -191,6 +193,233 @@ md_row(buf *b, const cJSON *rec)
 	buf_free(&failing);
 }
 
+/*
+ * Whether a record has only named metrics (issue 24): a "metrics" object
+ * and none of the six. Its row is in the benchmarks' table, not the
+ * reference's.
+ */
+static bool
+named_only(const cJSON *rec)
+{
+	if (!cJSON_IsObject(json_get(rec, "metrics")))
+		return false;
+	for (int i = 0; i < METRIC_COUNT; i++) {
+		const cJSON *v = json_get(rec, metric_table[i].key);
+
+		if (v != NULL && !cJSON_IsNull(v))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The named metrics of a record (nm_parse(); none when they are invalid,
+ * which perf-gate-rolling reports) and their policies (pol, when not NULL:
+ * a new array, as the metrics).
+ */
+static struct named_metric *
+named_of(const cJSON *rec, size_t *n, struct nm_policy **pol)
+{
+	const cJSON *block = json_get(json_get(rec, "regression_thresholds"), "metrics");
+	const cJSON *bench = json_get(rec, "model_id");
+	struct named_metric *ms;
+	char err[256];
+
+	if ((ms = nm_parse(json_get(rec, "metrics"), n, err, sizeof err)) == NULL)
+		ms = ecalloc(1, sizeof *ms);
+	if (pol == NULL)
+		return ms;
+	if (block != NULL && nm_policy_check(block, err, sizeof err) != 0)
+		block = NULL;
+	*pol = ecalloc(*n + 1, sizeof **pol);
+	for (size_t i = 0; i < *n; i++)
+		nm_policy_resolve(block, cJSON_IsString(bench) ? bench->valuestring : "None", &ms[i],
+		    &(*pol)[i]);
+	return ms;
+}
+
+/* The comparison of named metric name of a record (perf-gate-rolling(1)), or NULL. */
+static const cJSON *
+named_comparison(const cJSON *rec, const char *name)
+{
+	return json_get(json_get(json_get(rec, "comparison"), "named_metrics"), name);
+}
+
+/* A value of a named metric in its unit, scaled for display ("12.3 ns"), "n/a" for none. */
+static void
+unit_cell(buf *b, const cJSON *v, const char *unit)
+{
+	char t[UNIT_FMTSZ];
+
+	if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+		buf_adds(b, "n/a");
+	else
+		xml_md_text(b, unit_format(t, v->valuedouble, unit));
+}
+
+/* A row of a benchmarks' table: a record and its named metrics, in the table's order. */
+static void
+named_row(buf *b, const cJSON *rec)
+{
+	const cJSON *cmp = json_get(rec, "comparison"), *v;
+	buf failing = BUF_INIT;
+	struct nm_policy *pol;
+	size_t n;
+	struct named_metric *ms = named_of(rec, &n, &pol);
+	char t[NUM_BUFSZ];
+	double worst = 0;
+	bool any = false;
+
+	buf_adds(b, "| ");
+	cell_key(b, rec, "model_id");
+	buf_adds(b, " | ");
+	cell_key(b, rec, "gpu_type");
+	buf_adds(b, " | ");
+	if ((v = json_get(cmp, "baseline_n")) != NULL)
+		cell_text(b, v);
+	else
+		buf_adds(b, "n/a");
+	for (size_t i = 0; i < n; i++) {
+		const cJSON *m = named_comparison(rec, ms[i].name);
+		cJSON *cur = ms[i].has_value ? cJSON_CreateNumber(ms[i].value) : NULL;
+
+		buf_adds(b, " | ");
+		unit_cell(b, cur, ms[i].unit);
+		buf_adds(b, " / ");
+		unit_cell(b, json_get(m, "baseline"), ms[i].unit);
+		cJSON_Delete(cur);
+		v = json_get(m, "percent_delta");
+		if (pol[i].better != BETTER_UNKNOWN && cJSON_IsNumber(v) &&
+		    (!any || v->valuedouble * 100 > worst)) {
+			worst = v->valuedouble * 100;
+			any = true;
+		}
+		if (cJSON_IsTrue(json_get(m, "regressed"))) {
+			buf_adds(&failing, failing.len ? ", " : "");
+			xml_md_text(&failing, ms[i].name);
+		}
+	}
+	buf_addf(b, " | %s%s | %s | ", any ? num_fixed(t, worst, 1) : "n/a", any ? "%" : "",
+	    failing.len ? failing.s : "none");
+	cell_text(b, json_get(rec, "comparison_status"));
+	buf_adds(b, " | ");
+	cell_text(b, json_get(rec, "comparison_status_reason"));
+	buf_adds(b, " |\n");
+	buf_free(&failing);
+	free(ms);
+	free(pol);
+}
+
+/* The names of a record's named metrics joined by \x1f: its table's columns. */
+static char *
+named_columns(const cJSON *rec)
+{
+	buf cols = BUF_INIT;
+	size_t n;
+	struct named_metric *ms = named_of(rec, &n, NULL);
+
+	for (size_t i = 0; i < n; i++) {
+		if (i > 0)
+			buf_addc(&cols, '\x1f');
+		buf_adds(&cols, ms[i].name);
+	}
+	free(ms);
+	buf_addc(&cols, '\0');
+	return buf_detach(&cols);
+}
+
+/*
+ * After the reference's table: the records with only named metrics, a
+ * table for each set of metrics (their columns, in the order of the first
+ * record with them), the tables in the order of their first record, and
+ * a line naming each metric of unknown direction (shown, never gated).
+ */
+static void
+md_named(buf *b, const struct batch *in)
+{
+	char **cols = ecalloc(in->n + 1, sizeof *cols);
+	bool *done = ecalloc(in->n + 1, sizeof *done), any = false;
+	const char **order = NULL;	/* names of unknown direction (few), and their rows */
+	size_t *count = NULL, nu = 0;
+
+	for (size_t i = 0; i < in->n; i++)
+		if (named_only(in->recs[i]))
+			cols[i] = named_columns(in->recs[i]);
+	for (size_t i = 0; i < in->n; i++) {
+		struct named_metric *ms;
+		size_t n;
+
+		if (cols[i] == NULL || done[i])
+			continue;
+		buf_adds(b, any ? "\n" : b->len > 0 ? "\n## Benchmarks\n\n" : "## Benchmarks\n\n");
+		any = true;
+		buf_adds(b, "| Benchmark | Device | Baseline N |");
+		ms = named_of(in->recs[i], &n, NULL);
+		for (size_t k = 0; k < n; k++) {
+			buf_addc(b, ' ');
+			xml_md_text(b, ms[k].name);
+			buf_adds(b, " (curr/base) |");
+		}
+		free(ms);
+		buf_adds(b, " Worst Regression | Failing Metrics | Status | Status Detail |\n|---|---|---:|");
+		for (size_t k = 0; k < n; k++)
+			buf_adds(b, "---|");
+		buf_adds(b, "---:|---|---|---|\n");
+		for (size_t j = i; j < in->n; j++)
+			if (cols[j] != NULL && !done[j] && strcmp(cols[j], cols[i]) == 0) {
+				struct nm_policy *pol;
+
+				named_row(b, in->recs[j]);
+				done[j] = true;
+				ms = named_of(in->recs[j], &n, &pol);
+				for (size_t k = 0; k < n; k++) {
+					size_t u;
+
+					if (pol[k].better != BETTER_UNKNOWN)
+						continue;
+					for (u = 0; u < nu && strcmp(order[u], ms[k].name) != 0; u++)
+						;
+					if (u == nu) {
+						order = erealloc(order, (nu + 1) * sizeof *order);
+						count = erealloc(count, (nu + 1) * sizeof *count);
+						order[nu] = ms[k].name;
+						count[nu++] = 0;
+					}
+					count[u]++;
+				}
+				free(ms);
+				free(pol);
+			}
+	}
+	for (size_t u = 0; u < nu; u++) {
+		buf_adds(b, u == 0 ? "\nNo known direction, so shown and never gated: " : "; ");
+		buf_adds(b, "`");
+		xml_md_text(b, order[u]);
+		buf_addf(b, "` (%zu row%s; its config key: `regression_thresholds.metrics.\"*/",
+		    count[u], count[u] == 1 ? "" : "s");
+		xml_md_text(b, order[u]);
+		buf_adds(b, "\".better`)");
+	}
+	if (nu > 0)
+		buf_adds(b, ".\n");
+	for (size_t i = 0; i < in->n; i++)
+		free(cols[i]);
+	free(cols);
+	free(done);
+	free(order);
+	free(count);
+}
+
+/* A value of one of the six at its precision (unit NULL), or of a named metric in its unit. */
+static void
+value_cell(buf *b, const cJSON *v, int prec, const char *unit)
+{
+	if (unit == NULL)
+		num_cell(b, v, prec);
+	else
+		unit_cell(b, v, unit);
+}
+
 /* A fraction as "<x*100:.1f>%" in a cell, "n/a" when not a number. */
 static void
 pct_cell(buf *b, const cJSON *v)
@@ -263,7 +492,7 @@ repr_cell(buf *b, const cJSON *v)
  * and the absolute floor where it narrows. "none" otherwise.
  */
 static void
-suggestion_cell(buf *b, const char *key, const cJSON *m)
+suggestion_cell(buf *b, const char *path, const cJSON *m)
 {
 	const cJSON *sn = json_get(m, "sensitivity");
 	const cJSON *sp = json_get(sn, "suggested_threshold_percent");
@@ -274,11 +503,15 @@ suggestion_cell(buf *b, const char *key, const cJSON *m)
 		buf_adds(b, "none");
 		return;
 	}
-	buf_addf(b, "`regression_thresholds.%s.threshold_percent: ", key);
+	buf_adds(b, "`");
+	xml_md_text(b, path);
+	buf_adds(b, ".threshold_percent: ");
 	repr_cell(b, sp);
 	buf_adds(b, "`");
 	if (cJSON_IsNumber(sa) && cJSON_IsNumber(ta) && sa->valuedouble < ta->valuedouble) {
-		buf_addf(b, ", `regression_thresholds.%s.threshold_absolute: ", key);
+		buf_adds(b, ", `");
+		xml_md_text(b, path);
+		buf_adds(b, ".threshold_absolute: ");
 		repr_cell(b, sa);
 		buf_adds(b, "`");
 	}
@@ -311,14 +544,14 @@ note_cell(buf *b, const cJSON *m)
 
 /* Which rule decided metric m (perf-gate-rolling --rule), with its bound. */
 static void
-rule_cell(buf *b, const cJSON *m, int prec)
+rule_cell(buf *b, const cJSON *m, int prec, const char *unit)
 {
 	const cJSON *rule = json_get(m, "rule");
 	char t[NUM_BUFSZ];
 
 	if (is_string(rule, "prediction") || is_string(rule, "zscore")) {
 		buf_addf(b, "%s, bound ", rule->valuestring);
-		num_cell(b, json_get(m, "bound"), prec);
+		value_cell(b, json_get(m, "bound"), prec, unit);
 		if (cJSON_IsNumber(json_get(m, "z")))
 			buf_addf(b, ", z %s", num_fixed(t, json_get(m, "z")->valuedouble, 2));
 	} else if (cJSON_IsString(rule))
@@ -332,8 +565,13 @@ batch_has_rule(const struct batch *in)
 	for (size_t i = 0; i < in->n; i++) {
 		const cJSON *ms = json_get(json_get(in->recs[i], "comparison"), "metrics");
 
+		const cJSON *nm;
+
 		for (int k = 0; k < METRIC_COUNT; k++)
 			if (json_get(json_get(ms, metric_table[k].key), "rule") != NULL)
+				return true;
+		cJSON_ArrayForEach(nm, json_get(json_get(in->recs[i], "comparison"), "named_metrics"))
+			if (json_get(nm, "rule") != NULL)
 				return true;
 	}
 	return false;
@@ -349,65 +587,107 @@ batch_has_rule(const struct batch *in)
  * perf-gate-rolling's comparison object says. Nothing when every gate
  * fits its noise and no rule ran.
  */
+/* What a row of the Sensitivity section shows of one metric of a record. */
+struct sens_metric {
+	const char *key;	/* the metric column */
+	const char *path;	/* its policy in the config: "regression_thresholds.latency" */
+	int prec;		/* one of the six's precision */
+	const char *unit;	/* a named metric's unit; NULL for the six */
+};
+
+/* The Sensitivity section's head, before its first row. */
+static void
+sens_head(buf *b, bool rules)
+{
+	buf_adds(b, "\n## Sensitivity\n\nGates whose floors do not fit the "
+	    "run-to-run noise: a noisy one fails builds with no change "
+	    "(false alarms), a blind one misses real regressions. Detects: "
+	    "the smallest regression the gate catches with its power (four "
+	    "times in five by default). Suggested Config: the change to the "
+	    "benchmark config's floors (fractions) that fits the noise.\n");
+	if (rules)
+		buf_adds(b, "\nA noise-aware rule (perf-gate-rolling --rule) "
+		    "decided the metrics Decided By names, against the bound "
+		    "shown; False Alarms and Detects describe the floors.\n");
+	buf_addf(b, "\n| Model | GPU | Metric | Advice | Noise | False Alarms | "
+	    "Detects | Floors | Suggested Config | Would Detect |%s Note |\n"
+	    "|---|---|---|---|---:|---:|---:|---|---|---:|%s---|\n",
+	    rules ? " Decided By |" : "", rules ? "---|" : "");
+}
+
+/*
+ * The Sensitivity row of metric m (its comparison, as sm describes it) of
+ * record rec, when it is listed; *any says whether the head was written.
+ */
+static void
+sens_row(buf *b, const cJSON *rec, const cJSON *m, const struct sens_metric *sm, bool rules,
+    bool *any)
+{
+	const cJSON *sn = json_get(m, "sensitivity"), *adv = json_get(sn, "advice");
+
+	if (!cJSON_IsString(adv) || !sens_listed(m))
+		return;
+	if (!*any)
+		sens_head(b, rules);
+	*any = true;
+	buf_adds(b, "| ");
+	cell_key(b, rec, "model_id");
+	buf_adds(b, " | ");
+	cell_key(b, rec, "gpu_type");
+	buf_adds(b, " | ");
+	xml_md_text(b, sm->key);
+	buf_addf(b, " | %s | ", adv->valuestring);
+	if (cJSON_IsNumber(json_get(json_get(m, "noise"), "relative_spread")))
+		pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
+	else
+		buf_adds(b, "unknown");
+	buf_adds(b, " | ");
+	pct_cell(b, json_get(m, "false_alarm_rate"));
+	buf_adds(b, " | ");
+	pct_cell(b, json_get(m, "mde_percent"));
+	buf_adds(b, " | >");
+	pct_cell(b, json_get(m, "threshold_percent"));
+	buf_adds(b, " and >");
+	value_cell(b, json_get(m, "threshold_absolute"), sm->prec, sm->unit);
+	buf_adds(b, " | ");
+	suggestion_cell(b, sm->path, m);
+	buf_adds(b, " | ");
+	pct_cell(b, json_get(sn, "suggested_mde_percent"));
+	buf_adds(b, " | ");
+	if (rules) {
+		rule_cell(b, m, sm->prec, sm->unit);
+		buf_adds(b, " | ");
+	}
+	note_cell(b, m);
+	buf_adds(b, " |\n");
+}
+
 static void
 md_sensitivity(buf *b, const struct batch *in)
 {
 	bool any = false, rules = batch_has_rule(in);
 
 	for (size_t i = 0; i < in->n; i++) {
-		const cJSON *ms = json_get(json_get(in->recs[i], "comparison"), "metrics");
+		const cJSON *cmp = json_get(in->recs[i], "comparison"), *m;
 
 		for (int k = 0; k < METRIC_COUNT; k++) {
-			const cJSON *m = json_get(ms, metric_table[k].key);
-			const cJSON *sn = json_get(m, "sensitivity"), *adv = json_get(sn, "advice");
+			char *path = easprintf("regression_thresholds.%s", metric_table[k].key);
+			struct sens_metric sm = { metric_table[k].key, path, metric_table[k].precision,
+			    NULL };
 
-			if (!cJSON_IsString(adv) || !sens_listed(m))
-				continue;
-			if (!any) {
-				buf_adds(b, "\n## Sensitivity\n\nGates whose floors do not fit the "
-				    "run-to-run noise: a noisy one fails builds with no change "
-				    "(false alarms), a blind one misses real regressions. Detects: "
-				    "the smallest regression the gate catches with its power (four "
-				    "times in five by default). Suggested Config: the change to the "
-				    "benchmark config's floors (fractions) that fits the noise.\n");
-				if (rules)
-					buf_adds(b, "\nA noise-aware rule (perf-gate-rolling --rule) "
-					    "decided the metrics Decided By names, against the bound "
-					    "shown; False Alarms and Detects describe the floors.\n");
-				buf_addf(b, "\n| Model | GPU | Metric | Advice | Noise | False Alarms | "
-				    "Detects | Floors | Suggested Config | Would Detect |%s Note |\n"
-				    "|---|---|---|---|---:|---:|---:|---|---|---:|%s---|\n",
-				    rules ? " Decided By |" : "", rules ? "---|" : "");
-			}
-			any = true;
-			buf_adds(b, "| ");
-			cell_key(b, in->recs[i], "model_id");
-			buf_adds(b, " | ");
-			cell_key(b, in->recs[i], "gpu_type");
-			buf_addf(b, " | %s | %s | ", metric_table[k].key, adv->valuestring);
-			if (cJSON_IsNumber(json_get(json_get(m, "noise"), "relative_spread")))
-				pct_cell(b, json_get(json_get(m, "noise"), "relative_spread"));
-			else
-				buf_adds(b, "unknown");
-			buf_adds(b, " | ");
-			pct_cell(b, json_get(m, "false_alarm_rate"));
-			buf_adds(b, " | ");
-			pct_cell(b, json_get(m, "mde_percent"));
-			buf_adds(b, " | >");
-			pct_cell(b, json_get(m, "threshold_percent"));
-			buf_adds(b, " and >");
-			num_cell(b, json_get(m, "threshold_absolute"), metric_table[k].precision);
-			buf_adds(b, " | ");
-			suggestion_cell(b, metric_table[k].key, m);
-			buf_adds(b, " | ");
-			pct_cell(b, json_get(sn, "suggested_mde_percent"));
-			buf_adds(b, " | ");
-			if (rules) {
-				rule_cell(b, m, metric_table[k].precision);
-				buf_adds(b, " | ");
-			}
-			note_cell(b, m);
-			buf_adds(b, " |\n");
+			sens_row(b, in->recs[i], json_get(json_get(cmp, "metrics"),
+			    metric_table[k].key), &sm, rules, &any);
+			free(path);
+		}
+		/* Then its named metrics, each by its key in the config's policy block. */
+		cJSON_ArrayForEach(m, json_get(cmp, "named_metrics")) {
+			char *key = nm_key(json_str(in->recs[i], "model_id"), m->string);
+			char *path = easprintf("regression_thresholds.metrics.\"%s\"", key);
+			struct sens_metric sm = { m->string, path, 0, json_str(m, "unit") };
+
+			sens_row(b, in->recs[i], m, &sm, rules, &any);
+			free(key);
+			free(path);
 		}
 	}
 }
@@ -440,10 +720,15 @@ shorten(buf *out, const struct batch *in, const buf *full, const char *where, si
 	size_t shown = 0, failing_shown = 0;
 
 	footer(&foot, in->n, in->n, full->len, where);	/* the longest it can be */
-	buf_adds(out, md_head);
+	/* Shortened, the Benchmarks tables are left out: their rows count as not shown. */
+	for (size_t i = 0; i < in->n; i++)
+		if (!named_only(in->recs[i])) {
+			buf_adds(out, md_head);
+			break;
+		}
 	for (int pass = 0; pass < 2; pass++)
 		for (size_t i = 0; i < in->n; i++) {
-			if (failing(in->recs[i]) != (pass == 0))
+			if (failing(in->recs[i]) != (pass == 0) || named_only(in->recs[i]))
 				continue;
 			buf_reset(&row);
 			md_row(&row, in->recs[i]);
@@ -486,44 +771,64 @@ write_out(const char *what, const char *path, const buf *b)
 	return true;
 }
 
+/*
+ * One CSV row: a record's metric named name, with its comparison m (NULL
+ * for none: then only its value cur).
+ */
 static void
-csv(buf *b, const struct batch *in)
+csv_row(buf *b, const cJSON *rec, const char *name, const cJSON *m, const cJSON *cur)
 {
 	static const char *const per_metric[] = { "current", "baseline", "absolute_delta",
 	    "percent_delta", "threshold_exceeded", "regressed" };
-	const cJSON *rec, *m;
-	size_t i;
-	int k, j;
+	cJSON *field = json_new_string(name);
 
+	csv_value(b, json_get(rec, "model_id"));
+	buf_addc(b, ',');
+	csv_value(b, json_get(rec, "gpu_type"));
+	for (int j = 0; j < IDENTITY_KEYS; j++) {
+		buf_addc(b, ',');
+		csv_value(b, json_get(rec, identity_keys[j]));
+	}
+	buf_addc(b, ',');
+	csv_value(b, json_get(rec, "timestamp"));
+	buf_addc(b, ',');
+	csv_value(b, field);
+	for (int j = 0; j < 6; j++) {
+		buf_addc(b, ',');
+		/* Without a comparison: the record's own value, nothing else. */
+		csv_value(b, j == 0 && m == NULL ? cur : json_get(m, per_metric[j]));
+	}
+	buf_addc(b, ',');
+	csv_value(b, json_get(rec, "comparison_status"));
+	buf_adds(b, "\r\n");
+	cJSON_Delete(field);
+}
+
+/*
+ * The CSV: a row per record and metric, the six (not for a record with
+ * only named metrics), then its named metrics in its order.
+ */
+static void
+csv(buf *b, const struct batch *in)
+{
 	buf_adds(b, "model_id,gpu_type,workload_id,variant_id,benchmark_version,"
 	    "recipe_fingerprint,hardware_profile_id,software_profile_id,timestamp,metric,"
 	    "current,baseline,absolute_delta,percent_delta,threshold_exceeded,regressed,"
 	    "comparison_status\r\n");
-	for (i = 0; i < in->n; i++) {
-		rec = in->recs[i];
-		for (k = 0; k < METRIC_COUNT; k++) {
-			m = json_get(json_get(json_get(rec, "comparison"), "metrics"),
-			    metric_table[k].key);
-			csv_value(b, json_get(rec, "model_id"));
-			buf_addc(b, ',');
-			csv_value(b, json_get(rec, "gpu_type"));
-			for (j = 0; j < IDENTITY_KEYS; j++) {
-				buf_addc(b, ',');
-				csv_value(b, json_get(rec, identity_keys[j]));
-			}
-			buf_addc(b, ',');
-			csv_value(b, json_get(rec, "timestamp"));
-			buf_addf(b, ",%s", metric_table[k].key);
-			for (j = 0; j < 6; j++) {
-				buf_addc(b, ',');
-				/* Without a comparison: the record's own value, nothing else. */
-				csv_value(b, j == 0 && m == NULL ? json_get(rec, metric_table[k].key) :
-				    json_get(m, per_metric[j]));
-			}
-			buf_addc(b, ',');
-			csv_value(b, json_get(rec, "comparison_status"));
-			buf_adds(b, "\r\n");
-		}
+	for (size_t i = 0; i < in->n; i++) {
+		const cJSON *rec = in->recs[i];
+		struct named_metric *ms;
+		size_t n;
+
+		for (int k = 0; k < METRIC_COUNT && !named_only(rec); k++)
+			csv_row(b, rec, metric_table[k].key, json_get(json_get(json_get(rec,
+			    "comparison"), "metrics"), metric_table[k].key),
+			    json_get(rec, metric_table[k].key));
+		ms = named_of(rec, &n, NULL);
+		for (size_t k = 0; k < n; k++)
+			csv_row(b, rec, ms[k].name, named_comparison(rec, ms[k].name),
+			    json_get(json_get(json_get(rec, "metrics"), ms[k].name), "value"));
+		free(ms);
 	}
 }
 
@@ -542,6 +847,33 @@ struct cohort {
 	size_t n;
 };
 
+/* A metric of the stability table: one of the six (m), or a named one (m < 0, name). */
+struct stab_metric {
+	int m;
+	const char *name;
+};
+
+/* A record's value of metric sm; false when it has none. */
+static bool
+stab_value(const cJSON *rec, const struct stab_metric *sm, double *d)
+{
+	struct named_metric *ms;
+	size_t n;
+	bool has = false;
+
+	if (sm->m >= 0)
+		return policy_coerce(json_get(rec, metric_table[sm->m].key), d) == COERCE_OK &&
+		    isfinite(*d);
+	ms = named_of(rec, &n, NULL);
+	for (size_t i = 0; i < n && !has; i++)
+		if (strcmp(ms[i].name, sm->name) == 0 && ms[i].has_value) {
+			*d = ms[i].value;
+			has = true;
+		}
+	free(ms);
+	return has;
+}
+
 /* One row of the stability table: a cohort's metric. */
 struct stab_row {
 	size_t n;		/* runs with a value */
@@ -552,21 +884,41 @@ struct stab_row {
 };
 
 static void
-stability_sens(const struct batch *in, const struct cohort *c, int m, const double *v,
-    size_t n, struct sens_noise *ns, struct sens_report *rp)
+stability_sens(const struct batch *in, const struct cohort *c, const struct stab_metric *sm,
+    const double *v, size_t n, struct sens_noise *ns, struct sens_report *rp)
 {
+	const cJSON *last = in->recs[c->idx[c->n - 1]];
 	struct metric_policy pol[METRIC_COUNT];
 	char bad[64];
 	struct sens_gate g;
 
-	if (policy_merge(json_get(in->recs[c->idx[c->n - 1]], "regression_thresholds"), pol,
-	    bad, sizeof bad) != 0)
-		policy_merge(NULL, pol, bad, sizeof bad);
-	g.tp = pol[m].threshold_percent;
-	g.ta = pol[m].threshold_absolute;
-	g.higher = metric_table[m].higher_is_better;
 	g.nb = n < 5 ? n : 5;
 	sens_noise_of(v, n, ns);
+	if (sm->m < 0) {
+		/* A named metric: the latest record's policy; unknown direction, no gate to assess. */
+		struct nm_policy *np;
+		size_t nn;
+		struct named_metric *ms = named_of(last, &nn, &np);
+
+		memset(rp, 0, sizeof *rp);
+		rp->advice = SENS_UNKNOWN;
+		for (size_t i = 0; i < nn; i++)
+			if (strcmp(ms[i].name, sm->name) == 0 && np[i].better != BETTER_UNKNOWN) {
+				g.tp = np[i].threshold_percent;
+				g.ta = np[i].threshold_absolute;
+				g.higher = np[i].better == BETTER_HIGHER;
+				sens_assess(ns, &g, 0.8, rp);
+				break;
+			}
+		free(ms);
+		free(np);
+		return;
+	}
+	if (policy_merge(json_get(last, "regression_thresholds"), pol, bad, sizeof bad) != 0)
+		policy_merge(NULL, pol, bad, sizeof bad);
+	g.tp = pol[sm->m].threshold_percent;
+	g.ta = pol[sm->m].threshold_absolute;
+	g.higher = metric_table[sm->m].higher_is_better;
 	sens_assess(ns, &g, 0.8, rp);
 }
 
@@ -649,19 +1001,18 @@ cohorts_of(const struct batch *in, size_t *nc)
  * record; false when no record of the cohort has a value.
  */
 static bool
-stability_row(const struct batch *in, const struct cohort *c, int m, double *v,
-    struct stab_row *r)
+stability_row(const struct batch *in, const struct cohort *c, const struct stab_metric *sm,
+    double *v, struct stab_row *r)
 {
 	double d;
 
 	r->n = 0;
 	for (size_t j = 0; j < c->n; j++)
-		if (policy_coerce(json_get(in->recs[c->idx[j]], metric_table[m].key),
-		    &d) == COERCE_OK && isfinite(d))
+		if (stab_value(in->recs[c->idx[j]], sm, &d))
 			v[r->n++] = d;
 	if (r->n == 0)
 		return false;
-	stability_sens(in, c, m, v, r->n, &r->ns, &r->rp);
+	stability_sens(in, c, sm, v, r->n, &r->ns, &r->rp);
 	r->known = r->rp.advice != SENS_UNKNOWN;
 	r->med = stats_median(v, r->n);	/* sorts v */
 	r->lo = v[0];
@@ -671,7 +1022,8 @@ stability_row(const struct batch *in, const struct cohort *c, int m, double *v,
 
 /* A row as a JSON line (--json). */
 static void
-stability_json(buf *b, const struct cohort *c, int m, const struct stab_row *r)
+stability_json(buf *b, const struct cohort *c, const struct stab_metric *sm,
+    const char *unit, const struct stab_row *r)
 {
 	cJSON *o = json_new_object();
 
@@ -685,7 +1037,9 @@ stability_json(buf *b, const struct cohort *c, int m, const struct stab_row *r)
 		const cJSON *iv = json_get(c->first, identity_keys[j]);
 		json_set(o, identity_keys[j], iv ? cJSON_Duplicate(iv, true) : json_new_null());
 	}
-	json_set(o, "metric", json_new_string(metric_table[m].key));
+	json_set(o, "metric", json_new_string(sm->m >= 0 ? metric_table[sm->m].key : sm->name));
+	if (sm->m < 0)
+		json_set(o, "unit", json_new_string(unit));
 	json_set(o, "runs", json_new_int((long long)r->n));
 	json_set(o, "median", json_new_float(r->med));
 	json_set(o, "min", json_new_float(r->lo));
@@ -703,16 +1057,31 @@ stability_json(buf *b, const struct cohort *c, int m, const struct stab_row *r)
 
 /* A row of the Markdown table. */
 static void
-stability_md(buf *b, const struct cohort *c, int m, const struct stab_row *r)
+stability_md(buf *b, const struct cohort *c, const struct stab_metric *sm, const char *unit,
+    const struct stab_row *r)
 {
 	char t1[NUM_BUFSZ], t2[NUM_BUFSZ], t3[NUM_BUFSZ], t4[NUM_BUFSZ];
+	char u1[UNIT_FMTSZ], u2[UNIT_FMTSZ], u3[UNIT_FMTSZ];
+	int m = sm->m;
 
 	buf_adds(b, "| ");
 	xml_md_text(b, c->label);
-	buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, r->n,
-	    num_fixed(t1, r->med, metric_table[m].precision),
-	    num_fixed(t2, r->lo, metric_table[m].precision),
-	    num_fixed(t3, r->hi, metric_table[m].precision));
+	if (m < 0) {
+		/* A named metric: its name, its values in its unit. */
+		buf_adds(b, " | ");
+		xml_md_text(b, sm->name);
+		buf_addf(b, " | %zu | ", r->n);
+		xml_md_text(b, unit_format(u1, r->med, unit));
+		buf_adds(b, " | ");
+		xml_md_text(b, unit_format(u2, r->lo, unit));
+		buf_adds(b, " | ");
+		xml_md_text(b, unit_format(u3, r->hi, unit));
+		buf_adds(b, " | ");
+	} else
+		buf_addf(b, " | %s | %zu | %s | %s | %s | ", metric_table[m].key, r->n,
+		    num_fixed(t1, r->med, metric_table[m].precision),
+		    num_fixed(t2, r->lo, metric_table[m].precision),
+		    num_fixed(t3, r->hi, metric_table[m].precision));
 	if (r->med != 0)
 		buf_addf(b, "%s%% | ", num_fixed(t4, (r->hi - r->lo) / r->med * 100, 1));
 	else
@@ -737,15 +1106,52 @@ stability(buf *b, const struct batch *in)
 		buf_adds(b, "## Run-to-run stability\n\n| Cohort | Metric | Runs | Median | Min | "
 		    "Max | Spread | Noise | False Alarms | Detects | Advice |\n"
 		    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
-	for (i = 0; i < nc; i++)
+	for (i = 0; i < nc; i++) {
+		const char **names = NULL, **units = NULL;
+		size_t nn = 0;
+
 		for (int m = 0; m < METRIC_COUNT; m++) {
-			if (!stability_row(in, &c[i], m, v, &r))
+			struct stab_metric sm = { m, NULL };
+
+			if (!stability_row(in, &c[i], &sm, v, &r))
 				continue;
 			if (opt.json)
-				stability_json(b, &c[i], m, &r);
+				stability_json(b, &c[i], &sm, NULL, &r);
 			else
-				stability_md(b, &c[i], m, &r);
+				stability_md(b, &c[i], &sm, NULL, &r);
 		}
+		/* Then its named metrics, in the order first seen, each in its first unit. */
+		for (size_t j = 0; j < c[i].n; j++) {
+			size_t n;
+			struct named_metric *ms = named_of(in->recs[c[i].idx[j]], &n, NULL);
+
+			for (size_t k = 0; k < n; k++) {
+				size_t q;
+
+				for (q = 0; q < nn && strcmp(names[q], ms[k].name) != 0; q++)
+					;
+				if (q < nn)
+					continue;
+				names = erealloc(names, (nn + 1) * sizeof *names);
+				units = erealloc(units, (nn + 1) * sizeof *units);
+				names[nn] = ms[k].name;
+				units[nn++] = ms[k].unit;
+			}
+			free(ms);
+		}
+		for (size_t k = 0; k < nn; k++) {
+			struct stab_metric sm = { -1, names[k] };
+
+			if (!stability_row(in, &c[i], &sm, v, &r))
+				continue;
+			if (opt.json)
+				stability_json(b, &c[i], &sm, units[k], &r);
+			else
+				stability_md(b, &c[i], &sm, units[k], &r);
+		}
+		free(names);
+		free(units);
+	}
 	for (i = 0; i < nc; i++) {
 		free(c[i].key);
 		free(c[i].label);
@@ -978,10 +1384,16 @@ md_decide(buf *b, const struct batch *in, bool accept_only)
 static void
 summary_markdown(buf *md, const struct batch *in, bool annotated)
 {
-	if (in->n > 0)
+	size_t rows = 0;
+
+	for (size_t i = 0; i < in->n; i++)
+		rows += !named_only(in->recs[i]);
+	if (rows > 0)
 		buf_adds(md, md_head);
 	for (size_t i = 0; i < in->n; i++)
-		md_row(md, in->recs[i]);
+		if (!named_only(in->recs[i]))
+			md_row(md, in->recs[i]);
+	md_named(md, in);
 	md_sensitivity(md, in);
 	if (opt.decide)
 		md_decide(md, in, false);

@@ -14,7 +14,7 @@ setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 	mkdir -p base head tmp
 	export TMPDIR=$BATS_TEST_TMPDIR/tmp
-	unset FAKE_AB_STATE FAKE_AB_NOISE FAKE_AB_DRIFT FAKE_AB_SLEEP
+	unset FAKE_AB_STATE FAKE_AB_NOISE FAKE_AB_DRIFT FAKE_AB_SLEEP FAKE_AB_NAMED
 }
 
 @test "an A/A job stops early for equivalence, exit 0" {
@@ -400,4 +400,101 @@ runner_repo() {
 	check_help perf-ab
 	check_version perf-ab
 	check_unknown_option perf-ab
+}
+
+# Named metrics (issue 24): with FAKE_AB_NAMED=1 the fake runner also
+# reports time (ms, lower), items_per_second (items/s) and widgets (no
+# direction) through metric events, which perf-collect records.
+
+@test "named metrics: a 30% slower head is slower on the runner's time, a verdict per named metric with its unit, exit 1" {
+	echo 1.3 >head/ab-factor
+	run --separate-stderr env FAKE_AB_NAMED=1 perf-ab --cpu --base base --head head --band 5 -o rep.json "$CONF"
+	assert_failure 1
+	[ -z "$stderr" ]
+	assert_equal "$(jq -r '.status' rep.json)" slower
+	assert_equal "$(jq -r '.results[] | select(.unit != null) |
+		[.metric, .unit, .gated, (if .higher_is_better == null then "null" else .higher_is_better end),
+		.verdict] | @tsv' rep.json)" \
+		"$(printf '%s\n' "time	s	true	false	slower" "items_per_second	items/s	true	true	slower" \
+			"widgets		false	null	equivalent")"
+	# The time ratio is the runs' own (ms made seconds), as latency's.
+	jq -e '(.results[] | select(.metric == "time") | .ratio) as $t |
+		(.results[] | select(.metric == "latency") | .ratio) as $l |
+		($t > 1.2 and $t < 1.4 and ($t - $l | fabs) < 0.01)' rep.json >/dev/null
+	jq -e '.runs[0].named_metrics | keys == ["items_per_second", "time", "widgets"]' rep.json >/dev/null
+	run --separate-stderr env FAKE_AB_NAMED=1 perf-ab --cpu --base base --head head --band 5 --md "$CONF"
+	assert_failure 1
+	assert_line --regexp '^\| ab-bench \| time \| 1\.[23][0-9]{2} \| .* \| slower :x: \|'
+	assert_line --regexp '^\| ab-bench \| widgets \(not gated\) \| 1\.000 \|'
+}
+
+@test "named metrics: a change of a metric of unknown direction is higher or lower, never slower, exit 0" {
+	echo 1.5 >head/ab-widgets
+	run --separate-stderr env FAKE_AB_NAMED=1 perf-ab --cpu --base base --head head --band 5 -o rep.json "$CONF"
+	assert_success
+	assert_equal "$(jq -r '.status' rep.json)" pass
+	assert_equal "$(jq -r '.results[] | select(.metric == "widgets") | [.gated, .verdict, .band_verdict, .ratio] | @tsv' rep.json)" \
+		"$(printf 'false\thigher\thigher\t1.5')"
+	# The config's policy block gives it a direction: then it is slower, and gates.
+	jq --arg runner "$ROOT_DIR/fixtures/runners/ab-runner.sh" \
+		'.regression_thresholds = {"metrics": {"*/widgets": {"better": "lower"}}} |
+		.run_config.command = [$runner]' "$CONF" >bench.json
+	run --separate-stderr env FAKE_AB_NAMED=1 perf-ab --cpu --base base --head head --band 5 -o rep.json bench.json
+	assert_failure 1
+	assert_equal "$(jq -r '.results[] | select(.metric == "widgets") | [.gated, .higher_is_better, .verdict] | @tsv' rep.json)" \
+		"$(printf 'true\tfalse\tslower')"
+}
+
+@test "named metrics: a runner without them gives the report it always gave" {
+	run --separate-stderr perf-ab --cpu --base base --head head --band 5 --seed 3 -o rep.json "$CONF"
+	assert_success
+	jq -e '[.results[].metric] == ["latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s", "vae_decode_time_s"]' rep.json >/dev/null
+	jq -e '[.results[] | has("unit")] | any | not' rep.json >/dev/null
+	jq -e '[.runs[] | has("named_metrics")] | any | not' rep.json >/dev/null
+}
+
+@test "issue 24 end to end: a benchmark 30% slower is a change point of its time, charted, and the A/B says slower" {
+	# Nine scheduled-main lane runs of the runner, an hour apart; from the
+	# seventh on, it is 30% slower.
+	mkdir store lane
+	for i in 0 1 2 3 4 5 6 7 8; do
+		if [ "$i" -ge 6 ]; then echo 1.3 >lane/ab-factor; else echo 1 >lane/ab-factor; fi
+		(
+			cd lane || exit 1
+			FAKE_AB_NAMED=1 FAKE_AB_STATE=$BATS_TEST_TMPDIR/lane PERF_RUN_SOURCE=scheduled_main \
+				BUILDKITE_COMMIT=$(printf '%040d' "$i") perf-collect --cpu -o "results-$i" "$CONF" >raw.jsonl
+			py -c '
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    r["timestamp"] = "2026-03-01T%02d:00:00+00:00" % int(sys.argv[2])
+    print(json.dumps(r, separators=(",", ":")))' raw.jsonl "$i" >timed.jsonl
+			perf-gate-static timed.jsonl | perf-normalize --run-source scheduled_main |
+				perf-gate-rolling --store ../store 2>/dev/null |
+				perf-upload --store ../store --policy always >/dev/null 2>&1 || true
+		)
+	done
+	[ "$(find store -name '*.json' | wc -l)" -eq 9 ]
+	# perf-changes finds the step on the benchmark's time, at the seventh run.
+	run --separate-stderr perf-changes -s store --metric time
+	assert_failure 1
+	assert_equal "$(jq -r '[.model_id, .metric, .unit, .direction, .index, .commit_sha[-1:]] | @tsv' <<<"$output")" \
+		"$(printf 'ab-bench\ttime\ts\tworse\t6\t6')"
+	printf '%s\n' "$output" >cps.jsonl
+	# The dashboard charts it, the change line on its time chart.
+	run --separate-stderr perf-summarize --html d.html -s store --changes cps.jsonl --now 2026-03-02T00:00:00Z </dev/null
+	assert_success
+	py - d.html <<-'PY'
+		import re, sys
+		page = open(sys.argv[1]).read()
+		charts = re.findall(r'<figure><figcaption>(.*?)</figcaption>(.*?)</figure>', page, re.S)
+		time = [c for cap, c in charts if cap.startswith("time (s)")]
+		assert len(time) == 1, [cap for cap, c in charts]
+		assert "change point: worse +" in time[0], time[0]
+	PY
+	# The A/B of a pull request that slows it says slower for that metric.
+	echo 1.3 >head/ab-factor
+	run --separate-stderr env FAKE_AB_NAMED=1 perf-ab --cpu --base base --head head --band 5 -o rep.json "$CONF"
+	assert_failure 1
+	assert_equal "$(jq -r '.results[] | select(.metric == "time") | .verdict' rep.json)" slower
 }

@@ -415,12 +415,22 @@ set_line() {
 
 @test "rejects bad option values with usage, exit 2" {
 	for a in "--window 1" "--window x" "--pvalue 0" "--pvalue 2" "--min-magnitude -1" \
-		"--metric bogus" "--since yesterday" "--last 0" "--since 2026-01-01 --last 3"; do
+		"--since yesterday" "--last 0" "--since 2026-01-01 --last 3"; do
 		# shellcheck disable=SC2086 # the words of $a are the arguments
 		run --separate-stderr $N $a "$H"
 		assert_failure 2
 		assert_output ""
 		[[ $stderr == *"usage: $N"* ]]
+	done
+}
+
+@test "--metric: a name no metric can have is a usage error, exit 2" {
+	# Any other name is a named metric's (perfkite(7) "Named metrics").
+	for a in "" "$(printf 'a\tb')" "$(printf '%0129d' 0)"; do
+		run --separate-stderr $N --metric "$a" "$H"
+		assert_failure 2
+		assert_output ""
+		[[ $stderr == "$N: --metric: '"*"' is not a metric name: "*"usage: $N"* ]]
 	done
 }
 
@@ -764,4 +774,116 @@ without_culprits() {
 		--cache "$BATS_TEST_TMPDIR/cache" --metric latency
 	assert_failure 1
 	assert_equal "$(jq -r '.culprit.short' <<<"$output")" 1234567
+}
+
+# Named metrics (issue 24): tests/fixtures/named-metrics/gen-suite.py
+# writes a suite of three benchmarks run nine times as scheduled-main
+# builds; BM_Sort/1024 is 30% slower from the seventh run, and BM_Hash's
+# "widgets" counter (no direction) steps from 7 to 9 there.
+S=$FIXTURES/named-metrics/suite.jsonl
+
+@test "named metrics: a series per metric; the 30% step on one benchmark's time is found, worse, exit 1" {
+	run --separate-stderr $N "$S"
+	assert_failure 1
+	[ -z "$stderr" ]
+	same_as "$FIXTURES/named-metrics/changes.out.jsonl"
+	# time, cpu_time and items_per_second of BM_Sort/1024, each at the
+	# seventh run, worse by its direction; nothing else but the counter.
+	assert_equal "$(jq -r 'select(.model_id == "BM_Sort/1024") |
+		[.metric, .unit, .better, .direction, .index, .n_before, .n_after,
+		(.forward_change_percent | round)] | @tsv' <<<"$output")" \
+		"$(printf '%s\n' "cpu_time	s	lower	worse	6	6	3	30" \
+			"items_per_second	items/s	higher	worse	6	6	3	-23" \
+			"time	s	lower	worse	6	6	3	30")"
+	assert_equal "$(jq -r 'select(.model_id != "BM_Sort/1024") | "\(.model_id) \(.metric)"' \
+		<<<"$output")" "BM_Hash widgets"
+}
+
+@test "named metrics: a step of a metric of unknown direction is reported, never worse, exit 0" {
+	grep '"BM_Hash"' "$S" >"$BATS_TEST_TMPDIR/hash.jsonl"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/hash.jsonl"
+	assert_success
+	[ -z "$stderr" ]
+	assert_equal "$(jq -r '[.metric, .unit, (.better // "null"), .direction, .mean_before, .mean_after] |
+		@tsv' <<<"$output")" "$(printf 'widgets\twidgets\tnull\tunknown\t7\t9')"
+	run --separate-stderr $N --md "$BATS_TEST_TMPDIR/hash.jsonl"
+	assert_success
+	assert_line "| BM_Hash | CPU | widgets | changed +28.6% | 7 widgets ± 0 widgets | 9 widgets ± 0 widgets | 6 / 3 | <1e-300 | 2ec0dcc..0b08e01 | 2026-03-01T06:00:00+00:00 |"
+}
+
+@test "named metrics: the config's direction applies where the record states none" {
+	# widgets of BM_Hash lower is better by the policy's glob: its step is worse.
+	grep '"BM_Hash"' "$S" | sed 's/"comparison_status"/"regression_thresholds":{"metrics":{"BM_*\/widgets":{"better":"lower"}}},&/' \
+		>"$BATS_TEST_TMPDIR/hash.jsonl"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/hash.jsonl"
+	assert_failure 1
+	assert_equal "$(jq -r '[.metric, .better, .direction] | @tsv' <<<"$output")" \
+		"$(printf 'widgets\tlower\tworse')"
+}
+
+@test "named metrics: --md shows each value scaled to its unit" {
+	run --separate-stderr $N --md "$S"
+	assert_failure 1
+	same_as "$FIXTURES/named-metrics/changes.out.md"
+	[[ $output == *"| cpu_time<br>items_per_second<br>time | worse +30.0%<br>worse -23.1%<br>worse +30.0% | 19.6 us ± 63.4 ns<br>52.3M items/s ± 168.9k items/s<br>20.0 us ± 64.7 ns |"* ]]
+}
+
+@test "named metrics: --metric NAME analyses that named metric alone, beside any of the six" {
+	run --separate-stderr $N --metric time "$S"
+	assert_failure 1
+	assert_equal "$(jq -r '"\(.model_id) \(.metric)"' <<<"$output")" "BM_Sort/1024 time"
+	run --separate-stderr $N --metric latency --metric widgets "$S" "$H"
+	assert_failure 1
+	assert_equal "$(jq -r '.metric' <<<"$output" | sort -u | tr '\n' ' ')" "latency widgets "
+}
+
+@test "named metrics: a store, a stream, --incremental and --batch give the operands' answer" {
+	store_of "$S" "$BATS_TEST_TMPDIR/store"
+	run -1 --separate-stderr $N -s "$BATS_TEST_TMPDIR/store"
+	same_as "$FIXTURES/named-metrics/changes.out.jsonl"
+	run -1 --separate-stderr $N -H "$S"
+	same_as "$FIXTURES/named-metrics/changes.out.jsonl"
+	st=$BATS_TEST_TMPDIR/state
+	run -1 --separate-stderr $N -s "$BATS_TEST_TMPDIR/store" --incremental "$st"
+	same_as "$FIXTURES/named-metrics/changes.out.jsonl"
+	grep -q '"series":"v2.*u001dtime"' "$st"
+	run -1 --separate-stderr $N -s "$BATS_TEST_TMPDIR/store" --incremental "$st"
+	same_as "$FIXTURES/named-metrics/changes.out.jsonl"
+	[ -z "$stderr" ]
+	# --batch: the cohorts of a record of BM_Sort/1024, with all their metrics.
+	grep -m 1 '"BM_Sort/1024"' "$S" >"$BATS_TEST_TMPDIR/batch.jsonl"
+	run -1 --separate-stderr $N -s "$BATS_TEST_TMPDIR/store" --batch "$BATS_TEST_TMPDIR/batch.jsonl"
+	assert_equal "$(jq -r '.metric' <<<"$output" | tr '\n' ' ')" "cpu_time items_per_second time "
+}
+
+@test "named metrics beside FastVideo's history leave its change points byte for byte" {
+	run -1 --separate-stderr $N "$H" "$S"
+	[ -z "$stderr" ]
+	# Lines pass through untouched: the FastVideo cohort's, as without the suite.
+	diff -u "$F/default.out.jsonl" <(grep -v '"unit":' <<<"$output")
+	[ "$(grep -c '"unit":' <<<"$output")" -eq 4 ]
+}
+
+@test "named metrics: an invalid metrics member is an error with its line, the rest still read" {
+	{
+		head -n 1 "$S"
+		printf '{"model_id":"m","metrics":{"t":{"value":"fast","unit":"s"}}}\n'
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 2
+	assert_output ""
+	[[ $stderr == "$N: $BATS_TEST_TMPDIR/in.jsonl:2: metrics."* ]]
+}
+
+@test "named metrics: the runs between the points of a named series are its cohort's, with or without the metric" {
+	# A pull-request run with the metric and a failed run without any,
+	# between the sixth and seventh scheduled runs of BM_Sort/1024.
+	{
+		cat "$S"
+		grep -m 1 '"BM_Sort/1024"' "$S" | sed 's/T00:00:00/T05:20:00/; s/"scheduled_main"/"pull_request"/'
+		printf '%s\n' '{"model_id":"BM_Sort/1024","gpu_type":"CPU","timestamp":"2026-03-01T05:40:00+00:00","commit_sha":"f","success":false,"run_source":"scheduled_main","result_schema_version":2,"workload_id":"bench_suite","variant_id":"BM_Sort/1024","benchmark_version":1,"recipe_fingerprint":"gb-BM_Sort/1024","hardware_profile_id":"hw-cpu","software_profile_id":"sw-gb","comparison_status":"INFRA_ERROR"}'
+	} >"$BATS_TEST_TMPDIR/in.jsonl"
+	run --separate-stderr $N --metric time "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_failure 1
+	assert_equal "$(jq -r '[.metric, .index, .untrusted_between] | @tsv' <<<"$output")" "$(printf 'time\t6\t2')"
 }

@@ -397,7 +397,7 @@ EOF
 	assert_failure 1
 	assert_output ""
 	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:2: invalid JSON at column 36: unexpected end of input
-$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\" or \"runtime\")
+$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\", \"runtime\" or \"metric\")
 $N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner wrote 2 invalid event lines"
 	[ "$(wc -l <count)" -eq 1 ]
 	[ -z "$(ls results/*.json 2>/dev/null)" ]
@@ -502,4 +502,59 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	assert_success
 	run jq -c '[(.individual_times_s | length), (.dit_time_s > 0), (.max_peak_memory_mb > 0), (.software_profile.python | test("^3\\.[0-9]+$"))]' <<<"$output"
 	assert_output '[3,true,true,true]'
+}
+
+@test "config: a regression_thresholds.metrics block (issue 24) is checked, not a typo" {
+	jq '.regression_thresholds = {"latency": {"gated": false}, "metrics": {"BM_Sort/*": {"threshold_percent": 0.1, "better": "lower"}, "*/cpu_time": {"gated": false}}}' \
+		"$F/v1.json" >"$BATS_TEST_TMPDIR/ok.json"
+	run --separate-stderr $N --check --strict "$BATS_TEST_TMPDIR/ok.json"
+	assert_success
+	assert_equal "$stderr" ""
+	jq '.regression_thresholds = {"metrics": {"BM_Sort/*": {"treshold_percent": 0.1}}}' "$F/v1.json" >"$BATS_TEST_TMPDIR/bad.json"
+	run --separate-stderr $N --check "$BATS_TEST_TMPDIR/bad.json"
+	assert_failure 2
+	assert_equal "$stderr" "$N: $BATS_TEST_TMPDIR/bad.json:15: regression_thresholds.metrics.'BM_Sort/*'.treshold_percent is not a policy field (threshold_percent, threshold_absolute, gated, better)"
+}
+
+@test "metric events (issue 24): named metrics of the record, the mean of the measured runs in the canonical unit" {
+	{
+		cat "$F/row1.events.jsonl"
+		printf '%s\n' '{"event":"metric","phase":"warmup","name":"tokens_per_s","value":1.0,"unit":"1/s","better":"higher"}'
+		for v in 800 812.5 825; do
+			printf '{"event":"metric","name":"tokens_per_s","value":%s,"unit":"1/s","better":"higher"}\n' "$v"
+		done
+		for v in 1.5 2.5 2; do
+			printf '{"event":"metric","name":"step time","value":%s,"unit":"ms"}\n' "$v"
+			printf '{"event":"metric","name":"rss","value":%s}\n' "$v"
+		done
+	} >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v2.json"
+	assert_success
+	[ -z "$stderr" ]
+	# (jq would rewrite 800.0 as 800: the record's own text is checked.)
+	[[ $output == *',"vae_decode_time_s":3.2,"metrics":{"tokens_per_s":{"value":812.5,"unit":"1/s","better":"higher","samples":[800.0,812.5,825.0]},"step time":{"value":0.002,"unit":"s","samples":[0.0015,0.0025,0.002]},"rss":{"value":2.0,"unit":"","samples":[1.5,2.5,2.0]}},'* ]]
+	with=$output
+	# Without metric events there is no metrics key, and the rest is as with them.
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v2.json"
+	assert_success
+	assert_equal "$(jq 'has("metrics")' <<<"$output")" false
+	assert_equal "$(jq -c 'del(.metrics, .timestamp, .worker_log_path)' <<<"$with")" \
+		"$(jq -c 'del(.timestamp, .worker_log_path)' <<<"$output")"
+}
+
+@test "metric events: a bad one is an invalid event line naming what is wrong" {
+	{
+		cat "$F/row1.events.jsonl"
+		printf '%s\n' '{"event":"metric","name":"","value":1}' '{"event":"metric","name":"t","value":"1"}' \
+			'{"event":"metric","name":"t","value":1,"better":"up"}' \
+			'{"event":"metric","name":"t","value":1,"unit":"s"}' '{"event":"metric","name":"t","value":1,"unit":"B"}'
+	} >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/v2.json"
+	assert_failure 1
+	assert_output ""
+	[[ ${stderr_lines[0]} == "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: metric event: name must be a metric name: "* ]]
+	assert_equal "${stderr_lines[1]}" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:7: metric event: value must be a finite number"
+	assert_equal "${stderr_lines[2]}" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:8: metric event: better must be \"lower\" or \"higher\""
+	assert_equal "${stderr_lines[3]}" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:10: metric event: t was reported in s before, now in B"
+	assert_equal "${stderr_lines[4]}" "$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner wrote 4 invalid event lines"
 }

@@ -551,3 +551,105 @@ PY
 	[[ $stderr == "sensitivity.py: the gate could not judge the batch ($BATS_TEST_TMPDIR/crash, status signal SIGSEGV, 20 records, history "*"); its stderr ends:"*"perf-gate-rolling: out of luck"* ]]
 	not grep -q Traceback <<<"$stderr"
 }
+
+# Named metrics (issue 24). nmrec MODEL TS METRICS [RT]: a tracking record
+# of a complete identity with named metrics METRICS (a JSON object) and
+# regression_thresholds RT (default {}).
+nmrec() {
+	printf '{"model_id":"%s","timestamp":"%s","commit_sha":"c","gpu_type":"cpu","latency":null,"throughput":null,"memory":null,"text_encoder_time_s":null,"dit_time_s":null,"vae_decode_time_s":null,"metrics":%s,"regression_thresholds":%s,"success":true,"run_source":"scheduled_main","baseline_eligible":true,"result_schema_version":2,"workload_id":"suite","variant_id":"%s","benchmark_version":1,"recipe_fingerprint":"r","hardware_profile_id":"hw","software_profile_id":"sw"}\n' \
+		"$1" "$2" "$3" "${4:-{\}}" "$1"
+}
+
+# nmstore DIR MODEL VALUES...: one stored record per time value, with
+# cpu_time, items_per_second and a custom-unit metric beside it.
+nmstore() {
+	local dir=$1 model=$2 v day=10
+	shift 2
+	mkdir -p "$dir/x"
+	for v in "$@"; do
+		nmrec "$model" "2026-06-${day}T00:00:00+00:00" "{\"time\":{\"value\":$v,\"unit\":\"s\",\"samples\":[$v]},\"cpu_time\":{\"value\":$v,\"unit\":\"s\"},\"items_per_second\":{\"value\":1e8,\"unit\":\"items/s\"},\"pages\":{\"value\":100,\"unit\":\"pages\"}}" >"$dir/x/$day.json"
+		day=$((day + 1))
+	done
+}
+
+@test "named metrics: a benchmark 30% slower on time alone is a REGRESSION naming benchmark and metric" {
+	nmstore "$BATS_TEST_TMPDIR/s" BM_Sort/1024 1e-05 1.01e-05 0.99e-05 1e-05 1e-05 1.02e-05
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/s" <<<"$(nmrec BM_Sort/1024 2026-06-20T00:00:00+00:00 '{"time":{"value":1.3e-05,"unit":"s"},"cpu_time":{"value":1.01e-05,"unit":"s"},"items_per_second":{"value":1.01e8,"unit":"items/s"},"pages":{"value":100,"unit":"pages"}}')"
+	assert_failure 1
+	assert_equal "$(jq -r .comparison_status_reason <<<"$output")" "BM_Sort/1024 time regressed by 30.0% and 3.0 us (current=13.0 us, baseline_median=10.0 us, threshold=gated, >5.0% and >0.0 s)"
+	assert_equal "$(jq -c '.comparison | [.baseline_n, (.named_metrics | keys_unsorted), .failures]' <<<"$output")" '[5,["time","cpu_time","items_per_second","pages"],["BM_Sort/1024 time regressed by 30.0% and 3.0 us (current=13.0 us, baseline_median=10.0 us, threshold=gated, >5.0% and >0.0 s)"]]'
+	assert_equal "$(jq -c '.comparison.named_metrics.time | [.unit, .better, .better_from, .current, .baseline, .threshold_percent, .threshold_absolute, .gated, .threshold_exceeded, .regressed, .sensitivity.advice]' <<<"$output")" '["s","lower","unit",1.3e-05,1e-05,0.05,0,true,true,true,"ok"]'
+	assert_equal "$(jq -c '.comparison.named_metrics.cpu_time | [.percent_delta < 0.05, .regressed]' <<<"$output")" '[true,false]'
+	# The six are there as before, without a baseline value.
+	assert_equal "$(jq -c '.comparison.metrics | [keys_unsorted[], .latency.current]' <<<"$output")" '["latency","throughput","memory","text_encoder_time_s","dit_time_s","vae_decode_time_s",null]'
+	[[ $stderr == *"Performance regression check failed:"*"  - BM_Sort/1024 time regressed by 30.0%"* ]]
+}
+
+@test "named metrics: per second is higher-better by the unit rule; a record's better wins" {
+	nmstore "$BATS_TEST_TMPDIR/s" B 1e-05 1e-05 1e-05 1e-05 1e-05
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/s" <<EOF
+$(nmrec B 2026-06-20T00:00:00+00:00 '{"items_per_second":{"value":0.8e8,"unit":"items/s"}}')
+$(nmrec B 2026-06-20T00:00:01+00:00 '{"items_per_second":{"value":1.3e8,"unit":"items/s"}}')
+$(nmrec B 2026-06-20T00:00:02+00:00 '{"items_per_second":{"value":1.3e8,"unit":"items/s","better":"lower"}}')
+EOF
+	assert_failure 1
+	run jq -r '[.comparison_status, .comparison.named_metrics.items_per_second.better_from, .comparison.named_metrics.items_per_second.percent_delta] | @tsv' <<<"$output"
+	assert_output $'REGRESSION\tunit\t0.2\nPASS\tunit\t-0.3\nREGRESSION\trecord\t0.3'
+}
+
+@test "named metrics: an unknown direction is recorded, never gated, and the warning names the config key" {
+	nmstore "$BATS_TEST_TMPDIR/s" B 1e-05 1e-05 1e-05 1e-05 1e-05
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/s" <<<"$(nmrec B 2026-06-20T00:00:00+00:00 '{"pages":{"value":900,"unit":"pages"}}')"
+	assert_success
+	assert_equal "$(jq -c '.comparison.named_metrics.pages | [.better, .better_from, .current, .baseline, .absolute_delta, .percent_delta, .gated, .threshold_exceeded, .regressed]' <<<"$output")" '["unknown","none",900,100,800,8,false,false,false]'
+	assert_equal "$(jq -r .comparison_status <<<"$output")" PASS
+	[[ $stderr == *'perf-gate-rolling: metric "B/pages" (unit "pages") has no known direction: recorded, not gated; set regression_thresholds.metrics."B/pages".better to "lower" or "higher"'* ]]
+}
+
+@test "named metrics: the policy block's globs set direction, floors and gating per metric" {
+	nmstore "$BATS_TEST_TMPDIR/s" BM_Sort/8 1e-05 1e-05 1e-05 1e-05 1e-05
+	rt='{"metrics":{"BM_Sort/*":{"threshold_percent":0.5},"*/cpu_time":{"gated":false,"threshold_percent":0.01},"*/pages":{"better":"lower"}}}'
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/s" <<<"$(nmrec BM_Sort/8 2026-06-20T00:00:00+00:00 '{"time":{"value":1.3e-05,"unit":"s"},"cpu_time":{"value":2e-05,"unit":"s"},"pages":{"value":200,"unit":"pages"}}' "$rt")"
+	assert_failure 1
+	assert_equal "$(jq -r .comparison_status_reason <<<"$output")" "BM_Sort/8 pages regressed by 100.0% and 100 pages (current=200 pages, baseline_median=100 pages, threshold=gated, >50.0% and >0 pages)"
+	assert_equal "$(jq -c '.comparison.named_metrics | [.time.regressed, .time.threshold_percent, .cpu_time.threshold_exceeded, .cpu_time.gated, .cpu_time.regressed, .pages.better_from]' <<<"$output")" '[false,0.5,true,false,false,"config"]'
+	[[ $stderr != *"no known direction"* ]]
+}
+
+@test "named metrics: history in another unit, null or missing is no baseline value" {
+	mkdir -p "$BATS_TEST_TMPDIR/s/x"
+	nmrec B 2026-06-10T00:00:00+00:00 '{"t":{"value":5.0,"unit":"ms"}}' >"$BATS_TEST_TMPDIR/s/x/1.json"
+	nmrec B 2026-06-11T00:00:00+00:00 '{"t":{"value":null,"unit":"s"}}' >"$BATS_TEST_TMPDIR/s/x/2.json"
+	nmrec B 2026-06-12T00:00:00+00:00 '{"u":{"value":1.0,"unit":"s"}}' >"$BATS_TEST_TMPDIR/s/x/3.json"
+	nmrec B 2026-06-13T00:00:00+00:00 '{"t":{"value":1.0,"unit":"s"}}' >"$BATS_TEST_TMPDIR/s/x/4.json"
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/s" <<<"$(nmrec B 2026-06-20T00:00:00+00:00 '{"t":{"value":1.2,"unit":"s"}}')"
+	assert_failure 1
+	assert_equal "$(jq -c '[.comparison.baseline_n, .comparison.named_metrics.t.baseline, .comparison.named_metrics.t.sensitivity.advice, .comparison.named_metrics.t.noise.n]' <<<"$output")" '[4,1,"unknown",1]'
+}
+
+@test "named metrics: byte for byte as before for records with only the six, whatever the store holds" {
+	# The reference's own cases, which carry no named metric, keep their bytes.
+	run_case $N $N/worked-example
+	[ "$(jq -c '.comparison | has("named_metrics")' <<<"$output")" = false ]
+	# A store whose records also carry named metrics changes nothing for them.
+	cp -r "$G/worked-example.store" "$BATS_TEST_TMPDIR/s"
+	for f in "$BATS_TEST_TMPDIR"/s/wan/*.json; do
+		sed -i 's/^  "success": true,/  "metrics": {"time": {"value": 1.0, "unit": "s"}},\n  "success": true,/' "$f"
+	done
+	grep -q '"metrics"' "$BATS_TEST_TMPDIR/s/wan/a.json"
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/s" "$G/worked-example.in.jsonl"
+	assert_failure 1
+	diff -u "$G/worked-example.out.jsonl" <(echo "$output")
+	diff -u "$G/worked-example.err" <(echo "$stderr")
+}
+
+@test "named metrics: an invalid metric or policy block in the batch is exit 2 with its line" {
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR" <<EOF
+$(nmrec B 2026-06-20T00:00:00+00:00 '{"t":{"value":"1"}}')
+$(nmrec B 2026-06-20T00:00:00+00:00 '{"t":{"value":1}}' '{"metrics":{"*":{"gated":"no"}}}')
+EOF
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-gate-rolling: <stdin>:1: metrics.'t'.value must be a finite number or null
+perf-gate-rolling: <stdin>:2: regression_thresholds.metrics.'*'.gated must be true or false"
+}

@@ -172,3 +172,41 @@ REC='{"benchmark_id":"a"}'
 @test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }
+
+# Named metrics (issue 24): "max" and "min" bounds by "<benchmark>/<name>" glob.
+NM='{"benchmark_id":"BM_Sort/1024","metrics":{"time":{"value":2.5e-05,"unit":"s","better":"lower"},"items_per_second":{"value":900.0,"unit":"items/s"},"failed":{"value":null,"unit":"s"}}'
+
+@test "named metrics: a max on any metric, by its benchmark/name key" {
+	run --separate-stderr $N <<<"$NM,\"thresholds\":{\"max_generation_time_s\":10.0,\"max\":{\"BM_Sort/1024/time\":2e-05}}}"
+	assert_failure 1
+	assert_equal "$(jq -c .static_failures <<<"$output")" '["BM_Sort/1024 time exceeded fixed threshold (current=2.5e-05 s, threshold=2e-05 s)"]'
+}
+
+@test "named metrics: a min, and globs where the most specific wins" {
+	run --separate-stderr $N <<<"$NM,\"thresholds\":{\"min\":{\"BM_Sort/*\":1000.0,\"BM_Sort/1024/time\":1.0},\"max\":{\"*/time\":1.0,\"BM_Sort/*/time\":1e-05}}}"
+	assert_failure 1
+	assert_equal "$(jq -c .static_failures <<<"$output")" '["BM_Sort/1024 time exceeded fixed threshold (current=2.5e-05 s, threshold=1e-05 s)","BM_Sort/1024 time fell below fixed minimum (current=2.5e-05 s, minimum=1.0 s)","BM_Sort/1024 items_per_second fell below fixed minimum (current=900.0 items/s, minimum=1000.0 items/s)"]'
+}
+
+@test "named metrics within their bounds pass; a null value is never checked" {
+	run --separate-stderr $N <<<"$NM,\"thresholds\":{\"max\":{\"BM_Sort/1024/time\":3e-05,\"*/failed\":0.0},\"min\":{\"*/items_per_second\":100}}}"
+	assert_success
+	assert_output --partial '"static_failures":[]'
+	assert_output --partial '"metrics":{"time":{"value":2.5e-05,"unit":"s","better":"lower"}'
+}
+
+@test "named metrics: a bad metrics object or bound is exit 2 with its line" {
+	run --separate-stderr $N <<'EOF2'
+{"benchmark_id":"a","metrics":{"t":{"value":"fast"}}}
+{"benchmark_id":"a","metrics":{"t":{"value":1.0}},"thresholds":{"max":{"a/t":"1"}}}
+{"benchmark_id":"a","metrics":{"t":{"value":1.0}},"thresholds":{"min":[1]}}
+{"benchmark_id":"a","metrics":{"t\u0007":{"value":1.0}}}
+{"benchmark_id":"ok","metrics":{"t":{"value":1.0}},"thresholds":{"max":{"ok/t":2}}}
+EOF2
+	assert_failure 2
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$stderr" "perf-gate-static: <stdin>:1: metrics.'t'.value must be a finite number or null
+perf-gate-static: <stdin>:2: thresholds.max.'a/t' must be a finite number
+perf-gate-static: <stdin>:3: thresholds.min must be an object
+perf-gate-static: <stdin>:4: metrics.'t\\x07' name holds a control character"
+}

@@ -224,3 +224,38 @@ REC='{"benchmark_id":"a","timestamp":"t"}'
 @test "an unknown option prints usage on stderr, exit 2" { check_unknown_option $N; }
 @test "-h prints usage on stdout, exit 0" { check_help $N; }
 @test "--version prints the version" { check_version $N; }
+
+# Named metrics (issue 24).
+NMRAW='{"benchmark_id":"BM_Sort/8","device":"cpu","timestamp":"2026-01-01T00:00:00+00:00","avg_generation_time_s":null,"metrics":{"time":{"value":2.5e-05,"unit":"s","better":"lower","samples":[2.4e-05,2.6e-05]},"rss":{"value":7,"unit":"pages"}},"regression_thresholds":{"dit_time_s":{"gated":false},"metrics":{"BM_*":{"threshold_percent":0.1},"*/rss":{"gated":false}}}}'
+
+@test "named metrics: carries metrics after the six and their policy block after the six's" {
+	run --separate-stderr $N -r pr <<<"$NMRAW"
+	assert_success
+	assert_output '{"model_id":"BM_Sort/8","timestamp":"2026-01-01T00:00:00+00:00","commit_sha":"","gpu_type":"cpu","latency":null,"throughput":null,"memory":null,"text_encoder_time_s":null,"dit_time_s":null,"vae_decode_time_s":null,"metrics":{"time":{"value":2.5e-05,"unit":"s","better":"lower","samples":[2.4e-05,2.6e-05]},"rss":{"value":7,"unit":"pages"}},"regression_thresholds":{"latency":{"threshold_percent":0.08,"threshold_absolute":0.5,"gated":true},"throughput":{"threshold_percent":0.08,"threshold_absolute":0.05,"gated":true},"memory":{"threshold_percent":0.05,"threshold_absolute":256.0,"gated":true},"text_encoder_time_s":{"threshold_percent":0.05,"threshold_absolute":0.25,"gated":true},"dit_time_s":{"threshold_percent":0.05,"threshold_absolute":0.25,"gated":false},"vae_decode_time_s":{"threshold_percent":0.05,"threshold_absolute":0.25,"gated":true},"metrics":{"BM_*":{"threshold_percent":0.1},"*/rss":{"gated":false}}},"success":true,"run_source":"pr","baseline_eligible":false,"branch":"","pr_number":"","test_scope":"","build_url":"","build_id":"","job_id":""}'
+}
+
+@test "named metrics: a record with only the six gets no metrics key anywhere" {
+	run --separate-stderr $N -r pr <<<'{"benchmark_id":"a","timestamp":"t","avg_generation_time_s":1.0}'
+	assert_success
+	assert_equal "$(jq -c '[has("metrics"), (.regression_thresholds | has("metrics"))]' <<<"$output")" '[false,false]'
+}
+
+@test "named metrics: an invalid metric or policy block is exit 2 with its line" {
+	run --separate-stderr $N <<'EOF'
+{"benchmark_id":"a","metrics":{"t":{"value":NaN}}}
+{"benchmark_id":"a","metrics":[]}
+{"benchmark_id":"a","metrics":{"t":{"value":1,"better":"less"}}}
+{"benchmark_id":"a","regression_thresholds":{"metrics":{"a/*":{"threshold_percent":"5%"}}}}
+{"benchmark_id":"a","regression_thresholds":{"metrics":{"a/*":{"gate":false}}}}
+{"benchmark_id":"a","regression_thresholds":{"metrics":7}}
+{"benchmark_id":"ok","timestamp":"t","metrics":{"t":{"value":1}}}
+EOF
+	assert_failure 2
+	assert_equal "${#lines[@]}" 1
+	assert_equal "$stderr" "perf-normalize: <stdin>:1: metrics.'t'.value must be a finite number or null
+perf-normalize: <stdin>:2: metrics must be an object
+perf-normalize: <stdin>:3: metrics.'t'.better must be \"lower\" or \"higher\"
+perf-normalize: <stdin>:4: regression_thresholds.metrics.'a/*'.threshold_percent must be a finite number
+perf-normalize: <stdin>:5: regression_thresholds.metrics.'a/*'.gate is not a policy field (threshold_percent, threshold_absolute, gated, better)
+perf-normalize: <stdin>:6: regression_thresholds.metrics must be an object"
+}

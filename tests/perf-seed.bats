@@ -994,3 +994,71 @@ reseed_fails_with() {
 		--source-result src.json >/dev/full'
 	assert_failure 2
 }
+
+# ---- named metrics (issue 24) ----
+
+# named OUT TIME ITEMS PAGES [JQ]: the source artifact as an imported
+# benchmark's: none of the six, three named metrics.
+named() {
+	jq --argjson t "$2" --argjson i "$3" --argjson p "$4" '.latency = null | .throughput = null
+		| .memory = null | .text_encoder_time_s = null | .dit_time_s = null | .vae_decode_time_s = null
+		| .metrics = {"time": {"value": $t, "unit": "s"}, "items_per_second": {"value": $i, "unit": "items/s"},
+			"pages": {"value": $p, "unit": "pages"}} | '"${5:-.}" "$SEED/source.json" >"$1"
+}
+
+@test "named metrics: prepare seeds records with named metrics only, and prints their consistency" {
+	named a.json 1e-05 1e8 100
+	named b.json 1.02e-05 0.99e8 300 '.job_id = "job-2"'
+	prepare --source-result a.json --source-result b.json
+	assert_success
+	assert_line "  metrics.time source=1 value=1e-05 s median=1.01e-05 s regression=-1.0%"
+	assert_line "  metrics.time source=2 value=1.02e-05 s median=1.01e-05 s regression=1.0%"
+	assert_line "  metrics.time worst regression: 1.0% (source=2)"
+	assert_line "  metrics.items_per_second source=2 value=9.9e+07 items/s median=9.95e+07 items/s regression=0.5%"
+	assert_line "  metrics.pages source=2 value=300 pages median=200 pages regression=n/a"
+	assert_line "  metrics.pages direction unknown: not checked"
+	[ "$(jq -c .metrics.time "$(find staging -name '*.json' -path '*wan*' | sort | head -1)")" = '{"value":1e-05,"unit":"s"}' ]
+}
+
+@test "named metrics: an inconsistent named metric fails prepare, in its direction" {
+	named a.json 1e-05 1e8 100
+	named b.json 1.2e-05 1e8 100 '.job_id = "job-2"'
+	prepare --source-result a.json --source-result b.json
+	fails_with "source batch exceeds maximum intra-batch regression: source artifact 2 metrics.time regresses by 9.1% against the batch median"
+	named c.json 1e-05 0.8e8 100 '.job_id = "job-3"'
+	prepare --source-result a.json --source-result c.json
+	fails_with "source artifact 2 metrics.items_per_second regresses by 11.1% against the batch median"
+	# the policy block gives pages a direction; then it is judged
+	named d.json 1e-05 1e8 100 '.regression_thresholds.metrics = {"*/pages": {"better": "lower"}}'
+	named e.json 1e-05 1e8 300 '.job_id = "job-5" | .regression_thresholds.metrics = {"*/pages": {"better": "lower"}}'
+	prepare --source-result d.json --source-result e.json
+	fails_with "source artifact 2 metrics.pages regresses by 50.0% against the batch median"
+}
+
+@test "named metrics: a seed without the six needs a measured named metric, and valid ones" {
+	named a.json 1e-05 1e8 100 '.metrics = {}'
+	prepare --source-result a.json
+	fails_with "baseline seed records require a finite positive latency measurement"
+	named b.json 1e-05 1e8 100 '.metrics.time.value = "x"'
+	prepare --source-result b.json
+	fails_with "baseline seed records require valid named metrics: metrics.'time'.value must be a finite number or null"
+}
+
+@test "named metrics: the reseed's shift table has a row per named metric" {
+	local i
+	mkdir -p store/wan-t2v-1.3b-2gpu
+	for i in 1 2 3 4 5; do
+		named "store/wan-t2v-1.3b-2gpu/2026-06-0${i}T00_00_00_00_00_a$i.json" 1e-05 1e8 100 \
+			".timestamp = \"2026-06-0${i}T00:00:00+00:00\" | .job_id = \"job-$i\" | .comparison_status = \"PASS\"
+			| .baseline_eligible = true | .baseline_status = \"compared\""
+	done
+	named s.json 1.3e-05 1e8 100 '.timestamp = "2026-06-11T00:00:00+00:00" | .job_id = "job-11"
+		| .comparison_status = "REGRESSION" | .success = false | .baseline_status = "compared"'
+	run --separate-stderr perf-seed reseed -s store --staging-root staging --operator alice \
+		--now 2026-07-01T00:00:00Z --intent-rationale "slower sort, accepted" --source-result s.json
+	assert_success
+	assert_line "  metrics.time old_median=1e-05 s batch_median=1.3e-05 s batch_spread=0.0% candidate_median=1e-05 s"
+	assert_line "  metrics.items_per_second old_median=1e+08 items/s batch_median=1e+08 items/s batch_spread=0.0% candidate_median=1e+08 items/s"
+	assert_line "  latency old_median=- batch_median=- batch_spread=- candidate_median=-"
+	[ "$(jq -c .metrics.time "$(find staging -name '*_reseed_01.json')")" = '{"value":1.3e-05,"unit":"s"}' ]
+}

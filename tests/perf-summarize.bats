@@ -6,6 +6,7 @@
 load lib/common
 load lib/golden
 load lib/chromium
+load lib/named_metrics
 
 N=perf-summarize
 S=$FIXTURES/perf-summarize
@@ -607,4 +608,152 @@ $(cat "$FIXTURES/perf-changes/md.out.md")"
 	want=$output
 	run --separate-stderr $N --site-url https://perf.example/site pass.jsonl
 	assert_equal "$output" "$want"
+}
+
+# Named metrics (issue 24): the suite of tests/lib/named_metrics.bash.
+NM=$FIXTURES/named-metrics
+
+@test "named metrics: records with only them get a Benchmarks table, values scaled to their unit, no reference table" {
+	named_compared cmp.jsonl
+	run --separate-stderr $N cmp.jsonl
+	assert_success
+	[ -z "$stderr" ]
+	diff -u "$NM/summary.md" <(printf '%s\n' "$output")
+	assert_line "| BM_Sort/4096 | CPU | 5 | 95.4 us / 94.8 us | 93.5 us / 92.9 us | 43.8M items/s / 44.1M items/s | 7 widgets / 7 widgets | 0.6% | none | PASS | Comparable baseline found with no gated regressions |"
+	refute_line --partial "Performance Baseline Comparison"
+	# The metric of unknown direction is named with the config key that would fix it.
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	assert_line 'No known direction, so shown and never gated: `widgets` (3 rows; its config key: `regression_thresholds.metrics."*/widgets".better`).'
+}
+
+@test "named metrics beside FastVideo's records: the reference's table byte for byte, the Benchmarks table after it" {
+	named_compared cmp.jsonl
+	$N "$S/cases/worked-example.in.jsonl" >fastvideo.md
+	run --separate-stderr $N "$S/cases/worked-example.in.jsonl" cmp.jsonl
+	assert_success
+	diff -u <(cat fastvideo.md; echo; cat "$NM/summary.md") <(printf '%s\n' "$output")
+	# Records in the other order: the same tables.
+	run --separate-stderr $N cmp.jsonl "$S/cases/worked-example.in.jsonl"
+	diff -u <(cat fastvideo.md; echo; cat "$NM/summary.md") <(printf '%s\n' "$output")
+}
+
+@test "named metrics: a table per set of metrics, in the order of their first record" {
+	named_compared cmp.jsonl
+	printf '%s\n' '{"model_id":"tests/test_io.py::test_read","gpu_type":"cpu","metrics":{"time":{"value":0.0123,"unit":"s","better":"lower"}},"comparison_status":"CALIBRATION_NEEDED"}' >pytest.jsonl
+	run --separate-stderr $N pytest.jsonl cmp.jsonl
+	assert_success
+	assert_equal "$(grep -c '^| Benchmark | Device |' <<<"$output")" 2
+	assert_line --index 1 "| Benchmark | Device | Baseline N | time (curr/base) | Worst Regression | Failing Metrics | Status | Status Detail |"
+	assert_line --index 3 "| tests/test_io.py::test_read | cpu | n/a | 12.3 ms / n/a | n/a | none | CALIBRATION_NEEDED |  |"
+	assert_line --index 4 --partial "| Benchmark | Device | Baseline N | time (curr/base) | cpu_time (curr/base) |"
+}
+
+@test "named metrics: --csv has a row per named metric after the six's (none for a record with only named ones)" {
+	named_compared cmp.jsonl
+	run --separate-stderr $N --csv out.csv cmp.jsonl
+	assert_success
+	diff -u "$NM/summary.csv" out.csv
+	grep -q $'^BM_Sort/1024,CPU,bench_suite,BM_Sort/1024,1,gb-BM_Sort/1024,hw-cpu,sw-gb,2026-03-01T06:00:00+00:00,time,2.6104e-05,1.996e-05,6.144000000000001e-06,0.3078156312625251,true,true,REGRESSION\r$' out.csv
+	[ "$(grep -c ',latency,' out.csv)" -eq 0 ]
+	# A FastVideo record with named metrics too: its six rows, then its named ones.
+	printf '%s\n' '{"model_id":"m","gpu_type":"g","latency":1.5,"metrics":{"tokens_per_s":{"value":812.5,"unit":"1/s","better":"higher"}}}' >both.jsonl
+	run --separate-stderr $N --csv both.csv both.jsonl
+	assert_equal "$(cut -d, -f10,11 both.csv | tr -d '\r' | tr '\n' ' ')" \
+		"metric,current latency,1.5 throughput, memory, text_encoder_time_s, dit_time_s, vae_decode_time_s, tokens_per_s,812.5 "
+}
+
+@test "named metrics: the dashboard charts each one in its display unit, with the change point on the slower benchmark's time" {
+	named_store store
+	perf-changes -s store >cps.jsonl || [ $? -eq 1 ]
+	run --separate-stderr $N --html d.html -s store --changes cps.jsonl --now 2026-03-02T00:00:00Z </dev/null
+	assert_success
+	[[ $stderr == *"Generated 12 metric plot(s)"* ]]
+	[[ $stderr != *"Skipped metric plots"* ]]
+	# Three cohorts, four charts each, named and in their unit.
+	[ "$(grep -c '<figcaption>time (us)' d.html)" -eq 2 ]
+	[ "$(grep -c '<figcaption>time (ns)' d.html)" -eq 1 ]
+	[ "$(grep -c '<figcaption>items_per_second (M items/s)' d.html)" -eq 3 ]
+	[ "$(grep -c '<figcaption>widgets (widgets) <span class="xn">no known direction: not gated</span>' d.html)" -eq 3 ]
+	run grep -c 'Skipped Metric Plots' d.html
+	assert_output 0
+	# The time chart of BM_Sort/1024 has the change line (red: worse), and
+	# its hover text shows the slower run in its unit.
+	py - d.html <<-'PY'
+		import re, sys
+		page = open(sys.argv[1]).read()
+		charts = re.findall(r'<figure><figcaption>(.*?)</figcaption>(.*?)</figure>', page, re.S)
+		def of(bench, metric):
+		    return [c for cap, c in charts if c.startswith("<svg") and
+		            ("<title>%s | CPU |" % bench) in c and ("| %s\n" % metric) in c]
+		assert [cap.split(" ")[0] for cap, c in charts] == ["time", "cpu_time", "items_per_second", "widgets"] * 3
+		time = of("BM_Sort/1024", "time")
+		assert len(time) == 1, [cap for cap, c in charts]
+		assert 'stroke="#c62828" stroke-width="1.4" stroke-dasharray="3 2"/><title>change point: worse +30.0%' in time[0]
+		assert "\n26.1 us\ncommit 0b08e01" in time[0], time[0]
+		assert "<title>baseline median 20.0 us; regression past 21.0 us</title>" in time[0], time[0]
+		widgets = of("BM_Hash", "widgets")
+		assert "change point: changed +28.6%" in widgets[0]
+		assert "baseline median" not in widgets[0]
+	PY
+}
+
+@test "named metrics: over --annotate-max the Benchmarks tables are left out and counted, no empty reference table" {
+	named_compared cmp.jsonl
+	for i in $(seq 1 40); do sed "s/\"model_id\":\"BM_/\"model_id\":\"BM_$i/" cmp.jsonl; done >big.jsonl
+	run --separate-stderr $N --annotate-max 2000 big.jsonl
+	assert_success
+	refute_line --partial "| Model | GPU |"
+	assert_line --regexp '^_120 of 120 rows are not shown: the summary is [0-9]+ bytes, over the annotation limit of 2000;'
+}
+
+@test "named metrics: a noisy named gate is in the Sensitivity section, with its key in the config's policy block" {
+	py - <<-'PY'
+		import json, os
+		noise = [0.09, -0.08, 0.07, -0.1, 0.08, -0.07, 0.1, -0.09, 0.06, -0.08, 0.09, -0.07]
+		os.makedirs("store/BM_Noisy")
+		for i, n in enumerate(noise):
+		    r = {"model_id": "BM_Noisy", "gpu_type": "CPU",
+		         "timestamp": "2026-03-01T%02d:00:00+00:00" % i, "commit_sha": "%040d" % i,
+		         "success": True, "run_source": "scheduled_main", "baseline_eligible": True,
+		         "result_schema_version": 2, "workload_id": "w", "variant_id": "BM_Noisy",
+		         "benchmark_version": 1, "recipe_fingerprint": "r", "hardware_profile_id": "h",
+		         "software_profile_id": "s",
+		         "metrics": {"time": {"value": 2e-5 * (1 + n), "unit": "s", "better": "lower"}}}
+		    with open("store/BM_Noisy/%02d.json" % i if i < 11 else "batch.jsonl", "w") as f:
+		        f.write(json.dumps(r) + "\n")
+	PY
+	perf-gate-rolling --store store batch.jsonl >cmp.jsonl 2>/dev/null
+	run --separate-stderr $N cmp.jsonl
+	assert_success
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	assert_line '| BM_Noisy | CPU | time | noisy | 16.7% | 41.9% | 23.2% | >5.0% and >0.0 s | `regression_thresholds.metrics."BM_Noisy/time".threshold_percent: 0.35` | 58.4% |  |'
+	# The dashboard draws its detectable-regression line, in its unit.
+	run --separate-stderr $N --html d.html -s store --now 2026-03-02T00:00:00Z cmp.jsonl
+	assert_success
+	grep -q '<title>detectable regression: 23.2% or more is caught 80% of the time; past [0-9.]* us</title>' d.html
+}
+
+@test "named metrics of a FastVideo record: its reference row, and on the dashboard a chart beside the six" {
+	printf '%s\n' '{"model_id":"m","gpu_type":"g","timestamp":"2026-06-30T10:00:00+00:00","latency":1.5,"metrics":{"tokens_per_s":{"value":812.5,"unit":"1/s","better":"higher"}}}' >both.jsonl
+	run --separate-stderr $N both.jsonl
+	assert_success
+	assert_line --partial "| m | g | n/a | 1.500 / n/a |"
+	refute_line "## Benchmarks"
+	run --separate-stderr $N --html d.html --now "$NOW" both.jsonl
+	assert_success
+	grep -q '<figcaption>Latency (s)' d.html
+	grep -q '<figcaption>tokens_per_s (/s)' d.html
+	grep -q '^812.5/s$' d.html
+}
+
+@test "named metrics: --stability has a row per named metric after the six, in its unit" {
+	run --separate-stderr $N --stability "$NM/suite.jsonl"
+	assert_success
+	assert_line "| bench_suite / BM_Hash / v1 (BM_Hash / CPU) | time | 9 | 320.0 ns | 318.1 ns | 321.6 ns | 1.1% | 0.8% | 0.0% | 5.8% | ok |"
+	assert_line "| bench_suite / BM_Sort/1024 / v1 (BM_Sort/1024 / CPU) | items_per_second | 9 | 52.1M items/s | 40.0M items/s | 52.5M items/s | 23.9% | 0.7% | 0.0% | 5.6% | ok |"
+	# No direction: its noise is shown, no gate is assessed.
+	assert_line "| bench_suite / BM_Hash / v1 (BM_Hash / CPU) | widgets | 9 | 7 widgets | 7 widgets | 9 widgets | 28.6% | n/a | n/a | n/a | unknown |"
+	run --separate-stderr $N --stability --json "$NM/suite.jsonl"
+	assert_equal "$(jq -r 'select(.model_id == "BM_Hash") | "\(.metric) \(.unit)"' <<<"$output" | tr '\n' ' ')" \
+		"time s cpu_time s items_per_second items/s widgets widgets "
 }

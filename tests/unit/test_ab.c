@@ -93,6 +93,17 @@ verdicts(void)
 	verdict_is(1.01, 1.15, false, "inconclusive", "interval_crosses_band_edge");
 	ok(strcmp(ab_verdict_label("slower_within_band"), "slower, within band") == 0 &&
 	    strcmp(ab_verdict_label("equivalent"), "equivalent") == 0, "the verdicts' labels");
+	/* A metric of unknown direction (issue 24): told as what changed, never slower. */
+	ok(strcmp(ab_undirected("slower"), "higher") == 0 &&
+	    strcmp(ab_undirected("faster"), "lower") == 0 &&
+	    strcmp(ab_undirected("slower_within_band"), "higher_within_band") == 0 &&
+	    strcmp(ab_undirected("faster_within_band"), "lower_within_band") == 0 &&
+	    strcmp(ab_undirected("equivalent"), "equivalent") == 0 &&
+	    strcmp(ab_undirected("inconclusive"), "inconclusive") == 0,
+	    "ab_undirected: slower is higher, faster lower, the rest as they are");
+	ok(strcmp(ab_verdict_label("higher_within_band"), "higher, within band") == 0 &&
+	    strcmp(ab_verdict_label("lower_within_band"), "lower, within band") == 0,
+	    "the undirected verdicts' labels");
 }
 
 int

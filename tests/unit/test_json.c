@@ -59,9 +59,25 @@ check_fast(void)
 		{ "{\"x\": \"tab\there\"}", false },
 		/* a repeated wanted key keeps its last value: the full parser's way */
 		{ "{\"latency\": 1, \"latency\": 2}", false },
-		/* nested or odd values at wanted keys, and odd numbers anywhere */
-		{ "{\"latency\": {\"v\": 1}}", false },
-		{ "{\"latency\": [1]}", false },
+		/* objects and arrays of plain values at wanted keys: a record's named metrics */
+		{ "{\"latency\": {\"v\": 1}}", true },
+		{ "{\"latency\": [1]}", true },
+		{ "{\"model_id\": {\"t\": {\"value\": 1.5e-05, \"unit\": \"s\", \"samples\": [1, 2.0]}, "
+		  "\"u\": {\"value\": null}, \"e\": {}, \"a\": []}, \"n\": 1}", true },
+		{ "{\"latency\": {\"a\": {\"b\": [[{\"c\": true}]]}}}", true },
+		/* ... but not a repeated member name in them (the last value wins), escapes, odd values */
+		{ "{\"latency\": {\"v\": 1, \"w\": 2, \"v\": 3}}", false },
+		{ "{\"latency\": {\"t\": {\"value\": 1, \"value\": 2}}}", false },
+		{ "{\"latency\": {\"v\\u0065\": 1}}", false },
+		{ "{\"latency\": {\"v\": \"caf\u00e9\"}}", false },
+		{ "{\"latency\": {\"v\": NaN}}", false },
+		{ "{\"latency\": [1, Infinity]}", false },
+		{ "{\"latency\": {\"v\": 1,}}", false },
+		{ "{\"latency\": [1,]}", false },
+		{ "{\"latency\": {\"v\" 1}}", false },
+		{ "{\"latency\": {\"v\": 1]}", false },
+		{ "{\"latency\": [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}", false },
+		/* odd values at wanted keys, and odd numbers anywhere */
 		{ "{\"latency\": NaN}", false },
 		{ "{\"latency\": -Infinity}", false },
 		{ "{\"x\": Infinity}", false },
@@ -114,6 +130,35 @@ check_fast(void)
 			many[k] = names[k];
 		}
 		ok(json_keyset_new(many, 65) == NULL, "a keyset holds 64 keys at most");
+	}
+	{
+		/* A wanted value's object: 128 members on the quick path, 129 not. */
+		static const char *const k1[] = { "metrics" };
+		struct json_keyset *k = json_keyset_new(k1, 1);
+		struct json_arena *a = json_arena_new(), *b = json_arena_new();
+		buf t = BUF_INIT;
+		json_error e;
+
+		for (int n = 128; n <= 129; n++) {
+			cJSON *f, *sl;
+
+			buf_reset(&t);
+			buf_adds(&t, "{\"metrics\": {");
+			for (int i = 0; i < n; i++)
+				buf_addf(&t, "%s\"m%d\": {\"value\": %d}", i ? ", " : "", i, i);
+			buf_adds(&t, "}}");
+			f = json_parse_fast(t.s, t.len, k, a);
+			sl = json_parse_arena(t.s, t.len, k1, 1, b, &e);
+			ok(n == 128 ? f != NULL && json_identical(f, sl) : f == NULL,
+			    "an object of %d members in a wanted value: %s", n,
+			    n == 128 ? "read as the parser does" : "left to the parser");
+			json_arena_reset(a);
+			json_arena_reset(b);
+		}
+		buf_free(&t);
+		json_arena_free(a);
+		json_arena_free(b);
+		json_keyset_free(k);
 	}
 }
 
@@ -207,6 +252,7 @@ check_fast_differential(void)
 		"{\"model_id\": @}", "{\"latency\":@,\"ok\":true}", "{\"x\": @, \"n\": 1}",
 		"{\"x\": [@, @]}", "{\"x\": {\"k\": @}, \"none\": null}", "[@]", "@",
 		"{\"x\": [[{\"y\": [@]}]], \"a_key_of_sixteen\": @}",
+		"{\"model_id\": {\"k\": @, \"j\": [@]}}", "{\"latency\": [@, {\"v\": @}], \"ok\": []}",
 	};
 	/* Bad structure around good values, and repeated keys. */
 	static const struct { const char *t; int want; } broken[] = {
@@ -217,7 +263,9 @@ check_fast_differential(void)
 		{ "{latency: 1}", 0 }, { "{\"latency\" 1}", 0 }, { "{,}", 0 }, { "{\"x\": [1]]}", 0 },
 		{ "{\"x\": {}}}", 0 }, { "{\"x\": 1}}", 0 }, { "{\"x\": \"a\"\"b\"}", 0 },
 		{ "{\"x\": 1\x01}", 0 }, { "{\"x\":\x0b""1}", 0 }, { "{\"x\":\x0c""1}", 0 },
-		{ "\xef\xbb\xbf{}", 0 }, { "{\"ok\": {\"a\": 1}}", 0 }, { "{\"ok\": [1]}", 0 },
+		{ "\xef\xbb\xbf{}", 0 }, { "{\"ok\": {\"a\": 1}}", 1 }, { "{\"ok\": [1]}", 1 },
+		{ "{\"ok\": {\"a\": 1, \"a\": 2}}", 0 }, { "{\"ok\": {\"a\": {\"b\": 1, \"b\": [2]}}}", 0 },
+		{ "{\"ok\": {\"a\": [1, {\"b\": \"c\"}], \"d\": {}}}", 1 },
 		/* the parser keeps the last of a repeated wanted key: the scanner gives up */
 		{ "{\"latency\": 1, \"latency\": 2}", 0 }, { "{\"n\": 1, \"x\": 2, \"n\": 3}", 0 },
 		/* an unwanted one is not built by either */

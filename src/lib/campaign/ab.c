@@ -79,6 +79,23 @@ ab_verdict_label(const char *verdict)
 		return "slower, within band";
 	if (strcmp(verdict, "faster_within_band") == 0)
 		return "faster, within band";
+	if (strcmp(verdict, "higher_within_band") == 0)
+		return "higher, within band";
+	if (strcmp(verdict, "lower_within_band") == 0)
+		return "lower, within band";
+	return verdict;
+}
+
+const char *
+ab_undirected(const char *verdict)
+{
+	static const char *const map[][2] = { { "slower", "higher" }, { "faster", "lower" },
+	    { "slower_within_band", "higher_within_band" },
+	    { "faster_within_band", "lower_within_band" } };
+
+	for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+		if (strcmp(verdict, map[i][0]) == 0)
+			return map[i][1];
 	return verdict;
 }
 

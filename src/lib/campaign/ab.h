@@ -69,6 +69,14 @@ const char *ab_verdict(double low, double high, bool higher_is_better, double ba
 const char *ab_verdict_label(const char *verdict);
 
 /*
+ * The verdict of a metric of unknown direction (analysed as lower is
+ * better) as it is told: "higher" for slower, "lower" for faster, and so
+ * "higher_within_band", "lower_within_band"; the others as they are. It
+ * never reads as slower, so it never fails the A/B.
+ */
+const char *ab_undirected(const char *verdict);
+
+/*
  * Analyses n >= 1 pairs of positive finite values of a metric: the
  * improvement ratios are base / head when lower is better, head / base
  * when higher is better, summarized and judged by paired_summarize() and

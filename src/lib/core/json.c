@@ -1302,12 +1302,102 @@ member:
 	goto value;
 }
 
+/* Members an object of a wanted value may have on the quick path. */
+#define FAST_MEMBERS 128
+
+static cJSON *fast_value(struct parser *ps, const unsigned char **pp,
+    const unsigned char *end, int depth);
+
+/* Links v after last in container c, as cJSON_AddItemToArray() does. */
+static inline void
+fast_link(cJSON *c, cJSON **last, cJSON *v)
+{
+	if (*last == NULL)
+		c->child = v;
+	else {
+		(*last)->next = v;
+		v->prev = *last;
+	}
+	c->child->prev = *last = v;
+}
+
 /*
- * A wanted member's value at *pp: a plain string, a number, true, false
- * or null, and *pp past it; NULL for anything else.
+ * The object or array at *pp inside a wanted value (depth: the containers
+ * around it), built as the full parser builds it, and *pp past it. NULL
+ * when it holds anything fast_value() does not read, nests deeper than
+ * FAST_MAX_DEPTH, or is an object with a repeated member name (the full
+ * parser keeps the first position and the last value) or more than
+ * FAST_MEMBERS members.
  */
 static cJSON *
-fast_value(struct parser *ps, const unsigned char **pp, const unsigned char *end)
+fast_container(struct parser *ps, const unsigned char **pp, const unsigned char *end,
+    int depth)
+{
+	const unsigned char *p = *pp, *key;
+	bool obj = *p == '{';
+	char close = obj ? '}' : ']';
+	uint32_t hash[FAST_MEMBERS];
+	size_t klen[FAST_MEMBERS], n = 0;
+	const unsigned char *kat[FAST_MEMBERS];
+	cJSON *c, *v, *last = NULL;
+
+	if (depth >= FAST_MAX_DEPTH)
+		return NULL;
+	c = node(ps, obj ? cJSON_Object : cJSON_Array);
+	p = fast_ws(p + 1, end);
+	if (p < end && *p == close) {
+		*pp = p + 1;
+		return c;
+	}
+	for (;;) {
+		p = fast_ws(p, end);
+		if (obj) {
+			uint32_t h = 2166136261u;
+			size_t kl;
+
+			key = p + 1;
+			if (p >= end || *p != '"' || (p = fast_string(p, end)) == NULL ||
+			    n == FAST_MEMBERS)
+				return NULL;
+			kl = (size_t)(p - key) - 1;
+			for (size_t i = 0; i < kl; i++)
+				h = (h ^ key[i]) * 16777619u;
+			for (size_t i = 0; i < n; i++)
+				if (hash[i] == h && klen[i] == kl && memcmp(kat[i], key, kl) == 0)
+					return NULL;
+			hash[n] = h;
+			klen[n] = kl;
+			kat[n++] = key;
+			p = fast_ws(p, end);
+			if (p >= end || *p != ':')
+				return NULL;
+			p = fast_ws(p + 1, end);
+			if ((v = fast_value(ps, &p, end, depth + 1)) == NULL)
+				return NULL;
+			v->string = dupstr(ps, (const char *)key, kl);
+		} else if ((v = fast_value(ps, &p, end, depth + 1)) == NULL)
+			return NULL;
+		fast_link(c, &last, v);
+		p = fast_ws(p, end);
+		if (p < end && *p == ',') {
+			p++;
+			continue;
+		}
+		if (p < end && *p == close)
+			break;
+		return NULL;
+	}
+	*pp = p + 1;
+	return c;
+}
+
+/*
+ * A wanted member's value at *pp: a plain string, a number, true, false,
+ * null, or an object or array of those (fast_container()), and *pp past
+ * it; NULL for anything else.
+ */
+static cJSON *
+fast_value(struct parser *ps, const unsigned char **pp, const unsigned char *end, int depth)
 {
 	const unsigned char *p = *pp, *q;
 	bool isint, have;
@@ -1317,6 +1407,12 @@ fast_value(struct parser *ps, const unsigned char **pp, const unsigned char *end
 	if (p >= end)
 		return NULL;
 	switch (*p) {
+	case '{':
+	case '[':
+		if ((v = fast_container(ps, &p, end, depth)) == NULL)
+			return NULL;
+		q = p;
+		break;
 	case '"':
 		if ((q = fast_string(p, end)) == NULL)
 			return NULL;
@@ -1385,20 +1481,14 @@ json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
 				return NULL;
 		} else {
 			/* A repeated key takes the slow path, which keeps the last value. */
-			if (seen & (1ULL << k) || (val = fast_value(&ps, &p, end)) == NULL)
+			if (seen & (1ULL << k) || (val = fast_value(&ps, &p, end, 1)) == NULL)
 				return NULL;
 			seen |= 1ULL << k;
 			/* In an arena the keyset's own string (the same bytes) names it. */
 			val->string = arena != NULL ? (char *)ks->key[k] :
 			    dupstr(&ps, (const char *)key, klen);
 			/* Linked as cJSON_AddItemToArray() links: the first's prev is the last. */
-			if (last == NULL)
-				obj->child = val;
-			else {
-				last->next = val;
-				val->prev = last;
-			}
-			obj->child->prev = last = val;
+			fast_link(obj, &last, val);
 		}
 		if (p < end && *p != ',' && *p != '}')
 			p = fast_ws(p, end);

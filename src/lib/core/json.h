@@ -80,10 +80,11 @@ void json_arena_free(struct json_arena *a);
 
 /*
  * A quicker json_parse_arena() for the usual record, a top-level object
- * whose wanted members (keyset, at most 64 keys) are plain strings,
- * numbers, true, false or null, each once, and whose other values hold
- * only plain strings (no escape, control or non-ASCII byte), numbers,
- * true, false, null, and objects and arrays of those. It builds the tree
+ * whose wanted members (keyset, at most 64 keys), each once, and other
+ * values hold only plain strings (no escape, control or non-ASCII byte),
+ * numbers, true, false, null, and objects and arrays of those (a wanted
+ * one's objects with at most 128 members, none repeated: a record's named
+ * metrics). It builds the tree
  * json_parse_arena() builds for the same keys; for any other text,
  * valid or not, it returns NULL, and the caller parses the text with
  * json_parse_arena() (which also reports what is wrong). The arena may

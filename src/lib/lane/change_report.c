@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/unit.h"
 #include "core/xml.h"
 #include "lane/identity.h"
 #include "lane/policy.h"
@@ -46,6 +47,15 @@ pvalue_text(buf *out, const cJSON *cp)
 		buf_addf(out, "%.2g", pv->valuedouble);
 }
 
+/* Where a change point's metric sorts: the six in order, then named ones (with a "unit"). */
+static int
+metric_order(const cJSON *cp)
+{
+	int mi = policy_metric_index(json_str(cp, "metric"));
+
+	return mi < 0 || json_get(cp, "unit") != NULL ? METRIC_COUNT : mi;
+}
+
 static int
 precision(const cJSON *cp)
 {
@@ -54,13 +64,22 @@ precision(const cJSON *cp)
 	return mi >= 0 ? metric_table[mi].precision : 3;
 }
 
+/*
+ * A mean and its standard deviation: a named metric's (with a "unit")
+ * scaled for display ("20.0 µs ± 64.7 ns"), the six's at their precision.
+ */
 static void
 value(buf *out, const cJSON *cp, const char *mean, const char *sd)
 {
-	char a[NUM_BUFSZ], b[NUM_BUFSZ];
+	char a[NUM_BUFSZ], b[NUM_BUFSZ], ua[UNIT_FMTSZ], ub[UNIT_FMTSZ];
 	const cJSON *m = json_get(cp, mean), *s = json_get(cp, sd);
+	const cJSON *unit = json_get(cp, "unit");
 
-	if (cJSON_IsNumber(m) && cJSON_IsNumber(s))
+	if (cJSON_IsNumber(m) && cJSON_IsNumber(s) && cJSON_IsString(unit)) {
+		xml_md_text(out, unit_format(ua, m->valuedouble, unit->valuestring));
+		buf_adds(out, " ± ");
+		xml_md_text(out, unit_format(ub, s->valuedouble, unit->valuestring));
+	} else if (cJSON_IsNumber(m) && cJSON_IsNumber(s))
 		buf_addf(out, "%s ± %s", num_fixed(a, m->valuedouble, precision(cp)),
 		    num_fixed(b, s->valuedouble, precision(cp)));
 }
@@ -151,11 +170,14 @@ events_of(const cJSON **cps, size_t n, size_t *nev)
 		buf_free(&c);
 		buf_free(&r);
 	}
-	/* Metrics in canonical order within an event (insertion sort: stable). */
+	/*
+	 * Metrics in canonical order within an event, named metrics after the
+	 * six in the order given (insertion sort: stable).
+	 */
 	for (k = 0; k < ne; k++)
 		for (i = 1; i < ev[k].n; i++)
-			for (size_t j = i; j > 0 && policy_metric_index(json_str(ev[k].cp[j], "metric")) <
-			    policy_metric_index(json_str(ev[k].cp[j - 1], "metric")); j--) {
+			for (size_t j = i; j > 0 && metric_order(ev[k].cp[j]) <
+			    metric_order(ev[k].cp[j - 1]); j--) {
 				const cJSON *t = ev[k].cp[j];
 				ev[k].cp[j] = ev[k].cp[j - 1];
 				ev[k].cp[j - 1] = t;
@@ -231,7 +253,8 @@ change_text(buf *out, const cJSON *cp)
 	char a[NUM_BUFSZ];
 
 	if (cJSON_IsNumber(fc))
-		buf_addf(out, "%s %s%s%%", cpoints_worse(cp) ? "worse" : "better",
+		buf_addf(out, "%s %s%s%%", cpoints_worse(cp) ? "worse" :
+		    strcmp(json_str(cp, "direction"), "unknown") == 0 ? "changed" : "better",
 		    fc->valuedouble >= 0 ? "+" : "", num_fixed(a, fc->valuedouble, 1));
 	else
 		xml_md_text(out, json_str(cp, "direction"));

@@ -7,6 +7,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "core/text.h"
 
@@ -455,6 +456,15 @@ config_lint(const cJSON *cfg, const char *text, size_t *n)
 	cJSON_ArrayForEach(k, rt) {
 		at = pos;
 		line = key_line(text, k->string, &at);
+		if (strcmp(k->string, "metrics") == 0) {
+			/* The named metrics' policy block (lane/named_metric.h). */
+			char err[256];
+
+			if (nm_policy_check(k, err, sizeof err) != 0)
+				issue(&v, n, line, true, easprintf("regression_thresholds.metrics%s%s",
+				    err[0] == '\'' ? "." : " ", err));
+			continue;
+		}
 		if (policy_metric_index(k->string) < 0) {
 			issue(&v, n, line, false, easprintf("unknown key '%s' in "
 			    "regression_thresholds (did you mean '%s'?)", k->string,

@@ -9,6 +9,7 @@
 #include "core/err.h"
 #include "lane/history_view.h"
 #include "lane/identity.h"
+#include "lane/named_metric.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
@@ -17,7 +18,21 @@
 #include "lane/store/read.h"
 #include "core/svg_axis.h"
 #include "core/text.h"
+#include "core/unit.h"
 #include "core/xml.h"
+
+/*
+ * A named metric's value in a record (issue 24): its slot (the metric's
+ * index on the page, from METRIC_COUNT), its direction and floors, and
+ * the baseline of its comparison.
+ */
+struct nval {
+	int slot;
+	double v, base, mde, power;
+	bool has, has_base, has_mde;
+	enum better better;
+	double threshold_percent, threshold_absolute;
+};
 
 /* What a chart needs of one record. Strings are interned. */
 struct drec {
@@ -32,14 +47,20 @@ struct drec {
 	bool has[METRIC_COUNT], has_base[METRIC_COUNT], has_mde[METRIC_COUNT], has_cmp;
 	struct metric_policy pol[METRIC_COUNT];
 	bool success, eligible, current, dropped;
+	bool named_only;	/* named metrics and none of the six */
 	int kind;
 	size_t order;
+	struct nval *nv;	/* its named metrics, by slot */
+	size_t nnv;
 };
 
 struct group {
 	const char *key[HISTORY_KEY_PARTS];
 	size_t *rows;
 	size_t n;
+	bool named_only;	/* every record has only named metrics */
+	double *scale;		/* by named slot: display unit per canonical unit */
+	char **suffix;		/* by named slot: the display unit ("us", "M items/s") */
 };
 
 /* A change point of perf-changes, drawn on its cohort's chart of its metric. */
@@ -76,6 +97,9 @@ struct dash {
 	bool grouped;
 	struct dchange *changes;
 	size_t nchanges;
+	const char **names;	/* named metrics, by slot - METRIC_COUNT (interned) */
+	const char **nunits;	/* their unit, the first seen */
+	size_t nnames;
 };
 
 static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
@@ -85,7 +109,7 @@ const char *const dash_keys[] = { "model_id", "gpu_type", "timestamp", "commit_s
     "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
     "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
     "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
-    "vae_decode_time_s", "regression_thresholds", "comparison", "build_url" };
+    "vae_decode_time_s", "regression_thresholds", "comparison", "build_url", "metrics" };
 const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 
 /* One copy of each distinct string. */
@@ -176,7 +200,7 @@ batch_key(struct dash *d, const char *key, bool add, size_t idx)
 /* dash_keys' positions. */
 enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_RUN_SOURCE, F_STATUS, F_BSTATUS, F_REASON,
 	F_SUCCESS, F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
-	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_BUILD_URL, F_COUNT };
+	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_BUILD_URL, F_NAMED, F_COUNT };
 
 void
 dash_add(struct dash *d, const cJSON *rec, bool current)
@@ -221,6 +245,106 @@ record_metrics(struct dash *d, const cJSON *const *f, struct drec *r)
 	}
 }
 
+/* The slot of named metric name (made when new; unit its first unit). */
+static int
+named_slot(struct dash *d, const char *name, const char *unit)
+{
+	size_t i;
+
+	for (i = 0; i < d->nnames; i++)
+		if (strcmp(d->names[i], name) == 0)
+			return METRIC_COUNT + (int)i;
+	d->names = erealloc(d->names, (d->nnames + 1) * sizeof *d->names);
+	d->nunits = erealloc(d->nunits, (d->nnames + 1) * sizeof *d->nunits);
+	d->names[d->nnames] = intern(d, name);
+	d->nunits[d->nnames] = intern(d, unit);
+	return METRIC_COUNT + (int)d->nnames++;
+}
+
+/*
+ * The record's named metrics (none when invalid: the gates report those),
+ * each with its policy and its comparison's baseline.
+ */
+static void
+record_named(struct dash *d, const cJSON *const *f, struct drec *r)
+{
+	const cJSON *block = json_get(f[F_POLICY], "metrics"), *cmp, *v;
+	struct named_metric *ms;
+	struct nm_policy pol;
+	char err[256];
+	size_t n;
+
+	r->named_only = cJSON_IsObject(f[F_NAMED]);
+	for (int i = 0; i < METRIC_COUNT; i++)
+		r->named_only &= f[F_METRIC + i] == NULL || cJSON_IsNull(f[F_METRIC + i]);
+	if (f[F_NAMED] == NULL || (ms = nm_parse(f[F_NAMED], &n, err, sizeof err)) == NULL)
+		return;
+	if (block != NULL && nm_policy_check(block, err, sizeof err) != 0)
+		block = NULL;
+	r->nv = ecalloc(n + 1, sizeof *r->nv);
+	for (size_t i = 0; i < n; i++) {
+		struct nval *x = &r->nv[r->nnv++];
+
+		nm_policy_resolve(block, cJSON_IsString(f[F_MODEL]) ? f[F_MODEL]->valuestring :
+		    "None", &ms[i], &pol);
+		x->slot = named_slot(d, ms[i].name, ms[i].unit);
+		x->has = ms[i].has_value;
+		x->v = ms[i].value;
+		x->better = pol.better;
+		x->threshold_percent = pol.threshold_percent;
+		x->threshold_absolute = pol.threshold_absolute;
+		cmp = json_get(json_get(f[F_COMPARISON], "named_metrics"), ms[i].name);
+		v = json_get(cmp, "baseline");
+		x->has_base = cJSON_IsNumber(v) && isfinite(v->valuedouble);
+		x->base = x->has_base ? v->valuedouble : 0;
+		v = json_get(cmp, "mde_percent");
+		x->has_mde = cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
+		x->mde = x->has_mde ? v->valuedouble : 0;
+		v = json_get(json_get(cmp, "sensitivity"), "power");
+		x->power = cJSON_IsNumber(v) && isfinite(v->valuedouble) ? v->valuedouble : 0.8;
+	}
+	free(ms);
+}
+
+/* Named metric m (a slot) of a record, or NULL. */
+static const struct nval *
+nval_of(const struct drec *r, int m)
+{
+	for (size_t i = 0; i < r->nnv; i++)
+		if (r->nv[i].slot == m)
+			return &r->nv[i];
+	return NULL;
+}
+
+/* Whether a record has a value of metric m (of the six, or a named slot). */
+static bool
+has_v(const struct drec *r, int m)
+{
+	const struct nval *x;
+
+	if (m < METRIC_COUNT)
+		return r->has[m];
+	return (x = nval_of(r, m)) != NULL && x->has;
+}
+
+/* The value of metric m of a record on g's chart (a named metric in its display unit). */
+static double
+get_v(const struct group *g, const struct drec *r, int m)
+{
+	const struct nval *x;
+
+	if (m < METRIC_COUNT)
+		return r->v[m];
+	return (x = nval_of(r, m)) != NULL ? x->v * g->scale[m - METRIC_COUNT] : 0;
+}
+
+/* The key of metric m: one of the six's, or a named metric's name. */
+static const char *
+metric_key(const struct dash *d, int m)
+{
+	return m < METRIC_COUNT ? metric_table[m].key : d->names[m - METRIC_COUNT];
+}
+
 void
 dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
     const char *key)
@@ -259,13 +383,16 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	r->eligible = history_eligible(f[F_ELIGIBLE], f[F_RUN_SOURCE]);
 	record_kind(d, f, r);
 	record_metrics(d, f, r);
+	record_named(d, f, r);
 	r->has_cmp = cJSON_IsObject(f[F_COMPARISON]);
 	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
 		policy_merge(NULL, r->pol, bad, sizeof bad);
 	if (current && key != NULL) {
 		r->key = intern(d, key);
-		if (batch_key(d, r->key, true, d->n))
+		if (batch_key(d, r->key, true, d->n)) {
+			free(r->nv);
 			return;		/* twice in the batch */
+		}
 	}
 	d->n++;
 }
@@ -305,6 +432,48 @@ cmp_row(const void *a, const void *b)
 }
 
 
+/*
+ * The display unit of value v in unit, as unit_format() shows it: the
+ * factor from the canonical unit and the unit's text after the number
+ * ("us", "M items/s", "widgets"; "" for none).
+ */
+static void
+display_unit(double v, const char *unit, double *scale, char **suffix)
+{
+	char t[UNIT_FMTSZ], *end;
+	double shown;
+
+	unit_format(t, v, unit);
+	shown = strtod(t, &end);
+	*scale = 1;
+	if (end != t && v != 0 && shown != 0 && isfinite(shown))
+		*scale = pow(1000, round(log(fabs(shown / v)) / log(1000)));
+	while (*end == ' ')
+		end++;
+	*suffix = estrdup(end != t ? end : unit);
+}
+
+/* Each named metric's display unit on g's charts: that of its largest value there. */
+static void
+group_scales(struct dash *d, struct group *g)
+{
+	g->scale = ecalloc(d->nnames + 1, sizeof *g->scale);
+	g->suffix = ecalloc(d->nnames + 1, sizeof *g->suffix);
+	for (size_t k = 0; k < d->nnames; k++) {
+		double most = 0;
+		bool any = false;
+
+		for (size_t j = 0; j < g->n; j++) {
+			const struct nval *x = nval_of(&d->r[g->rows[j]], METRIC_COUNT + (int)k);
+			if (x != NULL && x->has && (!any || fabs(x->v) > most)) {
+				most = fabs(x->v);
+				any = true;
+			}
+		}
+		display_unit(most, d->nunits[k], &g->scale[k], &g->suffix[k]);
+	}
+}
+
 static void
 group_records(struct dash *d)
 {
@@ -340,24 +509,38 @@ group_records(struct dash *d)
 	sort_d = d;
 	for (i = 0; i < d->ngroups; i++)
 		qsort(d->groups[i].rows, d->groups[i].n, sizeof(size_t), cmp_row);
-	/* Skipped plots, per group and metric in canonical order. */
-	for (i = 0; i < d->ngroups; i++)
-		for (int m = 0; m < METRIC_COUNT; m++) {
-			size_t nn = 0;
-			for (j = 0; j < d->groups[i].n; j++)
-				nn += d->r[d->groups[i].rows[j]].has[m];
-			if (d->column[m] && nn > 0) {
+	/*
+	 * Skipped plots, per group and metric in canonical order: of the six
+	 * unless the group has named metrics only, then of named metrics the
+	 * group has without a value.
+	 */
+	for (i = 0; i < d->ngroups; i++) {
+		g = &d->groups[i];
+		g->named_only = true;
+		for (j = 0; j < g->n; j++)
+			g->named_only &= d->r[g->rows[j]].named_only;
+		group_scales(d, g);
+		for (int m = 0; m < METRIC_COUNT + (int)d->nnames; m++) {
+			size_t nn = 0, carried = 0;
+			for (j = 0; j < g->n; j++) {
+				nn += has_v(&d->r[g->rows[j]], m);
+				carried += m >= METRIC_COUNT && nval_of(&d->r[g->rows[j]], m) != NULL;
+			}
+			if ((m < METRIC_COUNT ? d->column[m] : true) && nn > 0) {
 				d->plots++;
 				continue;
 			}
+			if (m < METRIC_COUNT ? g->named_only : carried == 0)
+				continue;
 			d->skips = erealloc(d->skips, (d->nskips + 1) * sizeof *d->skips);
 			d->skips[d->nskips].g = &d->groups[i];
 			d->skips[d->nskips].metric = m;
 			d->skips[d->nskips].non_null = nn;
-			d->skips[d->nskips++].reason = d->column[m] ?
+			d->skips[d->nskips++].reason = m >= METRIC_COUNT || d->column[m] ?
 			    "no non-null values in loaded records" :
 			    "column missing from loaded records";
 		}
+	}
 }
 
 static const struct drec *
@@ -430,12 +613,26 @@ detect_of(const struct dash *d, const struct group *g, int m, double median, dou
     double *mde, double *power)
 {
 	const struct drec *last = latest(d, g);
+	const struct nval *x = m >= METRIC_COUNT ? nval_of(last, m) : NULL;
+	bool higher;
 
-	if (!last->has_cmp || !last->has_mde[m])
+	if (!last->has_cmp)
 		return false;
-	*mde = last->mde[m];
-	*power = last->power[m];
-	*line = metric_table[m].higher_is_better ? median * (1 - *mde) : median * (1 + *mde);
+	if (m >= METRIC_COUNT) {
+		/* band_of() drew a band: x is there, of known direction. */
+		if (x == NULL || !x->has_mde)
+			return false;
+		*mde = x->mde;
+		*power = x->power;
+		higher = x->better == BETTER_HIGHER;
+	} else {
+		if (!last->has_mde[m])
+			return false;
+		*mde = last->mde[m];
+		*power = last->power[m];
+		higher = metric_table[m].higher_is_better;
+	}
+	*line = higher ? median * (1 - *mde) : median * (1 + *mde);
 	return isfinite(*line);
 }
 
@@ -444,10 +641,28 @@ static bool
 band_of(const struct dash *d, const struct group *g, int m, double *median, double *edge)
 {
 	const struct drec *last = latest(d, g);
-	double vals[5], tp = last->pol[m].threshold_percent, ta = last->pol[m].threshold_absolute;
+	const struct nval *x = m >= METRIC_COUNT ? nval_of(last, m) : NULL;
+	double vals[5], tp, ta, scale = m >= METRIC_COUNT ? g->scale[m - METRIC_COUNT] : 1;
 	size_t nv = 0, seen = 0;
+	bool higher;
 
-	if (last->has_cmp) {
+	if (m >= METRIC_COUNT) {
+		/* A named metric of unknown direction has no regression edge. */
+		if (x == NULL || x->better == BETTER_UNKNOWN)
+			return false;
+		tp = x->threshold_percent;
+		ta = x->threshold_absolute * scale;
+		higher = x->better == BETTER_HIGHER;
+	} else {
+		tp = last->pol[m].threshold_percent;
+		ta = last->pol[m].threshold_absolute;
+		higher = metric_table[m].higher_is_better;
+	}
+	if (last->has_cmp && m >= METRIC_COUNT) {
+		if (!x->has_base)
+			return false;
+		*median = x->base * scale;
+	} else if (last->has_cmp) {
 		if (!last->has_base[m])
 			return false;
 		*median = last->base[m];
@@ -458,8 +673,8 @@ band_of(const struct dash *d, const struct group *g, int m, double *median, doub
 			if (!r->success || !r->eligible)
 				continue;
 			seen++;
-			if (r->has[m])
-				vals[nv++] = r->v[m];
+			if (has_v(r, m))
+				vals[nv++] = get_v(g, r, m);
 		}
 		if (nv == 0)
 			return false;
@@ -468,7 +683,7 @@ band_of(const struct dash *d, const struct group *g, int m, double *median, doub
 	if (*median <= 0)
 		return false;
 	double tol = fmax(tp * *median, ta);
-	*edge = metric_table[m].higher_is_better ? *median - tol : *median + tol;
+	*edge = higher ? *median - tol : *median + tol;
 	return true;
 }
 
@@ -605,7 +820,7 @@ x_axis(const struct dash *d, const struct group *g, int m)
 
 	for (size_t i = 0; i < g->n; i++) {
 		const struct drec *r = &d->r[g->rows[i]];
-		if (!r->has[m])
+		if (!has_v(r, m))
 			continue;
 		x.npts++;
 		if (r->instant == ISOTIME_MIN) {
@@ -631,7 +846,7 @@ x_axis(const struct dash *d, const struct group *g, int m)
 	for (size_t i = 0, k = 0; i < g->n; i++) {
 		const struct drec *r = &d->r[g->rows[i]];
 		double px;
-		if (!r->has[m] || r->instant == ISOTIME_MIN)
+		if (!has_v(r, m) || r->instant == ISOTIME_MIN)
 			continue;
 		px = ((double)r->instant - x.t0) / (x.t1 - x.t0) * PW;
 		if (k++ > 0 && px - prev < gap)
@@ -731,7 +946,7 @@ change_x(const struct dash *d, const struct group *g, int m, const struct xaxis 
 	}
 	for (size_t i = 0, k = 0; i < g->n; i++) {
 		const struct drec *r = &d->r[g->rows[i]];
-		if (!r->has[m])
+		if (!has_v(r, m))
 			continue;
 		if (r->instant != ISOTIME_MIN && r->instant >= t) {
 			*x = x_at(xa, r, k);
@@ -780,6 +995,9 @@ dash_add_change(struct dash *d, const cJSON *cp)
 	int m = policy_metric_index(json_str(cp, "metric"));
 	int64_t t;
 
+	/* A named metric's change point carries its unit. */
+	if (cJSON_IsString(json_get(cp, "unit")) && cJSON_IsString(json_get(cp, "metric")))
+		m = named_slot(d, json_str(cp, "metric"), json_str(cp, "unit"));
 	if (m < 0 || !isotime_parse(json_str(cp, "timestamp"), &t))
 		return;
 	d->changes = erealloc(d->changes, (d->nchanges + 1) * sizeof *d->changes);
@@ -793,7 +1011,8 @@ dash_add_change(struct dash *d, const cJSON *cp)
 	c->gpu = str_of(d, json_get(cp, "gpu_type"), "None");
 	for (int k = 0; json_get(cp, identity_keys[0]) != NULL && k < IDENTITY_KEYS; k++)
 		c->ident[k] = str_of(d, json_get(cp, identity_keys[k]), "");
-	buf_addf(&tip, "change point: %s %s%s%%\ncommit %.7s\n", c->worse ? "worse" : "better",
+	buf_addf(&tip, "change point: %s %s%s%%\ncommit %.7s\n", c->worse ? "worse" :
+	    strcmp(json_str(cp, "direction"), "unknown") == 0 ? "changed" : "better",
 	    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
 	    num_fixed(pct, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1),
 	    json_str(cp, "commit_sha"));
@@ -845,10 +1064,10 @@ chart_frame(const struct dash *d, const struct group *g, int m, struct chart_fra
 	f->xa = x_axis(d, g, m);
 	for (size_t i = 0; i < g->n; i++) {
 		const struct drec *r = &d->r[g->rows[i]];
-		if (!r->has[m])
+		if (!has_v(r, m))
 			continue;
-		lo = fmin(lo, r->v[m]);
-		hi = fmax(hi, r->v[m]);
+		lo = fmin(lo, get_v(g, r, m));
+		hi = fmax(hi, get_v(g, r, m));
 	}
 	if (f->band) {
 		lo = fmin(lo, fmin(f->median, f->edge));
@@ -903,11 +1122,34 @@ chart_axes(buf *b, const struct chart_frame *f)
 		time_ticks(b, &f->xa);
 }
 
+/*
+ * Value v of metric m on g's chart (in the chart's unit) with its unit:
+ * one of the six at its precision or the given decimals, whichever is
+ * more ("10.25 s"); a named metric as unit_format() shows it ("26.1 us").
+ */
+static void
+value_text(buf *b, const struct dash *d, const struct group *g, int m, double v, int decimals)
+{
+	char t[UNIT_FMTSZ];
+	buf lab = BUF_INIT;
+	int prec;
+
+	if (m >= METRIC_COUNT) {
+		xml_escape(b, unit_format(t, v / g->scale[m - METRIC_COUNT],
+		    d->nunits[m - METRIC_COUNT]));
+		return;
+	}
+	prec = metric_table[m].precision;
+	history_label_num(&lab, v, decimals > prec ? decimals : prec);
+	buf_addf(b, "%s %s", lab.s, units[m]);
+	buf_free(&lab);
+}
+
 /* The band and the detectable-regression line, when there are. */
 static void
-chart_band(buf *b, const struct chart_frame *f, int m)
+chart_band(buf *b, const struct dash *d, const struct group *g, const struct chart_frame *f,
+    int m)
 {
-	int prec = metric_table[m].precision;
 	buf lab = BUF_INIT;
 
 	if (f->band) {
@@ -915,12 +1157,11 @@ chart_band(buf *b, const struct chart_frame *f, int m)
 		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
 		    "height=\"%.1f\"><title>baseline median ", PL, fmin(y1, y2), CW - PL - PR,
 		    fabs(y2 - y1));
-		history_label_num(&lab, f->median, prec);
-		buf_addf(b, "%s %s; regression past ", lab.s, units[m]);
-		buf_reset(&lab);
-		history_label_num(&lab, f->edge, prec);
-		buf_addf(b, "%s %s</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
-		    "y1=\"%.1f\" y2=\"%.1f\"/>", lab.s, units[m], PL, CW - PR, y1, y1);
+		value_text(b, d, g, m, f->median, 0);
+		buf_adds(b, "; regression past ");
+		value_text(b, d, g, m, f->edge, 0);
+		buf_addf(b, "</title></rect><line class=\"med\" x1=\"%.0f\" x2=\"%.0f\" "
+		    "y1=\"%.1f\" y2=\"%.1f\"/>", PL, CW - PR, y1, y1);
 	}
 	if (f->detect) {
 		/* Styled in place: pages without the line keep their bytes. */
@@ -932,9 +1173,9 @@ chart_band(buf *b, const struct chart_frame *f, int m)
 		    "<title>detectable regression: %s%% or more is caught %s%% of the time; ",
 		    PL, CW - PR, yd, yd, num_fixed(t1, f->mde * 100, 1),
 		    num_fixed(t2, f->power * 100, 0));
-		buf_reset(&lab);
-		history_label_num(&lab, f->dline, prec);
-		buf_addf(b, "past %s %s</title></line>", lab.s, units[m]);
+		buf_adds(b, "past ");
+		value_text(b, d, g, m, f->dline, 0);
+		buf_adds(b, "</title></line>");
 	}
 	buf_free(&lab);
 }
@@ -951,10 +1192,10 @@ chart_line(buf *b, const struct dash *d, const struct group *g, int m,
 	buf_adds(b, "<polyline class=\"ln\" points=\"");
 	for (size_t i = 0, k = 0; i < g->n; i++) {
 		const struct drec *r = &d->r[g->rows[i]];
-		if (!r->has[m])
+		if (!has_v(r, m))
 			continue;
 		sx += x_at(&f->xa, r, k++);
-		sy += y_at(&f->ya, r->v[m]);
+		sy += y_at(&f->ya, get_v(g, r, m));
 		in++;
 		used++;
 		if (used * buckets >= (kb + 1) * f->xa.npts) {
@@ -976,7 +1217,6 @@ static void
 marker_title(buf *b, const struct dash *d, const struct group *g, int m,
     const struct chart_frame *f, const struct drec *r, size_t k, const char *url)
 {
-	const struct metric *mt = &metric_table[m];
 	buf lab = BUF_INIT;
 
 	if (r->instant != ISOTIME_MIN)
@@ -995,8 +1235,8 @@ marker_title(buf *b, const struct dash *d, const struct group *g, int m,
 		buf_adds(b, "\n");
 	}
 	/* As precise as the axis, so that neighbours read apart. */
-	history_label_num(&lab, r->v[m], f->ya.decimals > mt->precision ? f->ya.decimals : mt->precision);
-	buf_addf(b, "%s %s\ncommit %s", lab.s, units[m], *r->commit ? r->commit : "unknown");
+	value_text(b, d, g, m, get_v(g, r, m), f->ya.decimals);
+	buf_addf(b, "\ncommit %s", *r->commit ? r->commit : "unknown");
 	buf_adds(b, " · ");
 	xml_escape(b, *r->run_source ? r->run_source : "unknown");
 	buf_adds(b, "\n");
@@ -1028,9 +1268,9 @@ chart_markers(buf *b, const struct dash *d, const struct group *g, int m,
 
 	for (size_t i = 0, k = 0; i < g->n; i++) {
 		const struct drec *r = &d->r[g->rows[i]];
-		if (!r->has[m])
+		if (!has_v(r, m))
 			continue;
-		double x = x_at(&f->xa, r, k++), y = y_at(&f->ya, r->v[m]);
+		double x = x_at(&f->xa, r, k++), y = y_at(&f->ya, get_v(g, r, m));
 		if (i < first_marker && !r->current)
 			continue;
 		/* A marker of a record with a build links to it. */
@@ -1057,7 +1297,7 @@ chart(const struct dash *d, const struct group *g, int m, const char *title_text
 	chart_frame(d, g, m, &f);
 	chart_title(b, g, title_text);
 	chart_axes(b, &f);
-	chart_band(b, &f, m);
+	chart_band(b, d, g, &f, m);
 	chart_line(b, d, g, m, &f, line_points);
 	change_lines(d, g, m, &f.xa, b);
 	chart_markers(b, d, g, m, &f, markers, links);
@@ -1110,6 +1350,27 @@ index_note(buf *b, const struct dash *d, const struct group *g, int m)
 		    "%H:%M UTC" : "%m-%d %H:%M UTC");
 	}
 	buf_adds(b, "</span>");
+}
+
+/*
+ * A named metric's caption: its name, its display unit on this chart, and
+ * when the latest record knows no direction for it, that it is not gated.
+ */
+static void
+named_caption(buf *out, const struct dash *d, const struct group *g, int m)
+{
+	const struct nval *x = nval_of(latest(d, g), m);
+	const char *suffix = g->suffix[m - METRIC_COUNT];
+
+	buf_adds(out, "<figure><figcaption>");
+	xml_escape(out, d->names[m - METRIC_COUNT]);
+	if (*suffix != '\0') {
+		buf_adds(out, " (");
+		xml_escape(out, suffix);
+		buf_adds(out, ")");
+	}
+	if (x == NULL || x->better == BETTER_UNKNOWN)
+		buf_adds(out, " <span class=\"xn\">no known direction: not gated</span>");
 }
 
 /* The record's status as a badge. */
@@ -1190,6 +1451,26 @@ cohort_table(buf *out, const struct dash *d, const size_t *order)
 	buf_free(&detail);
 }
 
+/*
+ * The order of g's charts: the six, then its named metrics in the order
+ * of its latest record, then any others (in older records only).
+ */
+static size_t
+chart_order(const struct dash *d, const struct group *g, int *order)
+{
+	const struct drec *last = latest(d, g);
+	size_t n = 0;
+
+	for (int m = 0; m < METRIC_COUNT; m++)
+		order[n++] = m;
+	for (size_t i = 0; i < last->nnv; i++)
+		order[n++] = last->nv[i].slot;
+	for (int m = METRIC_COUNT; m < METRIC_COUNT + (int)d->nnames; m++)
+		if (nval_of(last, m) == NULL)
+			order[n++] = m;
+	return n;
+}
+
 /* The section of cohort g, the i-th on the page: its heading and charts. */
 static void
 cohort_section(buf *out, const struct dash *d, const struct group *g, size_t i,
@@ -1214,25 +1495,33 @@ cohort_section(buf *out, const struct dash *d, const struct group *g, size_t i,
 		buf_adds(out, "</code></p>\n");
 	}
 	buf_adds(out, "<div class=\"charts\">\n");
-	for (int m = 0; m < METRIC_COUNT; m++) {
+	int *order = emalloc((METRIC_COUNT + d->nnames) * sizeof *order);
+	size_t no = chart_order(d, g, order);
+
+	for (size_t o = 0; o < no; o++) {
+		int m = order[o];
 		size_t nn = 0;
 		for (size_t j = 0; j < g->n; j++)
-			nn += d->r[g->rows[j]].has[m];
-		if (!d->column[m] || nn == 0)
+			nn += has_v(&d->r[g->rows[j]], m);
+		if ((m < METRIC_COUNT && !d->column[m]) || nn == 0)
 			continue;
 		/* The chart title: model | GPU | cohort | detail | metric */
 		buf_reset(&t);
 		buf_addf(&t, "%s | %s | %s | ", r->model, r->gpu, title.s);
 		if (detail.len > 0)
 			buf_addf(&t, "%s | ", detail.s);
-		buf_adds(&t, metric_table[m].key);
-		buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
+		buf_adds(&t, metric_key(d, m));
+		if (m < METRIC_COUNT)
+			buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
+		else
+			named_caption(out, d, g, m);
 		index_note(out, d, g, m);
 		buf_adds(out, "</figcaption>");
 		chart(d, g, m, t.s, markers, line_points, links, out);
 		buf_adds(out, "</figure>\n");
 	}
 	buf_adds(out, "</div>\n</section>\n");
+	free(order);
 	buf_free(&title);
 	buf_free(&detail);
 	buf_free(&t);
@@ -1259,9 +1548,10 @@ skipped_table(buf *out, const struct dash *d)
 		xml_escape(out, title.s);
 		buf_adds(out, "<br><code>");
 		xml_escape(out, detail.s);
-		buf_addf(out, "</code></td><td>%s</td><td class=\"n\">%zu</td>"
-		    "<td class=\"n\">%zu</td><td>%s</td></tr>\n", metric_table[s->metric].key,
-		    s->g->n, s->non_null, s->reason);
+		buf_adds(out, "</code></td><td>");
+		xml_escape(out, metric_key(d, s->metric));
+		buf_addf(out, "</td><td class=\"n\">%zu</td><td class=\"n\">%zu</td><td>%s</td>"
+		    "</tr>\n", s->g->n, s->non_null, s->reason);
 	}
 	buf_adds(out, "</table>\n");
 	buf_free(&title);
@@ -1395,7 +1685,7 @@ dash_report(struct dash *d, FILE *fp)
 		const struct drec *r = latest(d, s->g);
 		cohort_title(s->g, &title, &detail);
 		fprintf(fp, "  - %s | %s | %s | %s | %s: %s (%zu/%zu non-null)\n", r->model, r->gpu,
-		    title.s, detail.s, metric_table[s->metric].key, s->reason, s->non_null, s->g->n);
+		    title.s, detail.s, metric_key(d, s->metric), s->reason, s->non_null, s->g->n);
 	}
 	fprintf(fp, "Generated %zu metric plot(s)\n", d->plots);
 	buf_free(&title);
@@ -1412,8 +1702,17 @@ dash_free(struct dash *d)
 		return;
 	for (i = 0; i < d->pool.cap; i++)
 		free((char *)d->pool.slot[i]);
-	for (i = 0; i < d->ngroups; i++)
+	for (i = 0; i < d->ngroups; i++) {
 		free(d->groups[i].rows);
+		for (size_t k = 0; d->groups[i].suffix != NULL && k < d->nnames; k++)
+			free(d->groups[i].suffix[k]);
+		free(d->groups[i].scale);
+		free(d->groups[i].suffix);
+	}
+	for (i = 0; i < d->n; i++)
+		free(d->r[i].nv);
+	free(d->names);
+	free(d->nunits);
 	strset_free(&d->pool);
 	free(d->groups);
 	free(d->skips);

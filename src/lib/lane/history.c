@@ -122,6 +122,7 @@ history_free(struct history *h)
 		free(h->p[i].key);
 		free(h->p[i].timestamp);
 		free(h->p[i].commit);
+		free(h->p[i].named);
 	}
 	free(h->p);
 	free(h->keys);

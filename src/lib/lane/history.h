@@ -22,6 +22,11 @@ struct hist_point {
 	char *commit;
 	double v[METRIC_COUNT];
 	bool has[METRIC_COUNT];
+	/*
+	 * Values of named metrics the caller asked for (NaN: missing), a
+	 * malloc'd array the history frees, or NULL (history_add sets none).
+	 */
+	double *named;
 };
 
 struct history {

@@ -6,6 +6,8 @@
 #include "lane/runner_events.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/unit.h"
+#include "lane/named_metric.h"
 
 const char *const events_component_keys[COMP_COUNT] = {
 	"text_encoder_time_s", "dit_time_s", "vae_decode_time_s",
@@ -101,6 +103,89 @@ read_run(jsonl_reader *r, const jsonl_span *s, const cJSON *ev, struct run_event
 	return true;
 }
 
+/*
+ * A metric event: its value, in the canonical unit, appended to the
+ * samples of its metric in ev->named (a warm-up's is dropped). False after
+ * reporting an invalid one.
+ */
+static bool
+read_metric(jsonl_reader *r, const jsonl_span *s, const cJSON *e, struct events *ev)
+{
+	const cJSON *name = json_get(e, "name"), *v = json_get(e, "value");
+	const cJSON *unit = json_get(e, "unit"), *better = json_get(e, "better");
+	const cJSON *phase = json_get(e, "phase");
+	const char *why, *canon = "";
+	double factor = 1;
+	enum better b;
+	cJSON *m;
+
+	if (!cJSON_IsString(name) || !nm_name_valid(name->valuestring, &why)) {
+		jsonl_error(r, s, "metric event: name must be a metric name%s%s",
+		    cJSON_IsString(name) ? ": " : "", cJSON_IsString(name) ? why : "");
+		return false;
+	}
+	if (!cJSON_IsNumber(v) || cJSON_IsBool(v) || !isfinite(v->valuedouble)) {
+		jsonl_error(r, s, "metric event: value must be a finite number");
+		return false;
+	}
+	if (unit != NULL && !cJSON_IsString(unit)) {
+		jsonl_error(r, s, "metric event: unit must be a string");
+		return false;
+	}
+	if (better != NULL && (!cJSON_IsString(better) || !better_parse(better->valuestring, &b))) {
+		jsonl_error(r, s, "metric event: better must be \"lower\" or \"higher\"");
+		return false;
+	}
+	if (phase != NULL && !(cJSON_IsString(phase) &&
+	    (strcmp(phase->valuestring, "warmup") == 0 ||
+	    strcmp(phase->valuestring, "measure") == 0))) {
+		jsonl_error(r, s, "metric event: phase must be \"warmup\" or \"measure\"");
+		return false;
+	}
+	if (unit != NULL)
+		unit_canonical(unit->valuestring, &canon, &factor);
+	if ((m = json_get(ev->named, name->valuestring)) != NULL &&
+	    strcmp(json_str(m, "unit"), canon) != 0) {
+		jsonl_error(r, s, "metric event: %s was reported in %s before, now in %s",
+		    name->valuestring, *json_str(m, "unit") ? json_str(m, "unit") : "no unit",
+		    *canon ? canon : "no unit");
+		return false;
+	}
+	if (phase != NULL && strcmp(phase->valuestring, "warmup") == 0)
+		return true;
+	if (m == NULL) {
+		if (ev->named == NULL)
+			ev->named = json_new_object();
+		m = json_new_object();
+		json_set(m, "value", json_new_null());
+		json_set(m, "unit", json_new_string(canon));
+		if (better != NULL)
+			json_set(m, "better", json_new_string(better->valuestring));
+		json_set(m, "samples", json_new_array());
+		json_set(ev->named, name->valuestring, m);
+	}
+	json_append(json_get(m, "samples"), json_new_float(v->valuedouble * factor));
+	return true;
+}
+
+/* Each metric's value: the mean of its samples. */
+static void
+named_means(cJSON *named)
+{
+	cJSON *m, *x;
+
+	cJSON_ArrayForEach(m, named) {
+		double sum = 0;
+		int n = 0;
+
+		cJSON_ArrayForEach(x, json_get(m, "samples")) {
+			sum += x->valuedouble;
+			n++;
+		}
+		cJSON_ReplaceItemInObjectCaseSensitive(m, "value", json_new_float(sum / n));
+	}
+}
+
 int
 events_read(const char *path, const char *label, struct events *ev)
 {
@@ -132,12 +217,17 @@ events_read(const char *path, const char *label, struct events *ev)
 			cJSON_Delete(ev->runtime);
 			ev->runtime = e;
 			continue;
+		} else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "metric") == 0) {
+			if (!read_metric(r, &s, e, ev))
+				rejected++;
 		} else {
-			jsonl_error(r, &s, "unknown event (expected \"run\" or \"runtime\")");
+			jsonl_error(r, &s, "unknown event (expected \"run\", \"runtime\" or "
+			    "\"metric\")");
 			rejected++;
 		}
 		cJSON_Delete(e);
 	}
+	named_means(ev->named);
 	ev->bad = jsonl_errors(r);
 	/* The lines read as JSON, and those that could not be. */
 	ev->lines = records + (ev->bad - rejected);
@@ -152,5 +242,6 @@ events_free(struct events *ev)
 		cJSON_Delete(ev->runs[i].peak);
 	free(ev->runs);
 	cJSON_Delete(ev->runtime);
+	cJSON_Delete(ev->named);
 	memset(ev, 0, sizeof *ev);
 }

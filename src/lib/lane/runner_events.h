@@ -4,6 +4,8 @@
  *   {"event":"run","phase":"warmup"|"measure","generation_time_s":28.5,
  *    "peak_memory_mb":10840.0,"stages":{...}}
  *   {"event":"runtime","resolved_attention_backend":...,"python":...}
+ *   {"event":"metric","name":"tokens_per_s","value":812.5,"unit":"1/s",
+ *    "better":"higher","phase":"measure"}
  * and the reference's mapping of stage logs to component metrics.
  */
 #ifndef PERF_LANE_RUNNER_EVENTS_H
@@ -31,6 +33,13 @@ struct events {
 	struct run_event *runs;
 	size_t nruns;
 	cJSON *runtime;			/* the last runtime event, or NULL */
+	/*
+	 * The metric events of measured runs (issue 24), as a record's
+	 * "metrics" (lane/named_metric.h): {NAME: {"value": the mean,
+	 * "unit": canonical, "better"?, "samples": [one a run]}}, in the
+	 * order first reported; NULL when there were none.
+	 */
+	cJSON *named;
 	long lines;			/* event lines, valid or not */
 	long bad;			/* lines reported and ignored */
 };

@@ -8,6 +8,7 @@
 #include "core/err.h"
 #include "core/isotime.h"
 #include "core/json.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/provenance.h"
 #include "lane/seed.h"
@@ -62,22 +63,51 @@ check_identity(const cJSON *rec)
 }
 
 /*
+ * Whether a record measured named metrics (lane/named_metric.h): a valid
+ * "metrics" object with at least one value. An invalid one: *msg set.
+ */
+static bool
+has_named(const cJSON *rec, char **msg)
+{
+	struct named_metric *m;
+	char err[256];
+	size_t n;
+	bool any = false;
+
+	*msg = NULL;
+	if ((m = nm_parse(json_get(rec, "metrics"), &n, err, sizeof err)) == NULL) {
+		*msg = easprintf("baseline seed records require valid named metrics: %s", err);
+		return false;
+	}
+	for (size_t i = 0; i < n; i++)
+		any = any || m[i].has_value;
+	free(m);
+	return any;
+}
+
+/*
  * The measurements, in the canonical order: latency, throughput and memory
  * finite and positive; component times absent, null, or finite and >= 0.
+ * A record with named metrics needs none of the six (an imported
+ * benchmark has none), but those it has are checked alike.
  */
 static char *
 check_measurements(const cJSON *rec)
 {
 	const cJSON *v;
 	double d;
+	char *msg;
+	bool named = has_named(rec, &msg);
 
+	if (msg != NULL)
+		return msg;
 	for (int i = 0; i < METRIC_COUNT; i++) {
 		const char *k = metric_table[i].key;
 		bool required = i <= METRIC_MEMORY;
 
 		v = json_get(rec, k);
 		if (v == NULL || cJSON_IsNull(v)) {
-			if (required)
+			if (required && !named)
 				return easprintf("baseline seed records require a finite positive "
 				    "%s measurement", k);
 			continue;
