@@ -653,3 +653,16 @@ EOF
 	assert_equal "$stderr" "perf-gate-rolling: <stdin>:1: metrics.'t'.value must be a finite number or null
 perf-gate-rolling: <stdin>:2: regression_thresholds.metrics.'*'.gated must be true or false"
 }
+
+@test "named metrics: a --history stream is read as the store, and --rule judges named metrics too" {
+	local d
+	mkdir -p "$BATS_TEST_TMPDIR/empty"
+	for d in 10 11 12 13 14 15; do
+		nmrec B "2026-06-${d}T00:00:00+00:00" "{\"time\":{\"value\":1.0${d}e-05,\"unit\":\"s\"}}"
+	done >"$BATS_TEST_TMPDIR/h.jsonl"
+	run --separate-stderr $N --store "$BATS_TEST_TMPDIR/empty" --history "$BATS_TEST_TMPDIR/h.jsonl" \
+		--rule prediction <<<"$(nmrec B 2026-06-20T00:00:00+00:00 '{"time":{"value":1.3e-05,"unit":"s"}}')"
+	assert_failure 1
+	assert_equal "$(jq -c '.comparison.named_metrics.time | [.baseline, .rule, .regressed, .noise.n]' <<<"$output")" '[1.013e-05,"prediction",true,6]'
+	[[ $(jq -r .comparison_status_reason <<<"$output") == "B time regressed by 28.3% and 2.9 us (current=13.0 us, baseline_median=10.1 us, threshold=gated, rule=prediction, past the 99.0% prediction bound 10."*" us of the last 6 runs)" ]]
+}

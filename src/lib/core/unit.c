@@ -51,48 +51,49 @@ lookup(const struct scale *t, size_t nt, const char *s, size_t n)
 
 #define LOOKUP(t, s, n) lookup(t, sizeof t / sizeof *t, s, n)
 
+/* Whether s[0..n) is word. */
+static bool
+is(const char *s, size_t n, const char *word)
+{
+	return strlen(word) == n && memcmp(s, word, n) == 0;
+}
+
 bool
 unit_canonical(const char *unit, const char **canonical, double *factor)
 {
-	const char *slash = strchr(unit, '/');
-	size_t len = strlen(unit), head = slash ? (size_t)(slash - unit) : len;
+	const char *slash = strchr(unit, '/'), *per;
+	size_t head = slash != NULL ? (size_t)(slash - unit) : strlen(unit);
 	double f, t;
 
 	*canonical = unit;
 	*factor = 1;
-	if (slash == NULL) {
-		if ((f = LOOKUP(times, unit, len)) > 0)
-			*canonical = "s";
-		else if ((f = LOOKUP(sizes, unit, len)) > 0)
-			*canonical = "B";
-		else if (strcmp(unit, "Hz") == 0 && (f = 1))
-			*canonical = "1/s";
-		else
-			return false;
-		*factor = f;
-		return true;
-	}
-	if (strcmp(slash, "/op") == 0) {
+	/* A time or a size, alone or per operation (Go's ns/op and B/op). */
+	if (slash == NULL || strcmp(slash, "/op") == 0) {
 		if ((f = LOOKUP(times, unit, head)) > 0)
 			*canonical = "s";
 		else if ((f = LOOKUP(sizes, unit, head)) > 0)
 			*canonical = "B";
-		else
+		else if (slash == NULL && strcmp(unit, "Hz") == 0) {
+			*canonical = "1/s";
+			f = 1;
+		} else
 			return false;
 		*factor = f;
 		return true;
 	}
-	if ((t = LOOKUP(times, slash + 1, strlen(slash + 1))) == 0)
+	/* A rate: a size, items or operations per a time. */
+	per = slash + 1;
+	if ((t = LOOKUP(times, per, strlen(per))) == 0)
 		return false;
 	if ((f = LOOKUP(sizes, unit, head)) > 0)
 		*canonical = "B/s";
-	else if (head == 5 && memcmp(unit, "items", 5) == 0 && (f = 1))
+	else if (is(unit, head, "items")) {
 		*canonical = "items/s";
-	else if (((head == 3 && memcmp(unit, "ops", 3) == 0) ||
-	    (head == 2 && memcmp(unit, "op", 2) == 0) ||
-	    (head == 1 && unit[0] == '1')) && (f = 1))
+		f = 1;
+	} else if (is(unit, head, "ops") || is(unit, head, "op") || is(unit, head, "1")) {
 		*canonical = "1/s";
-	else
+		f = 1;
+	} else
 		return false;
 	*factor = f / t;
 	return true;
