@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,10 +16,10 @@
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/canon.h"
+#include "core/file_batch.h"
 #include "core/err.h"
 #include "core/isotime.h"
 #include "core/json.h"
-#include "core/text.h"
 #include "core/utf8.h"
 #include "lane/identity.h"
 #include "lane/store/index.h"
@@ -569,7 +570,8 @@ str_of(const cJSON *rec, const char *key, bool *none)
 }
 
 static void
-info_of(const char *text, size_t len, struct json_arena *arena, struct info *in)
+info_of(const char *text, size_t len, struct json_arena *arena, const struct json_keyset *ks,
+    struct info *in)
 {
 	const cJSON *rs, *be;
 	json_error e;
@@ -581,8 +583,12 @@ info_of(const char *text, size_t len, struct json_arena *arena, struct info *in)
 	if (utf8_error(text, len, msg, sizeof msg))
 		return;
 	json_arena_reset(arena);
-	rec = json_parse_arena(text, len, info_keys, sizeof info_keys / sizeof *info_keys,
-	    arena, &e);
+	rec = ks != NULL ? json_parse_fast(text, len, ks, arena) : NULL;
+	if (rec == NULL) {
+		json_arena_reset(arena);
+		rec = json_parse_arena(text, len, info_keys, sizeof info_keys / sizeof *info_keys,
+		    arena, &e);
+	}
 	if (rec == NULL || !cJSON_IsObject(rec))
 		return;
 	in->indexable = true;
@@ -656,11 +662,36 @@ struct update {
 	size_t nkept;
 	char **written;
 	size_t nwritten;
-	char **work;		/* directories still to read */
-	size_t nwork;
-	struct json_arena *arena;
-	buf text;
+	char **work;		/* directories to read, found as they are read */
+	size_t nwork, next, active;
+	struct dirres **res;	/* res[i]: what reading work[i] found */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
 	bool failed;
+};
+
+/* One record file a directory holds, as its reader found it. */
+struct found {
+	char *path;
+	unsigned long long ino;
+	const struct kept *kept;	/* unchanged since the old index: its entry */
+	bool always;			/* read whenever the index is */
+	struct info in;			/* else what reading it gave */
+};
+
+/* What reading one directory found. */
+struct dirres {
+	struct dir d;
+	struct found *f;
+	size_t nf;
+};
+
+/* One reader thread's own buffers. */
+struct reader {
+	struct json_arena *arena;
+	struct json_keyset *keys;
+	struct file_batch *batch;
+	buf text;
 };
 
 static int
@@ -724,98 +755,87 @@ settled_stat(const char *full, struct dirstat *ds)
 	return 0;
 }
 
-/* Indexes one record file of the directory dfd. */
+/* A file's text into in (what the index keeps of it). */
 static void
-index_file(struct update *u, int dfd, const char *name, const char *path,
-    unsigned long long ino, bool regular, size_t *nfiles)
+read_text(struct reader *r, const char *text, size_t len, struct info *in)
 {
-	struct kept key = { .path = (char *)path }, *k;
-	struct info in;
-	struct entry e;
-	struct cohort *c;
-	ssize_t n;
+	info_of(text, len, r->arena, r->keys, in);
+}
+
+/* Reads a file alone (one too long for the batch, or no batch). */
+static void
+read_alone(struct reader *r, int dfd, const char *name, struct found *f)
+{
+	ssize_t n = 0;
 	int fd;
 
-	(*nfiles)++;
-	if (!plain(path)) {
-		/* Cannot be listed: its directory is read whenever the index is. */
+	if ((fd = openat(dfd, name, O_RDONLY | O_CLOEXEC)) < 0) {
+		f->always = true;
 		return;
 	}
-	k = regular && u->nkept > 0 ? bsearch(&key, u->kept, u->nkept, sizeof *u->kept,
-	    cmp_kept) : NULL;
-	if (k != NULL && k->ino == ino && !was_written(u, path)) {
-		c = get_cohort(u, k->hash);
-		e.path = estrdup(path);
-		e.instant = k->instant;
-		e.ino = ino;
-		e.combo = combo_of(c, &k->cb);
-		goto add;
-	}
-	if (!regular || (fd = openat(dfd, name, O_RDONLY | O_CLOEXEC)) < 0)
-		goto always;
-	buf_reset(&u->text);
+	buf_reset(&r->text);
 	for (;;) {
-		buf_grow(&u->text, 65536);
-		n = read(fd, u->text.s + u->text.len, u->text.cap - u->text.len - 1);
+		buf_grow(&r->text, 65536);
+		n = read(fd, r->text.s + r->text.len, r->text.cap - r->text.len - 1);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			break;
-		u->text.len += (size_t)n;
+		r->text.len += (size_t)n;
 	}
 	close(fd);
-	if (n < 0)
-		goto always;
-	u->text.s[u->text.len] = '\0';
-	info_of(u->text.s, u->text.len, u->arena, &in);
-	if (!in.indexable) {
-		info_free(&in);
-		goto always;
+	if (n < 0) {
+		f->always = true;
+		return;
 	}
-	c = get_cohort(u, in.hash);
-	e.path = estrdup(path);
-	e.instant = in.instant;
-	e.ino = ino;
-	e.combo = combo_of(c, &in.cb);
-	info_free(&in);
-add:
-	c->e = erealloc(c->e, (c->ne + 1) * sizeof *c->e);
-	c->e[c->ne++] = e;
-	c->changed = true;
-	return;
-always:
-	u->always = erealloc(u->always, (u->na + 1) * sizeof *u->always);
-	u->always[u->na++] = estrdup(path);
+	r->text.s[r->text.len] = '\0';
+	read_text(r, r->text.s, r->text.len, &f->in);
+	f->always = !f->in.indexable;
 }
 
 static void
 add_work(struct update *u, const char *rel)
 {
+	pthread_mutex_lock(&u->lock);
 	u->work = erealloc(u->work, (u->nwork + 1) * sizeof *u->work);
+	u->res = erealloc(u->res, (u->nwork + 1) * sizeof *u->res);
+	u->res[u->nwork] = NULL;
 	u->work[u->nwork++] = estrdup(rel);
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
 }
 
+/* The BATCH_FILE_SIZE of read.c: record files longer are read alone. */
+#define BATCH_FILE_SIZE 16384
+
 /*
- * Reads the directory rel: its record files, and its subdirectories that
- * the old index does not know (known ones are checked on their own).
+ * Reads the directory rel: its record files (those unchanged since the
+ * old index are not read again), and its subdirectories that the old
+ * index does not know (known ones are checked on their own).
  */
-static void
-index_dir(struct update *u, const char *rel)
+static struct dirres *
+index_dir(struct update *u, struct reader *r, const char *rel)
 {
 	char *full = full_path(u->root, rel);
-	struct dirstat before, after;
-	struct dir d = { 0 };
+	struct dirres *dr = ecalloc(1, sizeof *dr);
+	struct dirstat after;
 	struct dirent *de;
 	struct stat st;
+	size_t *todo = NULL, ntodo = 0;
 	DIR *dp;
 
-	if (settled_stat(full, &before) != 0 || (dp = opendir(full)) == NULL) {
+	dr->d.rel = estrdup(rel);
+	if (settled_stat(full, &dr->d.st) != 0 || (dp = opendir(full)) == NULL) {
 		free(full);
-		return;		/* gone meanwhile: nothing to index */
+		dr->d.rel[0] = '\0';	/* gone meanwhile: nothing to index */
+		return dr;
 	}
 	while ((de = readdir(dp)) != NULL) {
 		bool isdir = de->d_type == DT_DIR, isreg = de->d_type == DT_REG;
+		struct kept key, *k;
+		struct found *f;
 		char *path;
+		size_t n;
 
 		if (de->d_name[0] == '.')
 			continue;
@@ -826,28 +846,174 @@ index_dir(struct update *u, const char *rel)
 		}
 		path = join(rel, de->d_name);
 		if (!plain(path))
-			d.uncovered = true;
-		if (isdir) {
-			if (plain(path) && (!u->have_old || find_dir(&u->old, path) == NULL))
-				add_work(u, path);
-		} else if (isreg) {
-			size_t n = strlen(de->d_name);
-
-			if (n >= 5 && strcmp(de->d_name + n - 5, ".json") == 0)
-				index_file(u, dirfd(dp), de->d_name, path,
-				    (unsigned long long)de->d_ino, de->d_type == DT_REG, &d.nfiles);
+			dr->d.uncovered = true;
+		n = strlen(de->d_name);
+		if (isdir && plain(path) && (!u->have_old || find_dir(&u->old, path) == NULL))
+			add_work(u, path);
+		if (!isreg || n < 5 || strcmp(de->d_name + n - 5, ".json") != 0) {
+			free(path);
+			continue;
 		}
-		free(path);
+		dr->d.nfiles++;
+		if (!plain(path)) {
+			/* Cannot be listed: its directory is read whenever the index is. */
+			free(path);
+			continue;
+		}
+		dr->f = erealloc(dr->f, (dr->nf + 1) * sizeof *dr->f);
+		f = &dr->f[dr->nf++];
+		memset(f, 0, sizeof *f);
+		f->path = path;
+		f->ino = (unsigned long long)de->d_ino;
+		key.path = path;
+		k = de->d_type == DT_REG && u->nkept > 0 ? bsearch(&key, u->kept, u->nkept,
+		    sizeof *u->kept, cmp_kept) : NULL;
+		if (k != NULL && k->ino == f->ino && !was_written(u, path))
+			f->kept = k;
+		else if (de->d_type != DT_REG)
+			f->always = true;	/* a link: its target may change unseen */
+		else {
+			todo = erealloc(todo, (ntodo + 1) * sizeof *todo);
+			todo[ntodo++] = dr->nf - 1;
+		}
 	}
+	/* The files to read, FILE_BATCH_MAX at a time. */
+	for (size_t i = 0; i < ntodo; i += FILE_BATCH_MAX) {
+		const char *names[FILE_BATCH_MAX];
+		char *text[FILE_BATCH_MAX];
+		long res[FILE_BATCH_MAX];
+		size_t m = ntodo - i < FILE_BATCH_MAX ? ntodo - i : FILE_BATCH_MAX;
+
+		for (size_t j = 0; j < m; j++) {
+			const char *slash = strrchr(dr->f[todo[i + j]].path, '/');
+
+			names[j] = slash != NULL ? slash + 1 : dr->f[todo[i + j]].path;
+		}
+		if (r->batch != NULL)
+			file_batch_read(r->batch, dirfd(dp), names, m, text, res);
+		for (size_t j = 0; j < m; j++) {
+			struct found *f = &dr->f[todo[i + j]];
+
+			if (r->batch == NULL || res[j] == FILE_BATCH_LONG)
+				read_alone(r, dirfd(dp), names[j], f);
+			else if (res[j] < 0)
+				f->always = true;
+			else {
+				read_text(r, text[j], (size_t)res[j], &f->in);
+				f->always = !f->in.indexable;
+			}
+		}
+	}
+	free(todo);
 	closedir(dp);
 	/* Changed while read (a foreign writer): read whole whenever the index is. */
-	if (lstat(full, &st) != 0 || (fill_stat(&st, &after), !same_stat(&before, &after)))
-		d.uncovered = true;
-	d.rel = estrdup(rel);
-	d.st = before;
-	u->d = erealloc(u->d, (u->nd + 1) * sizeof *u->d);
-	u->d[u->nd++] = d;
+	if (lstat(full, &st) != 0 || (fill_stat(&st, &after), !same_stat(&dr->d.st, &after)))
+		dr->d.uncovered = true;
 	free(full);
+	return dr;
+}
+
+/* A reader thread: the directories to read, one at a time, until none is left. */
+static void *
+index_worker(void *arg)
+{
+	struct update *u = arg;
+	struct reader r;
+	size_t i;
+
+	memset(&r, 0, sizeof r);
+	r.arena = json_arena_new();
+	r.keys = json_keyset_new(info_keys, sizeof info_keys / sizeof *info_keys);
+	r.batch = file_batch_new(BATCH_FILE_SIZE);
+	pthread_mutex_lock(&u->lock);
+	for (;;) {
+		while (u->next >= u->nwork && u->active > 0)
+			pthread_cond_wait(&u->cond, &u->lock);
+		if (u->next >= u->nwork)
+			break;
+		i = u->next++;
+		u->active++;
+		pthread_mutex_unlock(&u->lock);
+		{
+			char *rel = NULL;
+			struct dirres *dr;
+
+			pthread_mutex_lock(&u->lock);
+			rel = estrdup(u->work[i]);
+			pthread_mutex_unlock(&u->lock);
+			dr = index_dir(u, &r, rel);
+			free(rel);
+			pthread_mutex_lock(&u->lock);
+			u->res[i] = dr;
+		}
+		u->active--;
+		pthread_cond_broadcast(&u->cond);
+	}
+	pthread_cond_broadcast(&u->cond);
+	pthread_mutex_unlock(&u->lock);
+	json_arena_free(r.arena);
+	json_keyset_free(r.keys);
+	file_batch_free(r.batch);
+	buf_free(&r.text);
+	return NULL;
+}
+
+/* Reads the directories of u->work on a few threads (they find more). */
+static void
+read_dirs(struct update *u)
+{
+	pthread_t tid[4];
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n = cpus < 1 ? 1 : cpus > 4 ? 4 : (int)cpus, started = 0;
+
+	for (; n > 1 && started < n; started++)
+		if (pthread_create(&tid[started], NULL, index_worker, u) != 0)
+			break;
+	if (started == 0)
+		index_worker(u);
+	while (started > 0)
+		pthread_join(tid[--started], NULL);
+}
+
+/* Puts what the readers found into the cohorts, the directories and the always-read files. */
+static void
+merge(struct update *u)
+{
+	for (size_t i = 0; i < u->nwork; i++) {
+		struct dirres *dr = u->res[i];
+
+		if (dr == NULL)
+			continue;
+		for (size_t j = 0; j < dr->nf; j++) {
+			struct found *f = &dr->f[j];
+			struct cohort *c;
+			struct entry e;
+
+			if (f->always) {
+				u->always = erealloc(u->always, (u->na + 1) * sizeof *u->always);
+				u->always[u->na++] = f->path;
+				info_free(&f->in);
+				continue;
+			}
+			c = get_cohort(u, f->kept != NULL ? f->kept->hash : f->in.hash);
+			e.path = f->path;
+			e.ino = f->ino;
+			e.instant = f->kept != NULL ? f->kept->instant : f->in.instant;
+			e.combo = combo_of(c, f->kept != NULL ? &f->kept->cb : &f->in.cb);
+			c->e = erealloc(c->e, (c->ne + 1) * sizeof *c->e);
+			c->e[c->ne++] = e;
+			c->changed = true;
+			info_free(&f->in);
+		}
+		free(dr->f);
+		if (dr->d.rel[0] != '\0') {
+			u->d = erealloc(u->d, (u->nd + 1) * sizeof *u->d);
+			u->d[u->nd++] = dr->d;
+		} else
+			free(dr->d.rel);
+		free(dr);
+		u->res[i] = NULL;
+	}
 }
 
 static bool
@@ -1052,8 +1218,19 @@ update_free(struct update *u)
 		free(u->work[i]);
 	free(u->work);
 	manifest_free(&u->old);
-	json_arena_free(u->arena);
-	buf_free(&u->text);
+	for (size_t i = 0; i < u->nwork; i++)
+		if (u->res[i] != NULL) {
+			for (size_t j = 0; j < u->res[i]->nf; j++) {
+				free(u->res[i]->f[j].path);
+				info_free(&u->res[i]->f[j].in);
+			}
+			free(u->res[i]->f);
+			free(u->res[i]->d.rel);
+			free(u->res[i]);
+		}
+	free(u->res);
+	pthread_mutex_destroy(&u->lock);
+	pthread_cond_destroy(&u->cond);
 }
 
 /* Makes the index's directories; -1 after reporting. */
@@ -1082,7 +1259,8 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool *
 	u.root = root;
 	u.written = (char **)written;
 	u.nwritten = nw;
-	u.arena = json_arena_new();
+	pthread_mutex_init(&u.lock, NULL);
+	pthread_cond_init(&u.cond, NULL);
 	/* The index's own directory is made first: the store's times then hold. */
 	if (make_dirs(root) != 0) {
 		update_free(&u);
@@ -1128,8 +1306,10 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool *
 		take_old(&u, dirty, ndirty);
 	} else
 		add_work(&u, ".");
-	for (size_t i = 0; i < u.nwork && !u.failed; i++)
-		index_dir(&u, u.work[i]);
+	if (!u.failed) {
+		read_dirs(&u);
+		merge(&u);
+	}
 	if (u.failed) {
 		/* An old cohort file that is not what the MANIFEST says: start over. */
 		*retry = !full;
