@@ -531,14 +531,15 @@ out:
 	return rc;
 }
 
+/* Newest first: by (instant, path), descending. */
 static int
 cmp_entry(const void *a, const void *b)
 {
 	const struct entry *x = a, *y = b;
 
 	if (x->instant != y->instant)
-		return x->instant < y->instant ? -1 : 1;
-	return strcmp(x->path, y->path);
+		return x->instant > y->instant ? -1 : 1;
+	return strcmp(y->path, x->path);
 }
 
 /* ---- the writer ---- */
@@ -732,23 +733,45 @@ was_written(const struct update *u, const char *path)
 	return false;
 }
 
-/* Waits until a change made from now on gives the directory other times. */
+/* Nanoseconds since the epoch. */
+static long long
+ns_of(const struct timespec *t)
+{
+	return (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+}
+
+/*
+ * Whether a change made from now on gives a time other than t: the file
+ * system's clock (the coarse one) has moved past it. A time far ahead
+ * (set by hand, restored by tar) is never given to a change either. A
+ * time in whole seconds is taken for one of a file system that keeps
+ * no finer ones (2 s on some): it is past once two seconds are.
+ */
+static bool
+settled(const struct timespec *t, const struct timespec *now)
+{
+	long long tick = t->tv_nsec == 0 ? 2000000000LL : 0;
+
+	return ns_of(now) > ns_of(t) + tick || ns_of(t) > ns_of(now) + 100000000LL;
+}
+
+/*
+ * Stats a directory once the file system's clock has moved past its
+ * times, so that a write after the stat always changes them (files
+ * written within one clock tick share their times: git's "racy" case).
+ */
 static int
 settled_stat(const char *full, struct dirstat *ds)
 {
 	struct timespec now, pause = { 0, 1000000 };
 	struct stat st;
 
-	for (int tries = 0; tries < 1000; tries++) {
+	for (int tries = 0; tries < 2500; tries++) {
 		if (lstat(full, &st) != 0)
 			return -1;
 		clock_gettime(CLOCK_REALTIME_COARSE, &now);
-		if ((now.tv_sec > st.st_mtim.tv_sec || (now.tv_sec == st.st_mtim.tv_sec &&
-		    now.tv_nsec > st.st_mtim.tv_nsec)) && (now.tv_sec > st.st_ctim.tv_sec ||
-		    (now.tv_sec == st.st_ctim.tv_sec && now.tv_nsec > st.st_ctim.tv_nsec))) {
-			fill_stat(&st, ds);
-			return 0;
-		}
+		if (settled(&st.st_mtim, &now) && settled(&st.st_ctim, &now))
+			break;
 		nanosleep(&pause, NULL);
 	}
 	fill_stat(&st, ds);
@@ -1412,34 +1435,179 @@ plan_add(struct store_index_plan *p, const char *path)
 	p->files[p->nfiles++] = estrdup(path);
 }
 
-/* Adds to p what query q needs of cohort c: every match, or its hinted subset. */
-static void
-select_entries(struct store_index_plan *p, const struct cohort *c, const struct manifest *m,
-    const struct store_query *q, bool hints)
+/* What one query asks of the cohort file being read. */
+struct ask {
+	const struct store_query *q;
+	bool limited;		/* newest or distinct: the file may be left unread */
+	bool *want;		/* want[combination]: it matches the query */
+	bool *seen;		/* seen[combination]: one of its entries is taken */
+	size_t taken, unseen;	/* entries taken; matching combinations not seen yet */
+	bool done;
+};
+
+/*
+ * Reads the cohort file hash (of generation gen, count entries) for the
+ * queries q[0..n), newest entry first, adding to p the files they need;
+ * the rest of the file is left unread once each query has what it asks.
+ * Returns -1 when the file is not what the MANIFEST says.
+ */
+static int
+cohort_read(const char *root, const char *hash, long gen, size_t count,
+    const struct store_query *const *q, size_t n, const struct manifest *m,
+    struct store_index_plan *p, bool hints)
 {
-	bool *want = ecalloc(c->nc + 1, sizeof *want), *seen = ecalloc(c->nc + 1, sizeof *seen);
-	size_t taken = 0;
-	bool limited = hints && (q->newest > 0 || q->distinct);
+	char *path = easprintf("%s/" COHORTS "/%s", root, hash);
+	struct combo *cb = NULL;
+	struct ask *ask = ecalloc(n, sizeof *ask);
+	unsigned char in[16384];
+	size_t ncb = 0, nent = 0, start = 0, ndone = 0;
+	buf text = BUF_INIT;
+	bool header = false, asked = false, ended = false;
+	z_stream z;
+	int fd, zr = Z_OK, rc = -1;
+	ssize_t got;
 
-	for (size_t i = 0; i < c->nc; i++)
-		want[i] = combo_matches(&c->c[i], q);
-	/* Entries are in (instant, path) order: the newest last. */
-	for (size_t j = c->ne; j-- > 0;) {
-		const struct entry *e = &c->e[j];
-		bool take;
-
-		if (!want[e->combo] || !clean_dir(m, e->path))
-			continue;
-		take = !limited || (q->newest > 0 && taken < (size_t)q->newest) ||
-		    (q->distinct && !seen[e->combo]);
-		if (!take)
-			continue;
-		seen[e->combo] = true;
-		taken++;
-		plan_add(p, e->path);
+	memset(&z, 0, sizeof z);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0 || inflateInit2(&z, 31) != Z_OK)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		ask[i].q = q[i];
+		ask[i].limited = hints && (q[i]->newest > 0 || q[i]->distinct);
 	}
-	free(want);
-	free(seen);
+	while (!ended && ndone < n) {
+		char *line, *nl;
+
+		/* More text: inflate what the file holds next. */
+		if (zr == Z_STREAM_END)
+			break;
+		if (z.avail_in == 0) {
+			if ((got = read(fd, in, sizeof in)) <= 0)
+				break;
+			z.next_in = in;
+			z.avail_in = (uInt)got;
+		}
+		buf_grow(&text, 65536);
+		z.next_out = (Bytef *)text.s + text.len;
+		z.avail_out = (uInt)(text.cap - text.len - 1);
+		zr = inflate(&z, Z_NO_FLUSH);
+		if (zr != Z_OK && zr != Z_STREAM_END && zr != Z_BUF_ERROR)
+			break;
+		text.len = (size_t)((char *)z.next_out - text.s);
+		text.s[text.len] = '\0';
+		/* Each whole line. */
+		while (!ended && ndone < n && (nl = memchr(text.s + start, '\n',
+		    text.len - start)) != NULL) {
+			line = text.s + start;
+			*nl = '\0';
+			start = (size_t)(nl - text.s) + 1;
+			if (!header) {
+				long long v, w;
+
+				if (sscanf(line, "perfkite-index-cohort %lld %lld", &v, &w) != 2 ||
+				    v != FORMAT || w != gen)
+					goto out;
+				header = true;
+			} else if (line[0] == 'c' && line[1] == '\t' && !asked) {
+				char *f[IDENTITY_KEYS + 2];
+				long long v;
+
+				if (split(line, f, IDENTITY_KEYS + 2) != IDENTITY_KEYS + 2 ||
+				    !parse_ll(f[1], &v))
+					goto out;
+				cb = erealloc(cb, (ncb + 1) * sizeof *cb);
+				cb[ncb].flags = (unsigned)v;
+				for (int k = 0; k < IDENTITY_KEYS; k++)
+					cb[ncb].v[k] = f[k + 2];	/* in text: kept below */
+				for (int k = 0; k < IDENTITY_KEYS; k++)
+					cb[ncb].v[k] = estrdup(cb[ncb].v[k]);
+				ncb++;
+			} else if (line[0] == 'e' && line[1] == '\t') {
+				char *end, *ep;
+				size_t c;
+
+				if (!asked) {
+					/* The combinations are known: what each query wants. */
+					for (size_t i = 0; i < n; i++) {
+						ask[i].want = ecalloc(ncb + 1, sizeof *ask[i].want);
+						ask[i].seen = ecalloc(ncb + 1, sizeof *ask[i].seen);
+						for (size_t k = 0; k < ncb; k++)
+							if ((ask[i].want[k] = combo_matches(&cb[k], q[i])))
+								ask[i].unseen++;
+					}
+					asked = true;
+				}
+				if (++nent > count)
+					goto out;
+				c = strtoul(line + 2, &end, 10);
+				if (*end != '\t' || c >= ncb)
+					goto out;
+				/* The path is the last field, after instant and inode. */
+				ep = strchr(end + 1, '\t');
+				ep = ep != NULL ? strchr(ep + 1, '\t') : NULL;
+				if (ep == NULL || ep[1] == '\0')
+					goto out;
+				ep++;
+				for (size_t i = 0; i < n; i++) {
+					struct ask *a = &ask[i];
+					bool take;
+
+					if (a->done || !a->want[c] || !clean_dir(m, ep))
+						continue;
+					take = !a->limited || (a->q->newest > 0 &&
+					    a->taken < (size_t)a->q->newest) ||
+					    (a->q->distinct && !a->seen[c]);
+					if (!take)
+						continue;
+					if (!a->seen[c]) {
+						a->seen[c] = true;
+						a->unseen--;
+					}
+					a->taken++;
+					plan_add(p, ep);
+					if (a->limited && (a->q->newest == 0 ||
+					    a->taken >= (size_t)a->q->newest) &&
+					    (!a->q->distinct || a->unseen == 0)) {
+						a->done = true;
+						ndone++;
+					}
+				}
+			} else if (strncmp(line, "end\t", 4) == 0) {
+				char *f[3];
+				long long v, w;
+
+				if (split(line, f, 3) != 3 || !parse_ll(f[1], &v) || !parse_ll(f[2], &w) ||
+				    (size_t)v != ncb || (size_t)w != nent || nent != count)
+					goto out;
+				ended = true;
+			} else
+				goto out;
+		}
+		/* Keep the part line for the next text. */
+		if (start > 0) {
+			memmove(text.s, text.s + start, text.len - start);
+			text.len -= start;
+			text.s[text.len] = '\0';
+			start = 0;
+		}
+	}
+	/* Either every query has what it asks, or the whole file was read. */
+	rc = header && (ndone == n || (ended && zr == Z_STREAM_END)) ? 0 : -1;
+out:
+	if (fd >= 0)
+		close(fd);
+	inflateEnd(&z);
+	for (size_t k = 0; k < ncb; k++)
+		for (int j = 0; j < IDENTITY_KEYS; j++)
+			free(cb[k].v[j]);
+	free(cb);
+	for (size_t i = 0; i < n; i++) {
+		free(ask[i].want);
+		free(ask[i].seen);
+	}
+	free(ask);
+	buf_free(&text);
+	free(path);
+	return rc;
 }
 
 struct store_index_plan *
@@ -1466,26 +1634,28 @@ store_index_plan(const char *root, const struct store_query *q, int nq, bool hin
 	check_dirs(root, &m);
 	p = ecalloc(1, sizeof *p);
 	for (i = 0; i < nq; i++) {
+		const struct store_query **mine;
 		struct mcohort *mk;
-		struct cohort c;
-		int j;
+		size_t n = 0;
+		int j, bad;
 
+		/* A cohort shared by queries is read once, for all of them. */
 		for (j = 0; j < i && strcmp(hash[j], hash[i]) != 0; j++)
 			;
-		if ((mk = find_mcohort(&m, hash[i])) == NULL)
-			continue;	/* no record of the cohort where the index holds */
-		if (cohort_load(root, hash[i], mk->gen, mk->count, &c) != 0) {
+		if (j < i || (mk = find_mcohort(&m, hash[i])) == NULL)
+			continue;	/* read, or no record of it where the index holds */
+		mine = emalloc((size_t)nq * sizeof *mine);
+		for (int k = i; k < nq; k++)
+			if (strcmp(hash[k], hash[i]) == 0)
+				mine[n++] = &q[k];
+		bad = cohort_read(root, hash[i], mk->gen, mk->count, mine, n, &m, p, hints);
+		free(mine);
+		if (bad != 0) {
 			store_index_plan_free(p);
 			manifest_free(&m);
 			free(hash);
 			return NULL;
 		}
-		/* Each query of the cohort; a cohort shared by queries is read once. */
-		if (j == i)
-			for (int k = i; k < nq; k++)
-				if (strcmp(hash[k], hash[i]) == 0)
-					select_entries(p, &c, &m, &q[k], hints);
-		cohort_free(&c);
 	}
 	for (size_t a = 0; a < m.na; a++)
 		if (clean_dir(&m, m.always[a]))
