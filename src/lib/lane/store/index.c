@@ -855,6 +855,7 @@ index_dir(struct update *u, struct reader *r, const char *rel)
 	}
 	while ((de = readdir(dp)) != NULL) {
 		bool isdir = de->d_type == DT_DIR, isreg = de->d_type == DT_REG;
+		bool plainfile = isreg;		/* a regular file, not a link to one */
 		struct kept key, *k;
 		struct found *f;
 		char *path;
@@ -866,6 +867,10 @@ index_dir(struct update *u, struct reader *r, const char *rel)
 		    fstatat(dirfd(dp), de->d_name, &st, 0) == 0) {
 			isreg = S_ISREG(st.st_mode);
 			isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
+			/* A file system that gives no types: is it a link? */
+			plainfile = isreg && de->d_type == DT_UNKNOWN &&
+			    fstatat(dirfd(dp), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    S_ISREG(st.st_mode);
 		}
 		path = join(rel, de->d_name);
 		if (!plain(path))
@@ -889,11 +894,11 @@ index_dir(struct update *u, struct reader *r, const char *rel)
 		f->path = path;
 		f->ino = (unsigned long long)de->d_ino;
 		key.path = path;
-		k = de->d_type == DT_REG && u->nkept > 0 ? bsearch(&key, u->kept, u->nkept,
+		k = plainfile && u->nkept > 0 ? bsearch(&key, u->kept, u->nkept,
 		    sizeof *u->kept, cmp_kept) : NULL;
 		if (k != NULL && k->ino == f->ino && !was_written(u, path))
 			f->kept = k;
-		else if (de->d_type != DT_REG)
+		else if (!plainfile)
 			f->always = true;	/* a link: its target may change unseen */
 		else {
 			todo = erealloc(todo, (ntodo + 1) * sizeof *todo);
