@@ -15,8 +15,9 @@ setup() {
 	unset PERF_STORE_INDEX PERF_STORE_THREADS PERF_STORE_CACHE
 }
 
-# answers STORE BATCH: the gate's records, console and status, then the
-# seed check's verdict for the batch's first record.
+# answers STORE BATCH: the gate's records, console and status, the seed
+# check's verdict and the reseed's baseline shift for the batch's first
+# record, and perf-changes --batch.
 answers() {
 	local rc=0
 	perf-gate-rolling -s "$1" "$2" >gate.out 2>gate.err || rc=$?
@@ -28,6 +29,12 @@ answers() {
 		--now 2026-08-02T00:00:00Z --source-result first.jsonl >seed.out 2>seed.err || rc=$?
 	echo "seed status $rc"
 	grep -v 'staging-' seed.err || true
+	rc=0
+	py "$GEN" seed-source "$2" REGRESSION >second.jsonl
+	perf-seed reseed -s "$1" --staging-root "staging-$RANDOM" --intent-rationale r \
+		--now 2026-08-02T00:00:00Z --source-result second.jsonl >reseed.out 2>reseed.err || rc=$?
+	echo "reseed status $rc"
+	grep -hv 'staging-' reseed.out reseed.err || true
 	rc=0
 	perf-changes -s "$1" --batch "$2" >changes.out 2>&1 || rc=$?
 	echo "changes status $rc"
@@ -110,7 +117,7 @@ same_answers() {
 	[ "$after" -lt $((without / 4)) ]
 }
 
-@test "random stores: the gate, the seed check and change points equal a full scan" {
+@test "random stores: the gate, the seed checks and change points equal a full scan" {
 	for seed in 11 12; do
 		rm -rf store
 		py "$GEN" make store 4000 "$seed" batch.jsonl

@@ -3,7 +3,7 @@
   index_store.py make DIR N SEED BATCH   a store of N records in DIR, and a
                                          batch of current records in BATCH
   index_store.py mutate DIR KIND SEED    one foreign change of the store
-  index_store.py seed-source BATCH       its first record as a seed's source
+  index_store.py seed-source BATCH [STATUS]  its first record as a seed's source
 
 Records are the fixture store's record with random identities (few
 workloads, variants, versions, recipes and profiles, so that cohorts share
@@ -104,10 +104,11 @@ def make(d, n, seed, batch):
         f.write(json.dumps(rec) + "\n")
 
 
-def seed_source(batch):
-    """The batch's first record as a seed's CALIBRATION_NEEDED source."""
+def seed_source(batch, status):
+    """The batch's first record as a seed's (CALIBRATION_NEEDED) or a
+    reseed's (REGRESSION) source."""
     rec = json.loads(open(batch).readline())
-    rec.update(comparison_status="CALIBRATION_NEEDED", baseline_eligible=False,
+    rec.update(comparison_status=status, baseline_eligible=False,
                success=True, run_source="scheduled_main")
     print(json.dumps(rec))
 
@@ -183,7 +184,7 @@ def mutate(d, kind, seed):
 
 if __name__ == "__main__":
     if sys.argv[1] == "seed-source":
-        seed_source(sys.argv[2])
+        seed_source(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "CALIBRATION_NEEDED")
     elif sys.argv[1] == "make":
         make(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5])
     else:
