@@ -16,6 +16,7 @@
 #   make bench-changes   the perf-changes part of them alone
 #   make bench-named     the rolling gate with 50 named metrics a record against
 #                        the six alone (issue 24)
+#   make bench-index     the store index part of them alone
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
 #                        command); demo, test, lint and fuzz each install only
@@ -191,6 +192,8 @@ bench-changes: all
 
 bench-named: all
 	@bash bench/named-metrics.sh
+bench-index: all
+	@bash bench/index.sh
 
 demo:
 	@sh tests/deps.sh build
@@ -202,4 +205,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install check-layout lint bench bench-changes bench-named demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index demo fuzz fuzz-build clean FORCE
