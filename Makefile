@@ -192,6 +192,7 @@ bench-changes: all
 
 bench-named: all
 	@bash bench/named-metrics.sh
+
 bench-index: all
 	@bash bench/index.sh
 
