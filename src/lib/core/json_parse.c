@@ -16,7 +16,7 @@
 #include "core/json.h"
 #include "core/json_private.h"
 #include "core/num.h"
-#include "core/text.h"
+#include "core/strmap.h"
 #include "core/utf8.h"
 
 /* Objects with more members than this get a hash table for duplicate keys. */
@@ -290,53 +290,13 @@ parse_number(struct parser *ps)
 	return number_node(ps, s, n, isint, d);
 }
 
-struct keytab {
-	cJSON **slot;
-	size_t cap, n;
-};
-
-static void keytab_put(struct keytab *t, cJSON *item);
-
+/* Indexes a member by its name (its first place: names are not repeated). */
 static void
-keytab_grow(struct keytab *t)
+keytab_put(struct strmap *t, cJSON *item)
 {
-	struct keytab old = *t;
-	size_t i;
+	bool added;
 
-	t->cap = t->cap ? t->cap * 2 : 64;
-	t->slot = ecalloc(t->cap, sizeof *t->slot);
-	t->n = 0;
-	for (i = 0; i < old.cap; i++)
-		if (old.slot[i] != NULL)
-			keytab_put(t, old.slot[i]);
-	free(old.slot);
-}
-
-static void
-keytab_put(struct keytab *t, cJSON *item)
-{
-	size_t i;
-
-	if ((t->n + 1) * 2 > t->cap)
-		keytab_grow(t);
-	i = (size_t)(text_hash(item->string) & (t->cap - 1));
-	while (t->slot[i] != NULL)
-		i = (i + 1) & (t->cap - 1);
-	t->slot[i] = item;
-	t->n++;
-}
-
-static cJSON *
-keytab_find(const struct keytab *t, const char *key)
-{
-	size_t i = (size_t)(text_hash(key) & (t->cap - 1));
-
-	while (t->slot[i] != NULL) {
-		if (strcmp(t->slot[i]->string, key) == 0)
-			return t->slot[i];
-		i = (i + 1) & (t->cap - 1);
-	}
-	return NULL;
+	strmap_put(t, item->string, &added)->ptr = item;
 }
 
 static bool skip_value(struct parser *ps);
@@ -467,7 +427,8 @@ static cJSON *
 parse_object(struct parser *ps)
 {
 	cJSON *obj, *val, *old, *it;
-	struct keytab tab = { NULL, 0, 0 };
+	struct strmap tab = STRMAP_INIT;
+	struct strmap_entry *e;
 	size_t count = 0, klen;
 	const char *kspan;
 	char *key, t[16];
@@ -519,7 +480,7 @@ parse_object(struct parser *ps)
 		/* Python keeps the first position and the last value. */
 		old = NULL;
 		if (tab.cap > 0)
-			old = keytab_find(&tab, key);
+			old = (e = strmap_find(&tab, key)) != NULL ? e->ptr : NULL;
 		else
 			for (it = obj->child; it != NULL && old == NULL; it = it->next)
 				if (it->string[0] == key[0] && strcmp(it->string, key) == 0)
@@ -562,11 +523,11 @@ next:
 		fail(ps, "expected ',' or '}' in object, found %s", here(ps, t));
 		goto bad;
 	}
-	free(tab.slot);
+	strmap_free(&tab);
 	ps->depth--;
 	return obj;
 bad:
-	free(tab.slot);
+	strmap_free(&tab);
 	if (ps->arena == NULL)
 		cJSON_Delete(obj);
 	return NULL;
