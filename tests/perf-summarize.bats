@@ -563,3 +563,16 @@ $(cat "$FIXTURES/perf-changes/md.out.md")"
 	assert_equal "$line" "${red[0]}"
 	grep -q "^commit $(grep -m 1 '"timestamp":"2026-02-01T12:00:00+00:00"' "$G" | jq -r .commit_sha | cut -c1-7)\$" page.html
 }
+
+@test "the dashboard counts the batch's own record once: not again from the store, nor twice in the batch" {
+	local rec='{"model_id":"m","gpu_type":"g","timestamp":"2026-06-30T01:00:00Z","commit_sha":"abc","latency":1.0}'
+	mkdir -p store/m store/n
+	# The batch's record as the store holds it after the upload, and one other.
+	printf '%s\n' "$rec" >store/m/2026-06-30T01_00_00Z_abc.json
+	printf '%s\n' "${rec/\"m\"/\"n\"}" >store/n/2026-06-30T01_00_00Z_abc.json
+	printf '%s\n%s\n' "$rec" "$rec" >batch.jsonl
+	run --separate-stderr $N --html d.html --store store --now $NOW batch.jsonl
+	assert_success
+	[[ $stderr == *"Loaded 2 records across 2 model(s), 1 GPU type(s), "* ]]
+	grep -q '<p class="meta">2 records in 2 cohorts, ' d.html
+}

@@ -14,9 +14,9 @@
 #include "core/num.h"
 #include "lane/policy.h"
 #include "core/stats.h"
+#include "core/strmap.h"
 #include "lane/store/read.h"
 #include "core/svg_axis.h"
-#include "core/text.h"
 #include "core/xml.h"
 
 /* What a chart needs of one record. Strings are interned. */
@@ -65,9 +65,11 @@ struct dash {
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has the key */
 	struct strset pool;		/* interned strings, each its own copy */
-	/* store path -> record, to prefer the batch's copy */
-	size_t *keyed;
-	size_t keyed_cap, nkeyed;
+	/*
+	 * The batch's store paths: a record of the store with one of them is
+	 * the batch's own record, already uploaded, and is not added twice.
+	 */
+	struct strmap batch_paths;
 	struct group *groups;
 	size_t ngroups;
 	struct skip *skips;
@@ -133,46 +135,6 @@ dash_count(const struct dash *d)
 	return n;
 }
 
-/*
- * The batch's store paths: a record of the store with one of them is the
- * batch's own record, already uploaded, and is not added twice. With add,
- * records the batch record idx; returns whether the path was there.
- */
-static bool
-batch_key(struct dash *d, const char *key, bool add, size_t idx)
-{
-	size_t i;
-
-	if (d->keyed_cap == 0 && !add)
-		return false;
-	if (add && (d->nkeyed + 1) * 2 >= d->keyed_cap) {
-		size_t *old = d->keyed, oc = d->keyed_cap;
-
-		d->keyed_cap = oc ? oc * 2 : 64;
-		d->keyed = emalloc(d->keyed_cap * sizeof *d->keyed);
-		memset(d->keyed, 0xff, d->keyed_cap * sizeof *d->keyed);
-		for (i = 0; i < oc; i++)
-			if (old[i] != (size_t)-1) {
-				size_t j = text_hash(d->r[old[i]].key) & (d->keyed_cap - 1);
-				while (d->keyed[j] != (size_t)-1)
-					j = (j + 1) & (d->keyed_cap - 1);
-				d->keyed[j] = old[i];
-			}
-		free(old);
-	}
-	i = text_hash(key) & (d->keyed_cap - 1);
-	while (d->keyed[i] != (size_t)-1) {
-		if (strcmp(d->r[d->keyed[i]].key, key) == 0)
-			return true;
-		i = (i + 1) & (d->keyed_cap - 1);
-	}
-	if (add) {
-		d->keyed[i] = idx;
-		d->nkeyed++;
-	}
-	return false;
-}
-
 /* dash_keys' positions. */
 enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_RUN_SOURCE, F_STATUS, F_BSTATUS, F_REASON,
 	F_SUCCESS, F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
@@ -228,10 +190,11 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	const cJSON *f[F_COUNT];
 	struct drec *r;
 	char bad[64];
+	bool added;
 
 	if (instant != ISOTIME_MIN && instant < d->since)
 		return;
-	if (!current && key != NULL && batch_key(d, key, false, 0))
+	if (!current && key != NULL && strmap_find(&d->batch_paths, key) != NULL)
 		return;		/* the batch's record, read back from the store */
 	history_fields(rec, dash_keys, F_COUNT, f);
 	if (d->n == d->cap) {
@@ -264,7 +227,8 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 		policy_merge(NULL, r->pol, bad, sizeof bad);
 	if (current && key != NULL) {
 		r->key = intern(d, key);
-		if (batch_key(d, r->key, true, d->n))
+		strmap_put(&d->batch_paths, r->key, &added);
+		if (!added)
 			return;		/* twice in the batch */
 	}
 	d->n++;
@@ -1409,7 +1373,7 @@ dash_free(struct dash *d)
 	strset_free(&d->pool);
 	free(d->groups);
 	free(d->skips);
-	free(d->keyed);
+	strmap_free(&d->batch_paths);
 	free(d->r);
 	free(d->changes);
 	free(d);
