@@ -1299,7 +1299,7 @@ void
 dash_report(struct dash *d, FILE *fp)
 {
 	buf title = BUF_INIT, detail = BUF_INIT;
-	size_t models = 0, gpus = 0, i, j;
+	size_t models = 0, gpus = 0, i;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	buf range = BUF_INIT;
 
@@ -1308,33 +1308,23 @@ dash_report(struct dash *d, FILE *fp)
 		fprintf(fp, "No data found\n");
 		return;
 	}
-	/* Distinct models and GPUs (interned: pointers compare). */
+	/* Distinct models and GPUs. */
 	{
-		size_t cap = 64;
-		const char **seen[2];
+		struct strmap seen[2] = { STRMAP_INIT, STRMAP_INIT };
+		bool added;
 
-		while (cap < d->n * 2)
-			cap *= 2;
-		seen[0] = ecalloc(cap, sizeof **seen);
-		seen[1] = ecalloc(cap, sizeof **seen);
 		for (i = 0; i < d->n; i++) {
-			const char *two[2] = { d->r[i].model, d->r[i].gpu };
-			for (int k = 0; k < 2; k++) {
-				j = (size_t)(((uintptr_t)two[k] * 0x9E3779B97F4A7C15ULL) >> 7) & (cap - 1);
-				while (seen[k][j] != NULL && seen[k][j] != two[k])
-					j = (j + 1) & (cap - 1);
-				if (seen[k][j] == NULL) {
-					seen[k][j] = two[k];
-					*(k == 0 ? &models : &gpus) += 1;
-				}
-			}
+			strmap_put(&seen[0], d->r[i].model, &added);
+			models += added;
+			strmap_put(&seen[1], d->r[i].gpu, &added);
+			gpus += added;
 			if (d->r[i].instant != ISOTIME_MIN) {
 				lo = d->r[i].instant < lo ? d->r[i].instant : lo;
 				hi = d->r[i].instant > hi ? d->r[i].instant : hi;
 			}
 		}
-		free(seen[0]);
-		free(seen[1]);
+		strmap_free(&seen[0]);
+		strmap_free(&seen[1]);
 	}
 	if (lo != INT64_MAX) {
 		fmt_time(&range, lo, "%Y-%m-%d %H:%M:%S");
