@@ -64,7 +64,7 @@ struct dash {
 	struct drec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has the key */
-	struct strset pool;		/* interned strings, each its own copy */
+	struct strmap pool;		/* interned strings, each its own copy */
 	/*
 	 * The batch's store paths: a record of the store with one of them is
 	 * the batch's own record, already uploaded, and is not added twice.
@@ -94,13 +94,12 @@ const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 static const char *
 intern(struct dash *d, const char *s)
 {
-	const char **p = strset_slot(&d->pool, s);
+	bool added;
+	struct strmap_entry *e = strmap_put(&d->pool, s, &added);
 
-	if (*p == NULL) {
-		*p = estrdup(s);
-		d->pool.n++;
-	}
-	return *p;
+	if (added)
+		e->key = estrdup(s);
+	return e->key;
 }
 
 /* Python str() of a value, interned; "" for missing, def for null. */
@@ -1352,15 +1351,16 @@ dash_report(struct dash *d, FILE *fp)
 void
 dash_free(struct dash *d)
 {
+	struct strmap_entry *e;
 	size_t i;
 
 	if (d == NULL)
 		return;
-	for (i = 0; i < d->pool.cap; i++)
-		free((char *)d->pool.slot[i]);
+	for (i = 0; (e = strmap_next(&d->pool, &i)) != NULL;)
+		free((char *)e->key);
 	for (i = 0; i < d->ngroups; i++)
 		free(d->groups[i].rows);
-	strset_free(&d->pool);
+	strmap_free(&d->pool);
 	free(d->groups);
 	free(d->skips);
 	strmap_free(&d->batch_paths);
