@@ -116,7 +116,7 @@ main(void)
 		is_str(joined, "v2\x1f\x1f\x1fw\x1fv\x1f" "2\x1fr\x1fh\x1fs\x1f",
 		    "a v2 key leaves model and gpu out");
 		keyindex_init(&ki, 100);
-		ok(ki.cap == 256, "room for 100 keys: 256 slots");
+		ok(ki.map.cap == 256, "room for 100 keys: 256 slots");
 		n = keyindex_put(&ki, joined, 7, &added);
 		ok(n == 7 && added, "a new key takes the next number");
 		history_cohort_key(key, KIND_LEGACY_V1, "m", "g", ident);

@@ -3,10 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "core/text.h"
 #include "lane/history_view.h"
 
 int
@@ -125,37 +123,30 @@ history_key_join(const char *const key[HISTORY_KEY_PARTS])
 void
 keyindex_init(struct keyindex *ki, size_t n)
 {
-	ki->cap = 64;
-	while (ki->cap < n * 2)
-		ki->cap *= 2;
-	ki->slot = emalloc(ki->cap * sizeof *ki->slot);
-	memset(ki->slot, 0xff, ki->cap * sizeof *ki->slot);
-	ki->keys = ecalloc(ki->cap, sizeof *ki->keys);
+	ki->map = (struct strmap)STRMAP_INIT;
+	strmap_reserve(&ki->map, n);
 }
 
 size_t
 keyindex_put(struct keyindex *ki, char *joined, size_t next, bool *added)
 {
-	size_t j = text_hash(joined) & (ki->cap - 1);
+	struct strmap_entry *e = strmap_put(&ki->map, joined, added);
 
-	while (ki->slot[j] != (size_t)-1 && strcmp(ki->keys[j], joined) != 0)
-		j = (j + 1) & (ki->cap - 1);
-	*added = ki->slot[j] == (size_t)-1;
-	if (*added) {
-		ki->slot[j] = next;
-		ki->keys[j] = joined;
-	} else
+	if (*added)
+		e->idx = next;
+	else
 		free(joined);
-	return ki->slot[j];
+	return e->idx;
 }
 
 void
 keyindex_free(struct keyindex *ki)
 {
-	for (size_t i = 0; i < ki->cap; i++)
-		free(ki->keys[i]);
-	free(ki->keys);
-	free(ki->slot);
+	struct strmap_entry *e;
+
+	for (size_t i = 0; (e = strmap_next(&ki->map, &i)) != NULL;)
+		free((char *)e->key);
+	strmap_free(&ki->map);
 }
 
 void

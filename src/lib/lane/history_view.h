@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "core/strmap.h"
 #include "lane/identity.h"
 
 /* A record's cohort kind (FastVideo PR #1613), and its name in a cohort key. */
@@ -62,11 +63,9 @@ void history_cohort_key(const char *key[HISTORY_KEY_PARTS], int kind, const char
 /* The parts of a key, each ended by 0x1f (a new string). */
 char *history_key_join(const char *const key[HISTORY_KEY_PARTS]);
 
-/* Joined cohort keys and the number each stands for. */
+/* Joined cohort keys and the number each stands for (the index owns the keys). */
 struct keyindex {
-	size_t *slot;
-	char **keys;
-	size_t cap;
+	struct strmap map;
 };
 
 /* An index with room for n keys. */
