@@ -140,7 +140,7 @@ keep_log(const char *log, const char *name)
 		n -= 5;
 	kept = easprintf("%.*s.%s.log", (int)n, opt.out, name);
 	if (buf_read_file(&text, log) != 0 ||
-	    atomic_save("log", kept, text.s != NULL ? text.s : "", text.len) != 0) {
+	    atomic_save("log", kept, text.s, text.len) != 0) {
 		free(kept);
 		kept = NULL;
 	}
@@ -696,7 +696,7 @@ base_config(struct job *j, struct conf *cf)
 	}
 	*slash = '/';
 	if (buf_read_file(&text, cf->path) != 0 ||
-	    atomic_save("config", there, text.s != NULL ? text.s : "", text.len) != 0) {
+	    atomic_save("config", there, text.s, text.len) != 0) {
 		buf_free(&text);
 		free(there);
 		return -1;
@@ -767,7 +767,7 @@ load_configs(struct job *j, char **paths, int n)
 
 		buf_reset(&text);
 		if (buf_read_file(&text, j->conf[i].path) != 0 ||
-		    (cfg = json_parse(text.s != NULL ? text.s : "", text.len, &e)) == NULL) {
+		    (cfg = json_parse(text.s, text.len, &e)) == NULL) {
 			warnx_("%s: cannot read the config", paths[i]);
 			rc = -1;
 			break;

@@ -112,7 +112,7 @@ git(struct job *j, const char *const *args, char **out, const char *what)
 	} else if (out != NULL) {
 		while (o.len > 0 && (o.s[o.len - 1] == '\n' || o.s[o.len - 1] == '\r'))
 			o.s[--o.len] = '\0';
-		*out = estrdup(o.s != NULL ? o.s : "");
+		*out = estrdup(o.s);
 	}
 	buf_free(&o);
 	buf_free(&e);
@@ -439,7 +439,7 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	spec.log = log;
 	if (p >= 0 && c >= 0 && j->c[p].dir != NULL && j->c[c].dir != NULL &&
 	    proc_run(&spec, &res) == 0 && !res.interrupted && buf_read_file(&text, out) == 0 &&
-	    (rep = json_parse(text.s != NULL ? text.s : "", text.len, &e)) != NULL) {
+	    (rep = json_parse(text.s, text.len, &e)) != NULL) {
 		cJSON_Delete(x);
 		x = json_new_array();
 		cJSON_ArrayForEach(r, json_get(rep, "results")) {
@@ -552,7 +552,7 @@ table(buf *out, const cJSON *rep)
 		buf_addf(out, "| %.12s | %s | %s | %.0f%% (%.0f%%-%.0f%%) | %s |\n",
 		    json_str(k, "commit"), json_str(k, "subject"), json_str(k, "author"),
 		    100 * json_num(k, "share"), 100 * json_num(k, "share_low"),
-		    100 * json_num(k, "share_high"), notes.s != NULL ? notes.s : "");
+		    100 * json_num(k, "share_high"), notes.s);
 		buf_free(&notes);
 	}
 }

@@ -165,7 +165,7 @@ load_configs(char **paths, size_t n, struct bench **out)
 		while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
 			buf_add(&text, chunk, got);
 		fclose(fp);
-		b[i].cfg = json_parse(text.s != NULL ? text.s : "", text.len, &e);
+		b[i].cfg = json_parse(text.s, text.len, &e);
 		if (b[i].cfg == NULL) {
 			diag(paths[i], e.line, "invalid JSON at column %ld: %s", e.col, e.msg);
 			bad++;

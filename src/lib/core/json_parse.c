@@ -233,7 +233,7 @@ parse_string(struct parser *ps)
 	buf_reset(&ps->sb);
 	if (!string_body(ps, &ps->sb))
 		return NULL;
-	return dupstr(ps, ps->sb.s != NULL ? ps->sb.s : "", ps->sb.len);
+	return dupstr(ps, ps->sb.s, ps->sb.len);
 }
 
 /* Moves past a number of the JSON grammar; false after failing. */
@@ -455,7 +455,7 @@ parse_object(struct parser *ps)
 			buf_reset(&ps->sb);
 			if (!string_body(ps, &ps->sb))
 				goto bad;
-			kspan = ps->sb.s != NULL ? ps->sb.s : "";
+			kspan = ps->sb.s;
 			klen = ps->sb.len;
 		}
 		skip_ws(ps);

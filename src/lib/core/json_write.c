@@ -100,7 +100,7 @@ where_prepend(buf *where, const cJSON *parent, const cJSON *child, size_t idx)
 		buf_addf(&t, "[%zu]", idx);
 	if (where->len > 0 && where->s[0] != '[')
 		buf_addc(&t, '.');
-	buf_add(&t, where->s != NULL ? where->s : "", where->len);
+	buf_add(&t, where->s, where->len);
 	buf_free(where);
 	*where = t;
 }

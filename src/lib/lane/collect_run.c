@@ -292,7 +292,7 @@ read_records(const char *dir, cJSON *a, int max)
 		p = easprintf("%s/%s", dir, de->d_name);
 		buf_reset(&text);
 		if (buf_read_file(&text, p) == 0)
-			rec = json_parse(text.s != NULL ? text.s : "", text.len, &e);
+			rec = json_parse(text.s, text.len, &e);
 		if (rec != NULL)
 			json_append(a, rec);
 		free(p);

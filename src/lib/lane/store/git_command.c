@@ -89,7 +89,7 @@ git_redact(const char *text)
 char *
 git_last_error(const buf *err)
 {
-	const char *s = err->s != NULL ? err->s : "", *p = s, *pick = NULL, *last = NULL;
+	const char *s = err->s, *p = s, *pick = NULL, *last = NULL;
 	size_t pn = 0, ln = 0, rank = 0;
 	char *copy, *red;
 
@@ -139,7 +139,7 @@ is_error_line(const char *p, size_t n)
 char *
 git_errors(const buf *err)
 {
-	const char *p = err->s != NULL ? err->s : "";
+	const char *p = err->s;
 	buf b = BUF_INIT;
 	char *red;
 
