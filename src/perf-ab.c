@@ -31,6 +31,7 @@
 #include "lane/collect_run.h"
 #include "lane/policy.h"
 #include "core/proc.h"
+#include "core/strvec.h"
 #include "campaign/sequential_bound.h"
 #include "core/xml.h"
 
@@ -230,18 +231,18 @@ run_one(struct job *j, int pair, int c, int side, int position)
 {
 	char *name = easprintf("%03d-%d-%s", pair + 1, c, side ? "head" : "base");
 	char *dir = easprintf("%s/runs/%s", j->work, name), *keep = easprintf("run-%s", name);
-	char *log = easprintf("%s.log", dir), *what, *argv[12];
-	int n = 0, rc = -1;
+	char *log = easprintf("%s.log", dir), *what;
+	struct strvec argv = STRVEC_INIT;
+	int rc = -1;
 	cJSON *rec, *run, *metrics;
 
-	argv[n++] = j->collect;
-	n = collect_pass_options(argv, n, &opt.run);
-	argv[n++] = (char *)"-o";
-	argv[n++] = dir;
-	argv[n++] = side ? j->conf[c].path : j->conf[c].base_path;
-	argv[n] = NULL;
+	strvec_push(&argv, j->collect);
+	collect_pass_options(&argv, &opt.run);
+	strvec_push(&argv, "-o");
+	strvec_push(&argv, dir);
+	strvec_push(&argv, side ? j->conf[c].path : j->conf[c].base_path);
 	what = easprintf("%s: pair %d: %s", j->conf[c].id, pair + 1, side ? "head" : "base");
-	if (run_in(side ? j->head : j->base, argv, log, what, keep) != 0)
+	if (run_in(side ? j->head : j->base, argv.v, log, what, keep) != 0)
 		goto done;
 	if ((rec = collect_read_record(dir)) == NULL) {
 		warnx_("%s: perf-collect wrote no record", what);
@@ -269,6 +270,7 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	cJSON_Delete(rec);
 	rc = 0;
 done:
+	strvec_clear(&argv);
 	free(what);
 	free(name);
 	free(keep);

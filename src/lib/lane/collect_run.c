@@ -14,6 +14,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/proc.h"
+#include "core/strvec.h"
 #include "lane/collect_run.h"
 #include "lane/logtail.h"
 #include "lane/store/git_command.h"
@@ -55,20 +56,19 @@ collect_option(struct collect_options *o, int c, char *arg, const char *usage)
 	return true;
 }
 
-int
-collect_pass_options(char **argv, int n, const struct collect_options *o)
+void
+collect_pass_options(struct strvec *argv, const struct collect_options *o)
 {
 	if (o->cpu)
-		argv[n++] = (char *)"--cpu";
+		strvec_push(argv, "--cpu");
 	if (o->timeout != NULL) {
-		argv[n++] = (char *)"-t";
-		argv[n++] = (char *)o->timeout;
+		strvec_push(argv, "-t");
+		strvec_push(argv, o->timeout);
 	}
 	if (o->runner != NULL) {
-		argv[n++] = (char *)"-r";
-		argv[n++] = (char *)o->runner;
+		strvec_push(argv, "-r");
+		strvec_push(argv, o->runner);
 	}
-	return n;
 }
 
 /* The log's tail, headed by its own path. */
@@ -132,24 +132,30 @@ int
 collect_run_setup(const char *dir, const char *setup, const char *log, const char *what,
     collect_show_fn *show, void *ctx)
 {
-	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)setup, NULL };
+	static const char *const sh[] = { "/bin/sh", "-c", NULL };
+	struct strvec argv = STRVEC_INIT;
+	int rc;
 
-	return collect_run_shown(dir, argv, log, what, show != NULL ? show : show_tail, ctx);
+	strvec_pushv(&argv, sh);
+	strvec_push(&argv, setup);
+	rc = collect_run_shown(dir, argv.v, log, what, show != NULL ? show : show_tail, ctx);
+	strvec_clear(&argv);
+	return rc;
 }
 
 int
 collect_check(const char *collect, char *const *configs, int n, const char *log,
     const char *what, collect_show_fn *show, void *ctx)
 {
-	char **argv = ecalloc((size_t)n + 3, sizeof *argv);
+	struct strvec argv = STRVEC_INIT;
 	int rc;
 
-	argv[0] = (char *)collect;
-	argv[1] = (char *)"--check";
+	strvec_push(&argv, collect);
+	strvec_push(&argv, "--check");
 	for (int i = 0; i < n; i++)
-		argv[i + 2] = configs[i];
-	rc = collect_run_shown(".", argv, log, what, show != NULL ? show : show_tail, ctx);
-	free(argv);
+		strvec_push(&argv, configs[i]);
+	rc = collect_run_shown(".", argv.v, log, what, show != NULL ? show : show_tail, ctx);
+	strvec_clear(&argv);
 	return rc;
 }
 
