@@ -1,6 +1,5 @@
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,28 +88,24 @@ collect_run_shown(const char *dir, char **argv, const char *log, const char *wha
 {
 	struct proc_spec spec;
 	struct proc_result res;
-	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0, err = 0;
+	int rc = 0;
 	char how[128];
 
-	if (here < 0 || chdir(dir) != 0) {
+	/*
+	 * The child enters dir (spec.dir); we stay where we are, so a relative
+	 * log is ours. A directory it could not enter is said here, in one line.
+	 */
+	if (access(dir, X_OK) != 0) {
 		warnx_("%s: %s", dir, strerror(errno));
-		if (here >= 0)
-			close(here);
 		return -1;
 	}
 	memset(&spec, 0, sizeof spec);
 	spec.argv = argv;
+	spec.dir = dir;
 	spec.log = log;
 	if (proc_run(&spec, &res) != 0) {
+		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(errno));
 		rc = -1;
-		err = errno;
-	}
-	/* Back first: a relative log, or where show() keeps it, is relative to here. */
-	if (fchdir(here) != 0)
-		die("cannot return to the working directory: %s", strerror(errno));
-	close(here);
-	if (rc != 0) {
-		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(err));
 	} else if (res.interrupted) {
 		rc = -1;
 	} else if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
