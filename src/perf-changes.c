@@ -43,6 +43,7 @@
 #include "core/now.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
+#include "core/strmap.h"
 #include "core/text.h"
 
 static struct {
@@ -163,7 +164,7 @@ struct run {
 	size_t nunits;
 	pthread_mutex_t lock;	/* the cohorts, while the store is read */
 	struct json_keyset *keys;	/* of wanted[] */
-	size_t *slot, slots;	/* cohort index by key (open addressing) */
+	struct strmap cohorts;	/* key to struct cohort, of c[] */
 	char **batch;		/* --batch: the cohort keys of its records, sorted */
 	size_t nbatch;
 	bool stats;		/* PERF_CHANGES_STATS: count and time the analysis */
@@ -346,33 +347,22 @@ cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
 {
 	struct identity id;
 	struct cohort *c, *base = NULL;
-	size_t i;
+	struct strmap_entry *e;
+	bool added;
 
+	if ((e = strmap_find(&run->cohorts, key)) != NULL)
+		return e->ptr;
 	if (key[base_len] == '\x1d') {
 		char *b = estrndup(key, base_len);
 
 		base = cohort_find(run, b, base_len, rec);
 		free(b);
 	}
-	if (2 * (run->n + 1) > run->slots) {
-		size_t ns = run->slots ? run->slots * 2 : 256;
-		free(run->slot);
-		run->slot = emalloc(ns * sizeof *run->slot);
-		memset(run->slot, 0xff, ns * sizeof *run->slot);
-		run->slots = ns;
-		for (size_t k = 0; k < run->n; k++) {
-			for (i = text_hash(run->c[k]->key) & (run->slots - 1); run->slot[i] != (size_t)-1;
-			    i = (i + 1) & (run->slots - 1))
-				;
-			run->slot[i] = k;
-		}
-	}
-	for (i = text_hash(key) & (run->slots - 1); run->slot[i] != (size_t)-1;
-	    i = (i + 1) & (run->slots - 1))
-		if (strcmp(run->c[run->slot[i]]->key, key) == 0)
-			return run->c[run->slot[i]];
+	e = strmap_put(&run->cohorts, key, &added);
 	c = ecalloc(1, sizeof *c);
 	c->key = estrdup(key);
+	e->key = c->key;	/* key is the caller's buffer */
+	e->ptr = c;
 	c->base_len = base_len;
 	c->base = base;
 	if (c->key[base_len] == '\x1d')
@@ -386,7 +376,6 @@ cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
 		run->cap = run->cap ? run->cap * 2 : 64;
 		run->c = erealloc(run->c, run->cap * sizeof *run->c);
 	}
-	run->slot[i] = run->n;
 	run->c[run->n++] = c;
 	return c;
 }

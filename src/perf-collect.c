@@ -31,6 +31,7 @@
 #include "lane/logtail.h"
 #include "core/num.h"
 #include "core/proc.h"
+#include "core/strvec.h"
 #include "lane/provenance.h"
 #include "lane/recipe.h"
 #include "core/text.h"
@@ -165,7 +166,7 @@ load_configs(char **paths, size_t n, struct bench **out)
 		while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
 			buf_add(&text, chunk, got);
 		fclose(fp);
-		b[i].cfg = json_parse(text.s != NULL ? text.s : "", text.len, &e);
+		b[i].cfg = json_parse(text.s, text.len, &e);
 		if (b[i].cfg == NULL) {
 			diag(paths[i], e.line, "invalid JSON at column %ld: %s", e.col, e.msg);
 			bad++;
@@ -185,21 +186,19 @@ load_configs(char **paths, size_t n, struct bench **out)
 	return bad;
 }
 
-/* Splits a --runner command into words: blanks separate, quotes group. */
-static char **
-split_words(const char *s, size_t *n)
+/* Splits a --runner command into words pushed onto w: blanks separate, quotes group. */
+static void
+split_words(const char *s, struct strvec *w)
 {
-	char **w = NULL;
 	buf cur = BUF_INIT;
 	bool in_word = false;
 	char q = 0;
 
-	*n = 0;
 	for (;; s++) {
 		if (*s == '\0' || (!q && (*s == ' ' || *s == '\t'))) {
 			if (in_word) {
-				w = erealloc(w, (*n + 2) * sizeof *w);
-				w[(*n)++] = buf_detach(&cur);
+				strvec_push(w, cur.s);
+				buf_reset(&cur);
 				in_word = false;
 			}
 			if (*s == '\0')
@@ -217,9 +216,6 @@ split_words(const char *s, size_t *n)
 			buf_addc(&cur, *s);
 	}
 	buf_free(&cur);
-	if (w != NULL)
-		w[*n] = NULL;
-	return w;
 }
 
 /*
@@ -236,54 +232,43 @@ config_relative(const char *config, const char *prog)
 	return easprintf("%.*s/%s", (int)(slash - config), config, prog);
 }
 
-/* The runner's argument vector, config path last; NULL with *err. */
-static char **
-runner_argv(const struct bench *b, const char *id, char **err)
+/* The runner's argument vector, config path last, pushed onto argv; -1 with *err. */
+static int
+runner_argv(const struct bench *b, const char *id, struct strvec *argv, char **err)
 {
 	const cJSON *cmd = json_get(config_run_config(b->cfg), "command"), *c;
-	char **argv = NULL;
-	size_t n = 0;
+	char *prog;
 
 	if (opt.runner != NULL) {
-		argv = split_words(opt.runner, &n);
+		split_words(opt.runner, argv);
 	} else if (cmd != NULL) {
 		if (!cJSON_IsArray(cmd) || cmd->child == NULL) {
 			*err = easprintf("%s: run_config.command must be a non-empty list of "
 			    "strings", id);
-			return NULL;
+			return -1;
 		}
 		cJSON_ArrayForEach(c, cmd) {
 			if (!cJSON_IsString(c) || c->valuestring[0] == '\0') {
 				*err = easprintf("%s: run_config.command must be a non-empty list "
 				    "of strings", id);
-				for (size_t i = 0; i < n; i++)
-					free(argv[i]);
-				free(argv);
-				return NULL;
+				strvec_clear(argv);
+				return -1;
 			}
-			argv = erealloc(argv, (n + 2) * sizeof *argv);
-			argv[n] = n == 0 ? config_relative(b->path, c->valuestring) :
-			    estrdup(c->valuestring);
-			n++;
+			if (argv->n > 0) {
+				strvec_push(argv, c->valuestring);
+				continue;
+			}
+			prog = config_relative(b->path, c->valuestring);
+			strvec_push(argv, prog);
+			free(prog);
 		}
 	}
-	if (n == 0) {
+	if (argv->n == 0) {
 		*err = easprintf("%s: no runner: give --runner or run_config.command", id);
-		free(argv);
-		return NULL;
+		return -1;
 	}
-	argv = erealloc(argv, (n + 2) * sizeof *argv);
-	argv[n++] = estrdup(b->path);
-	argv[n] = NULL;
-	return argv;
-}
-
-static void
-free_words(char **w)
-{
-	for (size_t i = 0; w != NULL && w[i] != NULL; i++)
-		free(w[i]);
-	free(w);
+	strvec_push(argv, b->path);
+	return 0;
 }
 
 /* What is known before running: the plan of one benchmark. */
@@ -469,21 +454,20 @@ execute(char **argv, char **env, const char *log, long count, const char *id,
 	return 0;
 }
 
-/* The environment of the runner (perf-collect(1) lists it); env holds 9. */
+/* The environment of the runner (perf-collect(1) lists it), pushed onto env. */
 static void
 runner_env(const struct bench *b, const struct plan *p, const char *events,
-    const char *log, char **env)
+    const char *log, struct strvec *env)
 {
-	env[0] = easprintf("PERF_CONFIG=%s", b->path);
-	env[1] = easprintf("PERF_EVENTS=%s", events);
-	env[2] = easprintf("PERF_WORKER_LOG=%s", log);
-	env[3] = easprintf("PERF_NUM_WARMUP_RUNS=%ld", p->warmup);
-	env[4] = easprintf("PERF_NUM_MEASUREMENT_RUNS=%ld", p->measure);
-	env[5] = easprintf("PERF_NUM_GPUS=%ld", p->count);
+	strvec_pushf(env, "PERF_CONFIG=%s", b->path);
+	strvec_pushf(env, "PERF_EVENTS=%s", events);
+	strvec_pushf(env, "PERF_WORKER_LOG=%s", log);
+	strvec_pushf(env, "PERF_NUM_WARMUP_RUNS=%ld", p->warmup);
+	strvec_pushf(env, "PERF_NUM_MEASUREMENT_RUNS=%ld", p->measure);
+	strvec_pushf(env, "PERF_NUM_GPUS=%ld", p->count);
 	/* The reference forces stage logging for the run only. */
-	env[6] = estrdup("FASTVIDEO_STAGE_LOGGING=1");
-	env[7] = estrdup("PERF_STAGE_LOGGING=1");
-	env[8] = NULL;
+	strvec_push(env, "FASTVIDEO_STAGE_LOGGING=1");
+	strvec_push(env, "PERF_STAGE_LOGGING=1");
 }
 
 /*
@@ -534,7 +518,8 @@ static int
 measure(const struct bench *b, const struct plan *p, const char *log,
     struct measured **out, size_t *nout, cJSON **runtime, cJSON **named)
 {
-	char **argv, *err = NULL, *events, *env[10], *label;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	char *err = NULL, *events, *label;
 	struct events ev;
 	struct measured first, *ms = NULL;
 	size_t n = 0;
@@ -544,7 +529,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 
 	*runtime = NULL;
 	*named = NULL;
-	if ((argv = runner_argv(b, p->id, &err)) == NULL) {
+	if (runner_argv(b, p->id, &argv, &err) != 0) {
 		warnx_("%s", err);
 		free(err);
 		return -1;
@@ -553,13 +538,13 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	if ((fd = mkstemp(events)) < 0) {
 		warnx_("%s: cannot create the events file: %s", events, strerror(errno));
 		free(events);
-		free_words(argv);
+		strvec_clear(&argv);
 		return -1;
 	}
 	close(fd);
-	runner_env(b, p, events, log, env);
+	runner_env(b, p, events, log, &env);
 
-	if (execute(argv, env, log, p->count, p->id, &first) != 0)
+	if (execute(argv.v, env.v, log, p->count, p->id, &first) != 0)
 		goto done;
 	label = easprintf("%s: PERF_EVENTS", p->id);
 	events_read(events, label, &ev);
@@ -579,7 +564,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 		ms = emalloc((size_t)(total > 0 ? total : 1) * sizeof *ms);
 		ms[n++] = first;
 		while ((long)n < total) {
-			if (execute(argv, env, log, p->count, p->id, &ms[n]) != 0)
+			if (execute(argv.v, env.v, log, p->count, p->id, &ms[n]) != 0)
 				goto done;
 			n++;
 		}
@@ -606,9 +591,8 @@ done:
 	*nout = n;
 	unlink(events);
 	free(events);
-	for (int i = 0; env[i] != NULL; i++)
-		free(env[i]);
-	free_words(argv);
+	strvec_clear(&env);
+	strvec_clear(&argv);
 	return rc;
 }
 

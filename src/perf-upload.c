@@ -381,7 +381,7 @@ export(void)
 	}
 	free(l.v);
 	free(raised);
-	if (rc == EXIT_PASS && gzip_buf(text.s != NULL ? text.s : "", text.len, &gz) != 0) {
+	if (rc == EXIT_PASS && gzip_buf(text.s, text.len, &gz) != 0) {
 		warnx_("cannot compress the export");
 		rc = EXIT_TROUBLE;
 	}

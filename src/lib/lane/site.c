@@ -19,6 +19,7 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/strmap.h"
 #include "core/svg_axis.h"
 #include "core/xml.h"
 #include "lane/history_view.h"
@@ -102,11 +103,11 @@ struct site {
 	struct srec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has a value */
-	struct strset pool;		/* interned strings, in keep()'s chunks */
+	struct strmap pool;		/* interned strings, in keep()'s chunks */
 	char **chunks;			/* of keep() */
 	size_t nchunks, chunk_left;
 	char *chunk_at;
-	struct strset paths;		/* store paths of the files read */
+	struct strmap paths;		/* store paths of the files read */
 	struct cohort *c;
 	size_t nc;
 	size_t *sorted;			/* cohorts in natural order */
@@ -137,13 +138,12 @@ static const char *keep(struct site *s, const char *str);
 static const char *
 intern(struct site *s, const char *str)
 {
-	const char **p = strset_slot(&s->pool, str);
+	bool added;
+	struct strmap_entry *e = strmap_put(&s->pool, str, &added);
 
-	if (*p == NULL) {
-		*p = keep(s, str);	/* the pool's strings live in keep()'s chunks */
-		s->pool.n++;
-	}
-	return *p;
+	if (added)
+		e->key = keep(s, str);	/* the pool's strings live in keep()'s chunks */
+	return e->key;
 }
 
 /* A copy of str that lives as long as the site (no sharing: for what is unique). */
@@ -211,16 +211,12 @@ field_of(struct site *s, int field, const cJSON *v, const char *missing)
 static bool
 path_seen(struct site *s, const char *p, bool add)
 {
-	const char **slot;
+	bool added;
 
 	if (!add)
-		return strset_has(&s->paths, p);
-	slot = strset_slot(&s->paths, p);
-	if (*slot != NULL)
-		return true;
-	*slot = p;
-	s->paths.n++;
-	return false;
+		return strmap_find(&s->paths, p) != NULL;
+	strmap_put(&s->paths, p, &added);
+	return !added;
 }
 
 /*
@@ -2114,8 +2110,8 @@ site_free(struct site *s)
 		cJSON_Delete(s->cps[i]);
 	for (size_t i = 0; i < s->nabs; i++)
 		cJSON_Delete(s->abs[i]);
-	strset_free(&s->pool);
-	strset_free(&s->paths);
+	strmap_free(&s->pool);
+	strmap_free(&s->paths);
 	free(s->c);
 	free(s->sorted);
 	free(s->ch);

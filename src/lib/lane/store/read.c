@@ -615,7 +615,7 @@ path_pop(buf *full, buf *rel, size_t flen, size_t rlen)
 	full->len = flen;
 	full->s[flen] = '\0';
 	rel->len = rlen;
-	if (rel->s != NULL)
+	if (rel->cap > 0)
 		rel->s[rlen] = '\0';
 }
 

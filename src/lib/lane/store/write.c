@@ -179,7 +179,7 @@ store_writer_check(store_writer *w, const char *rel, const char *data, size_t n)
 	char *path = easprintf("%s/%s", w->dir, rel);
 	enum store_writer_have have = STOREW_OTHER;
 	struct stat st;
-	buf b = { 0 };
+	buf b = BUF_INIT;
 	char chunk[65536];
 	ssize_t r;
 	int fd;
