@@ -284,7 +284,9 @@ three() {
 	[[ $fig =~ \<path\ class=\"md\"\ d=\"M138\ [0-9]+l ]]
 	[ "$(grep -o '<g class="p[0-3]">' <<<"$fig" | wc -l)" -eq 2 ]
 	[[ $fig == *'<g class="p1"><a href="https://ci.example/builds/c9"><circle cx="708" '* ]]
-	[ "$(grep -o '<circle cx="[0-9]*" cy="[0-9]*" r="3"><title>' <<<"$fig" | wc -l)" -eq 9 ]
+	# each record from c2 on is a REGRESSION today (a step of 8% or more): a
+	# marker each; c1, without a baseline, is none
+	[ "$(grep -o '<circle cx="[0-9]*" cy="[0-9]*" r="3"><title>' <<<"$fig" | wc -l)" -eq 8 ]
 	# no page carries the style or the script; each links the site's files
 	[ -s site/site.css ] && [ -s site/site.js ]
 	grep -q '^body{' site/site.css
@@ -296,21 +298,23 @@ three() {
 	grep -q '<script src="site.js"></script>' site/index.html
 }
 
-@test "a cohort page marks the latest record and those that did not pass; a flat run is one step; a plain PASS is text" {
+@test "a cohort page marks the latest record and the failing ones; a flat run is one step; a plain PASS is text" {
 	local d
 	for d in $(seq 1 30); do rec m 1 "$d" "c$d" 10.0; done
 	sed -i 's/"comparison_status":"PASS"/"comparison_status":"REGRESSION"/' store/m/*_c10.json
+	sed -i 's/"latency":10.0/"latency":20.0/' store/m/*_c20.json
 	$N -s store -o site --now $NOW
 	p=$(ls site/c/*.html)
 	fig=$(grep '<figure id="m-latency">' "$p")
-	# the first record (no baseline: CALIBRATION_NEEDED today), c10 and the latest
+	# c10 (stored REGRESSION), c20 (a REGRESSION today) and the latest
 	run sort < <(grep -o '<title>2026-06-[0-9]* 00:00 c[0-9]* ' <<<"$fig")
-	assert_output $'<title>2026-06-01 00:00 c1 \n<title>2026-06-10 00:00 c10 \n<title>2026-06-30 00:00 c30 '
+	assert_output $'<title>2026-06-10 00:00 c10 \n<title>2026-06-20 00:00 c20 \n<title>2026-06-30 00:00 c30 '
 	[[ $fig == *'<g class="p1"><a href="https://ci.example/builds/c10"><circle '* ]]
 	# 30 equal values: one horizontal step across the chart
+	fig=$(grep '<figure id="m-memory">' "$p")
 	[[ $fig =~ \<path\ class=\"ln\"\ d=\"M56\ [0-9]+h652\"/\> ]]
 	# a plain PASS is text, a failure a badge and its reason
-	run grep '<tr id="c20"' "$p"
+	run grep '<tr id="c21"' "$p"
 	assert_output --regexp '<td>yes<td>10<td>1000<td>PASS$'
 	run grep '<tr id="c10"' "$p"
 	assert_output --regexp '<b class="st REGRESSION">REGRESSION</b> today <b class="st PASS">PASS</b><td>reason of c10$'

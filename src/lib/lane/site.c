@@ -32,8 +32,8 @@ static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s"
 /* The rolling gate's baseline: the median of the last five trusted records. */
 #define WINDOW 5
 /*
- * Values of a sparkline, markers of a cohort chart (of the records that
- * did not pass, the latest ones), rows of Needs attention.
+ * Values of a sparkline, markers of a cohort chart (of the failing
+ * records, the latest ones), rows of Needs attention.
  */
 #define SPARK 16
 #define MARKERS 80
@@ -1511,7 +1511,7 @@ shape_of(const char *status)
 static bool
 marked(const struct srec *r, bool latest)
 {
-	return latest || strcmp(r->status, "PASS") != 0 || strcmp(r->today, "PASS") != 0;
+	return latest || history_failing(r->status) || history_failing(r->today);
 }
 
 /*
@@ -1519,7 +1519,7 @@ marked(const struct srec *r, bool latest)
  * the ticks give their dates), the line, the rolling baseline median, the
  * gate's band and the noise band at the latest baseline, the change points,
  * and a marker for the latest record and for each record whose status, stored
- * or today's, is not PASS (the last MARKERS of them), linked to its build
+ * or today's, is a failure (the last MARKERS of them), linked to its build
  * (else its row) and titled with its commit and value. Every other record
  * is a point of the line and a row of the records table: a marker each
  * would make the page of a long history several times larger.
