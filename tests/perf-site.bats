@@ -331,6 +331,20 @@ three() {
 	assert_equal "$(jq -r '.records.time[1] | todate' "$f")" 2026-06-02T00:00:00Z
 }
 
+@test "a cohort of 500 runs: a page under 150 KB and data under 50 KB, every run anchored and linked" {
+	# as bench/gen-store writes them: 40-digit commits, build links, five metrics
+	awk 'BEGIN { srand(1); for (i = 1; i <= 500; i++) {
+		lat = 31 + rand(); printf "{\"model_id\":\"model-1\",\"gpu_type\":\"NVIDIA L40S\",\"timestamp\":\"2026-06-%02dT%02d:%02d:00+00:00\",\"commit_sha\":\"%08x%032d\",\"latency\":%.3f,\"throughput\":%.3f,\"memory\":%.1f,\"text_encoder_time_s\":%.3f,\"dit_time_s\":%.3f,\"success\":true,\"run_source\":\"scheduled_main\",\"baseline_eligible\":true,\"build_url\":\"https://buildkite.com/org/perf/builds/%d\",\"result_schema_version\":2,\"workload_id\":\"workload-1\",\"variant_id\":\"v1\",\"benchmark_version\":3,\"recipe_fingerprint\":\"rf\",\"hardware_profile_id\":\"hw\",\"software_profile_id\":\"sw\",\"comparison_status\":\"PASS\",\"comparison_status_reason\":\"Comparable baseline found with no gated regressions\"}\n",
+		    1 + int(i / 20), int(i / 60) % 24, i % 60, (i * 2654435761) % 4294967296, i, lat, 45 / lat,
+		    10100 + 50 * rand(), 1 + rand() / 10, lat * 0.8, 5800 * i + 10 } }' >runs.jsonl
+	$N -H runs.jsonl -o site --now $NOW
+	p=$(ls site/c/*.html)
+	[ "$(wc -c <"$p")" -lt 150000 ]
+	[ "$(wc -c <site/data/*.json)" -lt 50000 ]
+	[ "$(grep -c '^<tr id="[0-9a-f]\{40\}"><td>2026-06-[0-9 :]*<td><a href="https://buildkite.com/org/perf/builds/[0-9]*">' "$p")" -eq 500 ]
+	assert_equal "$(jq '.records.commit_sha | length' site/data/*.json)" 500
+}
+
 @test "a 200-cohort store: the index stays small and names every cohort" {
 	local c d
 	for c in $(seq 1 200); do
