@@ -1103,11 +1103,12 @@ sparkline(buf *b, const struct site *s, const struct cohort *c, int m)
 		int nx = n < 2 ? 24 : (int)lround((double)k * 47 / (double)(n - 1));
 
 		int ny = hi > lo ? 1 + (int)lround((hi - x) / (hi - lo) * 12) : 7;
-		if (k == 0)
-			buf_addf(b, "M%d %d", nx, ny);
-		else
-			buf_addf(b, "%s%d%s%d", k == 1 ? "l" : " ", nx - px, ny - py >= 0 ? " " : "",
-			    ny - py);
+		/* "M x y", then "l dx dy" and " dx dy", no space before a minus */
+		buf_addc(b, k == 0 ? 'M' : k == 1 ? 'l' : ' ');
+		history_add_int(b, k == 0 ? nx : nx - px);
+		if (k == 0 || ny - py >= 0)
+			buf_addc(b, ' ');
+		history_add_int(b, k == 0 ? ny : ny - py);
 		px = nx;
 		py = ny;
 	}
@@ -1652,19 +1653,22 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		buf_adds(b, "</title></line>");
 		buf_free(&lab);
 	}
-	/* The markers, a group per status (its colour). */
-	size_t from = n, nm = 0;
-	while (from > 0 && nm < MARKERS) {
-		from--;
-		nm += marked(&s->r[idx[from]], from + 1 == n);
-	}
+	/* The markers (the last MARKERS, found once), a group per status (its colour). */
+	size_t mk[MARKERS], nm = 0;
+	int shapes[MARKERS];
+	for (size_t k = n; k-- > 0 && nm < MARKERS;)
+		if (marked(&s->r[idx[k]], k + 1 == n)) {
+			shapes[nm] = shape_of(s->r[idx[k]].status);
+			mk[nm++] = k;
+		}
 	for (int shape = 0; shape < 4; shape++) {
 		bool open = false;
 
-		for (size_t k = from; k < n; k++) {
+		for (size_t j = nm; j-- > 0;) {
+			size_t k = mk[j];
 			const struct srec *r = &s->r[idx[k]];
 
-			if (shape_of(r->status) != shape || !marked(r, k + 1 == n))
+			if (shapes[j] != shape)
 				continue;
 			if (!open)
 				buf_addf(b, "<g class=\"p%d\">", shape);
@@ -1733,7 +1737,7 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 		short_commit(b, r->commit);
 		buf_adds(b, r->url != NULL ? "</a><td>" : "<td>");
 		xml_escape(b, *r->src ? r->src : "unknown");
-		buf_addf(b, "<td>%s", r->eligible ? "yes" : "no");
+		buf_adds(b, r->eligible ? "<td>yes" : "<td>no");
 		for (int m = 0; m < METRIC_COUNT; m++) {
 			if (!s->column[m])
 				continue;
