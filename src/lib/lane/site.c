@@ -1008,16 +1008,18 @@ cohort_link(buf *b, const char *prefix, const struct cohort *c)
 	buf_adds(b, "</a>");
 }
 
-/* Sorts a few strings naturally (insertion sort). */
+static int
+cmp_nat(const void *a, const void *b)
+{
+	return natcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorts strings naturally (the models of 2,000 cohorts: not by insertion). */
 static void
 natsort(const char **v, size_t n)
 {
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && natcmp(v[j - 1], v[j]) > 0; j--) {
-			const char *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_nat);
 }
 
 /* Adds v (interned) to the set seen[0..*n) when it is not there. */
@@ -1057,10 +1059,21 @@ filter_form(buf *b, struct site *s, const struct cohort *c)
 
 	buf_adds(b, "<form id=\"f\" hidden>");
 	if (c == NULL) {
+		/*
+		 * The sets are searched whole (models: one a cohort, 2,000 at
+		 * 2,000 cohorts): only where a record differs from the one
+		 * before (interned: compared by pointer), rarely, as the store
+		 * is read a directory at a time.
+		 */
 		for (size_t i = 0; i < s->n; i++) {
-			add_distinct(&v[0], &n[0], s->r[i].model);
-			add_distinct(&v[1], &n[1], s->r[i].gpu);
-			add_distinct(&v[2], &n[2], *s->r[i].src ? s->r[i].src : "unknown");
+			const struct srec *r = &s->r[i], *p = i > 0 ? &s->r[i - 1] : NULL;
+
+			if (p == NULL || r->model != p->model)
+				add_distinct(&v[0], &n[0], r->model);
+			if (p == NULL || r->gpu != p->gpu)
+				add_distinct(&v[1], &n[1], r->gpu);
+			if (p == NULL || r->src != p->src)
+				add_distinct(&v[2], &n[2], *r->src ? r->src : "unknown");
 		}
 		options(b, "model", "m", v[0], n[0]);
 		options(b, "GPU", "g", v[1], n[1]);
@@ -1281,12 +1294,13 @@ alerts_of(const struct site *s, size_t *na)
 	return a;
 }
 
+static void coord1(buf *b, double v);
+
 static void
 pct_text(buf *b, double f)
 {
-	char t[NUM_BUFSZ];
-
-	buf_addf(b, "%s%%", num_fixed(t, f * 100, 1));
+	coord1(b, f * 100);
+	buf_addc(b, '%');
 }
 
 static void
@@ -1403,6 +1417,32 @@ index_page(buf *b, struct site *s)
 #define PT 10.0
 #define PB 24.0
 #define PW (CW - PL - PR)
+
+/*
+ * v with one decimal, as printf's "%.1f" writes it, without printf where
+ * v is small and ten times v far from a half (the test of num_text()):
+ * glibc prints a double through multiple precision, and a page of a short
+ * history is mostly coordinates (2,000 cohorts: 10,000 charts).
+ */
+static void
+coord1(buf *b, double v)
+{
+	double y = v * 10;
+	long long q;
+
+	if (!(fabs(y) < 1e9 && fabs(y - floor(y) - 0.5) > 1e-6) || (signbit(v) && llround(y) == 0)) {
+		buf_addf(b, "%.1f", v);
+		return;
+	}
+	q = llround(y);
+	if (q < 0) {
+		buf_addc(b, '-');
+		q = -q;
+	}
+	history_add_int(b, q / 10);
+	buf_addc(b, '.');
+	buf_addc(b, (char)('0' + q % 10));
+}
 
 /* A coordinate rounded to a whole unit, without printf. */
 static void
@@ -1551,17 +1591,39 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		hi = fmax(hi, fmax(med, edge));
 	}
 	svgaxis_linear(&ya, lo, hi, 4);
-	buf_addf(b, "<figure id=\"m-%s\"><figcaption>%s (%s)</figcaption>"
-	    "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", metric_table[m].key,
-	    metric_table[m].label, units[m], CW, CH);
+	buf_adds(b, "<figure id=\"m-");
+	buf_adds(b, metric_table[m].key);
+	buf_adds(b, "\"><figcaption>");
+	buf_adds(b, metric_table[m].label);
+	buf_adds(b, " (");
+	buf_adds(b, units[m]);
+	buf_adds(b, ")</figcaption><svg viewBox=\"0 0 ");
+	icoord(b, CW);
+	buf_addc(b, ' ');
+	icoord(b, CH);
+	buf_adds(b, "\" role=\"img\"><title>");
 	xml_escape(b, c->label);
-	buf_addf(b, ": %s</title><path class=\"g\" d=\"", metric_table[m].key);
-	for (int t = 0; t < ya.n; t++)
-		buf_addf(b, "M%.0f %.1fH%.0f", PL, y_of(&ya, ya.v[t]), CW - PR);
+	buf_adds(b, ": ");
+	buf_adds(b, metric_table[m].key);
+	buf_adds(b, "</title><path class=\"g\" d=\"");
+	for (int t = 0; t < ya.n; t++) {
+		buf_addc(b, 'M');
+		icoord(b, PL);
+		buf_addc(b, ' ');
+		coord1(b, y_of(&ya, ya.v[t]));
+		buf_addc(b, 'H');
+		icoord(b, CW - PR);
+	}
 	buf_adds(b, "\"/>");
-	for (int t = 0; t < ya.n; t++)
-		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4,
-		    y_of(&ya, ya.v[t]) + 3.5, ya.label[t]);
+	for (int t = 0; t < ya.n; t++) {
+		buf_adds(b, "<text class=\"yl\" x=\"");
+		icoord(b, PL - 4);
+		buf_adds(b, "\" y=\"");
+		coord1(b, y_of(&ya, ya.v[t]) + 3.5);
+		buf_adds(b, "\">");
+		buf_adds(b, ya.label[t]);
+		buf_adds(b, "</text>");
+	}
 	/* Dates under five evenly spaced records. */
 	for (int t = 0; t < 5 && n > 0; t++) {
 		size_t k = n < 2 ? 0 : (size_t)lround((double)t * (double)(n - 1) / 4);
@@ -1572,8 +1634,15 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		    s->r[idx[0]].instant < 5 * 86400 * 1000000LL ? "%m-%d %H:%M" : "%Y-%m-%d");
 		double x = x_of(k, n);
 		const char *an = svgaxis_anchor(x, svgaxis_text_width(lab.s, 10), 0, CW);
-		buf_addf(b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>", x, CH - 8,
-		    an, lab.s);
+		buf_adds(b, "<text x=\"");
+		coord1(b, x);
+		buf_adds(b, "\" y=\"");
+		icoord(b, CH - 8);
+		buf_adds(b, "\" text-anchor=\"");
+		buf_adds(b, an);
+		buf_adds(b, "\">");
+		buf_adds(b, lab.s);
+		buf_adds(b, "</text>");
 		buf_free(&lab);
 		if (n < 2)
 			break;
@@ -1586,14 +1655,27 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		if (ns->known && ns->spread > 0) {
 			double a = y_of(&ya, fmin(hi, med * (1 + ns->spread)));
 			double z = y_of(&ya, fmax(lo, med * (1 - ns->spread)));
-			buf_addf(b, "<rect class=\"noise\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
-			    "height=\"%.1f\"><title>noise: ", PL, a, PW, z - a);
+			buf_adds(b, "<rect class=\"noise\" x=\"");
+			icoord(b, PL);
+			buf_adds(b, "\" y=\"");
+			coord1(b, a);
+			buf_adds(b, "\" width=\"");
+			icoord(b, PW);
+			buf_adds(b, "\" height=\"");
+			coord1(b, z - a);
+			buf_adds(b, "\"><title>noise: ");
 			pct_text(b, ns->spread);
 			buf_adds(b, " of the median</title></rect>");
 		}
-		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
-		    "height=\"%.1f\"><title>gate: baseline median ", PL, fmin(y1, y2), PW,
-		    fabs(y2 - y1));
+		buf_adds(b, "<rect class=\"band\" x=\"");
+		icoord(b, PL);
+		buf_adds(b, "\" y=\"");
+		coord1(b, fmin(y1, y2));
+		buf_adds(b, "\" width=\"");
+		icoord(b, PW);
+		buf_adds(b, "\" height=\"");
+		coord1(b, fabs(y2 - y1));
+		buf_adds(b, "\"><title>gate: baseline median ");
 		num_text(&lab, med, prec);
 		buf_addf(b, "%s %s, regression past ", lab.s, units[m]);
 		buf_reset(&lab);
@@ -1635,8 +1717,15 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			;
 		if (k == n)
 			continue;
-		buf_addf(b, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\">"
-		    "<title>", h->worse ? "cw" : "cb", x_of(k, n), x_of(k, n), PT, CH - PB);
+		buf_addf(b, "<line class=\"%s\" x1=\"", h->worse ? "cw" : "cb");
+		coord1(b, x_of(k, n));
+		buf_adds(b, "\" x2=\"");
+		coord1(b, x_of(k, n));
+		buf_adds(b, "\" y1=\"");
+		icoord(b, PT);
+		buf_adds(b, "\" y2=\"");
+		icoord(b, CH - PB);
+		buf_adds(b, "\"><title>");
 		buf lab = BUF_INIT;
 		change_text(&lab, h);
 		/* the title is text: drop the span */
@@ -1690,7 +1779,9 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			short_commit(b, r->commit);
 			buf_addc(b, ' ');
 			num_text(b, r->v[m], prec > 3 ? prec : 3);
-			buf_addf(b, " %s ", units[m]);
+			buf_addc(b, ' ');
+			buf_adds(b, units[m]);
+			buf_addc(b, ' ');
 			xml_escape(b, *r->status ? r->status : "no status");
 			buf_adds(b, "</title></circle></a>");
 		}
