@@ -64,7 +64,7 @@ SUBJOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1
 ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
-LIB_DIRS = core lane lane/store campaign frames
+LIB_DIRS = core lane lane/store lane/import campaign frames
 LIB_SRC = $(sort $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c)))
 LIB_HDR = $(sort $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.h)))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
