@@ -255,3 +255,12 @@ m() {
 	run -0 perf-import -h
 	[[ "$output" == *"--identity key=value"* ]]
 }
+
+@test "go: --- FAIL: and --- SKIP: make failed records with the log lines after or before them" {
+	printf 'pkg: p\nBenchmarkA-4   10   5 ns/op\n--- FAIL: BenchmarkB\n    b_test.go:3: boom\n    b_test.go:4: again\nBenchmarkC\n    c_test.go:9: no GPU\n--- SKIP: BenchmarkC\nBenchmarkD   10  6 ns/op\n' >"$BATS_TEST_TMPDIR/go.txt"
+	run -1 --separate-stderr perf-import "$BATS_TEST_TMPDIR/go.txt"
+	run jq -c '[.benchmark_id, .error, .workload_id]' <<<"$output"
+	assert_output "$(printf '%s\n' '["BenchmarkA[procs=4]",null,"p"]' \
+		'["BenchmarkB[procs=1]","failed; b_test.go:3: boom; b_test.go:4: again","p"]' \
+		'["BenchmarkC[procs=1]","skipped; c_test.go:9: no GPU","p"]' '["BenchmarkD[procs=1]",null,"p"]')"
+}

@@ -153,6 +153,7 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 	struct import_index *ix = import_index_new();
 	struct import_bench *failing = NULL;
 	char *pkg = NULL, *name, unit[64];
+	buf pending = BUF_INIT, log = BUF_INIT;
 	long ln = 0;
 	int k, rc = -1;
 
@@ -163,20 +164,28 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			nl = end;
 		n = (size_t)(nl - p);
-		if (failing != NULL && n > 0 && (*p == ' ' || *p == '\t')) {
-			/* The message of a failed or skipped benchmark. */
-			buf m = BUF_INIT;
+		if (n > 0 && (*p == ' ' || *p == '\t')) {
+			/*
+			 * A benchmark's log: the message of a failed or skipped
+			 * benchmark, after its "--- SKIP:" line or (go 1.19 -v)
+			 * before it.
+			 */
 			size_t skip = strspn(p, " \t");
-			if (failing->error != NULL && *failing->error != '\0')
-				buf_addf(&m, "%s; ", failing->error);
-			buf_add(&m, p + skip, n - skip);
-			buf_addc(&m, '\0');
-			free(failing->error);
-			failing->error = buf_detach(&m);
-			failing->error[strcspn(failing->error, "\r")] = '\0';
+			buf *m = failing != NULL ? &log : &pending;
+			if (failing != NULL && m->len == 0)
+				buf_adds(m, failing->error);
+			if (m->len > 0)
+				buf_adds(m, "; ");
+			buf_add(m, p + skip, n - skip);
+			if (failing != NULL) {
+				free(failing->error);
+				failing->error = estrdup(m->s);
+				failing->error[strcspn(failing->error, "\r")] = '\0';
+			}
 			continue;
 		}
 		failing = NULL;
+		buf_reset(&log);
 		if (n > 4 && (strncmp(p, "--- FAIL: ", 10) == 0 || strncmp(p, "--- SKIP: ", 10) == 0) &&
 		    strncmp(p + 10, "Benchmark", 9) == 0) {
 			k = fields(p + 10, n - 10, f, fl, GO_MAX_FIELDS);
@@ -184,9 +193,13 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 			failing = bench_of(s, ix, name, pkg);
 			free(name);
 			free(failing->error);
-			failing->error = estrdup(p[4] == 'S' ? "skipped" : "failed");
+			failing->error = pending.len > 0 ? easprintf("%s; %s", p[4] == 'S' ?
+			    "skipped" : "failed", pending.s) : estrdup(p[4] == 'S' ? "skipped" : "failed");
+			failing->error[strcspn(failing->error, "\r")] = '\0';
+			buf_reset(&pending);
 			continue;
 		}
+		buf_reset(&pending);
 		k = fields(p, n, f, fl, GO_MAX_FIELDS);
 		if (k > 0 && k <= GO_MAX_FIELDS && !result_line(f, fl, k) &&
 		    strncmp(f[0], "Benchmark", 9) != 0)
@@ -235,6 +248,8 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 	}
 	rc = 0;
 done:
+	buf_free(&pending);
+	buf_free(&log);
 	free(pkg);
 	import_index_free(ix);
 	return rc;
