@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -23,8 +24,10 @@
 #include "core/cli.h"
 #include "lane/config.h"
 #include "core/err.h"
+#include "core/fd.h"
 #include "lane/runner_events.h"
 #include "lane/gpu.h"
+#include "lane/import/import.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -294,7 +297,42 @@ struct plan {
 	cJSON *thresholds;
 	char *skip;		/* skip reason, or NULL */
 	char *error;		/* why it cannot run, or NULL */
+	const char *format;	/* run_config.output.format: a tool's output, or NULL */
+	char *out_file;		/* the file it writes, or NULL: its standard output */
 };
+
+/*
+ * run_config.output: {"format": F, "file": PATH} (file relative to the
+ * results directory; without it, the command's standard output). NULL
+ * when valid (or absent), else the message.
+ */
+static char *
+output_plan(const struct bench *b, struct plan *p)
+{
+	const cJSON *out = json_get(config_run_config(b->cfg), "output");
+	const cJSON *f = json_get(out, "format"), *file = json_get(out, "file"), *k;
+
+	if (out == NULL || cJSON_IsNull(out))
+		return NULL;
+	if (!cJSON_IsObject(out))
+		return easprintf("%s: run_config.output must be an object", p->id);
+	cJSON_ArrayForEach(k, out)
+		if (strcmp(k->string, "format") != 0 && strcmp(k->string, "file") != 0)
+			return easprintf("%s: run_config.output: unknown key '%s' (format, file)",
+			    p->id, k->string);
+	if (!cJSON_IsString(f) || !import_format_known(f->valuestring))
+		return easprintf("%s: run_config.output.format must be one of google-benchmark, "
+		    "pytest-benchmark, hyperfine, go, catch2, criterion, jmh, benchmarkdotnet, "
+		    "perfkite", p->id);
+	if (file != NULL && !cJSON_IsNull(file) &&
+	    (!cJSON_IsString(file) || file->valuestring[0] == '\0'))
+		return easprintf("%s: run_config.output.file must be a non-empty string", p->id);
+	p->format = f->valuestring;
+	if (cJSON_IsString(file))
+		p->out_file = file->valuestring[0] == '/' ? estrdup(file->valuestring) :
+		    easprintf("%s/%s", opt.results, file->valuestring);
+	return NULL;
+}
 
 static void
 make_plan(const struct bench *b, struct plan *p)
@@ -308,6 +346,12 @@ make_plan(const struct bench *b, struct plan *p)
 	p->id = config_display_id(b->cfg);
 	if ((p->error = config_gpu_count(b->cfg, &p->count)) != NULL)
 		return;
+	if ((p->error = output_plan(b, p)) != NULL)
+		return;
+	/* A tool's suite runs on the CPU unless its config declares GPUs. */
+	if (p->format != NULL && json_get(json_get(b->cfg, "init_kwargs"), "num_gpus") == NULL &&
+	    json_get(config_run_config(b->cfg), "required_gpus") == NULL)
+		p->count = 0;
 	if (available < p->count && !(opt.cpu && !opt.gpu.cuda)) {
 		p->skip = easprintf("Need %ld GPUs, only %d available", p->count, available);
 		return;
@@ -325,7 +369,7 @@ make_plan(const struct bench *b, struct plan *p)
 		return;
 	}
 	/* The identity is checked now, not after the GPUs have been busy. */
-	if (config_is_v2(b->cfg)) {
+	if (config_is_v2(b->cfg) && p->format == NULL) {
 		if ((recipe = recipe_build(b->cfg, p->count, NULL, &err)) == NULL) {
 			p->error = easprintf("%s: %s", p->id, err);
 			free(err);
@@ -341,23 +385,8 @@ free_plan(struct plan *p)
 	free(p->id);
 	free(p->skip);
 	free(p->error);
+	free(p->out_file);
 	cJSON_Delete(p->thresholds);
-}
-
-/* The hardware profile of this machine for count GPUs. */
-static cJSON *
-hardware_profile(long count)
-{
-	struct hw_gpu g[GPU_MAX];
-
-	for (int i = 0; i < opt.gpu.count; i++) {
-		g[i].name = opt.gpu.dev[i].name;
-		g[i].total_bytes = opt.gpu.dev[i].total_bytes;
-		g[i].cc_major = opt.gpu.dev[i].cc_major;
-		g[i].cc_minor = opt.gpu.dev[i].cc_minor;
-	}
-	return recipe_hardware_profile(opt.gpu.cuda, count, g, opt.gpu.count,
-	    gpu_interconnect(&opt.gpu, (int)count));
 }
 
 /* Sets the v2 identity keys of a record, in the raw record's key order. */
@@ -375,7 +404,7 @@ add_identity(cJSON *rec, const struct bench *b, long count, const cJSON *runtime
 		cJSON_Delete(recipe);
 		return -1;
 	}
-	hw = hardware_profile(count);
+	hw = import_hardware_profile(&opt.gpu, count);
 	sw = recipe_software_profile(runtime);
 	env = recipe_environment_metadata(runtime, hw, sw);
 	json_set(rec, "recipe", recipe);
@@ -399,6 +428,8 @@ struct sampler {
 	unsigned long long base[GPU_MAX];
 	double peak_mb;
 	bool known;
+	buf *capture;		/* the runner's standard output, when it is the tool's */
+	int logfd;		/* the worker log then */
 };
 
 static void
@@ -417,6 +448,22 @@ sample_gpu(void *ctx)
 		}
 }
 
+/* With a capture: both streams into the log, standard output kept too. */
+static void
+runner_output(void *ctx, int stream, const char *p, size_t n)
+{
+	struct sampler *s = ctx;
+
+	if (n == 0)
+		return;
+	if (stream == 0)
+		buf_add(s->capture, p, n);
+	if (s->logfd >= 0 && fd_write_all(s->logfd, p, n) != 0) {
+		close(s->logfd);
+		s->logfd = -1;
+	}
+}
+
 /* One measured run, whatever reported it. */
 struct measured {
 	double seconds;
@@ -425,16 +472,21 @@ struct measured {
 	bool has[COMP_COUNT];
 };
 
-/* Runs the runner once. -1 after reporting a failure. */
+/*
+ * Runs the runner once; capture, when not NULL, gets its standard output
+ * (which then also goes to the log, unrotated). -1 after reporting a
+ * failure.
+ */
 static int
 execute(char **argv, char **env, const char *log, long count, const char *id,
-    struct measured *m)
+    struct measured *m, buf *capture)
 {
 	struct sampler smp;
 	struct proc_spec spec;
 	struct proc_result res;
-	char how[128];
+	char how[128], *dir;
 	buf tail = BUF_INIT;
+	int rc;
 
 	memset(&smp, 0, sizeof smp);
 	memset(m, 0, sizeof *m);
@@ -444,13 +496,27 @@ execute(char **argv, char **env, const char *log, long count, const char *id,
 	memset(&spec, 0, sizeof spec);
 	spec.argv = argv;
 	spec.env = env;
-	spec.log = log;
-	spec.rotate_bytes = LOG_ROTATE;
 	spec.timeout = opt.timeout;
 	spec.interval = opt.sample;
 	spec.sample = smp.n > 0 ? sample_gpu : NULL;
 	spec.ctx = &smp;
-	if (proc_run(&spec, &res) != 0) {
+	smp.logfd = -1;
+	if (capture != NULL) {
+		dir = estrdup(log);
+		*strrchr(dir, '/') = '\0';
+		atomic_mkdirs(dir);
+		free(dir);
+		smp.capture = capture;
+		smp.logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		spec.output = runner_output;
+	} else {
+		spec.log = log;
+		spec.rotate_bytes = LOG_ROTATE;
+	}
+	rc = proc_run(&spec, &res);
+	if (smp.logfd >= 0)
+		close(smp.logfd);
+	if (rc != 0) {
 		warnx_("%s: cannot run %s: %s", id, argv[0], strerror(errno));
 		return -1;
 	}
@@ -525,13 +591,65 @@ event_runs(const struct bench *b, const struct plan *p, struct events *ev,
 }
 
 /*
+ * The metric events of a measured run (those not marked warm-up) as
+ * samples of mx, in the units the runner gave (converted to canonical
+ * ones); the last stated direction of a metric wins.
+ */
+static void
+take_metrics(const struct events *ev, struct import_bench *mx)
+{
+	for (size_t i = 0; i < ev->nmetrics; i++) {
+		const struct metric_event *e = &ev->metrics[i];
+
+		if (e->warmup)
+			continue;
+		import_push_sample(mx, e->name, e->value, e->unit);
+		if (e->better != 0)
+			for (size_t j = 0; j < mx->nm; j++)
+				if (strcmp(mx->m[j].name, e->name) == 0)
+					mx->m[j].better = e->better == 1 ? BETTER_LOWER : BETTER_HIGHER;
+	}
+}
+
+/*
+ * A run timed here: its metric events (the events file emptied first),
+ * kept when keep. -1 after reporting invalid lines.
+ */
+static int
+timed_run_metrics(const struct plan *p, const char *events, bool keep,
+    struct import_bench *mx)
+{
+	struct events ev;
+	char *label = easprintf("%s: PERF_EVENTS", p->id);
+	long bad;
+
+	events_read(events, label, &ev);
+	free(label);
+	if (keep)
+		take_metrics(&ev, mx);
+	bad = ev.bad;
+	events_free(&ev);
+	if (truncate(events, 0) != 0 && errno != ENOENT) {
+		warnx_("%s: %s: %s", p->id, events, strerror(errno));
+		return -1;
+	}
+	if (bad > 0) {
+		warnx_("%s: the runner wrote %ld invalid event line%s", p->id, bad,
+		    bad == 1 ? "" : "s");
+		return -1;
+	}
+	return 0;
+}
+
+/*
  * Runs a benchmark: once, and when the runner reports its own runs that
  * is all; otherwise warm-up + measurement times, timed here. Fills the
- * measured runs and the runtime event. -1 after reporting a failure.
+ * measured runs, the runtime event and the metric events of the measured
+ * runs (mx). -1 after reporting a failure.
  */
 static int
 measure(const struct bench *b, const struct plan *p, const char *log,
-    struct measured **out, size_t *nout, cJSON **runtime)
+    struct measured **out, size_t *nout, cJSON **runtime, struct import_bench *mx)
 {
 	char **argv, *err = NULL, *events, *env[10], *label;
 	struct events ev;
@@ -557,7 +675,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	close(fd);
 	runner_env(b, p, events, log, env);
 
-	if (execute(argv, env, log, p->count, p->id, &first) != 0)
+	if (execute(argv, env, log, p->count, p->id, &first, NULL) != 0)
 		goto done;
 	label = easprintf("%s: PERF_EVENTS", p->id);
 	events_read(events, label, &ev);
@@ -567,17 +685,22 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	if (ev.lines > 0) {
 		/* The runner reports its own runs: all of them, all valid. */
 		cJSON_Delete(first.peak);
+		take_metrics(&ev, mx);
 		if (event_runs(b, p, &ev, &ms, &n) != 0)
 			goto done;
 	} else {
-		/* No events at all: timed here, that was run 1 of warm-up + measurement. */
+		/* No run events: timed here, that was run 1 of warm-up + measurement. */
 		events_free(&ev);
 		ms = emalloc((size_t)(total > 0 ? total : 1) * sizeof *ms);
 		ms[n++] = first;
+		if (timed_run_metrics(p, events, p->warmup == 0, mx) != 0)
+			goto done;
 		while ((long)n < total) {
-			if (execute(argv, env, log, p->count, p->id, &ms[n]) != 0)
+			if (execute(argv, env, log, p->count, p->id, &ms[n], NULL) != 0)
 				goto done;
 			n++;
+			if (timed_run_metrics(p, events, (long)n > p->warmup, mx) != 0)
+				goto done;
 		}
 		for (long w = 0; w < p->warmup && w < (long)n; w++)
 			cJSON_Delete(ms[w].peak);
@@ -631,7 +754,8 @@ str_or_empty(const char *s)
 /* The raw record of 2.7. */
 static cJSON *
 build_record(const struct bench *b, const struct plan *p, const char *log,
-    const struct measured *ms, size_t n, const cJSON *runtime, char **err)
+    const struct measured *ms, size_t n, const cJSON *runtime,
+    const struct import_bench *mx, char **err)
 {
 	const cJSON *cfg = b->cfg, *model = json_get(cfg, "model"), *v, *peak = NULL;
 	cJSON *rec = json_new_object(), *arr;
@@ -712,6 +836,9 @@ build_record(const struct bench *b, const struct plan *p, const char *log,
 		json_set(rec, events_component_keys[c], cn > 0 ?
 		    json_new_float(num_round(csum / (double)cn, 3)) : json_new_null());
 	}
+	/* Named metrics only when a runner reported some: else every byte as before. */
+	if (mx != NULL && mx->nm > 0)
+		json_set(rec, "metrics", import_metrics_json(mx));
 	if (config_is_v2(cfg) && add_identity(rec, b, p->count, runtime, err) != 0) {
 		cJSON_Delete(rec);
 		return NULL;
@@ -752,6 +879,160 @@ stamp(char out[20])
 }
 
 /*
+ * Writes rec as perf_<id>_<stamp>.json in the results directory and on
+ * stdout. 0, or -2 when the file cannot be written.
+ */
+static int
+write_record(const cJSON *rec, const char *id)
+{
+	char ts[20], *safe = text_sanitize(id), *path;
+	buf text = BUF_INIT;
+	int rc = 0;
+
+	stamp(ts);
+	path = easprintf("%s/perf_%s_%s.json", opt.results, safe, ts);
+	free(safe);
+	if (json_write(&text, rec, JSON_INDENT2, NULL) != 0) {
+		warnx_("%s: the record holds a number that is not finite", id);
+		rc = -1;
+	} else if (atomic_write_file(path, text.s, text.len) != 0) {
+		warnx_("%s: cannot write: %s", path, strerror(errno));
+		rc = -2;
+	} else {
+		note_written(path, false);
+		if (jsonl_emit(stdout, rec, NULL) != 0)
+			rc = -1;
+		fflush(stdout);
+	}
+	buf_free(&text);
+	free(path);
+	return rc;
+}
+
+/* The file's identity before a run, to tell a fresh output from a stale one. */
+static bool
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/*
+ * A config whose run_config.output names a tool's format: the command
+ * runs once (as any runner: its time limit, worker log, environment, with
+ * PERF_OUTPUT naming the file and "{output}" in its arguments replaced by
+ * it), then what it wrote is imported, one record per benchmark. 0, -1
+ * (it failed, or one of its benchmarks did), -2 (a record not written).
+ */
+static int
+run_tool(const struct bench *b, const struct plan *p)
+{
+	char **argv, *err = NULL, *env[12], *events, *safe, *log, ts[20], *label;
+	const char *tmp = getenv("TMPDIR");
+	struct measured m;
+	struct import_suite s;
+	struct import_identity id;
+	struct stat before, after;
+	buf out = BUF_INIT;
+	bool existed;
+	const cJSON *v;
+	char *ov[2] = { NULL, NULL };
+	int fd, rc = -1, i;
+
+	if ((argv = runner_argv(b, p->id, &err)) == NULL) {
+		warnx_("%s", err);
+		free(err);
+		return -1;
+	}
+	/* The tool gets its own arguments, not the config's path. */
+	for (i = 0; argv[i + 1] != NULL; i++) {
+		char *at;
+		while (p->out_file != NULL && (at = strstr(argv[i], "{output}")) != NULL) {
+			char *x = easprintf("%.*s%s%s", (int)(at - argv[i]), argv[i], p->out_file,
+			    at + 8);
+			free(argv[i]);
+			argv[i] = x;
+		}
+	}
+	free(argv[i]);
+	argv[i] = NULL;
+	events = easprintf("%s/perf-events-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
+	if ((fd = mkstemp(events)) >= 0)
+		close(fd);
+	safe = text_sanitize(p->id);
+	stamp(ts);
+	log = easprintf("%s/worker_logs/worker_%s_%s.log", opt.results, safe, ts);
+	free(safe);
+	runner_env(b, p, events, log, env);
+	env[8] = easprintf("PERF_OUTPUT=%s", p->out_file != NULL ? p->out_file : "");
+	env[9] = NULL;
+	existed = p->out_file != NULL && stat(p->out_file, &before) == 0;
+	if (p->out_file != NULL) {
+		char *dir = estrdup(p->out_file);
+		*strrchr(dir, '/') = '\0';
+		atomic_mkdirs(dir);
+		free(dir);
+	}
+	if (fd < 0 || execute(argv, env, log, p->count, p->id, &m,
+	    p->out_file == NULL ? &out : NULL) != 0) {
+		note_written(log, true);
+		goto done;
+	}
+	note_written(log, true);
+	cJSON_Delete(m.peak);
+	if (p->out_file != NULL) {
+		if (stat(p->out_file, &after) != 0 || (existed && same_file(&before, &after))) {
+			warnx_("%s: the command wrote no %s", p->id, p->out_file);
+			goto done;
+		}
+		if (import_read(p->format, p->out_file, p->out_file, &s) != 0)
+			goto done;
+	} else {
+		label = easprintf("%s: standard output", p->id);
+		i = import_text(p->format, NULL, out.s != NULL ? out.s : "", out.len, label, &s);
+		free(label);
+		if (i != 0)
+			goto done;
+	}
+	memset(&id, 0, sizeof id);
+	import_provenance(&id, &opt.env);
+	id.device = gpu_device_name(&opt.gpu);
+	id.hardware = import_hardware_profile(&opt.gpu, p->count);
+	id.thresholds = p->thresholds;
+	id.regression_thresholds = json_get(b->cfg, "regression_thresholds");
+	id.worker_log = log;
+	if ((v = json_get(b->cfg, "benchmark_version")) != NULL && cJSON_IsNumber(v))
+		id.benchmark_version = (cJSON *)v;
+	if (cJSON_IsString(v = json_get(b->cfg, "workload_id"))) {
+		ov[0] = easprintf("workload_id=%s", v->valuestring);
+		id.overrides = (const char *const *)ov;
+	}
+	rc = import_report_failures(&s, p->id) > 0 ? -1 : 0;
+	for (size_t k = 0; k < s.nb; k++) {
+		cJSON *rec = import_record(&s, &s.b[k], &id);
+		int w = write_record(rec, json_str(rec, "benchmark_id"));
+
+		cJSON_Delete(rec);
+		if (w == -2)
+			rc = -2;
+		else if (w != 0 && rc == 0)
+			rc = -1;
+	}
+	cJSON_Delete(id.hardware);
+	free(ov[0]);
+	import_suite_free(&s);
+done:
+	unlink(events);
+	free(events);
+	for (i = 0; env[i] != NULL; i++)
+		free(env[i]);
+	free_words(argv);
+	buf_free(&out);
+	free(log);
+	return rc;
+}
+
+/*
  * Runs one benchmark. 0: a record; 1: skipped; -1: it failed; -2: its record
  * could not be written (each reported).
  */
@@ -760,6 +1041,7 @@ run_benchmark(const struct bench *b)
 {
 	struct plan p;
 	struct measured *ms = NULL;
+	struct import_bench mx;
 	size_t n = 0;
 	cJSON *rec = NULL, *runtime = NULL;
 	char ts[20], *safe, *log = NULL, *path = NULL, *err = NULL;
@@ -767,6 +1049,7 @@ run_benchmark(const struct bench *b)
 	bool measured;
 	int rc = -1;
 
+	memset(&mx, 0, sizeof mx);
 	make_plan(b, &p);
 	if (p.error != NULL) {
 		warnx_("%s", p.error);
@@ -777,15 +1060,20 @@ run_benchmark(const struct bench *b)
 		rc = 1;
 		goto done;
 	}
+	if (p.format != NULL) {
+		rc = run_tool(b, &p);
+		goto done;
+	}
 	safe = text_sanitize(p.id);
 	stamp(ts);
 	log = easprintf("%s/worker_logs/worker_%s_%s.log", opt.results, safe, ts);
 	free(safe);
-	measured = measure(b, &p, log, &ms, &n, &runtime) == 0;
+	measured = measure(b, &p, log, &ms, &n, &runtime, &mx) == 0;
 	note_written(log, true);	/* a failed run's log too */
 	if (!measured)
 		goto done;
-	if ((rec = build_record(b, &p, log, ms, n, runtime, &err)) == NULL) {
+	import_finish_means(&mx);
+	if ((rec = build_record(b, &p, log, ms, n, runtime, &mx, &err)) == NULL) {
 		warnx_("%s: %s", p.id, err);
 		goto done;
 	}
@@ -813,6 +1101,7 @@ done:
 	free(ms);
 	cJSON_Delete(rec);
 	cJSON_Delete(runtime);
+	import_bench_free(&mx);
 	buf_free(&text);
 	free(err);
 	free(log);
@@ -855,7 +1144,7 @@ print_plan(const struct bench *b)
 		json_set(o, "recipe", json_new_null());
 		json_set(o, "recipe_fingerprint", json_new_null());
 	}
-	hw = hardware_profile(p.count > 0 ? p.count : 1);
+	hw = import_hardware_profile(&opt.gpu, p.count > 0 ? p.count : 1);
 	json_set(o, "hardware_profile", hw);
 	json_set(o, "hardware_profile_id", recipe_profile_id(hw, "hw-"));
 	if (jsonl_emit(stdout, o, NULL) != 0)

@@ -397,7 +397,7 @@ EOF
 	assert_failure 1
 	assert_output ""
 	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:2: invalid JSON at column 36: unexpected end of input
-$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\" or \"runtime\")
+$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\", \"runtime\" or \"metric\")
 $N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner wrote 2 invalid event lines"
 	[ "$(wc -l <count)" -eq 1 ]
 	[ -z "$(ls results/*.json 2>/dev/null)" ]

@@ -82,24 +82,28 @@ import_unit(const char *unit, const char **canon)
 }
 
 void
+import_bench_free(struct import_bench *b)
+{
+	for (size_t j = 0; j < b->nm; j++) {
+		free(b->m[j].name);
+		free(b->m[j].unit);
+		free(b->m[j].samples);
+		free(b->m[j].error);
+	}
+	free(b->m);
+	free(b->id);
+	free(b->workload);
+	free(b->error);
+	cJSON_Delete(b->params);
+	cJSON_Delete(b->settings);
+	memset(b, 0, sizeof *b);
+}
+
+void
 import_suite_free(struct import_suite *s)
 {
-	for (size_t i = 0; i < s->nb; i++) {
-		struct import_bench *b = &s->b[i];
-
-		for (size_t j = 0; j < b->nm; j++) {
-			free(b->m[j].name);
-			free(b->m[j].unit);
-			free(b->m[j].samples);
-			free(b->m[j].error);
-		}
-		free(b->m);
-		free(b->id);
-		free(b->workload);
-		free(b->error);
-		cJSON_Delete(b->params);
-		cJSON_Delete(b->settings);
-	}
+	for (size_t i = 0; i < s->nb; i++)
+		import_bench_free(&s->b[i]);
 	free(s->b);
 	free(s->workload);
 	free(s->tool_version);
@@ -395,8 +399,8 @@ better_name(enum import_better b)
 }
 
 /* The metrics object of b. */
-static cJSON *
-metrics_json(const struct import_bench *b)
+cJSON *
+import_metrics_json(const struct import_bench *b)
 {
 	cJSON *all = json_new_object(), *m, *arr;
 
@@ -462,7 +466,7 @@ import_record(const struct import_suite *s, const struct import_bench *b,
 	json_set(rec, "timestamp", json_new_string(isotime_format(ts, isotime_now())));
 	if (b->error != NULL)
 		json_set(rec, "error", json_new_string(b->error));
-	json_set(rec, "metrics", metrics_json(b));
+	json_set(rec, "metrics", import_metrics_json(b));
 
 	recipe = json_new_object();
 	json_set(recipe, "recipe_schema_version", json_new_int(2));
@@ -625,14 +629,40 @@ import_num(const cJSON *o, const char *key, double *out)
 }
 
 int
+import_text(const char *format, const char *path, const char *text, size_t len,
+    const char *label, struct import_suite *s)
+{
+	bool stdin_ = path == NULL || strcmp(path, "-") == 0;
+	long line;
+	char msg[512];
+
+	memset(s, 0, sizeof *s);
+	if (format == NULL) {
+		if ((format = import_detect(path, text, len)) == NULL) {
+			diag(label, 0, "unrecognised input: looked for %s", import_detect_help);
+			return -1;
+		}
+		diag(label, 0, "read as %s", format);
+	}
+	if (strcmp(format, "criterion") == 0 && stdin_) {
+		diag(label, 0, "criterion is read from its files or directory, not standard input");
+		return -1;
+	}
+	if (import_parse(format, path, text, len, s, &line, msg, sizeof msg) != 0) {
+		diag(label, line, "%s", msg);
+		import_suite_free(s);
+		return -1;
+	}
+	return 0;
+}
+
+int
 import_read(const char *format, const char *path, const char *label,
     struct import_suite *s)
 {
 	bool stdin_ = path == NULL || strcmp(path, "-") == 0;
 	buf b = BUF_INIT;
-	long line;
-	char msg[512];
-	int rc = -1;
+	int rc;
 
 	memset(s, 0, sizeof *s);
 	if (is_dir(path)) {
@@ -642,27 +672,10 @@ import_read(const char *format, const char *path, const char *label,
 		}
 	} else if (buf_read_file(&b, stdin_ ? "/dev/stdin" : path) != 0) {
 		diag(label, 0, "cannot read: %s", strerror(errno));
-		goto done;
+		buf_free(&b);
+		return -1;
 	}
-	if (format == NULL) {
-		if ((format = import_detect(path, b.s != NULL ? b.s : "", b.len)) == NULL) {
-			diag(label, 0, "unrecognised input: looked for %s", import_detect_help);
-			goto done;
-		}
-		diag(label, 0, "read as %s", format);
-	}
-	if (strcmp(format, "criterion") == 0 && stdin_) {
-		diag(label, 0, "criterion is read from its files or directory, not standard input");
-		goto done;
-	}
-	if (import_parse(format, path, b.s != NULL ? b.s : "", b.len, s, &line, msg,
-	    sizeof msg) != 0) {
-		diag(label, line, "%s", msg);
-		import_suite_free(s);
-		goto done;
-	}
-	rc = 0;
-done:
+	rc = import_text(format, path, b.s != NULL ? b.s : "", b.len, label, s);
 	buf_free(&b);
 	return rc;
 }

@@ -98,6 +98,21 @@ void import_set_samples(struct import_metric *m, const double *v, size_t n,
     const char *unit);
 
 /*
+ * Appends one sample of metric name to b (the metric is added on its first
+ * sample); import_finish_means() then sets each sampled metric's value to
+ * the mean of its samples.
+ */
+void import_push_sample(struct import_bench *b, const char *name, double v,
+    const char *unit);
+void import_finish_means(struct import_bench *b);
+
+/* The "metrics" object of b: {NAME: {value, unit, better?, samples?, error?}}. */
+cJSON *import_metrics_json(const struct import_bench *b);
+
+/* Frees what b holds (not b itself). */
+void import_bench_free(struct import_bench *b);
+
+/*
  * The conversion of a tool's unit: *canon gets the canonical unit (or
  * unit itself when there is none) and the result is the factor to
  * multiply by (1 when unconverted).
@@ -135,6 +150,9 @@ bool import_identity_valid(const char *kv, char *msg, size_t msgsz);
  */
 int import_read(const char *format, const char *path, const char *label,
     struct import_suite *s);
+/* import_read() of text already read (path: for criterion's siblings, or NULL). */
+int import_text(const char *format, const char *path, const char *text, size_t len,
+    const char *label, struct import_suite *s);
 
 /* The provenance of id from the environment (options may have changed e). */
 void import_provenance(struct import_identity *id, const struct provenance_env *e);

@@ -43,14 +43,6 @@ long import_index_find(const struct import_index *ix, const struct import_suite 
 void import_index_add(struct import_index *ix, const struct import_suite *s, long i);
 void import_index_free(struct import_index *ix);
 
-/*
- * Appends one sample of metric name to b (the metric is added on its first
- * sample); import_finish_means() then sets each sampled metric's value to
- * the mean of its samples.
- */
-void import_push_sample(struct import_bench *b, const char *name, double v,
-    const char *unit);
-void import_finish_means(struct import_bench *b);
 
 /* A number member of o, as a double: false when absent or not a number. */
 bool import_num(const cJSON *o, const char *key, double *out);
