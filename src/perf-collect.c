@@ -328,9 +328,16 @@ output_plan(const struct bench *b, struct plan *p)
 	    (!cJSON_IsString(file) || file->valuestring[0] == '\0'))
 		return easprintf("%s: run_config.output.file must be a non-empty string", p->id);
 	p->format = f->valuestring;
-	if (cJSON_IsString(file))
-		p->out_file = file->valuestring[0] == '/' ? estrdup(file->valuestring) :
-		    easprintf("%s/%s", opt.results, file->valuestring);
+	if (cJSON_IsString(file)) {
+		/* Absolute: the tool may well run in a directory of its own. */
+		char cwd[4096];
+		if (file->valuestring[0] == '/')
+			p->out_file = estrdup(file->valuestring);
+		else if (opt.results[0] == '/' || getcwd(cwd, sizeof cwd) == NULL)
+			p->out_file = easprintf("%s/%s", opt.results, file->valuestring);
+		else
+			p->out_file = easprintf("%s/%s/%s", cwd, opt.results, file->valuestring);
+	}
 	return NULL;
 }
 

@@ -503,3 +503,88 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	run jq -c '[(.individual_times_s | length), (.dit_time_s > 0), (.max_peak_memory_mb > 0), (.software_profile.python | test("^3\\.[0-9]+$"))]' <<<"$output"
 	assert_output '[3,true,true,true]'
 }
+
+# Issue 24: a tool's suite (run_config.output) and named metrics.
+
+@test "run_config.output with a file: the tool runs once, each benchmark is a record with the config's identity" {
+	I=$F/import
+	run --separate-stderr env TOOL_FILE="$FIXTURES/perf-import/gbench-1.8.json" $N "$I/gbench-file.json"
+	assert_failure 1	# BM_Gpu skipped itself: a failed benchmark
+	run jq -r .benchmark_id <<<"$output"
+	assert_output "$(printf 'BM_Encode/64\nBM_Ratio\nBM_Gpu')"
+	[[ "$stderr" == *"$N: codec-suite: BM_Gpu: failed: no GPU on this agent"* ]]
+	rec=$(ls results/perf_BM_Encode_64_*.json)
+	run jq -c '[.workload_id, .benchmark_version, .variant_id, .metrics.time.value, .metrics.time.samples, .device == "", .hardware_profile.gpu_count, .recipe.tool.format]' "$rec"
+	assert_output '["codec",2,"default",3e-06,[2e-06,4e-06,3e-06],false,0,"google-benchmark"]'
+	# The tool got the file's path for {output} and in PERF_OUTPUT, not the config's path.
+	log=$(jq -r .worker_log_path "$rec")
+	grep -qx "tool.sh: PERF_OUTPUT=$PWD/results/tool-output/gb.json" "$log"
+	[ -f results/tool-output/gb.json ]
+	ls results/perf_*.json | wc -l | grep -qx 3
+}
+
+@test "run_config.output without a file: the tool's standard output is imported, and logged" {
+	run --separate-stderr env TOOL_FILE="$F/import/go.txt" $N "$F/import/go-stdout.json"
+	assert_success
+	run jq -c '[.benchmark_id, .workload_id, .variant_id, .metrics.time.samples, .metrics["B/op"].value, .metrics["allocs/op"].value]' <<<"$output"
+	assert_output '["BenchmarkEncode[procs=4]","example.com/codec","procs=4",[2.5000000000000004e-07,2.7e-07],64,2]'
+	grep -q '^BenchmarkEncode-4' results/worker_logs/worker_go-suite_*.log
+	grep -qx 'tool.sh: PERF_OUTPUT=' results/worker_logs/worker_go-suite_*.log
+}
+
+@test "run_config.output: a stale file is never imported; a bad format is a failed benchmark" {
+	mkdir -p results/tool-output
+	cp "$FIXTURES/perf-import/gbench-aggregates-only.json" results/tool-output/gb.json
+	run --separate-stderr $N "$F/import/silent.json"
+	assert_failure 1
+	assert_output ""
+	[[ "$stderr" == *"silent: the command wrote no $PWD/results/tool-output/gb.json"* ]]
+	run --separate-stderr $N "$F/import/bad-format.json"
+	assert_failure 1
+	[[ "$stderr" == *"bad-format: run_config.output.format must be one of google-benchmark,"* ]]
+	printf 'not a benchmark\n' >"$BATS_TEST_TMPDIR/junk.txt"
+	run --separate-stderr env TOOL_FILE="$BATS_TEST_TMPDIR/junk.txt" $N "$F/import/go-stdout.json"
+	assert_failure 1
+	assert_output ""
+	[[ "$stderr" == *"go-suite: standard output: no benchmark in it (read as go)"* ]]
+}
+
+@test "metric events add named metrics: measured runs are the samples, units converted, direction as stated" {
+	run --separate-stderr $N --cpu "$F/import/metrics.json"
+	assert_success
+	run jq -c .metrics <<<"$output"
+	assert_output '{"tokens_per_s":{"value":825,"unit":"1/s","better":"higher","samples":[800,825,850]},"first_token":{"value":0.012500000000000002,"unit":"s","samples":[0.0125,0.0125,0.0125]}}'
+	# The reference's keys are all there, in their order, metrics after them.
+	rec=$(ls results/perf_metrics_*.json)
+	run jq -r 'keys_unsorted | .[-4:] | join(" ")' "$rec"
+	assert_output "text_encoder_time_s dit_time_s vae_decode_time_s metrics"
+}
+
+@test "metric events from a runner perf-collect times: the warm-up runs' are left out" {
+	run --separate-stderr env RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/import/timed-metrics.json"
+	assert_success
+	run jq -c .metrics.run_number <<<"$output"
+	assert_output '{"value":3.5,"unit":"","samples":[3,4]}'
+	[ "$(wc -l <"$BATS_TEST_TMPDIR/count")" -eq 4 ]
+}
+
+@test "an invalid metric event fails the benchmark, naming the line; a record without one has no metrics key" {
+	printf '%s\n' '{"event":"run","generation_time_s":1.0}' '{"event":"metric","name":"x","value":"fast"}' \
+		'{"event":"run","generation_time_s":1.0}' '{"event":"run","generation_time_s":1.0}' >ev.jsonl
+	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v1.json"
+	assert_failure 1
+	[[ "$stderr" == *"PERF_EVENTS:2: metric event: value must be a number"* ]]
+	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu "$F/v1.json"
+	assert_success
+	run jq -c 'has("metrics")' <<<"$output"
+	assert_output false
+}
+
+@test "fixtures/import: a real tool's suite through perf-collect (hyperfine)" {
+	command -v hyperfine >/dev/null || skip "hyperfine is not installed"
+	run --separate-stderr $N "$ROOT_DIR/fixtures/import/hyperfine.json"
+	assert_success
+	run jq -r '[.benchmark_id, .workload_id, (.metrics.time.samples | length), .metrics.time.unit] | join(" ")' <<<"$output"
+	assert_line --index 0 'sleep 1ms[ms=1] sleep 3 s'
+	assert_line --index 1 'sleep 2ms[ms=2] sleep 3 s'
+}

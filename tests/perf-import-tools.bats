@@ -10,6 +10,8 @@
 load lib/common
 
 S=$FIXTURES/perf-import-tools
+# The suites themselves are fixtures/import's, which its configs run too.
+SUITES=$ROOT_DIR/fixtures/import
 
 cxx() {
 	command -v c++ >/dev/null || skip "no C++ compiler (g++)"
@@ -19,7 +21,7 @@ cxx() {
 	cxx
 	[ -f /usr/include/benchmark/benchmark.h ] || skip "Google Benchmark is not installed (libbenchmark-dev)"
 	cd "$BATS_TEST_TMPDIR"
-	c++ -O1 -o suite "$S/gbench_suite.cc" -lbenchmark -lpthread
+	c++ -O1 -o suite "$SUITES/gbench_suite.cc" -lbenchmark -lpthread
 	./suite --benchmark_out=gb.json --benchmark_out_format=json --benchmark_repetitions=3 \
 		--benchmark_min_time=0.001 >/dev/null 2>&1
 	run -1 --separate-stderr perf-import gb.json
@@ -40,7 +42,7 @@ cxx() {
 	cxx
 	[ -f /usr/include/benchmark/benchmark.h ] || skip "Google Benchmark is not installed (libbenchmark-dev)"
 	cd "$BATS_TEST_TMPDIR"
-	c++ -O1 -o suite "$S/gbench_suite.cc" -lbenchmark -lpthread
+	c++ -O1 -o suite "$SUITES/gbench_suite.cc" -lbenchmark -lpthread
 	./suite --benchmark_out=gb.json --benchmark_out_format=json --benchmark_repetitions=3 \
 		--benchmark_report_aggregates_only=true --benchmark_min_time=0.001 \
 		--benchmark_filter='BM_Sort|BM_Sum' >/dev/null 2>&1
@@ -57,7 +59,7 @@ cxx() {
 	/usr/bin/python3 -c 'import pytest_benchmark' 2>/dev/null ||
 		skip "pytest-benchmark is not installed (python3-pytest-benchmark)"
 	cd "$BATS_TEST_TMPDIR"
-	cp "$S/test_suite.py" .
+	cp "$SUITES/test_suite.py" .
 	/usr/bin/python3 -m pytest -q -p no:cacheprovider --benchmark-json=pb.json \
 		--benchmark-min-rounds=3 --benchmark-max-time=0.001 --benchmark-warmup=off \
 		--benchmark-save-data test_suite.py >/dev/null
@@ -111,7 +113,7 @@ cxx() {
 	command -v go >/dev/null || skip "Go is not installed (golang-go)"
 	cd "$BATS_TEST_TMPDIR"
 	mkdir suite
-	cp "$S/bench_test.go" "$S/go.mod" suite/
+	cp "$SUITES/go/bench_test.go" "$SUITES/go/go.mod" suite/
 	export GOCACHE=$BATS_TEST_TMPDIR/gocache GOPATH=$BATS_TEST_TMPDIR/gopath HOME=$BATS_TEST_TMPDIR \
 		GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOTELEMETRY=off
 	(cd suite && go test -run '^$' -bench . -benchmem -count 2 -cpu 1,2 -benchtime 50x -v .) >go.txt
@@ -131,7 +133,7 @@ cxx() {
 	cxx
 	[ -f /usr/include/catch2/catch.hpp ] || skip "Catch2 is not installed (catch2)"
 	cd "$BATS_TEST_TMPDIR"
-	c++ -O0 -o suite "$S/catch2_suite.cc"
+	c++ -O0 -o suite "$SUITES/catch2_suite.cc"
 	./suite -r xml --benchmark-samples 5 --benchmark-resamples 10 --benchmark-warmup-time 1 >c2.xml
 	run -0 --separate-stderr perf-import c2.xml
 	printf '%s\n' "$output" >records.jsonl

@@ -264,3 +264,10 @@ m() {
 		'["BenchmarkB[procs=1]","failed; b_test.go:3: boom; b_test.go:4: again","p"]' \
 		'["BenchmarkC[procs=1]","skipped; c_test.go:9: no GPU","p"]' '["BenchmarkD[procs=1]",null,"p"]')"
 }
+
+@test "an input with no benchmark in it is exit 2" {
+	printf '{"context": {"executable": "./x"}, "benchmarks": []}\n' >"$BATS_TEST_TMPDIR/empty.json"
+	run -2 --separate-stderr perf-import "$BATS_TEST_TMPDIR/empty.json"
+	[ -z "$output" ]
+	[[ "$stderr" == *"empty.json: no benchmark in it (read as google-benchmark)" ]]
+}

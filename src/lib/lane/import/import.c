@@ -653,6 +653,11 @@ import_text(const char *format, const char *path, const char *text, size_t len,
 		import_suite_free(s);
 		return -1;
 	}
+	if (s->nb == 0) {
+		diag(label, 0, "no benchmark in it (read as %s)", format);
+		import_suite_free(s);
+		return -1;
+	}
 	return 0;
 }
 
