@@ -42,7 +42,7 @@ static const char usage_text[] =
 
 /* The records of one suite appended to out; *failed counts failed ones. */
 static int
-records(const struct import_suite *s, const struct import_identity *id, buf *out,
+records(struct import_suite *s, const struct import_identity *id, buf *out,
     const char *label)
 {
 	buf where = BUF_INIT;

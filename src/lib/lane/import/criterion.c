@@ -204,6 +204,12 @@ criterion_parse_file(const cJSON *doc, const char *path, struct import_suite *s,
 	int rc;
 
 	(void)doc;	/* read again beside its siblings */
+	if (path == NULL || strcmp(path, "-") == 0) {
+		snprintf(msg, msgsz, "criterion is read from its files or directory, "
+		    "not standard input");
+		free(dir);
+		return -1;
+	}
 	rc = bench_dir(dir, s, msg, msgsz);
 	free(dir);
 	return rc;

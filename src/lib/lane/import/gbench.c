@@ -15,22 +15,26 @@
 #include "core/json.h"
 #include "lane/import/parsers.h"
 
-/* Members that are not user counters. */
+/* Members that are not user counters, sorted for bsearch(). */
 static const char *const fixed_keys[] = {
-	"name", "family_index", "per_family_instance_index", "run_name", "run_type",
-	"repetitions", "repetition_index", "threads", "iterations", "real_time",
-	"cpu_time", "time_unit", "bytes_per_second", "items_per_second", "label",
-	"error_occurred", "error_message", "skipped", "skip_message",
-	"aggregate_name", "aggregate_unit", "big_o", "rms", "complexity_n", NULL
+	"aggregate_name", "aggregate_unit", "big_o", "bytes_per_second", "complexity_n",
+	"cpu_time", "error_message", "error_occurred", "family_index", "items_per_second",
+	"iterations", "label", "name", "per_family_instance_index", "real_time",
+	"repetition_index", "repetitions", "rms", "run_name", "run_type", "skip_message",
+	"skipped", "threads", "time_unit",
 };
+
+static int
+cmp_key(const void *k, const void *e)
+{
+	return strcmp(k, *(const char *const *)e);
+}
 
 static bool
 fixed_key(const char *k)
 {
-	for (int i = 0; fixed_keys[i] != NULL; i++)
-		if (strcmp(fixed_keys[i], k) == 0)
-			return true;
-	return false;
+	return bsearch(k, fixed_keys, sizeof fixed_keys / sizeof *fixed_keys,
+	    sizeof *fixed_keys, cmp_key) != NULL;
 }
 
 /* The benchmark's state while its rows are read. */

@@ -109,6 +109,10 @@ import_suite_free(struct import_suite *s)
 	free(s->tool_version);
 	cJSON_Delete(s->hw_context);
 	cJSON_Delete(s->sw_context);
+	cJSON_Delete(s->hw);
+	cJSON_Delete(s->sw);
+	cJSON_Delete(s->hw_id);
+	cJSON_Delete(s->sw_id);
 	memset(s, 0, sizeof *s);
 }
 
@@ -262,29 +266,36 @@ skip_blank(const char *text, size_t len)
 	return text + i;
 }
 
-const char *
-import_detect(const char *path, const char *text, size_t len)
+/* The format of non-JSON text, or NULL. */
+static const char *
+detect_text(const char *p, const char *text, size_t len)
 {
-	const char *p;
-	json_error je;
-	cJSON *doc;
-	const char *f;
-
-	if (is_dir(path))
-		return "criterion";
-	p = skip_blank(text, len);
-	if (p < text + len && (*p == '{' || *p == '[')) {
-		if ((doc = json_parse(p, len - (size_t)(p - text), &je)) == NULL)
-			return NULL;
-		f = detect_json(doc);
-		cJSON_Delete(doc);
-		return f;
-	}
 	if (p < text + len && *p == '<')
 		return memmem(text, len, "<Catch", 6) != NULL ? "catch2" : NULL;
 	if (go_looks_like(text, len))
 		return "go";
 	return NULL;
+}
+
+const char *
+import_detect(const char *path, const char *text, size_t len)
+{
+	const char *p, *f;
+	struct json_arena *a;
+	json_error je;
+	cJSON *doc;
+
+	if (is_dir(path))
+		return "criterion";
+	p = skip_blank(text, len);
+	if (p < text + len && (*p == '{' || *p == '[')) {
+		a = json_arena_new();
+		doc = json_parse_arena(p, len - (size_t)(p - text), NULL, 0, a, &je);
+		f = doc != NULL ? detect_json(doc) : NULL;
+		json_arena_free(a);
+		return f;
+	}
+	return detect_text(p, text, len);
 }
 
 int
@@ -300,27 +311,44 @@ import_parse(const char *format, const char *path, const char *text, size_t len,
 		{ "benchmarkdotnet", bdn_parse }, { "perfkite", generic_parse },
 	};
 	const char *p = skip_blank(text, len);
+	bool json = p < text + len && (*p == '{' || *p == '[');
+	struct json_arena *arena;
 	json_error je;
 	cJSON *doc;
 	int rc = -1;
 
 	*line = 0;
 	*msg = '\0';
+	if (format == NULL && is_dir(path))
+		format = "criterion";
+	if (format == NULL && !json && (format = detect_text(p, text, len)) == NULL) {
+		snprintf(msg, msgsz, "unrecognised input: looked for %s", import_detect_help);
+		return -1;
+	}
 	suite->format = format;
-	if (strcmp(format, "go") == 0)
+	if (format != NULL && strcmp(format, "go") == 0)
 		return go_parse(text, len, suite, line, msg, msgsz);
-	if (strcmp(format, "catch2") == 0)
+	if (format != NULL && strcmp(format, "catch2") == 0)
 		return catch2_parse(text, len, suite, line, msg, msgsz);
-	if (strcmp(format, "criterion") == 0 && is_dir(path))
+	if (format != NULL && strcmp(format, "criterion") == 0 && is_dir(path))
 		return criterion_parse_dir(path, suite, line, msg, msgsz);
-	if ((doc = json_parse(p, len - (size_t)(p - text), &je)) == NULL) {
+	/* One parse, into an arena: a suite's file can be large. */
+	arena = json_arena_new();
+	if ((doc = json_parse_arena(p, len - (size_t)(p - text), NULL, 0, arena, &je)) == NULL) {
 		/* Lines counted from the first non-blank byte: add those before. */
 		for (const char *q = text; q < p; q++)
 			if (*q == '\n')
 				je.line++;
 		*line = je.line;
-		snprintf(msg, msgsz, "%s", je.msg);
-		return -1;
+		if (format == NULL)
+			snprintf(msg, msgsz, "unrecognised input: looked for %s", import_detect_help);
+		else
+			snprintf(msg, msgsz, "%s", je.msg);
+		goto done;
+	}
+	if (format == NULL && (format = suite->format = detect_json(doc)) == NULL) {
+		snprintf(msg, msgsz, "unrecognised input: looked for %s", import_detect_help);
+		goto done;
 	}
 	if (strcmp(format, "criterion") == 0)
 		rc = criterion_parse_file(doc, path, suite, msg, msgsz);
@@ -331,7 +359,8 @@ import_parse(const char *format, const char *path, const char *text, size_t len,
 	for (size_t i = 0; i < sizeof json_parsers / sizeof *json_parsers; i++)
 		if (strcmp(json_parsers[i].name, format) == 0)
 			rc = json_parsers[i].parse(doc, suite, msg, msgsz);
-	cJSON_Delete(doc);
+done:
+	json_arena_free(arena);
 	return rc;
 }
 
@@ -426,7 +455,7 @@ import_metrics_json(const struct import_bench *b)
 }
 
 cJSON *
-import_record(const struct import_suite *s, const struct import_bench *b,
+import_record(struct import_suite *s, const struct import_bench *b,
     const struct import_identity *id)
 {
 	cJSON *rec = json_new_object(), *recipe, *bench, *tool, *hw, *sw, *v;
@@ -495,21 +524,27 @@ import_record(const struct import_suite *s, const struct import_bench *b,
 	else
 		json_set(rec, "recipe_fingerprint", json_new_null());
 
-	hw = id->hardware != NULL ? cJSON_Duplicate(id->hardware, true) : json_new_object();
-	if (s->hw_context != NULL)
-		json_set(hw, "tool_context", cJSON_Duplicate(s->hw_context, true));
-	json_set(rec, "hardware_profile", hw);
-	json_set(rec, "hardware_profile_id", (o = override(id, "hardware_profile_id")) != NULL ?
-	    json_new_string(o) : recipe_profile_id(hw, "hw-"));
-	sw = id->software != NULL ? cJSON_Duplicate(id->software, true) : json_new_object();
-	json_set(sw, "tool", json_new_string(s->format));
-	json_set(sw, "tool_version", s->tool_version != NULL ?
-	    json_new_string(s->tool_version) : json_new_null());
-	if (s->sw_context != NULL)
-		json_set(sw, "tool_context", cJSON_Duplicate(s->sw_context, true));
-	json_set(rec, "software_profile", sw);
-	json_set(rec, "software_profile_id", (o = override(id, "software_profile_id")) != NULL ?
-	    json_new_string(o) : recipe_profile_id(sw, "sw-"));
+	if (s->hw == NULL) {
+		hw = id->hardware != NULL ? cJSON_Duplicate(id->hardware, true) : json_new_object();
+		if (s->hw_context != NULL)
+			json_set(hw, "tool_context", cJSON_Duplicate(s->hw_context, true));
+		s->hw = hw;
+		s->hw_id = (o = override(id, "hardware_profile_id")) != NULL ?
+		    json_new_string(o) : recipe_profile_id(hw, "hw-");
+		sw = id->software != NULL ? cJSON_Duplicate(id->software, true) : json_new_object();
+		json_set(sw, "tool", json_new_string(s->format));
+		json_set(sw, "tool_version", s->tool_version != NULL ?
+		    json_new_string(s->tool_version) : json_new_null());
+		if (s->sw_context != NULL)
+			json_set(sw, "tool_context", cJSON_Duplicate(s->sw_context, true));
+		s->sw = sw;
+		s->sw_id = (o = override(id, "software_profile_id")) != NULL ?
+		    json_new_string(o) : recipe_profile_id(sw, "sw-");
+	}
+	json_set(rec, "hardware_profile", cJSON_Duplicate(s->hw, true));
+	json_set(rec, "hardware_profile_id", cJSON_Duplicate(s->hw_id, true));
+	json_set(rec, "software_profile", cJSON_Duplicate(s->sw, true));
+	json_set(rec, "software_profile_id", cJSON_Duplicate(s->sw_id, true));
 	json_set(rec, "workload_id", json_new_string(workload));
 	json_set(rec, "variant_id", json_new_string(variant));
 	json_set(rec, "benchmark_version", cJSON_Duplicate(v, true));
@@ -637,24 +672,23 @@ import_text(const char *format, const char *path, const char *text, size_t len,
 	char msg[512];
 
 	memset(s, 0, sizeof *s);
-	if (format == NULL) {
-		if ((format = import_detect(path, text, len)) == NULL) {
-			diag(label, 0, "unrecognised input: looked for %s", import_detect_help);
-			return -1;
-		}
-		diag(label, 0, "read as %s", format);
-	}
-	if (strcmp(format, "criterion") == 0 && stdin_) {
+	if (format != NULL && strcmp(format, "criterion") == 0 && stdin_) {
 		diag(label, 0, "criterion is read from its files or directory, not standard input");
 		return -1;
 	}
 	if (import_parse(format, path, text, len, s, &line, msg, sizeof msg) != 0) {
+		/* What it was read as, when that was a guess. */
+		if (format == NULL && s->format != NULL)
+			diag(label, 0, "read as %s", s->format);
 		diag(label, line, "%s", msg);
 		import_suite_free(s);
 		return -1;
 	}
+	if (format == NULL)
+		diag(label, 0, "read as %s", s->format);
+
 	if (s->nb == 0) {
-		diag(label, 0, "no benchmark in it (read as %s)", format);
+		diag(label, 0, "no benchmark in it (read as %s)", s->format);
 		import_suite_free(s);
 		return -1;
 	}

@@ -61,6 +61,8 @@ struct import_suite {
 	struct import_bench *b;
 	size_t nb;
 	size_t cap;
+	/* import_record()'s profiles, made once for the suite's records */
+	cJSON *hw, *sw, *hw_id, *sw_id;
 };
 
 /* The formats, NULL-terminated, in the order detection tries them. */
@@ -80,8 +82,9 @@ extern const char import_detect_help[];
 
 /*
  * Parses text (the file path, for diagnostics; for criterion the tree or
- * one benchmark's directory) as format into suite (zeroed by the caller).
- * Returns 0, or -1 with *line (0 when none) and msg filled in.
+ * one benchmark's directory) as format, or as the format it is recognised
+ * as when format is NULL, into suite (zeroed by the caller; its format
+ * set). Returns 0, or -1 with *line (0 when none) and msg filled in.
  */
 int import_parse(const char *format, const char *path, const char *text, size_t len,
     struct import_suite *suite, long *line, char *msg, size_t msgsz);
@@ -166,8 +169,11 @@ cJSON *import_hardware_profile(const struct gpu *g, long count);
  */
 long import_report_failures(const struct import_suite *s, const char *label);
 
-/* The raw record of benchmark b of s. */
-cJSON *import_record(const struct import_suite *s, const struct import_bench *b,
+/*
+ * The raw record of benchmark b of s (whose profiles it makes on the first
+ * call: every record of a suite has the same identity id).
+ */
+cJSON *import_record(struct import_suite *s, const struct import_bench *b,
     const struct import_identity *id);
 
 #endif
