@@ -14,6 +14,7 @@
 #                        render without warnings under mandoc -Tlint, groff and man -l
 #   make bench           benchmarks of perfkite itself (bench/)
 #   make bench-changes   the perf-changes part of them alone
+#   make bench-import    the perf-import part of them alone
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
 #                        command); demo, test, lint and fuzz each install only
@@ -187,6 +188,9 @@ bench: all
 bench-changes: all
 	@bash bench/changes.sh
 
+bench-import: all
+	@bash bench/import.sh
+
 demo:
 	@sh tests/deps.sh build
 	@$(MAKE) --no-print-directory all
@@ -197,4 +201,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install check-layout lint bench bench-changes demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench bench-changes bench-import demo fuzz fuzz-build clean FORCE
