@@ -520,7 +520,7 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	log=$(jq -r .worker_log_path "$rec")
 	grep -qx "tool.sh: PERF_OUTPUT=$PWD/results/tool-output/gb.json" "$log"
 	[ -f results/tool-output/gb.json ]
-	ls results/perf_*.json | wc -l | grep -qx 3
+	[ "$(find results -maxdepth 1 -name 'perf_*.json' | wc -l)" -eq 3 ]
 }
 
 @test "run_config.output without a file: the tool's standard output is imported, and logged" {
