@@ -170,7 +170,9 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 			 * benchmark, after its "--- SKIP:" line or (go 1.19 -v)
 			 * before it.
 			 */
-			size_t skip = strspn(p, " \t");
+			size_t skip = 0;
+			while (skip < n && (p[skip] == ' ' || p[skip] == '\t'))
+				skip++;
 			buf *m = failing != NULL ? &log : &pending;
 			if (failing != NULL && m->len == 0)
 				buf_adds(m, failing->error);
@@ -186,7 +188,7 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 		}
 		failing = NULL;
 		buf_reset(&log);
-		if (n > 4 && (strncmp(p, "--- FAIL: ", 10) == 0 || strncmp(p, "--- SKIP: ", 10) == 0) &&
+		if (n >= 19 && (strncmp(p, "--- FAIL: ", 10) == 0 || strncmp(p, "--- SKIP: ", 10) == 0) &&
 		    strncmp(p + 10, "Benchmark", 9) == 0) {
 			k = fields(p + 10, n - 10, f, fl, GO_MAX_FIELDS);
 			name = estrndup(f[0], fl[0]);
@@ -202,7 +204,7 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 		buf_reset(&pending);
 		k = fields(p, n, f, fl, GO_MAX_FIELDS);
 		if (k > 0 && k <= GO_MAX_FIELDS && !result_line(f, fl, k) &&
-		    strncmp(f[0], "Benchmark", 9) != 0)
+		    !(fl[0] >= 9 && strncmp(f[0], "Benchmark", 9) == 0))
 			context_line(s, p, n, &pkg);
 		if (k > GO_MAX_FIELDS || !result_line(f, fl, k))
 			continue;
