@@ -271,3 +271,23 @@ m() {
 	[ -z "$output" ]
 	[[ "$stderr" == *"empty.json: no benchmark in it (read as google-benchmark)" ]]
 }
+
+@test "gzip input is read as it is elsewhere; a broken one is exit 2" {
+	gzip -c "$F/jmh.json" >"$BATS_TEST_TMPDIR/jmh.json.gz"
+	run -1 --separate-stderr perf-import "$BATS_TEST_TMPDIR/jmh.json.gz"
+	[ "${#lines[@]}" -eq 3 ]
+	head -c 200 "$BATS_TEST_TMPDIR/jmh.json.gz" >"$BATS_TEST_TMPDIR/cut.gz"
+	run -2 --separate-stderr perf-import "$BATS_TEST_TMPDIR/cut.gz"
+	[ -z "$output" ]
+	[[ "$stderr" == *"cut.gz: cannot read: not valid gzip data" ]]
+}
+
+@test "a metric name keeps at most 128 bytes, cut between characters, control characters as spaces" {
+	long=x$(printf 'é%.0s' $(seq 100))
+	printf '{"context": {}, "benchmarks": [{"name": "a", "run_name": "a", "run_type": "iteration", "real_time": 1, "time_unit": "ns", "tab\\tkey": 2, "%s": 5}, {"name": "a", "run_name": "a", "run_type": "iteration", "real_time": 3, "time_unit": "ns", "tab\\tkey": 4, "%s": 7}]}\n' "$long" "$long" >"$BATS_TEST_TMPDIR/names.json"
+	run -0 --separate-stderr perf-import "$BATS_TEST_TMPDIR/names.json"
+	run jq -c '.metrics | to_entries | map([(.key | utf8bytelength), .value.samples])' <<<"$output"
+	assert_output '[[4,[1e-09,3.0000000000000004e-09]],[7,[2,4]],[127,[5,7]]]'
+	run jq -r '.metrics | keys_unsorted[1]' <<<"$(perf-import "$BATS_TEST_TMPDIR/names.json" 2>/dev/null)"
+	assert_output 'tab key'
+}

@@ -11,6 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <zlib.h>
+
 #include "core/canon.h"
 #include "core/err.h"
 #include "core/isotime.h"
@@ -133,6 +135,31 @@ import_add_bench(struct import_suite *s, const char *id)
 	return b;
 }
 
+#define CONTROL_CHARS "\001\002\003\004\005\006\007\010\011\012\013\014\015\016\017" \
+	"\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037\177"
+
+/*
+ * A metric name as records carry it: at most IMPORT_NAME_MAX bytes (cut
+ * before a UTF-8 sequence, not inside one), control characters as spaces.
+ */
+static char *
+metric_name(const char *name)
+{
+	size_t n = strlen(name);
+	char *m;
+
+	if (n > IMPORT_NAME_MAX) {
+		n = IMPORT_NAME_MAX;
+		while (n > 0 && ((unsigned char)name[n] & 0xc0) == 0x80)
+			n--;
+	}
+	m = estrndup(name, n);
+	for (char *c = m; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = ' ';
+	return m;
+}
+
 struct import_metric *
 import_add_metric(struct import_bench *b, const char *name, double value,
     const char *unit)
@@ -141,9 +168,12 @@ import_add_metric(struct import_bench *b, const char *name, double value,
 	const char *canon;
 	double f = import_unit(unit, &canon);
 
+	char *clean = metric_name(name);
+
 	/* A metric named twice keeps its first place and takes the last value. */
 	for (size_t i = 0; i < b->nm; i++)
-		if (strcmp(b->m[i].name, name) == 0) {
+		if (strcmp(b->m[i].name, clean) == 0) {
+			free(clean);
 			m = &b->m[i];
 			free(m->unit);
 			free(m->samples);
@@ -152,8 +182,7 @@ import_add_metric(struct import_bench *b, const char *name, double value,
 		}
 	b->m = erealloc(b->m, (b->nm + 1) * sizeof *b->m);
 	m = &b->m[b->nm++];
-	m->name = strlen(name) > IMPORT_NAME_MAX ? estrndup(name, IMPORT_NAME_MAX) :
-	    estrdup(name);
+	m->name = clean;
 fill:
 	m->unit = estrdup(canon);
 	m->value = value * f;
@@ -618,11 +647,17 @@ import_push_sample(struct import_bench *b, const char *name, double v, const cha
 	const char *canon;
 	double f = import_unit(unit, &canon);
 
+	char *clean = NULL;
+
+	/* The name as stored (the common name needs no cleaning: no copy). */
+	if (strlen(name) > IMPORT_NAME_MAX || strpbrk(name, CONTROL_CHARS) != NULL)
+		name = clean = metric_name(name);
 	for (size_t i = 0; i < b->nm; i++)
 		if (strcmp(b->m[i].name, name) == 0)
 			m = &b->m[i];
 	if (m == NULL)
 		m = import_add_metric(b, name, 0, canon);
+	free(clean);
 	if (m->samples == NULL) {
 		m->samples = emalloc(4 * sizeof *m->samples);
 		m->nsamples = 0;
@@ -695,6 +730,42 @@ import_text(const char *format, const char *path, const char *text, size_t len,
 	return 0;
 }
 
+/* Gzip input, as every perfkite reader takes it: b decompressed in place. */
+static int
+gunzip(buf *b)
+{
+	z_stream z;
+	buf out = BUF_INIT;
+	unsigned char chunk[65536];
+	int rc;
+
+	memset(&z, 0, sizeof z);
+	if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK)
+		return -1;
+	z.next_in = (unsigned char *)b->s;
+	z.avail_in = (unsigned)b->len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof chunk;
+		rc = inflate(&z, Z_NO_FLUSH);
+		if (rc != Z_OK && rc != Z_STREAM_END) {
+			inflateEnd(&z);
+			buf_free(&out);
+			return -1;
+		}
+		buf_add(&out, chunk, sizeof chunk - z.avail_out);
+		/* Concatenated members, as gzip writes them, are read one after another. */
+		if (rc == Z_STREAM_END && z.avail_in > 0)
+			rc = inflateReset(&z) == Z_OK ? Z_OK : Z_STREAM_END;
+	} while (rc != Z_STREAM_END);
+	inflateEnd(&z);
+	if (out.s == NULL)
+		buf_adds(&out, "");
+	buf_free(b);
+	*b = out;
+	return 0;
+}
+
 int
 import_read(const char *format, const char *path, const char *label,
     struct import_suite *s)
@@ -711,6 +782,11 @@ import_read(const char *format, const char *path, const char *label,
 		}
 	} else if (buf_read_file(&b, stdin_ ? "/dev/stdin" : path) != 0) {
 		diag(label, 0, "cannot read: %s", strerror(errno));
+		buf_free(&b);
+		return -1;
+	} else if (b.len >= 2 && (unsigned char)b.s[0] == 0x1f &&
+	    (unsigned char)b.s[1] == 0x8b && gunzip(&b) != 0) {
+		diag(label, 0, "cannot read: not valid gzip data");
 		buf_free(&b);
 		return -1;
 	}
