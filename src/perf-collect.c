@@ -614,7 +614,7 @@ take_metrics(const struct events *ev, struct import_bench *mx)
 		if (e->better != 0)
 			for (size_t j = 0; j < mx->nm; j++)
 				if (strcmp(mx->m[j].name, e->name) == 0)
-					mx->m[j].better = e->better == 1 ? BETTER_LOWER : BETTER_HIGHER;
+					mx->m[j].better = e->better == 1 ? IMPORT_BETTER_LOWER : IMPORT_BETTER_HIGHER;
 	}
 }
 

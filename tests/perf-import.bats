@@ -46,6 +46,9 @@ m() {
 	run -1 --separate-stderr perf-import "$F/gbench-1.8.json"
 	[ "$(m BM_Ratio ratio value)" = null ]
 	[ "$(m BM_Ratio ratio error)" = '"sample 1 is not a finite number (NaN)"' ]
+	# Samples are finite numbers: a failed metric keeps none.
+	[ "$(m BM_Ratio ratio samples)" = null ]
+	[ "$(m BM_Ratio time samples)" = '[0.005]' ]
 	[ "$(m BM_Ratio peak error)" = '"sample 1 is not a finite number (Infinity)"' ]
 	[ "$(m BM_Ratio time value)" = 0.005 ]
 	run jq -c 'select(.benchmark_id == "BM_Gpu") | [.error, .metrics]' <<<"$output"

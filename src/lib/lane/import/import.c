@@ -186,7 +186,7 @@ import_add_metric(struct import_bench *b, const char *name, double value,
 fill:
 	m->unit = estrdup(canon);
 	m->value = value * f;
-	m->better = BETTER_UNKNOWN;
+	m->better = IMPORT_BETTER_UNKNOWN;
 	m->samples = NULL;
 	m->nsamples = 0;
 	m->error = NULL;
@@ -453,7 +453,7 @@ str_key(const struct import_identity *id, const char *key, const char *v)
 static const char *
 better_name(enum import_better b)
 {
-	return b == BETTER_LOWER ? "lower" : b == BETTER_HIGHER ? "higher" : NULL;
+	return b == IMPORT_BETTER_LOWER ? "lower" : b == IMPORT_BETTER_HIGHER ? "higher" : NULL;
 }
 
 /* The metrics object of b. */
@@ -470,7 +470,14 @@ import_metrics_json(const struct import_bench *b)
 		json_set(m, "unit", json_new_string(x->unit));
 		if (better_name(x->better) != NULL)
 			json_set(m, "better", json_new_string(better_name(x->better)));
-		if (x->samples != NULL) {
+		/*
+		 * Samples are finite numbers: a failed metric keeps none, nor
+		 * does a metric one of whose samples is not a number.
+		 */
+		bool finite = x->samples != NULL && x->error == NULL;
+		for (size_t j = 0; finite && j < x->nsamples; j++)
+			finite = isfinite(x->samples[j]);
+		if (finite) {
 			arr = json_new_array();
 			for (size_t j = 0; j < x->nsamples; j++)
 				json_append(arr, json_new_finite(x->samples[j]));

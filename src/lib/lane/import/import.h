@@ -26,7 +26,7 @@
 #include "lane/gpu.h"
 #include "lane/provenance.h"
 
-enum import_better { BETTER_UNKNOWN, BETTER_LOWER, BETTER_HIGHER };
+enum import_better { IMPORT_BETTER_UNKNOWN, IMPORT_BETTER_LOWER, IMPORT_BETTER_HIGHER };
 
 /* Longest metric name, in bytes. */
 #define IMPORT_NAME_MAX 128
