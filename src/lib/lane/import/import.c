@@ -306,27 +306,6 @@ detect_text(const char *p, const char *text, size_t len)
 	return NULL;
 }
 
-const char *
-import_detect(const char *path, const char *text, size_t len)
-{
-	const char *p, *f;
-	struct json_arena *a;
-	json_error je;
-	cJSON *doc;
-
-	if (is_dir(path))
-		return "criterion";
-	p = skip_blank(text, len);
-	if (p < text + len && (*p == '{' || *p == '[')) {
-		a = json_arena_new();
-		doc = json_parse_arena(p, len - (size_t)(p - text), NULL, 0, a, &je);
-		f = doc != NULL ? detect_json(doc) : NULL;
-		json_arena_free(a);
-		return f;
-	}
-	return detect_text(p, text, len);
-}
-
 int
 import_parse(const char *format, const char *path, const char *text, size_t len,
     struct import_suite *suite, long *line, char *msg, size_t msgsz)

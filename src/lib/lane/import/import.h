@@ -71,13 +71,7 @@ extern const char *const import_formats[];
 /* Whether name is one of import_formats. */
 bool import_format_known(const char *name);
 
-/*
- * The format of text (of path: a directory is Criterion's tree), or NULL
- * when none matches.
- */
-const char *import_detect(const char *path, const char *text, size_t len);
-
-/* What import_detect() looks for, for the message when nothing matched. */
+/* What recognition looks for, for the message when nothing matched. */
 extern const char import_detect_help[];
 
 /*
