@@ -125,8 +125,8 @@ cxx() {
 	run jq -Rn --slurpfile r <(jq -c 'select(.error == null)' records.jsonl) -f "$S/check-go.jq" <go-ran.txt
 	assert_success
 	assert_output ""
-	run jq -c 'select(.benchmark_id == "BenchmarkAlloc/n=64[procs=2]") | [.workload_id, .variant_id, .params, .metrics["MB/s"].unit, .metrics["B/op"].unit, .metrics["widgets/op"].value, (.metrics.time.samples | length)]' records.jsonl
-	assert_output '["example.com/suite","procs=2",{"procs":2},"B/s","B",3.5,2]'
+	run jq -c 'select(.benchmark_id == "BenchmarkAlloc/n=64[procs=2]") | [.workload_id, .variant_id, .params, .metrics["MB/s"].unit, .metrics["B/op"].unit, .metrics["widgets/op"].value, (.metrics.time.samples | length), .recipe.tool.settings]' records.jsonl
+	assert_output '["example.com/suite","procs=2",{"procs":2},"B/s","B",3.5,2,{"count":2}]'
 }
 
 @test "catch2: test cases, nested sections and benchmarks, value for value" {

@@ -116,6 +116,9 @@ m() {
 	[ "$(m parse/json time value)" = 1.024e-06 ]
 	[ "$(m parse/json time samples)" = '[1.0000000000000002e-06,1.024e-06]' ]
 	[ "$(m parse/json bytes_per_second unit)" = '"B/s"' ]
+	run jq -c 'select(.benchmark_id == "fib/20") | .recipe.tool.settings' <<<"$output"
+	assert_output '{"sample_size":4}'
+	run -0 --separate-stderr perf-import "$F/criterion"
 	# One benchmark's file is read beside its siblings.
 	run -0 --separate-stderr perf-import -f criterion "$F/criterion/fib/20/new/estimates.json"
 	[ "$(m fib/20 time value)" = 2.425e-05 ]
@@ -241,8 +244,8 @@ m() {
 @test "go text from a file with a line over 64 KiB is read whole" {
 	{ printf 'pkg: p\n'; printf 'x%.0s' $(seq 70000); printf '\nBenchmarkA-4   10   5 ns/op\n'; } >"$BATS_TEST_TMPDIR/long.txt"
 	run -0 --separate-stderr perf-import -f go "$BATS_TEST_TMPDIR/long.txt"
-	run jq -c '[.benchmark_id, .metrics.time.value]' <<<"$output"
-	assert_output '["BenchmarkA[procs=4]",5e-09]'
+	run jq -c '[.benchmark_id, .metrics.time.value, .recipe.tool.settings]' <<<"$output"
+	assert_output '["BenchmarkA[procs=4]",5e-09,{"count":1}]'
 }
 
 @test "a write error is exit 2" {

@@ -111,8 +111,12 @@ bench_dir(const char *dir, struct import_suite *s, char *msg, size_t msgsz)
 	if (cJSON_IsString(v = json_get(meta, "group_id")))
 		b->workload = estrdup(v->valuestring);
 	m = import_add_metric(b, "time", pe, "ns");
-	if ((smp = read_json(dir, "sample.json", msg, msgsz)) != NULL)
+	if ((smp = read_json(dir, "sample.json", msg, msgsz)) != NULL) {
 		samples(m, smp);
+		/* The sample size is a setting of the run (sample_size, 100). */
+		if (m->nsamples > 0)
+			json_set(b->settings, "sample_size", json_new_int((long long)m->nsamples));
+	}
 	cJSON_Delete(smp);
 	if (*msg != '\0')
 		goto done;

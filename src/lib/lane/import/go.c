@@ -246,6 +246,9 @@ go_parse(const char *text, size_t len, struct import_suite *s, long *line,
 
 		b->id[cut] = '\0';
 		json_set(b->params, "procs", json_new_int(procs));
+		/* -count: how many results each benchmark has (a setting of the run). */
+		if (b->nm > 0)
+			json_set(b->settings, "count", json_new_int((long long)b->m[0].nsamples));
 		import_finish_means(b);
 	}
 	rc = 0;
