@@ -598,65 +598,13 @@ event_runs(const struct bench *b, const struct plan *p, struct events *ev,
 }
 
 /*
- * The metric events of a measured run (those not marked warm-up) as
- * samples of mx, in the units the runner gave (converted to canonical
- * ones); the last stated direction of a metric wins.
- */
-static void
-take_metrics(const struct events *ev, struct import_bench *mx)
-{
-	for (size_t i = 0; i < ev->nmetrics; i++) {
-		const struct metric_event *e = &ev->metrics[i];
-
-		if (e->warmup)
-			continue;
-		import_push_sample(mx, e->name, e->value, e->unit);
-		if (e->better != 0)
-			for (size_t j = 0; j < mx->nm; j++)
-				if (strcmp(mx->m[j].name, e->name) == 0)
-					mx->m[j].better = e->better == 1 ? IMPORT_BETTER_LOWER : IMPORT_BETTER_HIGHER;
-	}
-}
-
-/*
- * A run timed here: its metric events (the events file emptied first),
- * kept when keep. -1 after reporting invalid lines.
- */
-static int
-timed_run_metrics(const struct plan *p, const char *events, bool keep,
-    struct import_bench *mx)
-{
-	struct events ev;
-	char *label = easprintf("%s: PERF_EVENTS", p->id);
-	long bad;
-
-	events_read(events, label, &ev);
-	free(label);
-	if (keep)
-		take_metrics(&ev, mx);
-	bad = ev.bad;
-	events_free(&ev);
-	if (truncate(events, 0) != 0 && errno != ENOENT) {
-		warnx_("%s: %s: %s", p->id, events, strerror(errno));
-		return -1;
-	}
-	if (bad > 0) {
-		warnx_("%s: the runner wrote %ld invalid event line%s", p->id, bad,
-		    bad == 1 ? "" : "s");
-		return -1;
-	}
-	return 0;
-}
-
-/*
  * Runs a benchmark: once, and when the runner reports its own runs that
  * is all; otherwise warm-up + measurement times, timed here. Fills the
- * measured runs, the runtime event and the metric events of the measured
- * runs (mx). -1 after reporting a failure.
+ * measured runs and the runtime event. -1 after reporting a failure.
  */
 static int
 measure(const struct bench *b, const struct plan *p, const char *log,
-    struct measured **out, size_t *nout, cJSON **runtime, struct import_bench *mx)
+    struct measured **out, size_t *nout, cJSON **runtime)
 {
 	char **argv, *err = NULL, *events, *env[10], *label;
 	struct events ev;
@@ -692,22 +640,17 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	if (ev.lines > 0) {
 		/* The runner reports its own runs: all of them, all valid. */
 		cJSON_Delete(first.peak);
-		take_metrics(&ev, mx);
 		if (event_runs(b, p, &ev, &ms, &n) != 0)
 			goto done;
 	} else {
-		/* No run events: timed here, that was run 1 of warm-up + measurement. */
+		/* No events at all: timed here, that was run 1 of warm-up + measurement. */
 		events_free(&ev);
 		ms = emalloc((size_t)(total > 0 ? total : 1) * sizeof *ms);
 		ms[n++] = first;
-		if (timed_run_metrics(p, events, p->warmup == 0, mx) != 0)
-			goto done;
 		while ((long)n < total) {
 			if (execute(argv, env, log, p->count, p->id, &ms[n], NULL) != 0)
 				goto done;
 			n++;
-			if (timed_run_metrics(p, events, (long)n > p->warmup, mx) != 0)
-				goto done;
 		}
 		for (long w = 0; w < p->warmup && w < (long)n; w++)
 			cJSON_Delete(ms[w].peak);
@@ -761,8 +704,7 @@ str_or_empty(const char *s)
 /* The raw record of 2.7. */
 static cJSON *
 build_record(const struct bench *b, const struct plan *p, const char *log,
-    const struct measured *ms, size_t n, const cJSON *runtime,
-    const struct import_bench *mx, char **err)
+    const struct measured *ms, size_t n, const cJSON *runtime, char **err)
 {
 	const cJSON *cfg = b->cfg, *model = json_get(cfg, "model"), *v, *peak = NULL;
 	cJSON *rec = json_new_object(), *arr;
@@ -843,9 +785,6 @@ build_record(const struct bench *b, const struct plan *p, const char *log,
 		json_set(rec, events_component_keys[c], cn > 0 ?
 		    json_new_float(num_round(csum / (double)cn, 3)) : json_new_null());
 	}
-	/* Named metrics only when a runner reported some: else every byte as before. */
-	if (mx != NULL && mx->nm > 0)
-		json_set(rec, "metrics", import_metrics_json(mx));
 	if (config_is_v2(cfg) && add_identity(rec, b, p->count, runtime, err) != 0) {
 		cJSON_Delete(rec);
 		return NULL;
@@ -1048,7 +987,6 @@ run_benchmark(const struct bench *b)
 {
 	struct plan p;
 	struct measured *ms = NULL;
-	struct import_bench mx;
 	size_t n = 0;
 	cJSON *rec = NULL, *runtime = NULL;
 	char ts[20], *safe, *log = NULL, *path = NULL, *err = NULL;
@@ -1056,7 +994,6 @@ run_benchmark(const struct bench *b)
 	bool measured;
 	int rc = -1;
 
-	memset(&mx, 0, sizeof mx);
 	make_plan(b, &p);
 	if (p.error != NULL) {
 		warnx_("%s", p.error);
@@ -1075,12 +1012,11 @@ run_benchmark(const struct bench *b)
 	stamp(ts);
 	log = easprintf("%s/worker_logs/worker_%s_%s.log", opt.results, safe, ts);
 	free(safe);
-	measured = measure(b, &p, log, &ms, &n, &runtime, &mx) == 0;
+	measured = measure(b, &p, log, &ms, &n, &runtime) == 0;
 	note_written(log, true);	/* a failed run's log too */
 	if (!measured)
 		goto done;
-	import_finish_means(&mx);
-	if ((rec = build_record(b, &p, log, ms, n, runtime, &mx, &err)) == NULL) {
+	if ((rec = build_record(b, &p, log, ms, n, runtime, &err)) == NULL) {
 		warnx_("%s: %s", p.id, err);
 		goto done;
 	}
@@ -1108,7 +1044,6 @@ done:
 	free(ms);
 	cJSON_Delete(rec);
 	cJSON_Delete(runtime);
-	import_bench_free(&mx);
 	buf_free(&text);
 	free(err);
 	free(log);

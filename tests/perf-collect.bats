@@ -397,7 +397,7 @@ EOF
 	assert_failure 1
 	assert_output ""
 	assert_equal "$stderr" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:2: invalid JSON at column 36: unexpected end of input
-$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\", \"runtime\" or \"metric\")
+$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:6: unknown event (expected \"run\" or \"runtime\")
 $N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner wrote 2 invalid event lines"
 	[ "$(wc -l <count)" -eq 1 ]
 	[ -z "$(ls results/*.json 2>/dev/null)" ]
@@ -504,7 +504,7 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	assert_output '[3,true,true,true]'
 }
 
-# Issue 24: a tool's suite (run_config.output) and named metrics.
+# Issue 24: a tool's suite (run_config.output).
 
 @test "run_config.output with a file: the tool runs once, each benchmark is a record with the config's identity" {
 	I=$F/import
@@ -547,37 +547,6 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	assert_failure 1
 	assert_output ""
 	[[ "$stderr" == *"go-suite: standard output: no benchmark in it (read as go)"* ]]
-}
-
-@test "metric events add named metrics: measured runs are the samples, units converted, direction as stated" {
-	run --separate-stderr $N --cpu "$F/import/metrics.json"
-	assert_success
-	run jq -c .metrics <<<"$output"
-	assert_output '{"tokens_per_s":{"value":825,"unit":"1/s","better":"higher","samples":[800,825,850]},"first_token":{"value":0.012500000000000002,"unit":"s","samples":[0.0125,0.0125,0.0125]}}'
-	# The reference's keys are all there, in their order, metrics after them.
-	rec=$(ls results/perf_metrics_*.json)
-	run jq -r 'keys_unsorted | .[-4:] | join(" ")' "$rec"
-	assert_output "text_encoder_time_s dit_time_s vae_decode_time_s metrics"
-}
-
-@test "metric events from a runner perf-collect times: the warm-up runs' are left out" {
-	run --separate-stderr env RUNNER_COUNT="$BATS_TEST_TMPDIR/count" $N --cpu "$F/import/timed-metrics.json"
-	assert_success
-	run jq -c .metrics.run_number <<<"$output"
-	assert_output '{"value":3.5,"unit":"","samples":[3,4]}'
-	[ "$(wc -l <"$BATS_TEST_TMPDIR/count")" -eq 4 ]
-}
-
-@test "an invalid metric event fails the benchmark, naming the line; a record without one has no metrics key" {
-	printf '%s\n' '{"event":"run","generation_time_s":1.0}' '{"event":"metric","name":"x","value":"fast"}' \
-		'{"event":"run","generation_time_s":1.0}' '{"event":"run","generation_time_s":1.0}' >ev.jsonl
-	run --separate-stderr env RUNNER_EVENTS="$BATS_TEST_TMPDIR/ev.jsonl" $N --cpu "$F/v1.json"
-	assert_failure 1
-	[[ "$stderr" == *"PERF_EVENTS:2: metric event: value must be a number"* ]]
-	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" $N --cpu "$F/v1.json"
-	assert_success
-	run jq -c 'has("metrics")' <<<"$output"
-	assert_output false
 }
 
 @test "fixtures/import: a real tool's suite through perf-collect (hyperfine)" {

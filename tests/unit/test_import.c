@@ -1,17 +1,14 @@
 /*
  * Unit tests for import: the unit conversion table, the variant of a
- * params object, metric samples and means, and the metric events of
- * runner_events.
+ * params object, metric samples and means.
  */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/json.h"
 #include "lane/import/import.h"
-#include "lane/runner_events.h"
 #include "tap.h"
 
 static void
@@ -27,12 +24,9 @@ int
 main(void)
 {
 	struct import_bench b;
-	struct events ev;
 	json_error e;
 	cJSON *p;
-	char *v, path[] = "/tmp/test_import_XXXXXX";
-	FILE *fp;
-	int fd;
+	char *v;
 
 	unit("ns", "s", 1e-9);
 	unit("us", "s", 1e-6);
@@ -78,21 +72,5 @@ main(void)
 	    "a non-finite sample fails its metric");
 	import_bench_free(&b);
 
-	if ((fd = mkstemp(path)) < 0 || (fp = fdopen(fd, "w")) == NULL)
-		return 1;
-	fputs("{\"event\":\"metric\",\"name\":\"tok\",\"value\":5,\"unit\":\"1/s\",\"better\":\"higher\"}\n"
-	    "{\"event\":\"metric\",\"name\":\"w\",\"value\":1,\"phase\":\"warmup\"}\n"
-	    "{\"event\":\"metric\",\"name\":\"\",\"value\":1}\n"
-	    "{\"event\":\"metric\",\"name\":\"x\",\"value\":1,\"better\":\"up\"}\n", fp);
-	fclose(fp);
-	fprintf(stderr, "# (expect two metric event diagnostics)\n");
-	events_read(path, "t: PERF_EVENTS", &ev);
-	ok(ev.nmetrics == 2 && ev.bad == 2, "two metric events, two bad (%zu, %ld)", ev.nmetrics, ev.bad);
-	ok(strcmp(ev.metrics[0].name, "tok") == 0 && ev.metrics[0].better == 2 &&
-	    strcmp(ev.metrics[0].unit, "1/s") == 0 && ev.metrics[0].value == 5, "a metric event");
-	ok(ev.metrics[1].warmup && strcmp(ev.metrics[1].unit, "") == 0, "a warm-up metric, no unit");
-	ok(ev.lines == 2, "valid metric events are not run lines; the bad ones count (%ld)", ev.lines);
-	events_free(&ev);
-	unlink(path);
 	return done_testing();
 }

@@ -101,54 +101,6 @@ read_run(jsonl_reader *r, const jsonl_span *s, const cJSON *ev, struct run_event
 	return true;
 }
 
-/* A metric event into m; false after reporting what is wrong. */
-static bool
-read_metric(jsonl_reader *r, const jsonl_span *s, const cJSON *ev, struct metric_event *m)
-{
-	const cJSON *name = json_get(ev, "name"), *v = json_get(ev, "value");
-	const cJSON *unit = json_get(ev, "unit"), *better = json_get(ev, "better");
-	const cJSON *phase = json_get(ev, "phase");
-	const char *c;
-
-	memset(m, 0, sizeof *m);
-	if (!cJSON_IsString(name) || name->valuestring[0] == '\0' ||
-	    strlen(name->valuestring) > 128) {
-		jsonl_error(r, s, "metric event: name must be a string of 1 to 128 bytes");
-		return false;
-	}
-	for (c = name->valuestring; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f) {
-			jsonl_error(r, s, "metric event: name holds a control character");
-			return false;
-		}
-	if (!cJSON_IsNumber(v)) {
-		jsonl_error(r, s, "metric event: value must be a number");
-		return false;
-	}
-	if (unit != NULL && !cJSON_IsString(unit)) {
-		jsonl_error(r, s, "metric event: unit must be a string");
-		return false;
-	}
-	if (better != NULL && !(cJSON_IsString(better) &&
-	    (strcmp(better->valuestring, "lower") == 0 ||
-	    strcmp(better->valuestring, "higher") == 0))) {
-		jsonl_error(r, s, "metric event: better must be \"lower\" or \"higher\"");
-		return false;
-	}
-	if (phase != NULL && !(cJSON_IsString(phase) &&
-	    (strcmp(phase->valuestring, "warmup") == 0 ||
-	    strcmp(phase->valuestring, "measure") == 0))) {
-		jsonl_error(r, s, "metric event: phase must be \"warmup\" or \"measure\"");
-		return false;
-	}
-	m->name = estrdup(name->valuestring);
-	m->unit = estrdup(unit != NULL ? unit->valuestring : "");
-	m->value = v->valuedouble;
-	m->better = better == NULL ? 0 : better->valuestring[0] == 'l' ? 1 : 2;
-	m->warmup = phase != NULL && strcmp(phase->valuestring, "warmup") == 0;
-	return true;
-}
-
 int
 events_read(const char *path, const char *label, struct events *ev)
 {
@@ -176,19 +128,12 @@ events_read(const char *path, const char *label, struct events *ev)
 				ev->nruns++;
 			else
 				rejected++;
-		} else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "metric") == 0) {
-			/* Metrics do not say that the runner reports its own runs. */
-			records--;
-			ev->metrics = erealloc(ev->metrics, (ev->nmetrics + 1) * sizeof *ev->metrics);
-			if (read_metric(r, &s, e, &ev->metrics[ev->nmetrics]))
-				ev->nmetrics++;
 		} else if (cJSON_IsString(kind) && strcmp(kind->valuestring, "runtime") == 0) {
 			cJSON_Delete(ev->runtime);
 			ev->runtime = e;
 			continue;
 		} else {
-			jsonl_error(r, &s, "unknown event (expected \"run\", \"runtime\" or "
-			    "\"metric\")");
+			jsonl_error(r, &s, "unknown event (expected \"run\" or \"runtime\")");
 			rejected++;
 		}
 		cJSON_Delete(e);
@@ -206,11 +151,6 @@ events_free(struct events *ev)
 	for (size_t i = 0; i < ev->nruns; i++)
 		cJSON_Delete(ev->runs[i].peak);
 	free(ev->runs);
-	for (size_t i = 0; i < ev->nmetrics; i++) {
-		free(ev->metrics[i].name);
-		free(ev->metrics[i].unit);
-	}
-	free(ev->metrics);
 	cJSON_Delete(ev->runtime);
 	memset(ev, 0, sizeof *ev);
 }

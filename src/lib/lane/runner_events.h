@@ -4,8 +4,6 @@
  *   {"event":"run","phase":"warmup"|"measure","generation_time_s":28.5,
  *    "peak_memory_mb":10840.0,"stages":{...}}
  *   {"event":"runtime","resolved_attention_backend":...,"python":...}
- *   {"event":"metric","name":"tokens_per_s","value":812.5,"unit":"1/s",
- *    "better":"higher"}    (one per measured run; a named metric)
  * and the reference's mapping of stage logs to component metrics.
  */
 #ifndef PERF_LANE_RUNNER_EVENTS_H
@@ -29,22 +27,11 @@ struct run_event {
 	bool has_comp[COMP_COUNT];
 };
 
-/* {"event":"metric","name":...,"value":...,"unit":...,"better":...,"phase":...} */
-struct metric_event {
-	char *name;		/* at most 128 bytes, no control character */
-	char *unit;		/* "" when not given */
-	double value;		/* NaN or infinite: a failed metric */
-	int better;		/* 0 not stated, 1 lower, 2 higher */
-	bool warmup;		/* phase "warmup" */
-};
-
 struct events {
 	struct run_event *runs;
 	size_t nruns;
-	struct metric_event *metrics;
-	size_t nmetrics;
 	cJSON *runtime;			/* the last runtime event, or NULL */
-	long lines;			/* run and runtime lines, and invalid ones */
+	long lines;			/* event lines, valid or not */
 	long bad;			/* lines reported and ignored */
 };
 
