@@ -588,7 +588,7 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	assert_equal "$(git -C srv/pages.git ls-tree -r --name-only gh-pages)" "$(cd site && find . -type f | sed 's|^\./||' | LC_ALL=C sort)"
 	git -C srv/pages.git show gh-pages:index.html | cmp - site/index.html
 	# The store's default branch is left alone; the site holds no git files.
-	! git -C srv/pages.git rev-parse -q --verify main
+	run ! git -C srv/pages.git rev-parse -q --verify main
 	[ ! -e site/.git ]
 	# A wrong token: exit 2, the remote's refusal said, the token never shown.
 	HF_TOKEN=wrong-t0ken run --separate-stderr $N -s store -o site --now $NOW \
