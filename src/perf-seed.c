@@ -2457,7 +2457,7 @@ read_target_named(struct decision *d, const struct doc *s)
 
 	for (int i = 0; i < opt.nnames; i++) {
 		if ((name = named_in(s->rec, opt.names[i])) == NULL)
-			return fail("%s: unknown metric '%s': the record has no such metric (one "
+			return fail("%s: --metric: unknown metric '%s': the record has no such metric (one "
 			    "of the six, a name in its \"metrics\", or \"%s/NAME\")", s->arg,
 			    opt.names[i], json_str(s->rec, "model_id"));
 		decision_add_named(d, name);
