@@ -20,9 +20,11 @@
 #include "core/json.h"
 #include "core/num.h"
 #include "core/svg_axis.h"
+#include "core/unit.h"
 #include "core/xml.h"
 #include "lane/history_view.h"
 #include "lane/identity.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "lane/site.h"
@@ -57,6 +59,14 @@ struct srec {
 	unsigned exceeded, regressed;	/* bit per metric */
 	const char *today;		/* the status today's thresholds give */
 	bool anchor;			/* the first record of its commit: it holds the id */
+	struct snamed *named;		/* its named metrics with a value (site_add_named) */
+	size_t nnamed;
+};
+
+/* A named metric's value in a record (perfkite(7) "Named metrics"); strings interned. */
+struct snamed {
+	const char *name, *unit;
+	double v;
 };
 
 struct schange {
@@ -66,6 +76,7 @@ struct schange {
 	int64_t instant;
 	bool worse;
 	const char *state;
+	const char *name;	/* a named metric's change point: its name (metric -1) */
 };
 
 struct sab {
@@ -127,7 +138,8 @@ const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_s
     "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
     "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
     "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
-    "vae_decode_time_s", "regression_thresholds", "build_url" };
+    "vae_decode_time_s", "regression_thresholds", "build_url",
+    "metrics" };	/* the last, past F_COUNT: read by site_add_named() */
 const size_t site_nkeys = sizeof site_keys / sizeof *site_keys;
 
 /* ---- strings ---- */
@@ -297,6 +309,26 @@ record_kind(struct site *s, const cJSON *const *f, struct srec *r)
 	r->kind = history_kind(r->ident, f + F_IDENT, f[F_SCHEMA]);
 }
 
+/* A record's named metrics with a finite value into r (a bad "metrics": none). */
+static void
+site_add_named(struct site *s, struct srec *r, const cJSON *metrics)
+{
+	struct named_metric *m;
+	size_t n;
+	char err[160];
+
+	if (metrics == NULL || (m = nm_parse(metrics, &n, err, sizeof err)) == NULL)
+		return;
+	for (size_t j = 0; j < n; j++) {
+		if (!m[j].has_value)
+			continue;
+		r->named = erealloc(r->named, (r->nnamed + 1) * sizeof *r->named);
+		r->named[r->nnamed++] = (struct snamed){ intern(s, m[j].name),
+		    intern(s, m[j].unit), m[j].value };
+	}
+	free(m);
+}
+
 void
 site_add(struct site *s, const struct store_hit *h)
 {
@@ -341,6 +373,7 @@ site_add(struct site *s, const struct store_hit *h)
 	}
 	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
 		policy_merge(NULL, r->pol, bad, sizeof bad);
+	site_add_named(s, r, json_get(h->record, "metrics"));
 	if (r->instant != ISOTIME_MIN && r->instant > s->newest)
 		s->newest = r->instant;
 }
@@ -659,8 +692,11 @@ site_add_change(struct site *s, const cJSON *cp)
 {
 	int m = policy_metric_index(json_str(cp, "metric"));
 	const char *dir = json_str(cp, "direction");
+	/* A named metric's change point carries its unit (perf-changes(1)). */
+	bool named = m < 0 && *json_str(cp, "metric") != '\0' &&
+	    cJSON_IsString(json_get(cp, "unit"));
 
-	if (m < 0 || *dir == '\0')
+	if ((m < 0 && !named) || *dir == '\0')
 		return false;
 	s->cps = erealloc(s->cps, (s->nch + 1) * sizeof *s->cps);
 	s->cps[s->nch] = cJSON_Duplicate(cp, true);
@@ -669,6 +705,7 @@ site_add_change(struct site *s, const cJSON *cp)
 	s->ch[s->nch].cp = s->cps[s->nch];
 	s->ch[s->nch].metric = m;
 	s->ch[s->nch].worse = strcmp(dir, "worse") == 0;
+	s->ch[s->nch].name = named ? intern(s, json_str(cp, "metric")) : NULL;
 	if (!isotime_parse(json_str(cp, "timestamp") ? json_str(cp, "timestamp") : "",
 	    &s->ch[s->nch].instant))
 		s->ch[s->nch].instant = ISOTIME_MIN;
@@ -1114,8 +1151,10 @@ change_text(buf *b, const struct schange *h)
 	const cJSON *fc = json_get(h->cp, "forward_change_percent");
 	char t[NUM_BUFSZ];
 
-	buf_addf(b, "%s <span class=\"%s\">%s %s%s%%</span>", metric_table[h->metric].key,
-	    h->worse ? "w" : "b", h->worse ? "worse" : "better",
+	if (h->name != NULL)
+		xml_escape(b, h->name);
+	buf_addf(b, "%s <span class=\"%s\">%s %s%s%%</span>", h->name != NULL ? "" :
+	    metric_table[h->metric].key, h->worse ? "w" : "b", h->worse ? "worse" : "better",
 	    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
 	    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
 }
@@ -1619,6 +1658,128 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 	free(idx);
 }
 
+/* The value of named metric name in unit of record r; false when it has none. */
+static bool
+named_value(const struct srec *r, const char *name, const char *unit, double *v)
+{
+	for (size_t j = 0; j < r->nnamed; j++)
+		if (r->named[j].name == name && r->named[j].unit == unit) {
+			*v = r->named[j].v;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The chart of a named metric (name and unit interned) of the cohort: its
+ * records in order, the values and their labels scaled by unit_format()
+ * ("2.2 ms"), its change points; no gate band (its policy is the record's).
+ */
+static void
+named_chart(buf *b, const struct site *s, const struct cohort *c, const char *name,
+    const char *unit, int k)
+{
+	size_t *idx = emalloc((c->n + 1) * sizeof *idx), n = 0;
+	double *val = emalloc((c->n + 1) * sizeof *val), lo = INFINITY, hi = -INFINITY;
+	char t[UNIT_FMTSZ];
+	struct svgaxis ya;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (named_value(&s->r[c->rows[i]], name, unit, &val[n])) {
+			idx[n] = c->rows[i];
+			lo = fmin(lo, val[n]);
+			hi = fmax(hi, val[n++]);
+		}
+	svgaxis_linear(&ya, lo, hi, 4);
+	buf_addf(b, "<figure id=\"n-%d\"><figcaption>", k);
+	xml_escape(b, name);
+	buf_adds(b, " (");
+	xml_escape(b, *unit != '\0' ? unit : "no unit");
+	buf_addf(b, ")</figcaption><svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
+	xml_escape(b, c->label);
+	buf_adds(b, ": ");
+	xml_escape(b, name);
+	buf_adds(b, "</title><path class=\"g\" d=\"");
+	for (int i = 0; i < ya.n; i++)
+		buf_addf(b, "M%.0f %.1fH%.0f", PL, y_of(&ya, ya.v[i]), CW - PR);
+	buf_adds(b, "\"/>");
+	for (int i = 0; i < ya.n; i++) {
+		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">", PL - 4,
+		    y_of(&ya, ya.v[i]) + 3.5);
+		xml_escape(b, unit_format(t, ya.v[i], unit));
+		buf_adds(b, "</text>");
+	}
+	buf_adds(b, "<path class=\"ln\" d=\"");
+	{
+		struct pen p = { false, 0, 0, 0 };
+
+		for (size_t i = 0; i < n; i++)
+			step(b, &p, x_of(i, n), y_of(&ya, val[i]));
+	}
+	buf_adds(b, "\"/>");
+	for (size_t i = 0; i < s->nch; i++) {
+		const struct schange *h = &s->ch[i];
+		size_t at;
+
+		if (h->name != name || h->cohort != (size_t)(c - s->c))
+			continue;
+		for (at = 0; at < n && s->r[idx[at]].instant < h->instant; at++)
+			;
+		if (at == n)
+			continue;
+		buf_addf(b, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\">"
+		    "<title>change point: %s, commit %.7s, ", h->worse ? "cw" : "cb", x_of(at, n),
+		    x_of(at, n), PT, CH - PB, h->worse ? "worse" : "better",
+		    json_str(h->cp, "commit_sha"));
+		xml_escape(b, h->state);
+		buf_adds(b, "</title></line>");
+	}
+	buf_adds(b, "<g class=\"p0\">");
+	for (size_t i = n > MARKERS ? n - MARKERS : 0; i < n; i++) {
+		const struct srec *r = &s->r[idx[i]];
+
+		buf_adds(b, "<circle cx=\"");
+		icoord(b, x_of(i, n));
+		buf_adds(b, "\" cy=\"");
+		icoord(b, y_of(&ya, val[i]));
+		buf_adds(b, "\" r=\"3\"><title>");
+		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
+		buf_addf(b, " %.7s ", *r->commit ? r->commit : "unknown");
+		xml_escape(b, unit_format(t, val[i], unit));
+		buf_adds(b, "</title></circle>");
+	}
+	buf_adds(b, "</g></svg></figure>\n");
+	free(idx);
+	free(val);
+}
+
+/* A chart per named metric (name and unit) of the cohort, in order of first appearance. */
+static void
+named_charts(buf *b, const struct site *s, const struct cohort *c)
+{
+	const struct snamed **seen = NULL;
+	size_t ns = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct srec *r = &s->r[c->rows[i]];
+
+		for (size_t j = 0; j < r->nnamed; j++) {
+			size_t k = 0;
+
+			while (k < ns && (seen[k]->name != r->named[j].name ||
+			    seen[k]->unit != r->named[j].unit))
+				k++;
+			if (k == ns) {
+				seen = erealloc(seen, (ns + 1) * sizeof *seen);
+				seen[ns++] = &r->named[j];
+			}
+		}
+	}
+	for (size_t k = 0; k < ns; k++)
+		named_chart(b, s, c, seen[k]->name, seen[k]->unit, (int)k);
+	free(seen);
+}
+
 /*
  * The records, newest first: each row's id is its commit (the first row
  * of that commit). End tags of cells and rows are left out, as HTML5
@@ -1785,6 +1946,7 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 		if (any)
 			chart(b, s, c, m);
 	}
+	named_charts(b, s, c);
 	{
 		bool any = false;
 		for (size_t i = 0; i < s->nch; i++) {
@@ -1845,8 +2007,12 @@ changes_page(buf *b, const struct site *s)
 			xml_escape(b, json_str(h->cp, "model_id") ? json_str(h->cp, "model_id") : "");
 			buf_adds(b, " (not in the store)");
 		}
-		buf_addf(b, "</td><td>%s</td><td class=\"n\" data-v=\"%s\"><span class=\"%s\">%s "
-		    "%s%s%%</span></td><td class=\"n\">", metric_table[h->metric].key,
+		buf_adds(b, "</td><td>");
+		if (h->name != NULL)
+			xml_escape(b, h->name);
+		buf_addf(b, "%s</td><td class=\"n\" data-v=\"%s\"><span class=\"%s\">%s "
+		    "%s%s%%</span></td><td class=\"n\">", h->name != NULL ? "" :
+		    metric_table[h->metric].key,
 		    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 2),
 		    h->worse ? "w" : "b", h->worse ? "worse" : "better",
 		    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
@@ -1924,9 +2090,11 @@ feed(buf *b, const struct site *s)
 		if (e->rank == 0) {
 			const char *commit = json_str(e->h->cp, "commit_sha");
 			const cJSON *fc = json_get(e->h->cp, "forward_change_percent");
-			buf_addf(&id, "urn:perfkite:change:%s:%s:%s", e->c->id,
-			    metric_table[e->metric].key, commit ? commit : "");
-			buf_addf(&title, "%s: %s worse %s%s%%", e->c->label, metric_table[e->metric].key,
+			const char *mk = e->h->name != NULL ? e->h->name : metric_table[e->metric].key;
+
+			buf_addf(&id, "urn:perfkite:change:%s:%s:%s", e->c->id, mk,
+			    commit ? commit : "");
+			buf_addf(&title, "%s: %s worse %s%s%%", e->c->label, mk,
 			    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
 			    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
 			buf_addf(&sum, "change point at commit %s", commit ? commit : "unknown");
@@ -2122,6 +2290,8 @@ site_free(struct site *s)
 	free(s->cps);
 	free(s->ab);
 	free(s->abs);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->r[i].named);
 	free(s->r);
 	free(s->title);
 	free(s);
