@@ -25,6 +25,7 @@ setup_file() {
 	# named metrics: runs 1-8 (a 10% step of "time" at run 8), then 9-14 undecided
 	bash "$NAMED/scenario.sh" "$BATS_FILE_TMPDIR/named" >"$BATS_FILE_TMPDIR/named.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/named.log" >&2; return 1; }
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
 	(cd "$BATS_FILE_TMPDIR/named" && source "$NAMED/runs.bash" &&
 		for k in 9 10 11 12 13 14; do one_run store-none "$k"; done)
 }
@@ -431,6 +432,7 @@ named_copy() {
 
 # decide_cmd: the accept command that run 8's summary (--decide) prints.
 decide_cmd() {
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
 	sed -n 's/^| wan-t2v-1.3b-2gpu | NVIDIA L40S | REGRESSION | `\(perf-seed accept .*\)` |$/\1/p' decide.md
 }
 
@@ -458,6 +460,7 @@ named_accept() {
 	run --separate-stderr perf-seed upload -s store --confirm "$(find staging/.decision-reservations -name manifest)"
 	assert_success
 	# run 9: passes with the decision, fails without
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
 	source "$NAMED/runs.bash"
 	one_run store 9
 	jq -e '.comparison_status == "PASS" and .baseline_eligible' out-store-9.json
@@ -467,6 +470,7 @@ named_accept() {
 @test "named metric: an accept moves only that metric's window; the six and the other named metric keep theirs" {
 	named_copy
 	named_accept
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
 	source "$NAMED/runs.bash"
 	one_run store 9
 	# time: the accepted run 8 alone, like a seed
@@ -525,6 +529,7 @@ named_accept() {
 @test "named metric: perf-changes shows the accepted change point, which no longer gates; --md and the dashboard say so" {
 	named_copy
 	named_accept
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
 	source "$NAMED/runs.bash"
 	for k in 9 10 11 12 13 14; do one_run store "$k"; done
 	run --separate-stderr perf-changes -s "$BATS_FILE_TMPDIR/named/store-none" --all -m time
