@@ -495,7 +495,7 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	[ ! -e site2 ]
 }
 
-@test "named metrics: a chart per named metric in its display unit; named change points on the index, the cohort page and changes.html" {
+@test "named metrics: a chart per named metric in its display unit, a column per named metric on the index; their change points" {
 	local d v
 	mkdir -p store/bm
 	for d in 1 2 3 4 5 6; do
@@ -523,4 +523,7 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	grep -qF '<td>BM_&lt;Sort&gt;/time <span class="w">worse +10.0%</span>' site/index.html
 	grep -qF '<td>BM_&lt;Sort&gt;/time</td>' site/changes.html
 	grep -qF "<title>wl / v / v1: BM_&lt;Sort&gt;/time worse +10.0%</title>" site/feed.xml
+	# the index: a column per named metric, the latest run against the five before it
+	grep -qF '<th data-k title="latest against the median of the five eligible runs before it">BM_&lt;Sort&gt;/time</th><th data-k title="latest against the median of the five eligible runs before it">rate</th><th data-k>Latest change point</th>' site/index.html
+	grep -qF '<td data-v="10.13"><span class="w">+10.1%</span><td data-v="0.00">+0.0%<td>BM_&lt;Sort&gt;/time <span class="w">worse +10.0%</span>' site/index.html
 }

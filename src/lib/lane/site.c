@@ -67,7 +67,11 @@ struct srec {
 struct snamed {
 	const char *name, *unit;
 	double v;
+	enum better better;	/* the record's, else the unit rule's */
 };
+
+/* The index's columns of named metrics: those most cohorts have, at most this many. */
+#define NAMED_COLUMNS 6
 
 struct schange {
 	const cJSON *cp;
@@ -130,6 +134,8 @@ struct site {
 	size_t nabs;
 	bool grouped;
 	bool streams;			/* site_streams(): paths are remembered */
+	const char **ncols;		/* the index's named-metric columns (named_headers) */
+	size_t nncols;
 	const char *last[F_COUNT];	/* field_of(): the record before's values */
 };
 
@@ -324,7 +330,8 @@ site_add_named(struct site *s, struct srec *r, const cJSON *metrics)
 			continue;
 		r->named = erealloc(r->named, (r->nnamed + 1) * sizeof *r->named);
 		r->named[r->nnamed++] = (struct snamed){ intern(s, m[j].name),
-		    intern(s, m[j].unit), m[j].value };
+		    intern(s, m[j].unit), m[j].value, m[j].better != BETTER_UNKNOWN ?
+		    m[j].better : unit_better(m[j].unit) };
 	}
 	free(m);
 }
@@ -1176,6 +1183,124 @@ culprit_text(buf *b, const cJSON *cp)
 	}
 }
 
+/* The named metric of record r called name (any unit), or NULL. */
+static const struct snamed *
+named_of(const struct srec *r, const char *name)
+{
+	for (size_t j = 0; j < r->nnamed; j++)
+		if (r->named[j].name == name)
+			return &r->named[j];
+	return NULL;
+}
+
+/*
+ * The index's named-metric columns: the names of the NAMED_COLUMNS
+ * named metrics the most cohorts have (ties: the name first seen), into
+ * a new array of *n.
+ */
+static const char **
+named_column_names(const struct site *s, size_t *n)
+{
+	const char **name = NULL;
+	size_t *count = NULL, nn = 0;
+
+	for (size_t i = 0; i < s->nc; i++) {
+		const struct cohort *c = &s->c[i];
+		const struct srec *last = c->last;
+
+		/* A cohort counts for the names of its latest record. */
+		for (size_t j = 0; j < last->nnamed; j++) {
+			size_t k = 0;
+
+			while (k < nn && name[k] != last->named[j].name)
+				k++;
+			if (k == nn) {
+				name = erealloc(name, (nn + 1) * sizeof *name);
+				count = erealloc(count, (nn + 1) * sizeof *count);
+				name[nn] = last->named[j].name;
+				count[nn++] = 0;
+			}
+			count[k]++;
+		}
+	}
+	/* Most cohorts first, stably: a selection of the first NAMED_COLUMNS. */
+	for (size_t i = 0; i < nn && i < NAMED_COLUMNS; i++) {
+		size_t best = i;
+
+		for (size_t k = i + 1; k < nn; k++)
+			if (count[k] > count[best])
+				best = k;
+		for (size_t k = best; k > i; k--) {
+			const char *t = name[k];
+			size_t tc = count[k];
+
+			name[k] = name[k - 1];
+			count[k] = count[k - 1];
+			name[k - 1] = t;
+			count[k - 1] = tc;
+		}
+	}
+	free(count);
+	*n = nn < NAMED_COLUMNS ? nn : NAMED_COLUMNS;
+	return name;
+}
+
+/* The index's header cells of its named-metric columns, chosen here. */
+static void
+named_headers(buf *b, struct site *s)
+{
+	free(s->ncols);
+	s->ncols = named_column_names(s, &s->nncols);
+	for (size_t k = 0; k < s->nncols; k++) {
+		buf_adds(b, "<th data-k title=\"latest against the median of the five eligible "
+		    "runs before it\">");
+		xml_escape(b, s->ncols[k]);
+		buf_adds(b, "</th>");
+	}
+}
+
+/*
+ * The index's named-metric cells of cohort c (named_headers() first):
+ * the change of its latest record's value from the median of the five
+ * eligible records before it with that metric in the same unit, in
+ * percent, red or green past 5% when its direction is known.
+ */
+static void
+named_cells(buf *b, const struct site *s, const struct cohort *c)
+{
+	const char *const *name = s->ncols;
+	char t[NUM_BUFSZ];
+
+	for (size_t k = 0; k < s->nncols; k++) {
+		const struct snamed *cur, *e;
+		double v[WINDOW];
+		size_t nv = 0;
+
+		buf_adds(b, "<td");
+		cur = named_of(c->last, name[k]);
+		for (size_t i = c->n; cur != NULL && i-- > 0 && nv < WINDOW;) {
+			const struct srec *r = &s->r[c->rows[i]];
+
+			if (r != c->last && r->eligible && (e = named_of(r, name[k])) != NULL &&
+			    e->unit == cur->unit)
+				v[nv++] = e->v;
+		}
+		if (nv > 0 && small_median(v, nv) > 0) {
+			double pct = (cur->v / small_median(v, nv) - 1) * 100;
+			double worse = cur->better == BETTER_HIGHER ? -pct : pct;
+			bool past = cur->better != BETTER_UNKNOWN && fabs(pct) > 5;
+
+			buf_addf(b, " data-v=\"%s\">", num_fixed(t, pct, 2));
+			if (past)
+				buf_addf(b, "<span class=\"%s\">", worse > 0 ? "w" : "b");
+			buf_addf(b, "%s%s%%", pct >= 0 ? "+" : "", num_fixed(t, pct, 1));
+			if (past)
+				buf_adds(b, "</span>");
+		} else
+			buf_adds(b, ">");
+	}
+}
+
 /* One row of every cohort (end tags left out, as HTML5 allows: 2,000 rows). */
 static void
 index_row(buf *b, const struct site *s, const struct cohort *c)
@@ -1195,6 +1320,7 @@ index_row(buf *b, const struct site *s, const struct cohort *c)
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (s->column[m])
 			change_cell(b, s, c, m);
+	named_cells(b, s, c);
 	buf_adds(b, "<td>");
 	if (c->latest_change != NULL) {
 		change_text(b, c->latest_change);
@@ -1387,6 +1513,7 @@ index_page(buf *b, struct site *s)
 		if (s->column[m])
 			buf_addf(b, "<th data-k title=\"latest against its baseline median\">%s</th>",
 			    metric_table[m].label);
+	named_headers(b, s);
 	buf_adds(b, "<th data-k>Latest change point</th><th data-k>Last run</th></tr></thead>"
 	    "<tbody>\n");
 	for (size_t i = 0; i < s->nc; i++)
@@ -2293,6 +2420,7 @@ site_free(struct site *s)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->r[i].named);
 	free(s->r);
+	free(s->ncols);
 	free(s->title);
 	free(s);
 }
