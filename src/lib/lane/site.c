@@ -2025,10 +2025,11 @@ named_chart(buf *b, const struct site *s, const struct cohort *c, const char *na
 	}
 	buf_adds(b, "<path class=\"ln\" d=\"");
 	{
-		struct pen p = { false, 0, 0, 0 };
+		struct pen p = { false, 0, 0, 0, 0 };
 
 		for (size_t i = 0; i < n; i++)
 			step(b, &p, x_of(i, n), y_of(&ya, val[i]));
+		pen_end(b, &p);
 	}
 	buf_adds(b, "\"/>");
 	for (size_t i = 0; i < s->nch; i++) {
