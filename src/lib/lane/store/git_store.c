@@ -15,6 +15,7 @@
 #include "core/lock.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
+#include "lane/store/index.h"
 #include "core/text.h"
 
 struct gitstore {
@@ -252,6 +253,45 @@ read_head(gitstore *g)
 }
 
 /*
+ * In a rebase stopped by conflicts: when every conflicting path is the
+ * store index's, takes the remote's side of each (in a rebase, "ours")
+ * and says true; false when a record conflicts, or nothing does.
+ */
+static bool
+index_conflicts(gitstore *g)
+{
+	buf out = { 0 };
+	char *line, *save = NULL;
+	bool all = true, any = false;
+
+	if (run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out) != 0 ||
+	    out.s == NULL) {
+		buf_free(&out);
+		return false;
+	}
+	for (line = strtok_r(out.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n",
+	    &save)) {
+		any = true;
+		all &= strncmp(line, STORE_INDEX_DIR "/", strlen(STORE_INDEX_DIR) + 1) == 0;
+	}
+	if (!any || !all) {
+		buf_free(&out);
+		return false;
+	}
+	/* Out of the text again: strtok_r cut it. */
+	buf_reset(&out);
+	run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out);
+	for (line = strtok_r(out.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n",
+	    &save))
+		if (run(g, NULL, ARGS("checkout", "--ours", "--", line), NULL, 0, NULL) != 0 ||
+		    run(g, NULL, ARGS("add", "--", line), NULL, 0, NULL) != 0)
+			/* Removed on the remote's side. */
+			run(g, NULL, ARGS("rm", "-q", "-f", "--", line), NULL, 0, NULL);
+	buf_free(&out);
+	return true;
+}
+
+/*
  * Puts the local commits on top of the fetched head. A local commit that
  * adds a file the remote holds with other bytes cannot be: reported.
  */
@@ -269,6 +309,18 @@ integrate(gitstore *g)
 		    g->head), NULL, 0, NULL) == 0 ? 0 : -1;
 	rc = run(g, NULL, ARGS("-c", "core.editor=true", "rebase", "-q", g->head), NULL, 0,
 	    NULL);
+	/* Both changed the index: the remote's copy (stale, never wrong). */
+	for (int step = 0; rc != 0 && step < 1000 && index_conflicts(g); step++) {
+		rc = run(g, NULL, ARGS("-c", "core.editor=true", "rebase", "--continue"), NULL,
+		    0, NULL);
+		/* A commit of nothing but the index is left empty by it: dropped. */
+		if (rc != 0 && run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL,
+		    0, &out) == 0 && out.len == 0 && run(g, NULL, ARGS("diff", "--cached",
+		    "--quiet"), NULL, 0, NULL) == 0)
+			rc = run(g, NULL, ARGS("-c", "core.editor=true", "rebase", "--skip"), NULL,
+			    0, NULL);
+		buf_reset(&out);
+	}
 	if (rc == 0)
 		return 0;
 	run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out);
@@ -378,15 +430,26 @@ gitstore_head(const gitstore *g)
 }
 
 int
-gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg)
+gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg, bool index)
 {
 	buf list = { 0 };
-	int rc;
+	int rc = 0;
 
 	for (size_t i = 0; i < n; i++)
 		buf_add(&list, paths[i], strlen(paths[i]) + 1);
-	rc = run(g, "cannot add the records", ARGS("add", "--pathspec-from-file=-",
-	    "--pathspec-file-nul"), list.s, list.len, NULL);
+	if (n > 0)
+		rc = run(g, "cannot add the records", ARGS("add", "--pathspec-from-file=-",
+		    "--pathspec-file-nul"), list.s, list.len, NULL);
+	/* The index's files, then its MANIFEST again with the trees staged. */
+	if (rc == 0 && index)
+		rc = run(g, "cannot add the store index", ARGS("add", "-A", "--",
+		    STORE_INDEX_DIR), NULL, 0, NULL) != 0 || store_index_seal(g->dir) != 0 ||
+		    run(g, "cannot add the store index", ARGS("add", "--",
+		    STORE_INDEX_DIR "/MANIFEST"), NULL, 0, NULL) != 0 ? -1 : 0;
+	if (rc == 0 && run(g, NULL, ARGS("diff", "--cached", "--quiet"), NULL, 0, NULL) == 0) {
+		buf_free(&list);
+		return 0;
+	}
 	if (rc == 0)
 		rc = run(g, "cannot commit the records", ARGS("-c", "commit.gpgsign=false",
 		    "commit", "-q", "--no-verify", "-m", msg), NULL, 0, NULL);

@@ -985,7 +985,8 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 		sc.threads = s->threads;
 		/* The index answers queries that name cohorts, read whole. */
 		if (!s->slow && u == NULL)
-			plan = store_index_plan(s->root, q, nq, s->nstreams == 0);
+			plan = store_index_plan(s->root, q, nq, s->nstreams == 0,
+			    s->git != NULL);
 		if (plan != NULL) {
 			sc.plan = plan;
 			scan_plan(&sc, &w, plan);
