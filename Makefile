@@ -17,6 +17,7 @@
 #   make bench-named     the rolling gate with 50 named metrics a record against
 #                        the six alone (issue 24)
 #   make bench-index     the store index part of them alone
+#   make bench-index-git the index of a git store served over http
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
 #                        command); demo, test, lint and fuzz each install only
@@ -196,6 +197,9 @@ bench-named: all
 bench-index: all
 	@bash bench/index.sh
 
+bench-index-git: all
+	@bash bench/index-git.sh
+
 demo:
 	@sh tests/deps.sh build
 	@$(MAKE) --no-print-directory all
@@ -206,4 +210,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index bench-index-git demo fuzz fuzz-build clean FORCE

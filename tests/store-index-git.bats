@@ -131,9 +131,10 @@ opened() {
 		perf-upload --reindex -s "$REMOTE"
 		same_answers "$REMOTE" batch.jsonl "$kind, reindexed"
 	done
-	# the last --reindex rebuilt what the foreign commits broke, and committed it
+	# the last --reindex put back the cohort files the last foreign commit dropped
 	run git -C remote.git show --name-only --format= main
-	[[ $output == *".perfkite-index/MANIFEST"* ]]
+	[[ $output == *".perfkite-index/cohorts/"* ]]
+	assert_equal "$(git -C remote.git log -1 --format=%s main)" "perfkite: the store index built anew"
 }
 
 @test "a git store: an upload commits its records and the index in one commit, and keeps it current" {
@@ -200,4 +201,58 @@ opened() {
 	same_answers "$REMOTE" mine.jsonl "after the race, this upload's cohorts"
 	perf-upload --reindex -s "$REMOTE"
 	same_answers "$REMOTE" mine.jsonl "after the race, reindexed"
+}
+
+@test "a git store: perf-seed's compare-and-swap commit carries the index too" {
+	py "$GEN" make store 600 5 batch.jsonl
+	remote_of store
+	perf-upload --reindex -s "$REMOTE"
+	py "$GEN" seed-source batch.jsonl | jq -c '.workload_id = "fresh-wl"' >fresh.jsonl
+	perf-seed prepare -s "$REMOTE" --staging-root staging --intent-rationale r \
+		--now 2026-08-02T00:00:00Z --source-result fresh.jsonl >/dev/null 2>&1
+	run --separate-stderr perf-seed upload "$(find staging/.seed-reservations -name manifest)" \
+		-s "$REMOTE" --confirm
+	assert_success
+	# the seed and the index in the seed's one commit, the trees those of that commit
+	run git -C remote.git show --name-only --format= main
+	[[ $output == *"_seed.json"* ]]
+	[[ $output == *".perfkite-index/MANIFEST"* ]]
+	git -C remote.git show main:.perfkite-index/MANIFEST >manifest
+	dir=$(git -C remote.git show --name-only --format= main | grep '_seed.json$' | xargs dirname)
+	grep -q "^t	$(git -C remote.git rev-parse "main:$dir")	$dir\$" manifest
+	# the index names the seed: its cohort is read through it
+	for f in $(git -C remote.git ls-tree --name-only main .perfkite-index/cohorts/); do
+		git -C remote.git cat-file blob "main:$f" | gzip -dc
+	done | grep -q '_seed\.json$'
+	jq -c '.workload_id = "fresh-wl"' batch.jsonl >fresh-batch.jsonl
+	same_answers "$REMOTE" fresh-batch.jsonl "after the seed"
+}
+
+@test "a warm reader of a git store runs no git reset, clean or rebase; a killed writer's leftovers are still cleared" {
+	py "$GEN" make store 300 7 batch.jsonl
+	remote_of store
+	perf-upload --reindex -s "$REMOTE"
+	perf-gate-rolling -s "$REMOTE" batch.jsonl >first.out 2>&1 || true
+	mkdir -p wrap
+	cat >wrap/git <<-WRAP
+		#!/bin/bash
+		echo "\$*" >>"$PWD/git.log"
+		exec "$(command -v git)" "\$@"
+	WRAP
+	chmod +x wrap/git
+	PATH="$PWD/wrap:$PATH" perf-gate-rolling -s "$REMOTE" batch.jsonl >warm.out 2>&1 || true
+	cmp first.out warm.out
+	grep -q '^fetch ' git.log
+	not grep -Eq '^(-c core.editor=true )?(reset|clean|rebase) ' git.log
+	# a writer killed after writing in the cache (it took the clean mark
+	# when it opened): the next reader clears what it left
+	cache=$(find "$PERF_STORE_CACHE" -mindepth 1 -maxdepth 1 -type d)
+	[ -e "$cache/.git/perfkite-clean" ]
+	rm "$cache/.git/perfkite-clean"
+	echo '{"workload_id": "stray"}' >"$cache/model-a/stray.json"
+	: >git.log
+	PATH="$PWD/wrap:$PATH" perf-gate-rolling -s "$REMOTE" batch.jsonl >after.out 2>&1 || true
+	grep -q '^reset ' git.log
+	[ ! -e "$cache/model-a/stray.json" ]
+	cmp first.out after.out
 }

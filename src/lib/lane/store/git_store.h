@@ -81,6 +81,13 @@ int gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 void gitstore_close(gitstore *g);
 
 /*
+ * gitstore_close for a caller that wrote nothing in the work tree: the
+ * next gitstore_open skips clearing what a killed run may have left
+ * (a git reset and clean, which read every file of the store).
+ */
+void gitstore_close_clean(gitstore *g);
+
+/*
  * Publishes the directory dir (a site, say) as the whole tree of a branch
  * of the git remote spec, "git+URL#branch" (branch defaults to
  * def_branch), as the store reaches its remote (git_command.h: no

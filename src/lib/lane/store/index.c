@@ -597,7 +597,7 @@ check_coverage(const char *root, struct manifest *m, bool git)
 }
 
 int
-store_index_seal(const char *root)
+store_index_seal(const char *root, char *const *env)
 {
 	char *path = easprintf("%s/" MANIFEST, root), *gd = easprintf("--git-dir=%s/.git", root);
 	char *line, *next, *tree = NULL;
@@ -610,7 +610,8 @@ store_index_seal(const char *root)
 		warnx_("%s: cannot read the store index", path);
 		goto out;
 	}
-	if (git_run(root, ARGS(gd, "write-tree"), NULL, 0, &res, &err) != 0 || res.s == NULL) {
+	if (git_run_env(root, env, ARGS(gd, "write-tree"), NULL, 0, &res, &err) != 0 ||
+	    res.s == NULL) {
 		char *msg = git_last_error(&err);
 
 		warnx_("%s: cannot seal the store index: %s", root, msg);

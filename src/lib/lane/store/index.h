@@ -55,10 +55,11 @@ int store_index_update(const char *root, char *const *written, size_t n, bool fu
 
 /*
  * Records in the MANIFEST of the git work tree root the trees of what
- * git's index holds staged (the records and the index's other files):
- * to be staged and committed with them. Returns 0, or -1 after reporting.
+ * git's index holds staged (the records and the index's other files;
+ * env: NAME=VALUE entries for git, GIT_INDEX_FILE say, or NULL): to be
+ * staged and committed with them. Returns 0, or -1 after reporting.
  */
-int store_index_seal(const char *root);
+int store_index_seal(const char *root, char *const *env);
 
 /* What a scan reads when the index can answer its queries. */
 struct store_index_plan {

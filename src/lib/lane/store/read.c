@@ -248,7 +248,8 @@ store_close(store *s)
 {
 	if (s == NULL)
 		return;
-	gitstore_close(s->git);
+	/* A reader never writes in the cache: it leaves it as clean as it found it. */
+	gitstore_close_clean(s->git);
 	for (int i = 0; i < s->nstreams; i++)
 		free(s->streams[i]);
 	free(s->streams);
