@@ -46,7 +46,7 @@ answers() {
 	cat gate.out gate.err
 	rc=0
 	py "$GEN" seed-source "$2" >first.jsonl
-	perf-seed prepare -s "$1" --staging-root "staging-$RANDOM" --intent-rationale r \
+	perf-seed prepare -s "$1" --staging-root "$(mktemp -d staging-XXXXXXXX)" --intent-rationale r \
 		--now 2026-08-02T00:00:00Z --source-result first.jsonl >seed.out 2>seed.err || rc=$?
 	echo "seed status $rc"
 	grep -v 'staging-' seed.err || true
