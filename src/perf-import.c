@@ -49,6 +49,7 @@ records(struct import_suite *s, const struct import_identity *id, buf *out,
     const char *label)
 {
 	buf where = BUF_INIT, scratch = BUF_INIT;
+	size_t start = out->len;
 	int rc = 0;
 
 	for (size_t i = 0; i < s->nb && rc == 0; i++) {
@@ -56,6 +57,9 @@ records(struct import_suite *s, const struct import_identity *id, buf *out,
 
 		if (import_record_write(s, &s->b[i], id, out) == 0) {
 			buf_addc(out, '\n');
+			/* Room for the rest, at the first record's size and a quarter. */
+			if (i == 0)
+				buf_grow(out, (s->nb - 1) * (out->len - start) * 5 / 4);
 			continue;
 		}
 		rec = import_record(s, &s->b[i], id);
