@@ -1,6 +1,7 @@
 /*
  * Unit tests for import: the unit conversion table, the variant of a
- * params object, metric samples and means.
+ * params object, metric samples and means, and records written without
+ * a tree as json_write() writes the tree.
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,51 @@ unit(const char *u, const char *canon, double factor)
 	double f = import_unit(u, &c);
 
 	ok(strcmp(c, canon) == 0 && f == factor, "%s is %g %s (got %g %s)", u, factor, canon, f, c);
+}
+
+/* text with its "timestamp" value blanked (records are made at different times). */
+static void
+blank_time(char *text)
+{
+	char *t = strstr(text, "\"timestamp\":\"");
+
+	if (t != NULL)
+		for (t += 13; *t != '"' && *t != '\0'; t++)
+			*t = 'T';
+}
+
+/*
+ * Every record of doc (format fmt) written by import_record_write() is
+ * json_write() of import_record(); returns how many differ.
+ */
+static int
+records_as_trees(const char *fmt, const char *doc, const struct import_identity *id)
+{
+	struct import_suite s;
+	int bad = 0;
+
+	if (import_text(fmt, NULL, doc, strlen(doc), "doc", &s) != 0)
+		return -1;
+	for (size_t i = 0; i < s.nb; i++) {
+		buf fast = BUF_INIT, tree = BUF_INIT;
+		cJSON *rec = import_record(&s, &s.b[i], id);
+		int rf = import_record_write(&s, &s.b[i], id, &fast);
+		int rt = json_write(&tree, rec, JSON_COMPACT, NULL);
+
+		blank_time(fast.s);
+		blank_time(tree.s);
+		if (rf != rt || (rf == 0 && strcmp(fast.s, tree.s) != 0)) {
+			printf("# record %zu:\n#  %s\n#  %s\n", i, fast.s, tree.s);
+			bad++;
+		}
+		if (rf != 0 && fast.len != 0)
+			bad++;	/* a failed write leaves nothing */
+		cJSON_Delete(rec);
+		buf_free(&fast);
+		buf_free(&tree);
+	}
+	import_suite_free(&s);
+	return bad;
 }
 
 int
@@ -71,6 +117,36 @@ main(void)
 	ok(b.m[2].error != NULL && strcmp(b.m[2].error, "sample 1 is not a finite number (NaN)") == 0,
 	    "a non-finite sample fails its metric");
 	import_bench_free(&b);
+
+	static const char gb[] =
+	    "{\"context\":{\"executable\":\"/x/codec\",\"num_cpus\":4,\"library_version\":\"v1.8.3\"},"
+	    "\"benchmarks\":[{\"name\":\"BM_A/8\",\"run_name\":\"BM_A/8\",\"run_type\":\"iteration\","
+	    "\"repetitions\":2,\"threads\":1,\"real_time\":1.5,\"cpu_time\":1.25,\"time_unit\":\"us\","
+	    "\"items_per_second\":123456.789,\"frames\":4.0},"
+	    "{\"name\":\"BM_A/8\",\"run_name\":\"BM_A/8\",\"run_type\":\"iteration\",\"repetitions\":2,"
+	    "\"threads\":1,\"real_time\":1.7000000000000002,\"cpu_time\":0.1,\"time_unit\":\"us\",\"frames\":NaN},"
+	    "{\"name\":\"BM_\\\"q\\\" \\u00e9\\ud83d\\ude00\",\"error_occurred\":true,\"error_message\":\"no\\ndevice\"}]}";
+	static const char pk[] =
+	    "{\"benchmarks\":[{\"name\":\"decode\",\"params\":{\"batch\":8,\"f\":2.5,\"m\":\"tiny\"},"
+	    "\"metrics\":{\"tok\":{\"value\":812.5,\"unit\":\"1/s\",\"better\":\"higher\",\"samples\":[800,825.0]},"
+	    "\"lat\":{\"value\":1e-7,\"unit\":\"ms\",\"better\":\"lower\"}}},"
+	    "{\"name\":\"bad\",\"params\":{\"x\":Infinity},\"metrics\":{\"t\":{\"value\":1,\"unit\":\"s\"}}}]}";
+	struct import_identity id;
+	static const char *const over[] = { "workload_id=w\"x", "benchmark_version=7", "commit=c0", NULL };
+
+	memset(&id, 0, sizeof id);
+	ok(records_as_trees("google-benchmark", gb, &id) == 0,
+	    "Google Benchmark records written directly are the trees' bytes (failed, escaped, NaN)");
+	ok(records_as_trees(NULL, pk, &id) == 0,
+	    "perfkite records: params, directions, a non-finite param writes nothing");
+	id.overrides = over;
+	id.device = "cpu \"x\"";
+	id.hardware = json_parse("{\"device_type\":\"cpu\",\"gpus\":[]}", 32, &e);
+	id.thresholds = id.hardware;
+	id.worker_log = "/tmp/w.log";
+	ok(records_as_trees("google-benchmark", gb, &id) == 0 && records_as_trees(NULL, pk, &id) == 0,
+	    "the same with --identity overrides, thresholds, a worker log and a hardware profile");
+	cJSON_Delete(id.hardware);
 
 	return done_testing();
 }

@@ -2,6 +2,7 @@
 #include <float.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,107 +171,283 @@ num_fixed(char out[NUM_BUFSZ], double x, int prec)
 }
 
 /*
- * Shortest decimal digits of x that read back as x: fills digits (no sign,
- * no trailing zeros) and returns the decimal exponent of the first digit.
+ * Shortest round-trip digits by Ryu (Ulf Adams, "Ryu: fast float-to-string
+ * conversion", PLDI 2018), as its d2s.c computes them with 128-bit
+ * products: the shortest decimal in x's rounding interval, and of those
+ * the closest to x (ties to even), which is what Python's repr (dtoa mode
+ * 0) prints. Its tables of 5^i, truncated to 125 bits, and of 2^k / 5^i,
+ * rounded up, are computed exactly on first use.
+ */
+__extension__ typedef unsigned __int128 u128;
+
+#define POW5_BITS 125
+#define POW5_INV_N 342
+#define POW5_N 326
+
+static uint64_t pow5_split[POW5_N][2], pow5_inv_split[POW5_INV_N][2];
+static pthread_once_t pow5_once = PTHREAD_ONCE_INIT;
+
+/* A nonnegative big integer of 64-bit limbs, least significant first. */
+struct big {
+	uint64_t l[16];
+	int n;
+};
+
+static int
+big_bits(const struct big *b)
+{
+	return 64 * (b->n - 1) + 64 - __builtin_clzll(b->l[b->n - 1]);
+}
+
+static int
+big_cmp(const struct big *a, const struct big *b)
+{
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	for (int i = a->n - 1; i >= 0; i--)
+		if (a->l[i] != b->l[i])
+			return a->l[i] < b->l[i] ? -1 : 1;
+	return 0;
+}
+
+static void
+big_sub(struct big *a, const struct big *b)
+{
+	uint64_t borrow = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		uint64_t y = i < b->n ? b->l[i] : 0;
+		u128 d = (u128)a->l[i] - y - borrow;
+
+		a->l[i] = (uint64_t)d;
+		borrow = (uint64_t)(d >> 64) != 0;
+	}
+	while (a->n > 1 && a->l[a->n - 1] == 0)
+		a->n--;
+}
+
+static void
+big_shl1(struct big *a)
+{
+	uint64_t carry = 0;
+
+	for (int i = 0; i < a->n; i++) {
+		uint64_t c = a->l[i] >> 63;
+
+		a->l[i] = a->l[i] << 1 | carry;
+		carry = c;
+	}
+	if (carry)
+		a->l[a->n++] = 1;
+}
+
+/* 125 bits of b from bit position lo up (lo may be negative: zeros below). */
+static void
+big_bits125(const struct big *b, int lo, uint64_t out[2])
+{
+	u128 v = 0;
+
+	for (int i = 124; i >= 0; i--) {
+		int k = lo + i;
+		unsigned bit = k >= 0 && k / 64 < b->n ? (unsigned)(b->l[k / 64] >> (k % 64) & 1) : 0;
+
+		v = v << 1 | bit;
+	}
+	out[0] = (uint64_t)v;
+	out[1] = (uint64_t)(v >> 64);
+}
+
+static void
+pow5_init(void)
+{
+	struct big p = { { 1 }, 1 }, r;
+
+	for (int i = 0; i < POW5_INV_N; i++) {
+		int len = big_bits(&p);
+		u128 q = 0;
+
+		if (i < POW5_N)
+			big_bits125(&p, len - POW5_BITS, pow5_split[i]);
+		/* floor(2^(len - 1 + 125) / 5^i) + 1, by long division. */
+		memset(&r, 0, sizeof r);
+		r.l[(len - 1) / 64] = 1ULL << ((len - 1) % 64);
+		r.n = (len - 1) / 64 + 1;
+		for (int k = 0; k <= POW5_BITS; k++) {
+			if (k > 0)
+				big_shl1(&r);
+			q <<= 1;
+			if (big_cmp(&r, &p) >= 0) {
+				big_sub(&r, &p);
+				q |= 1;
+			}
+		}
+		q++;
+		pow5_inv_split[i][0] = (uint64_t)q;
+		pow5_inv_split[i][1] = (uint64_t)(q >> 64);
+		/* p *= 5 */
+		uint64_t carry = 0;
+		for (int k = 0; k < p.n; k++) {
+			u128 t = (u128)p.l[k] * 5 + carry;
+			p.l[k] = (uint64_t)t;
+			carry = (uint64_t)(t >> 64);
+		}
+		if (carry)
+			p.l[p.n++] = carry;
+	}
+}
+
+static uint32_t
+pow5bits(int32_t e)
+{
+	return (uint32_t)(((e * 1217359) >> 19) + 1);
+}
+
+static uint32_t
+log10_pow2(int32_t e)
+{
+	return (uint32_t)((e * 78913) >> 18);
+}
+
+static uint32_t
+log10_pow5(int32_t e)
+{
+	return (uint32_t)((e * 732923) >> 20);
+}
+
+static bool
+multiple_of_pow5(uint64_t v, uint32_t p)
+{
+	uint32_t n = 0;
+
+	while (v > 0 && v % 5 == 0) {
+		v /= 5;
+		n++;
+	}
+	return n >= p;
+}
+
+static uint64_t
+mul_shift(uint64_t m, const uint64_t mul[2], int32_t j)
+{
+	u128 b0 = (u128)m * mul[0], b2 = (u128)m * mul[1];
+
+	return (uint64_t)(((b0 >> 64) + b2) >> (j - 64));
+}
+
+/*
+ * Shortest decimal digits of x (finite, > 0) that read back as x: fills
+ * digits (no sign, no trailing zeros) and returns the decimal exponent of
+ * the first digit.
  */
 static int
 shortest(double x, char *digits)
 {
-	char t[160], *e;
-	int p, exp10 = 0, mexp, i, n;
-
-	/*
-	 * A decimal of p <= 15 digits that reads back as x lies within half
-	 * an ulp of x (2^-53 of it, either side, powers of two included),
-	 * closer than half the spacing of 15-digit decimals (5e-15 of its
-	 * decade): so rounding x to 15 digits gives that decimal padded with
-	 * zeros, and when those 15 digits do not read back, nothing shorter
-	 * does. One try at 15 digits stands for the 15 tries below it. Not
-	 * so below DBL_MIN, where ulps are coarser: there every p is tried.
-	 */
-	p = 1;
-	if (x >= DBL_MIN) {
-		snprintf(t, sizeof t, "%.14e", x);
-		p = strtod(t, NULL) == x ? 18 : 16;
-	}
-	for (; p <= 17; p++) {
-		snprintf(t, sizeof t, "%.*e", p - 1, x);
-		if (strtod(t, NULL) == x)
-			break;
-		/*
-		 * At a power of two the gap below x is half the gap above it,
-		 * so the nearest p-digit decimal may miss while the next one
-		 * up still reads back as x (Python's dtoa finds that one).
-		 */
-		if (frexp(x, &mexp) == 0.5 && strtod(t, NULL) < x) {
-			unsigned long long m = 0;
-			char u[64];
-			int ue;
-
-			for (e = t; *e != 'e'; e++)
-				if (isdig(*e))
-					m = m * 10 + (unsigned)(*e - '0');
-			ue = atoi(e + 1);
-			m++;
-			snprintf(u, sizeof u, "%llu", m);
-			if ((int)strlen(u) > p)
-				ue++;
-			snprintf(t, sizeof t, "%c.%se%d", u[0], u[1] ? u + 1 : "0", ue);
-			if (strtod(t, NULL) == x)
-				break;
-			snprintf(t, sizeof t, "%.*e", p - 1, x);
-		}
-	}
-	n = 0;
-	for (e = t; *e != 'e'; e++)
-		if (isdig(*e))
-			digits[n++] = *e;
-	digits[n] = '\0';
-	exp10 = atoi(e + 1);
-	for (i = n - 1; i > 0 && digits[i] == '0'; i--)
-		digits[i] = '\0';
-	return exp10;
-}
-
-/*
- * The common case without printf: when x * 10^k is an integer m below
- * 10^15 for some k <= 22 and m / 10^k reads back as x (both exact, so the
- * division is correctly rounded like strtod), the smallest such k gives
- * the shortest digits, and with at most 15 digits they are unique.
- * Returns the exponent as shortest() does, or INT_MIN when it does not
- * apply.
- */
-static int
-shortest_fast(double x, char *digits)
-{
-	double m;
-	unsigned long long u;
+	uint64_t bits, mant, m2, mv, vr, vp, vm, out;
+	uint32_t expo, mm_shift;
+	int32_t e2, e10, removed = 0;
+	bool even, vm_tz = false, vr_tz = false;
+	unsigned last = 0;
 	char t[24];
-	int k, n, i;
+	int n, nd, i;
 
-	for (k = 0; k <= 22; k++) {
-		m = x * pow10[k];
-		if (m >= 1e15)
-			return INT_MIN;
-		m = nearbyint(m);
-		if (m < 1 || m / pow10[k] != x)
-			continue;
-		u = (unsigned long long)m;
-		n = 0;
-		while (u > 0) {
-			t[n++] = (char)('0' + u % 10);
-			u /= 10;
-		}
-		for (i = 0; i < n; i++)
-			digits[i] = t[n - 1 - i];
-		/* The first digit is worth 10^(digits of m - 1 - k). */
-		k = n - 1 - k;
-		while (n > 1 && digits[n - 1] == '0')
-			n--;
-		digits[n] = '\0';
-		return k;
+	pthread_once(&pow5_once, pow5_init);
+	memcpy(&bits, &x, sizeof bits);
+	mant = bits & ((1ULL << 52) - 1);
+	expo = (uint32_t)(bits >> 52 & 0x7ff);
+	if (expo == 0) {
+		e2 = 1 - 1023 - 52 - 2;
+		m2 = mant;
+	} else {
+		e2 = (int32_t)expo - 1023 - 52 - 2;
+		m2 = 1ULL << 52 | mant;
 	}
-	return INT_MIN;
+	even = (m2 & 1) == 0;
+	mv = 4 * m2;
+	mm_shift = mant != 0 || expo <= 1;
+	if (e2 >= 0) {
+		uint32_t q = log10_pow2(e2) - (e2 > 3);
+		int32_t k = POW5_BITS + (int32_t)pow5bits((int32_t)q) - 1;
+		int32_t j = -e2 + (int32_t)q + k;
+
+		e10 = (int32_t)q;
+		vr = mul_shift(4 * m2, pow5_inv_split[q], j);
+		vp = mul_shift(4 * m2 + 2, pow5_inv_split[q], j);
+		vm = mul_shift(4 * m2 - 1 - mm_shift, pow5_inv_split[q], j);
+		if (q <= 21) {
+			if (mv % 5 == 0)
+				vr_tz = multiple_of_pow5(mv, q);
+			else if (even)
+				vm_tz = multiple_of_pow5(mv - 1 - mm_shift, q);
+			else
+				vp -= multiple_of_pow5(mv + 2, q);
+		}
+	} else {
+		uint32_t q = log10_pow5(-e2) - (-e2 > 1);
+		int32_t i5 = -e2 - (int32_t)q;
+		int32_t k = (int32_t)pow5bits(i5) - POW5_BITS;
+		int32_t j = (int32_t)q - k;
+
+		e10 = (int32_t)q + e2;
+		vr = mul_shift(4 * m2, pow5_split[i5], j);
+		vp = mul_shift(4 * m2 + 2, pow5_split[i5], j);
+		vm = mul_shift(4 * m2 - 1 - mm_shift, pow5_split[i5], j);
+		if (q <= 1) {
+			vr_tz = true;
+			if (even)
+				vm_tz = mm_shift == 1;
+			else
+				vp--;
+		} else if (q < 63) {
+			vr_tz = (mv & ((1ULL << q) - 1)) == 0;
+		}
+	}
+	if (vm_tz || vr_tz) {
+		/* The rare general case: trailing zeros decide the rounding. */
+		while (vp / 10 > vm / 10) {
+			vm_tz &= vm % 10 == 0;
+			vr_tz &= last == 0;
+			last = (unsigned)(vr % 10);
+			vr /= 10;
+			vp /= 10;
+			vm /= 10;
+			removed++;
+		}
+		if (vm_tz)
+			while (vm % 10 == 0) {
+				vr_tz &= last == 0;
+				last = (unsigned)(vr % 10);
+				vr /= 10;
+				vp /= 10;
+				vm /= 10;
+				removed++;
+			}
+		if (vr_tz && last == 5 && vr % 2 == 0)
+			last = 4;	/* exactly half way: to even */
+		out = vr + ((vr == vm && (!even || !vm_tz)) || last >= 5);
+	} else {
+		bool up = false;
+
+		while (vp / 10 > vm / 10) {
+			up = vr % 10 >= 5;
+			vr /= 10;
+			vp /= 10;
+			vm /= 10;
+			removed++;
+		}
+		out = vr + (vr == vm || up);
+	}
+	nd = 0;
+	while (out > 0) {
+		t[nd++] = (char)('0' + out % 10);
+		out /= 10;
+	}
+	for (i = 0; i < nd; i++)
+		digits[i] = t[nd - 1 - i];
+	for (n = nd; n > 1 && digits[n - 1] == '0'; n--)
+		;
+	digits[n] = '\0';
+	/* x is out * 10^(e10 + removed): its first digit is worth 10^(that + nd - 1). */
+	return e10 + removed + nd - 1;
 }
 
 char *
@@ -289,8 +466,7 @@ num_repr(char out[NUM_BUFSZ], double x)
 		strcpy(o, "0.0");
 		return out;
 	}
-	if ((exp10 = shortest_fast(fabs(x), digits)) == INT_MIN)
-		exp10 = shortest(fabs(x), digits);
+	exp10 = shortest(fabs(x), digits);
 	nd = (int)strlen(digits);
 	decpt = exp10 + 1;
 	if (exp10 < -4 || exp10 >= 16) {

@@ -40,24 +40,40 @@ fixed_key(const char *k)
 /* The benchmark's state while its rows are read. */
 enum { SEEN_NONE, SEEN_AGGREGATE, SEEN_ITERATION };
 
-/* The metrics of one row, as samples of b. */
+/*
+ * The metrics of one row, as samples of b: the four the tool names, then
+ * the user counters in the row's order. One pass finds the four (the
+ * first of a repeated key, as json_get() does).
+ */
 static void
 push_row(struct import_bench *b, const cJSON *row)
 {
-	const char *tu = json_str(row, "time_unit");
-	const cJSON *v;
-	double d;
+	const cJSON *v, *real = NULL, *cpu = NULL, *items = NULL, *bytes = NULL, *unit = NULL;
+	const char *tu;
 
-	if (*tu == '\0')
-		tu = "ns";
-	if (import_num(row, "real_time", &d))
-		import_push_sample(b, "time", d, tu);
-	if (import_num(row, "cpu_time", &d))
-		import_push_sample(b, "cpu_time", d, tu);
-	if (import_num(row, "items_per_second", &d))
-		import_push_sample(b, "items_per_second", d, "items/s");
-	if (import_num(row, "bytes_per_second", &d))
-		import_push_sample(b, "bytes_per_second", d, "B/s");
+	cJSON_ArrayForEach(v, row) {
+		const char *k = v->string;
+
+		if (strcmp(k, "real_time") == 0)
+			real = real != NULL ? real : v;
+		else if (strcmp(k, "cpu_time") == 0)
+			cpu = cpu != NULL ? cpu : v;
+		else if (strcmp(k, "items_per_second") == 0)
+			items = items != NULL ? items : v;
+		else if (strcmp(k, "bytes_per_second") == 0)
+			bytes = bytes != NULL ? bytes : v;
+		else if (strcmp(k, "time_unit") == 0)
+			unit = unit != NULL ? unit : v;
+	}
+	tu = cJSON_IsString(unit) && *unit->valuestring != '\0' ? unit->valuestring : "ns";
+	if (cJSON_IsNumber(real))
+		import_push_sample(b, "time", real->valuedouble, tu);
+	if (cJSON_IsNumber(cpu))
+		import_push_sample(b, "cpu_time", cpu->valuedouble, tu);
+	if (cJSON_IsNumber(items))
+		import_push_sample(b, "items_per_second", items->valuedouble, "items/s");
+	if (cJSON_IsNumber(bytes))
+		import_push_sample(b, "bytes_per_second", bytes->valuedouble, "B/s");
 	cJSON_ArrayForEach(v, row)
 		if (cJSON_IsNumber(v) && !fixed_key(v->string))
 			import_push_sample(b, v->string, v->valuedouble, "");

@@ -5,11 +5,13 @@
  * and the raw record of one imported benchmark.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <zlib.h>
 
@@ -17,6 +19,7 @@
 #include "core/err.h"
 #include "core/isotime.h"
 #include "core/json.h"
+#include "core/num.h"
 #include "core/text.h"
 #include "lane/import/import.h"
 #include "lane/import/parsers.h"
@@ -74,6 +77,11 @@ static const struct unit_row {
 double
 import_unit(const char *unit, const char **canon)
 {
+	/* A counter without a unit, the most common: no table to search. */
+	if (*unit == '\0') {
+		*canon = unit;
+		return 1;
+	}
 	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
 		if (strcmp(units[i].unit, unit) == 0) {
 			*canon = units[i].canon;
@@ -115,6 +123,8 @@ import_suite_free(struct import_suite *s)
 	cJSON_Delete(s->sw);
 	cJSON_Delete(s->hw_id);
 	cJSON_Delete(s->sw_id);
+	free(s->head);
+	free(s->profiles);
 	memset(s, 0, sizeof *s);
 }
 
@@ -469,28 +479,10 @@ import_metrics_json(const struct import_bench *b)
 	return all;
 }
 
-cJSON *
-import_record(struct import_suite *s, const struct import_bench *b,
-    const struct import_identity *id)
+/* The keys every record of a suite shares, after benchmark_id. */
+static void
+record_head(cJSON *rec, const struct import_identity *id)
 {
-	cJSON *rec = json_new_object(), *recipe, *bench, *tool, *hw, *sw, *v;
-	char *variant = import_variant(b->params), *pv = estrdup(variant), *bid;
-	char hex[SHA256_HEX];
-	const char *workload = override(id, "workload_id"), *o;
-	char ts[40];
-
-	if (workload == NULL)
-		workload = b->workload != NULL ? b->workload : s->workload != NULL ?
-		    s->workload : s->format;
-	if ((o = override(id, "variant_id")) != NULL) {
-		free(variant);
-		variant = estrdup(o);
-	}
-	/* Params outside the tool's own id join it, so that one id is one benchmark. */
-	bid = cJSON_GetArraySize(b->params) > 0 && !b->id_has_params ? easprintf("%s[%s]", b->id, pv) :
-	    estrdup(b->id);
-
-	json_set(rec, "benchmark_id", json_new_string(bid));
 	json_set(rec, "result_schema_version", json_new_int(2));
 	json_set(rec, "device", str_key(id, "device", id->device));
 	json_set(rec, "thresholds", id->thresholds != NULL ?
@@ -507,68 +499,275 @@ import_record(struct import_suite *s, const struct import_bench *b,
 	json_set(rec, "build_url", str_key(id, "build_url", id->build_url));
 	json_set(rec, "build_id", str_key(id, "build_id", id->build_id));
 	json_set(rec, "job_id", str_key(id, "job_id", id->job_id));
-	json_set(rec, "timestamp", json_new_string(isotime_format(ts, isotime_now())));
-	if (b->error != NULL)
-		json_set(rec, "error", json_new_string(b->error));
-	json_set(rec, "metrics", import_metrics_json(b));
+}
 
-	recipe = json_new_object();
-	json_set(recipe, "recipe_schema_version", json_new_int(2));
+/* The suite's profiles and their ids, made on the first call. */
+static void
+suite_profiles(struct import_suite *s, const struct import_identity *id)
+{
+	const char *o;
+	cJSON *hw, *sw;
+
+	if (s->hw != NULL)
+		return;
+	hw = id->hardware != NULL ? cJSON_Duplicate(id->hardware, true) : json_new_object();
+	if (s->hw_context != NULL)
+		json_set(hw, "tool_context", cJSON_Duplicate(s->hw_context, true));
+	s->hw = hw;
+	s->hw_id = (o = override(id, "hardware_profile_id")) != NULL ?
+	    json_new_string(o) : recipe_profile_id(hw, "hw-");
+	sw = id->software != NULL ? cJSON_Duplicate(id->software, true) : json_new_object();
+	json_set(sw, "tool", json_new_string(s->format));
+	json_set(sw, "tool_version", s->tool_version != NULL ?
+	    json_new_string(s->tool_version) : json_new_null());
+	if (s->sw_context != NULL)
+		json_set(sw, "tool_context", cJSON_Duplicate(s->sw_context, true));
+	s->sw = sw;
+	s->sw_id = (o = override(id, "software_profile_id")) != NULL ?
+	    json_new_string(o) : recipe_profile_id(sw, "sw-");
+}
+
+/* The profile keys of a record, from the suite's (made by suite_profiles()). */
+static void
+record_profiles(cJSON *rec, const struct import_suite *s)
+{
+	json_set(rec, "hardware_profile", cJSON_Duplicate(s->hw, true));
+	json_set(rec, "hardware_profile_id", cJSON_Duplicate(s->hw_id, true));
+	json_set(rec, "software_profile", cJSON_Duplicate(s->sw, true));
+	json_set(rec, "software_profile_id", cJSON_Duplicate(s->sw_id, true));
+}
+
+/* What one record is made of beside the suite's shared keys. */
+struct record_parts {
+	char *bid;		/* benchmark_id */
+	const char *workload;
+	char *variant;
+	cJSON *recipe;
+	cJSON *version;		/* benchmark_version (in recipe) */
+	const char *fp_override;	/* --identity recipe_fingerprint */
+	char fp[SHA256_HEX];	/* "" when it could not be made */
+};
+
+static void
+record_parts(const struct import_suite *s, const struct import_bench *b,
+    const struct import_identity *id, struct record_parts *r)
+{
+	cJSON *bench, *tool;
+	char *pv = import_variant(b->params);
+	const char *o;
+
+	r->workload = override(id, "workload_id");
+	if (r->workload == NULL)
+		r->workload = b->workload != NULL ? b->workload : s->workload != NULL ?
+		    s->workload : s->format;
+	r->variant = (o = override(id, "variant_id")) != NULL ? estrdup(o) : estrdup(pv);
+	/* Params outside the tool's own id join it, so that one id is one benchmark. */
+	r->bid = cJSON_GetArraySize(b->params) > 0 && !b->id_has_params ?
+	    easprintf("%s[%s]", b->id, pv) : estrdup(b->id);
+	free(pv);
+
+	r->recipe = json_new_object();
+	json_set(r->recipe, "recipe_schema_version", json_new_int(2));
 	bench = json_new_object();
-	json_set(bench, "benchmark_id", json_new_string(bid));
-	json_set(bench, "workload_id", json_new_string(workload));
-	json_set(bench, "variant_id", json_new_string(variant));
+	json_set(bench, "benchmark_id", json_new_string(r->bid));
+	json_set(bench, "workload_id", json_new_string(r->workload));
+	json_set(bench, "variant_id", json_new_string(r->variant));
 	if ((o = override(id, "benchmark_version")) != NULL)
-		v = json_new_int(strtoll(o, NULL, 10));
+		r->version = json_new_int(strtoll(o, NULL, 10));
 	else
-		v = id->benchmark_version != NULL ? cJSON_Duplicate(id->benchmark_version, true) :
-		    json_new_int(1);
-	json_set(bench, "benchmark_version", v);
-	json_set(recipe, "benchmark", bench);
+		r->version = id->benchmark_version != NULL ?
+		    cJSON_Duplicate(id->benchmark_version, true) : json_new_int(1);
+	json_set(bench, "benchmark_version", r->version);
+	json_set(r->recipe, "benchmark", bench);
 	tool = json_new_object();
 	json_set(tool, "format", json_new_string(s->format));
 	json_set(tool, "benchmark", json_new_string(b->id));
 	json_set(tool, "params", cJSON_Duplicate(b->params, true));
 	json_set(tool, "settings", cJSON_Duplicate(b->settings, true));
-	json_set(recipe, "tool", tool);
-	json_set(rec, "recipe", recipe);
-	if ((o = override(id, "recipe_fingerprint")) != NULL)
-		json_set(rec, "recipe_fingerprint", json_new_string(o));
-	else if (recipe_fingerprint(recipe, hex) == 0)
-		json_set(rec, "recipe_fingerprint", json_new_string(hex));
-	else
-		json_set(rec, "recipe_fingerprint", json_new_null());
+	json_set(r->recipe, "tool", tool);
+	r->fp_override = override(id, "recipe_fingerprint");
+	if (r->fp_override == NULL && recipe_fingerprint(r->recipe, r->fp) != 0)
+		r->fp[0] = '\0';
+}
 
-	if (s->hw == NULL) {
-		hw = id->hardware != NULL ? cJSON_Duplicate(id->hardware, true) : json_new_object();
-		if (s->hw_context != NULL)
-			json_set(hw, "tool_context", cJSON_Duplicate(s->hw_context, true));
-		s->hw = hw;
-		s->hw_id = (o = override(id, "hardware_profile_id")) != NULL ?
-		    json_new_string(o) : recipe_profile_id(hw, "hw-");
-		sw = id->software != NULL ? cJSON_Duplicate(id->software, true) : json_new_object();
-		json_set(sw, "tool", json_new_string(s->format));
-		json_set(sw, "tool_version", s->tool_version != NULL ?
-		    json_new_string(s->tool_version) : json_new_null());
-		if (s->sw_context != NULL)
-			json_set(sw, "tool_context", cJSON_Duplicate(s->sw_context, true));
-		s->sw = sw;
-		s->sw_id = (o = override(id, "software_profile_id")) != NULL ?
-		    json_new_string(o) : recipe_profile_id(sw, "sw-");
-	}
-	json_set(rec, "hardware_profile", cJSON_Duplicate(s->hw, true));
-	json_set(rec, "hardware_profile_id", cJSON_Duplicate(s->hw_id, true));
-	json_set(rec, "software_profile", cJSON_Duplicate(s->sw, true));
-	json_set(rec, "software_profile_id", cJSON_Duplicate(s->sw_id, true));
-	json_set(rec, "workload_id", json_new_string(workload));
-	json_set(rec, "variant_id", json_new_string(variant));
-	json_set(rec, "benchmark_version", cJSON_Duplicate(v, true));
+static void
+record_parts_free(struct record_parts *r)
+{
+	free(r->bid);
+	free(r->variant);
+	cJSON_Delete(r->recipe);
+}
+
+cJSON *
+import_record(struct import_suite *s, const struct import_bench *b,
+    const struct import_identity *id)
+{
+	cJSON *rec = json_new_object();
+	struct record_parts r;
+	char ts[40];
+
+	record_parts(s, b, id, &r);
+	json_set(rec, "benchmark_id", json_new_string(r.bid));
+	record_head(rec, id);
+	json_set(rec, "timestamp", json_new_string(isotime_format(ts, isotime_now())));
+	if (b->error != NULL)
+		json_set(rec, "error", json_new_string(b->error));
+	json_set(rec, "metrics", import_metrics_json(b));
+	json_set(rec, "recipe", r.recipe);
+	json_set(rec, "recipe_fingerprint", r.fp_override != NULL ?
+	    json_new_string(r.fp_override) : r.fp[0] != '\0' ? json_new_string(r.fp) :
+	    json_new_null());
+	suite_profiles(s, id);
+	record_profiles(rec, s);
+	json_set(rec, "workload_id", json_new_string(r.workload));
+	json_set(rec, "variant_id", json_new_string(r.variant));
+	json_set(rec, "benchmark_version", cJSON_Duplicate(r.version, true));
 	if (cJSON_GetArraySize(b->params) > 0)
 		json_set(rec, "params", cJSON_Duplicate(b->params, true));
-	free(variant);
-	free(pv);
-	free(bid);
+	r.recipe = NULL;	/* rec holds it */
+	record_parts_free(&r);
 	return rec;
+}
+
+/* The members of object o as compact JSON, without its braces (new string). */
+static int
+members_text(cJSON *o, char **text)
+{
+	buf t = BUF_INIT;
+	int rc = json_write(&t, o, JSON_COMPACT, NULL);
+
+	cJSON_Delete(o);
+	if (rc != 0 || t.len < 2) {
+		buf_free(&t);
+		return -1;
+	}
+	t.s[t.len - 1] = '\0';
+	*text = estrdup(t.s + 1);
+	buf_free(&t);
+	return 0;
+}
+
+/* A double as json_write() writes json_new_finite() of it. */
+static void
+finite_write(buf *out, double v)
+{
+	char num[NUM_BUFSZ];
+
+	if (isfinite(v))
+		buf_adds(out, num_repr(num, v));
+	else
+		buf_add(out, "null", 4);
+}
+
+/* The metrics object of b, as json_write() writes import_metrics_json(). */
+static void
+metrics_write(buf *out, const struct import_bench *b)
+{
+	buf_addc(out, '{');
+	for (size_t i = 0; i < b->nm; i++) {
+		const struct import_metric *x = &b->m[i];
+		bool finite = x->samples != NULL && x->error == NULL;
+
+		if (i > 0)
+			buf_addc(out, ',');
+		json_write_string(out, x->name);
+		buf_adds(out, ":{\"value\":");
+		finite_write(out, x->value);
+		buf_adds(out, ",\"unit\":");
+		json_write_string(out, x->unit);
+		if (better_name(x->better) != NULL) {
+			buf_adds(out, ",\"better\":");
+			json_write_string(out, better_name(x->better));
+		}
+		for (size_t j = 0; finite && j < x->nsamples; j++)
+			finite = isfinite(x->samples[j]);
+		if (finite) {
+			buf_adds(out, ",\"samples\":[");
+			for (size_t j = 0; j < x->nsamples; j++) {
+				if (j > 0)
+					buf_addc(out, ',');
+				finite_write(out, x->samples[j]);
+			}
+			buf_addc(out, ']');
+		}
+		if (x->error != NULL) {
+			buf_adds(out, ",\"error\":");
+			json_write_string(out, x->error);
+		}
+		buf_addc(out, '}');
+	}
+	buf_addc(out, '}');
+}
+
+int
+import_record_write(struct import_suite *s, const struct import_bench *b,
+    const struct import_identity *id, buf *out)
+{
+	struct record_parts r;
+	size_t start = out->len;
+	char ts[40];
+	int rc = -1;
+	cJSON *o;
+
+	if (s->head == NULL) {
+		suite_profiles(s, id);
+		o = json_new_object();
+		record_head(o, id);
+		if (members_text(o, &s->head) != 0)
+			return -1;
+		o = json_new_object();
+		record_profiles(o, s);
+		if (members_text(o, &s->profiles) != 0)
+			return -1;
+	}
+	record_parts(s, b, id, &r);
+	buf_adds(out, "{\"benchmark_id\":");
+	json_write_string(out, r.bid);
+	buf_addc(out, ',');
+	buf_adds(out, s->head);
+	buf_adds(out, ",\"timestamp\":\"");
+	buf_adds(out, isotime_format(ts, isotime_now()));
+	buf_addc(out, '"');
+	if (b->error != NULL) {
+		buf_adds(out, ",\"error\":");
+		json_write_string(out, b->error);
+	}
+	buf_adds(out, ",\"metrics\":");
+	metrics_write(out, b);
+	buf_adds(out, ",\"recipe\":");
+	if (json_write(out, r.recipe, JSON_COMPACT, NULL) != 0)
+		goto done;
+	buf_adds(out, ",\"recipe_fingerprint\":");
+	if (r.fp_override != NULL)
+		json_write_string(out, r.fp_override);
+	else if (r.fp[0] != '\0')
+		json_write_string(out, r.fp);
+	else
+		buf_add(out, "null", 4);
+	buf_addc(out, ',');
+	buf_adds(out, s->profiles);
+	buf_adds(out, ",\"workload_id\":");
+	json_write_string(out, r.workload);
+	buf_adds(out, ",\"variant_id\":");
+	json_write_string(out, r.variant);
+	buf_adds(out, ",\"benchmark_version\":");
+	if (json_write(out, r.version, JSON_COMPACT, NULL) != 0)
+		goto done;
+	if (cJSON_GetArraySize(b->params) > 0) {
+		buf_adds(out, ",\"params\":");
+		if (json_write(out, b->params, JSON_COMPACT, NULL) != 0)
+			goto done;
+	}
+	buf_addc(out, '}');
+	rc = 0;
+done:
+	if (rc != 0) {
+		out->len = start;
+		if (out->cap > 0)
+			out->s[start] = '\0';
+	}
+	record_parts_free(&r);
+	return rc;
 }
 
 struct import_index {
@@ -752,6 +951,44 @@ gunzip(buf *b)
 	return 0;
 }
 
+/*
+ * buf_read_file() of path, a large file read straight into a buf sized
+ * once from its size (no chunk copies, no regrowth).
+ */
+static int
+read_whole(buf *b, const char *path)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, e;
+
+	buf_reset(b);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return buf_read_file(b, path);
+	}
+	for (;;) {
+		buf_grow(b, b->len < (size_t)st.st_size ? (size_t)st.st_size - b->len : 65536);
+		n = read(fd, b->s + b->len, b->cap - b->len - 1);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		b->len += (size_t)n;
+		b->s[b->len] = '\0';
+	}
+	close(fd);
+	return 0;
+}
+
 int
 import_read(const char *format, const char *path, const char *label,
     struct import_suite *s)
@@ -766,7 +1003,7 @@ import_read(const char *format, const char *path, const char *label,
 			diag(label, 0, "a directory is read only as criterion");
 			return -1;
 		}
-	} else if (buf_read_file(&b, stdin_ ? "/dev/stdin" : path) != 0) {
+	} else if (read_whole(&b, stdin_ ? "/dev/stdin" : path) != 0) {
 		diag(label, 0, "cannot read: %s", strerror(errno));
 		buf_free(&b);
 		return -1;

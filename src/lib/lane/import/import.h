@@ -63,6 +63,8 @@ struct import_suite {
 	size_t cap;
 	/* import_record()'s profiles, made once for the suite's records */
 	cJSON *hw, *sw, *hw_id, *sw_id;
+	/* import_record_write()'s text of the keys every record shares */
+	char *head, *profiles;
 };
 
 /* The formats, NULL-terminated, in the order detection tries them. */
@@ -169,5 +171,15 @@ long import_report_failures(const struct import_suite *s, const char *label);
  */
 cJSON *import_record(struct import_suite *s, const struct import_bench *b,
     const struct import_identity *id);
+
+/*
+ * import_record() of b as compact JSON, appended to out: the bytes
+ * json_write() writes of it, without the tree (the keys every record of
+ * the suite shares are written once, then copied). Returns 0, or -1 with
+ * out unchanged when a value is not a finite number (json_write() of
+ * import_record() then says where).
+ */
+int import_record_write(struct import_suite *s, const struct import_bench *b,
+    const struct import_identity *id, buf *out);
 
 #endif
