@@ -343,26 +343,38 @@ compare_identities(struct conf *cf)
  * reason in err when its metrics are invalid.
  */
 static bool
-run_named(struct job *j, int pair, int c, int side, const cJSON *rec, cJSON **out,
-    char *err, size_t errn)
+run_named(struct job *j, int pair, int c, int side, const cJSON *rec, const char *prefix,
+    cJSON **out, char *err, size_t errn)
 {
 	struct named_metric *ms;
 	size_t n;
 
-	*out = NULL;
 	if ((ms = nm_parse(json_get(rec, "metrics"), &n, err, errn)) == NULL)
 		return false;
 	for (size_t i = 0; i < n; i++) {
-		int m = named_slot(j, c, &ms[i]);
+		struct named_metric x = ms[i];
+		char *name = prefix != NULL ? easprintf("%s/%s", prefix, x.name) : NULL;
+		int m;
 
-		*value(j, pair, c, side, m) = ms[i].has_value && ms[i].value > 0 ? ms[i].value : NAN;
+		if (name != NULL)
+			x.name = name;
+		m = named_slot(j, c, &x);
+		*value(j, pair, c, side, m) = x.has_value && x.value > 0 ? x.value : NAN;
 		if (*out == NULL)
 			*out = json_new_object();
-		json_set(*out, ms[i].name, ms[i].has_value ? json_new_finite(ms[i].value) :
-		    json_new_null());
+		json_set(*out, x.name, x.has_value ? json_new_finite(x.value) : json_new_null());
+		free(name);
 	}
 	free(ms);
 	return true;
+}
+
+/* qsort: records by benchmark_id. */
+static int
+cmp_benchmark_id(const void *a, const void *b)
+{
+	return strcmp(json_str(*(cJSON *const *)a, "benchmark_id"),
+	    json_str(*(cJSON *const *)b, "benchmark_id"));
 }
 
 /* One run: perf-collect for config c on one side. 0 or -1 (reported). */
@@ -374,7 +386,8 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	char *log = easprintf("%s.log", dir), *what, err[256];
 	struct strvec argv = STRVEC_INIT;
 	int rc = -1;
-	cJSON *rec, *run, *metrics, *named;
+	cJSON *rec, *recs, *run, *metrics, *named, **sorted;
+	size_t nrecs;
 
 	strvec_push(&argv, j->collect);
 	collect_pass_options(&argv, &opt.run);
@@ -389,6 +402,7 @@ run_one(struct job *j, int pair, int c, int side, int position)
 		show_log(what, log, keep);
 		goto done;
 	}
+	recs = collect_read_records(dir);
 	if (pair == 0)
 		note_identity(&j->conf[c], side, rec);
 	run = json_new_object();
@@ -406,16 +420,38 @@ run_one(struct job *j, int pair, int c, int side, int position)
 		    cJSON_Duplicate(v, true) : json_new_null());
 	}
 	json_set(run, "metrics", metrics);
-	if (!run_named(j, pair, c, side, rec, &named, err, sizeof err)) {
-		warnx_("%s: the record's %s", what, err);
-		cJSON_Delete(run);
-		cJSON_Delete(rec);
-		goto done;
-	}
+	/*
+	 * An imported suite (perf-collect's run_config.output) writes a record
+	 * per benchmark: each one's named metrics by their key
+	 * <benchmark>/<name> (perfkite(7) "Named metrics"), so that each
+	 * benchmark gets its own verdict.
+	 */
+	nrecs = cJSON_GetArraySize(recs) > 1 ? (size_t)cJSON_GetArraySize(recs) : 0;
+	sorted = ecalloc(nrecs + 1, sizeof *sorted);
+	sorted[0] = rec;
+	for (size_t i = 0; i < nrecs; i++)
+		sorted[i] = cJSON_GetArrayItem(recs, (int)i);
+	/* in the order of their ids, whatever order the directory lists them in */
+	if (nrecs > 1)
+		qsort(sorted, nrecs, sizeof *sorted, cmp_benchmark_id);
+	named = NULL;
+	for (size_t i = 0; i < (nrecs > 0 ? nrecs : 1); i++)
+		if (!run_named(j, pair, c, side, sorted[i], nrecs > 0 ?
+		    json_str(sorted[i], "benchmark_id") : NULL, &named, err, sizeof err)) {
+			warnx_("%s: the record's %s", what, err);
+			cJSON_Delete(run);
+			cJSON_Delete(named);
+			cJSON_Delete(rec);
+			cJSON_Delete(recs);
+			free(sorted);
+			goto done;
+		}
+	free(sorted);
 	if (named != NULL)
 		json_set(run, "named_metrics", named);
 	json_append(j->runs, run);
 	cJSON_Delete(rec);
+	cJSON_Delete(recs);
 	rc = 0;
 done:
 	strvec_clear(&argv);

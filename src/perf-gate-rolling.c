@@ -210,12 +210,14 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
 
 /*
  * What the comparison reads of a history record (beside the identity);
- * "metrics", the last, only when a record of the batch has named metrics.
+ * "metrics" and "recipe" (whose benchmark tells an imported suite's
+ * benchmarks apart: identity_other_benchmark), the last two, only when a record
+ * of the batch has named metrics.
  */
 static const char *const wanted_keys[] = { "latency", "throughput", "memory",
     "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "recipe_fingerprint",
-    "comparison_status", "metrics" };
-#define WANTED_SIX (sizeof wanted_keys / sizeof *wanted_keys - 1)
+    "comparison_status", "metrics", "recipe" };
+#define WANTED_SIX (sizeof wanted_keys / sizeof *wanted_keys - 2)
 
 /* What the scan of the history is asked, and where the answers go. */
 struct lookup {
@@ -342,7 +344,9 @@ on_hit(const struct store_hit *h, void *ctx)
 		if (!h->match[q])
 			continue;
 		if (lk->is_cohort[q]) {
-			identity_add_other_recipe(h->record, c->id.value[3], &c->fps, &c->nfps);
+			if (!identity_other_benchmark(c->rec, h->record))
+				identity_add_other_recipe(h->record, c->id.value[3], &c->fps,
+				    &c->nfps);
 			continue;
 		}
 		p = c->decided ? add_decided(c, h) : history_add(&c->past, h);
@@ -381,7 +385,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 		if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 			rc = -1;
 		else {
-			store_want(st, wanted_keys, named ? WANTED_SIX + 1 : WANTED_SIX);
+			store_want(st, wanted_keys, named ? WANTED_SIX + 2 : WANTED_SIX);
 			/* Decisions that cannot be read: no cohort is decided, nothing scanned. */
 			rc = load_decisions(st, cur, n);
 			/* A cohort with an accept is read whole: the accept decides. */

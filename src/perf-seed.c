@@ -128,7 +128,9 @@ static const char usage_text[] =
     "  --now time                the seeds' timestamp (ISO 8601), for reproducible preparations\n"
     "  --confirm                 upload for real (without it: say what would be uploaded)\n"
     "  --reason text             why the decision is right (accept, acknowledge, invalid, revert)\n"
-    "  --metric m                the metric the decision is about; repeatable (default: all)\n"
+    "  --metric m                the metric the decision is about, repeatable (default: all):\n"
+    "                            latency, throughput, memory, text_encoder_time_s, dit_time_s,\n"
+    "                            vae_decode_time_s, or a named metric (time, BM_Sort/1024/time)\n"
     "  --by name                 who decides (default BUILDKITE_BUILD_CREATOR, git's user.name)\n"
     "  --link url                the issue that tracks the change\n"
     "  --change file             a perf-changes(1) JSON line (- for standard input)\n"
@@ -308,6 +310,7 @@ check_batch(struct doc *s, int n)
 /* What a scan of the store found for the seed's identity. */
 struct found {
 	const struct identity *id;
+	const cJSON *rec;	/* the seed's record */
 	bool eligible;
 	char **fps;
 	size_t nfps;
@@ -320,7 +323,7 @@ on_found(const struct store_hit *h, void *ctx)
 
 	if (h->match[0])
 		f->eligible = true;
-	if (h->match[1])
+	if (h->match[1] && !identity_other_benchmark(f->rec, h->record))
 		identity_add_other_recipe(h->record, f->id->value[3], &f->fps, &f->nfps);
 }
 
@@ -330,10 +333,10 @@ on_found(const struct store_hit *h, void *ctx)
  * of another recipe of its cohort. label names it in the messages.
  */
 static int
-check_no_seed(const char *dir, const struct identity *id, const char *label)
+check_no_seed(const char *dir, const struct identity *id, const cJSON *rec, const char *label)
 {
 	struct store_query q[2];
-	struct found f = { id, false, NULL, 0 };
+	struct found f = { id, rec, false, NULL, 0 };
 	char *raised = NULL;
 	store *st;
 	buf list = BUF_INIT;
@@ -974,12 +977,13 @@ prepare(void)
 		rc = EXIT_TROUBLE;
 		goto done;
 	}
-	if ((rc = check_no_seed(store_writer_dir(w), &s[0].id, "remote tracking history")) != 0)
+	if ((rc = check_no_seed(store_writer_dir(w), &s[0].id, s[0].rec,
+	    "remote tracking history")) != 0)
 		goto done;
 	store_writer_close(w);
 	w = NULL;
 	if (stat(staging, &st) == 0 &&
-	    (rc = check_no_seed(staging, &s[0].id, "local staging")) != 0)
+	    (rc = check_no_seed(staging, &s[0].id, s[0].rec, "local staging")) != 0)
 		goto done;
 	if ((rc = check_consistency(s, n)) != 0)
 		goto done;
@@ -1819,7 +1823,7 @@ check_paths(struct upload *u)
 	int rc, i, j;
 
 	if ((rc = u->reseed ? check_reseed_store(u) : check_no_seed(store_writer_dir(u->w),
-	    &u->p[0].id, "remote tracking history")) != 0)
+	    &u->p[0].id, u->p[0].rec, "remote tracking history")) != 0)
 		return rc;
 	u->rel = ecalloc((size_t)u->np + 1, sizeof *u->rel);
 	u->data = ecalloc((size_t)u->np + 1, sizeof *u->data);

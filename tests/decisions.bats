@@ -422,6 +422,30 @@ $(cat store/.perfkite-revision)"
 	assert_equal "$(grep -o 'stroke="#c62828" stroke-width="1.4" stroke-dasharray="3 2"' dash.html | wc -l)" 1
 }
 
+@test "perf-site shows a change point's decision (accepted, acknowledged), the undecided still need attention" {
+	local d=$BATS_FILE_TMPDIR/acknowledge
+	perf-changes -s "$d/store" --all -m dit_time_s -m latency >cps.jsonl || true
+	run --separate-stderr perf-site -s "$d/store" --changes cps.jsonl --now 2026-03-05T00:00:00Z -o site
+	assert_success
+	run grep -o '<td>dit_time_s</td>.*</tr>' site/changes.html
+	assert_output --partial '<td>acknowledged</td>'
+	run grep -o '<td>latency</td>.*</tr>' site/changes.html
+	assert_output --partial '<td>undecided</td>'
+	# the acknowledged one no longer needs attention; latency does
+	att=$(sed -n '/id="attention"/,/<\/table>/p' site/index.html)
+	grep -q 'worse change point.*latency' <<<"$att"
+	not grep -q 'worse change point.*dit_time_s' <<<"$att"
+	grep -q 'dit_time_s .*acknowledged' site/c/*.html
+	# an accepted one
+	perf-changes -s "$BATS_FILE_TMPDIR/accept/store" -m dit_time_s >acc.jsonl
+	run --separate-stderr perf-site -s "$BATS_FILE_TMPDIR/accept/store" --changes acc.jsonl \
+		--now 2026-03-05T00:00:00Z -o site2
+	assert_success
+	run grep -o '<td>dit_time_s</td>.*</tr>' site2/changes.html
+	assert_output --partial '<td>accepted</td>'
+	not grep -q '<td>undecided</td>' site2/changes.html
+}
+
 # named_copy: the named scenario after run 8 in ., its store as store.
 named_copy() {
 	cp -r "$BATS_FILE_TMPDIR/named/." .

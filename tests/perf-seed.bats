@@ -676,6 +676,9 @@ prepared() {
 	run perf-seed --help
 	assert_success
 	assert_line --index 0 --partial "usage: perf-seed prepare"
+	# --metric: which metrics it takes, the six or a named one
+	grep -A2 -- '^  --metric m ' <<<"$output" | tr -s ' \n' ' ' |
+		grep -qF 'latency, throughput, memory, text_encoder_time_s, dit_time_s, vae_decode_time_s, or a named metric'
 	run perf-seed --version
 	assert_success
 }

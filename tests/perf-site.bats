@@ -631,7 +631,9 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	# values and axis labels in the display unit
 	grep -qF ' c4 2.2 ms</title></circle>' "$page"
 	grep -qF ' c1 2.0 ms</title></circle>' "$page"
-	grep -qF '>1.5 GB/s</text>' "$page"
+	# (axis labels carry the decimals of their step: 1.45 and 1.50, never "1.5" twice)
+	run grep -o '>[^<>]*GB/s</text>' "$page"
+	assert_output "$(printf '>%s GB/s</text>\n' 1.40 1.45 1.50 1.55 1.60)"
 	# the change point: a line on its chart, a line in the page's list, the index and changes.html
 	grep -qF '<title>change point: worse, commit c4, undecided</title></line>' "$page"
 	grep -qF 'BM_&lt;Sort&gt;/time <span class="w">worse +10.0%</span>' "$page"
@@ -641,4 +643,7 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	# the index: a column per named metric, the latest run against the five before it
 	grep -qF '<th data-k title="latest against the median of the five eligible runs before it">BM_&lt;Sort&gt;/time</th><th data-k title="latest against the median of the five eligible runs before it">rate</th><th data-k>Latest change point</th>' site/index.html
 	grep -qF '<td data-v="10.13"><span class="w">+10.1%</span><td data-v="0.00">+0.0%<td>BM_&lt;Sort&gt;/time <span class="w">worse +10.0%</span>' site/index.html
+	# the cohort's data: each named metric with a value by name, with its unit and direction
+	run jq -c '.records.named' site/data/*.json
+	assert_output '[{"name":"BM_<Sort>/time","unit":"s","better":"lower","values":[0.002001,0.002002,0.002003,0.002204,0.002205,0.002206]},{"name":"rate","unit":"B/s","better":"higher","values":[1500000000,1500000000,1500000000,1500000000,1500000000,1500000000]}]'
 }

@@ -95,6 +95,34 @@ test_format(void)
 		    v[i].v, v[i].unit);
 }
 
+/* Axis labels: the decimals the step needs, so that adjacent ticks differ. */
+static void
+test_format_step(void)
+{
+	static const struct {
+		double v, step;
+		const char *unit, *want;
+	} v[] = {
+		{ 1.02e6, 2e4, "B", "1.02 MB" }, { 1e6, 2e4, "B", "1.00 MB" },
+		{ 1.04e6, 5e3, "B", "1.040 MB" }, { 2.001e-3, 1e-6, "s", "2.001 ms" },
+		{ 1.5e9, 5e8, "B/s", "1.5 GB/s" }, { 3410, 10, "1/s", "3.41k/s" },
+		{ 3.42e6, 1e4, "items/s", "3.42M items/s" }, { 12.3e-9, 0, "s", "12.3 ns" },
+		{ 1000002, 1, "tokens", "1000002 tokens" }, { 42, 5, "allocs/op", "42 allocs/op" },
+	};
+	char b[UNIT_FMTSZ], prev[UNIT_FMTSZ];
+
+	for (size_t i = 0; i < sizeof v / sizeof *v; i++)
+		is_str(unit_format_step(b, v[i].v, v[i].step, v[i].unit), v[i].want,
+		    "unit_format_step %g %g %s", v[i].v, v[i].step, v[i].unit);
+	/* ticks 1.00 MB to 1.10 MB every 10 kB: each label its own */
+	prev[0] = '\0';
+	for (int k = 0; k <= 10; k++) {
+		unit_format_step(b, 1e6 + k * 1e4, 1e4, "B");
+		ok(strcmp(b, prev) != 0, "tick %d: %s after %s", k, b, prev);
+		strcpy(prev, b);
+	}
+}
+
 /* nm_parse on text: the error, or "" and the metrics in *m. */
 static const char *
 parse_metrics(const char *text, cJSON **tree, struct named_metric **m, size_t *n)
@@ -327,6 +355,7 @@ main(void)
 	test_canonical();
 	test_unit_better();
 	test_format();
+	test_format_step();
 	test_parse();
 	test_glob();
 	test_policy();

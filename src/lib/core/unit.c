@@ -129,14 +129,31 @@ unit_better(const char *unit)
 	return BETTER_UNKNOWN;
 }
 
-/* Prints v / scale with one decimal, the prefix and the unit, into buf. */
+/* Prints v with decimals decimals, the prefix and the unit, into buf. */
 static char *
-put(char buf[UNIT_FMTSZ], double v, const char *sep, const char *prefix, const char *unit)
+put(char buf[UNIT_FMTSZ], double v, int decimals, const char *sep, const char *prefix,
+    const char *unit)
 {
 	char n[NUM_BUFSZ];
 
-	snprintf(buf, UNIT_FMTSZ, "%s%s%s%s", num_fixed(n, v, 1), sep, prefix, unit);
+	snprintf(buf, UNIT_FMTSZ, "%s%s%s%s", num_fixed(n, v, decimals), sep, prefix, unit);
 	return buf;
+}
+
+/*
+ * The decimals that tell multiples of step apart once divided by scale:
+ * one at least (unit_format's), more for a finer step (0.02 shown: two).
+ */
+static int
+step_decimals(double step, double scale)
+{
+	double r = step / scale;
+	int d;
+
+	if (!(r > 0) || !isfinite(r) || r >= 0.1)
+		return 1;
+	d = (int)ceil(-log10(r) - 1e-9);
+	return d < 1 ? 1 : d > 15 ? 15 : d;
 }
 
 /*
@@ -161,6 +178,12 @@ power_of(double v, int lo, int hi)
 char *
 unit_format(char buf[UNIT_FMTSZ], double v, const char *unit)
 {
+	return unit_format_step(buf, v, 0, unit);
+}
+
+char *
+unit_format_step(char buf[UNIT_FMTSZ], double v, double step, const char *unit)
+{
 	static const char *const tpre[] = { "ps", "ns", "us", "ms", "s" };
 	static const char *const spre[] = { "", "k", "M", "G", "T", "P" };
 	static const char *const bpre[] = { "", "K", "M", "G", "T", "P" };
@@ -174,22 +197,30 @@ unit_format(char buf[UNIT_FMTSZ], double v, const char *unit)
 	if (strcmp(unit, "s") == 0) {
 		/* Upwards from 1 s, in s: "120.0 s". */
 		p = fabs(v) >= 0.95 ? 0 : power_of(v, -4, 0);
-		return put(buf, v / pow(1000, p), " ", tpre[p + 4], "");
+		return put(buf, v / pow(1000, p), step_decimals(step, pow(1000, p)), " ",
+		    tpre[p + 4], "");
 	}
 	if (strcmp(unit, "B") == 0 || strcmp(unit, "B/s") == 0) {
 		p = power_of(v, 0, 5);
-		return put(buf, v / pow(1000, p), " ", bpre[p], unit);
+		return put(buf, v / pow(1000, p), step_decimals(step, pow(1000, p)), " ", bpre[p],
+		    unit);
 	}
 	if (strcmp(unit, "1/s") == 0) {
 		p = power_of(v, 0, 5);
-		return put(buf, v / pow(1000, p), "", spre[p], "/s");
+		return put(buf, v / pow(1000, p), step_decimals(step, pow(1000, p)), "", spre[p],
+		    "/s");
 	}
 	if (strcmp(unit, "items/s") == 0) {
 		p = power_of(v, 0, 5);
-		snprintf(buf, UNIT_FMTSZ, "%s%s items/s", num_fixed(n, v / pow(1000, p), 1),
-		    spre[p]);
+		snprintf(buf, UNIT_FMTSZ, "%s%s items/s", num_fixed(n, v / pow(1000, p),
+		    step_decimals(step, pow(1000, p))), spre[p]);
 		return buf;
 	}
-	snprintf(buf, UNIT_FMTSZ, "%.6g%s%.64s", v, *unit ? " " : "", unit);
+	if (step > 0 && isfinite(step) && step < 1e-5 * fabs(v))
+		/* an axis whose step %.6g cannot show: the step's decimals */
+		snprintf(buf, UNIT_FMTSZ, "%s%s%.64s", num_fixed(n, v, step < 1 ?
+		    (int)ceil(-log10(step) - 1e-9) : 0), *unit ? " " : "", unit);
+	else
+		snprintf(buf, UNIT_FMTSZ, "%.6g%s%.64s", v, *unit ? " " : "", unit);
 	return buf;
 }

@@ -60,4 +60,12 @@ enum better unit_better(const char *unit);
  */
 char *unit_format(char buf[UNIT_FMTSZ], double v, const char *unit);
 
+/*
+ * unit_format() of an axis label, the ticks step apart (in unit): as many
+ * decimals as the step needs in the label's prefix, one at least, so that
+ * adjacent labels never read the same ("1.00 MB", "1.02 MB" where one
+ * decimal shows "1.0 MB" twice). A step of 0 is unit_format().
+ */
+char *unit_format_step(char buf[UNIT_FMTSZ], double v, double step, const char *unit);
+
 #endif

@@ -120,3 +120,14 @@ identity_add_other_recipe(const cJSON *rec, const char *fp, char ***fps, size_t 
 	*fps = erealloc(*fps, (*n + 1) * sizeof **fps);
 	(*fps)[(*n)++] = s;
 }
+
+bool
+identity_other_benchmark(const cJSON *a, const cJSON *b)
+{
+	const cJSON *ra = json_get(a, "recipe"), *rb = json_get(b, "recipe");
+
+	if (!cJSON_IsObject(json_get(ra, "tool")) || !cJSON_IsObject(json_get(rb, "tool")))
+		return false;
+	return strcmp(json_str(json_get(ra, "benchmark"), "benchmark_id"),
+	    json_str(json_get(rb, "benchmark"), "benchmark_id")) != 0;
+}

@@ -36,6 +36,14 @@ bool identity_uses_v2(const cJSON *schema, const cJSON *const v[IDENTITY_KEYS]);
 void identity_of(const cJSON *rec, struct identity *id);
 void identity_free(struct identity *id);
 
+/*
+ * Whether a and b are two benchmarks of one imported suite (perf-import(1):
+ * both have recipe.tool) with different recipe.benchmark.benchmark_id.
+ * Such benchmarks share the suite's workload, variant and version, so the
+ * other's fingerprint is another benchmark's, never another recipe.
+ */
+bool identity_other_benchmark(const cJSON *a, const cJSON *b);
+
 /* Adds identity_other_recipe(rec, fp), when there is one, to the set fps[0..*n). */
 void identity_add_other_recipe(const cJSON *rec, const char *fp, char ***fps, size_t *n);
 

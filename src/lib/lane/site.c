@@ -759,10 +759,13 @@ place_changes(struct site *s)
 {
 	for (size_t i = 0; i < s->nch; i++) {
 		struct schange *h = &s->ch[i];
-		const char *st = json_str(h->cp, "state");
+		const char *st = json_str(json_get(h->cp, "decision"), "kind");
 
 		h->cohort = change_cohort(s, h->cp);
-		h->state = *st != '\0' ? intern(s, st) : "undecided";
+		if (*st != '\0')
+			h->state = intern(s, st);
+		else
+			h->state = json_truthy(json_get(h->cp, "tentative")) ? "tentative" : "undecided";
 	}
 	if (s->nch > 1)
 		qsort(s->ch, s->nch, sizeof *s->ch, cmp_change);
@@ -2020,7 +2023,7 @@ named_chart(buf *b, const struct site *s, const struct cohort *c, const char *na
 	for (int i = 0; i < ya.n; i++) {
 		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">", PL - 4,
 		    y_of(&ya, ya.v[i]) + 3.5);
-		xml_escape(b, unit_format(t, ya.v[i], unit));
+		xml_escape(b, unit_format_step(t, ya.v[i], ya.step, unit));
 		buf_adds(b, "</text>");
 	}
 	buf_adds(b, "<path class=\"ln\" d=\"");
@@ -2068,9 +2071,12 @@ named_chart(buf *b, const struct site *s, const struct cohort *c, const char *na
 	free(val);
 }
 
-/* A chart per named metric (name and unit) of the cohort, in order of first appearance. */
-static void
-named_charts(buf *b, const struct site *s, const struct cohort *c)
+/*
+ * The cohort's named metrics (name and unit), in order of first
+ * appearance; *n of them, NULL when none (the caller frees the array).
+ */
+static const struct snamed **
+named_series(const struct site *s, const struct cohort *c, size_t *n)
 {
 	const struct snamed **seen = NULL;
 	size_t ns = 0;
@@ -2090,6 +2096,17 @@ named_charts(buf *b, const struct site *s, const struct cohort *c)
 			}
 		}
 	}
+	*n = ns;
+	return seen;
+}
+
+/* A chart per named metric (name and unit) of the cohort, in order of first appearance. */
+static void
+named_charts(buf *b, const struct site *s, const struct cohort *c)
+{
+	size_t ns;
+	const struct snamed **seen = named_series(s, c, &ns);
+
 	for (size_t k = 0; k < ns; k++)
 		named_chart(b, s, c, seen[k]->name, seen[k]->unit, (int)k);
 	free(seen);
@@ -2487,6 +2504,43 @@ data_column(buf *b, const struct site *s, const struct cohort *c, int col)
 }
 
 /*
+ * ,"named":[...]: each named metric of the cohort (name and unit) as
+ * {"name","unit","better","values"}, values one per record as stored,
+ * null where a record has none; nothing when the cohort has none.
+ */
+static void
+data_named(buf *b, const struct site *s, const struct cohort *c)
+{
+	char num[NUM_BUFSZ];
+	size_t ns;
+	const struct snamed **seen = named_series(s, c, &ns);
+
+	for (size_t k = 0; k < ns; k++) {
+		buf_adds(b, k == 0 ? ",\"named\":[{\"name\":" : ",{\"name\":");
+		json_write_string(b, seen[k]->name);
+		buf_adds(b, ",\"unit\":");
+		json_write_string(b, seen[k]->unit);
+		buf_adds(b, ",\"better\":");
+		json_write_string(b, better_name(seen[k]->better));
+		buf_adds(b, ",\"values\":[");
+		for (size_t i = 0; i < c->n; i++) {
+			double v;
+
+			if (i > 0)
+				buf_addc(b, ',');
+			if (named_value(&s->r[c->rows[i]], seen[k]->name, seen[k]->unit, &v))
+				buf_adds(b, num_repr(num, v));
+			else
+				buf_adds(b, "null");
+		}
+		buf_adds(b, "]}");
+	}
+	if (ns > 0)
+		buf_addc(b, ']');
+	free(seen);
+}
+
+/*
  * A cohort's series, by column: each key of "records" is an array with
  * one element per record, oldest first ("metrics" holds one such array
  * per metric, null where the record has none). The series only: the
@@ -2533,7 +2587,9 @@ data_json(buf *b, const struct site *s, const struct cohort *c)
 		buf_addc(b, ':');
 		data_column(b, s, c, DATA_COLS + m);
 	}
-	buf_adds(b, first ? "{}}}\n" : "}}}\n");
+	buf_adds(b, first ? "{}" : "}");
+	data_named(b, s, c);
+	buf_adds(b, "}}\n");
 }
 
 /* Writes b to dir/name whole; false after reporting. */
