@@ -10,8 +10,6 @@
  * --min-points records on each side): a slow drift or a step the rolling
  * gate let through.
  */
-#include <ctype.h>
-#include <errno.h>
 #include <float.h>
 #include <getopt.h>
 #include <math.h>
@@ -60,6 +58,26 @@ static struct {
 	bool has_since;
 } opt = { .window = 50, .min_points = 3, .pvalue = 0.001, .since = 0 };
 
+
+/*
+ * What one run of the program holds, by owner: the cohorts and their
+ * series (lane/cohort.h), the --incremental state (lane/change_state.h),
+ * and the program's own: the record view, --batch, the change points
+ * found for the output, the statistics. Every function that needs it is
+ * passed it.
+ */
+struct run {
+	struct cohorts cs;
+	struct change_state st;
+	struct json_keyset *keys;	/* of cohort_wanted() */
+	char **batch;		/* --batch: the cohort keys of its records, sorted */
+	size_t nbatch;
+	struct found *found;	/* gathered in cohort order */
+	size_t nfound;
+	bool stats;		/* PERF_CHANGES_STATS: count and time the analysis */
+	size_t compared, reused;	/* comparisons the merges made, reused (under cs.lock) */
+	double analysis_s;	/* CPU seconds in analyse(), all threads together */
+};
 
 static const char usage_text[] =
     "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
@@ -159,7 +177,7 @@ on_hit(const struct store_hit *h, void *ctx)
 	}
 	base = b.len;
 	point = cohort_measured(&w, opt.all);
-	cohort_add_series(run, h, &w, &b, base, NULL, point);
+	cohort_add_series(&run->cs, h, &w, &b, base, NULL, point);
 	/* A record that is no measurement is counted once, in the cohort's six. */
 	np = point ? named_points(&w, &ms, &n) : NULL;
 	if (!point) {
@@ -170,7 +188,7 @@ on_hit(const struct store_hit *h, void *ctx)
 		b.len = base;
 		buf_addc(&b, '\x1d');
 		buf_adds(&b, np[i].m->name);
-		cohort_add_series(run, h, &w, &b, base, &np[i], point);
+		cohort_add_series(&run->cs, h, &w, &b, base, &np[i], point);
 	}
 	free(np);
 	free(ms);
@@ -314,7 +332,7 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	series = c->name != NULL ? estrdup(c->key) : easprintf("%s\x1e%s", c->key,
 	    metric_table[m].key);
 	if (opt.state != NULL) {
-		sv = change_state_find(run, series, n);
+		sv = change_state_find(&run->st, series, n);
 		change_state_digest(x, n, now, sv != NULL ? sv->n : SIZE_MAX, hex);
 	}
 	if (sv != NULL && strcmp(hex, sv->digest) == 0) {
@@ -366,33 +384,34 @@ analyse(struct run *run, struct cohort *c, int m, double *x, bool *has)
 	free(cp);
 	free(series);
 	if (run->stats) {
-		pthread_mutex_lock(&run->lock);
+		pthread_mutex_lock(&run->cs.lock);
 		run->compared += sp.compared;
 		run->reused += sp.reused;
 		run->analysis_s += now_thread_cpu() - t0;
-		pthread_mutex_unlock(&run->lock);
+		pthread_mutex_unlock(&run->cs.lock);
 	}
 	changes_split_free(&sp);
 }
 
 /* Analyses every metric of a cohort read whole, then releases its records. */
 static void
-finish(struct run *run, struct cohort *c)
+finish(struct cohort *c, void *arg)
 {
+	struct run *run = arg;
 	buf points = BUF_INIT;
 	double *x;
 	bool *has;
 
-	cohort_load_points(run, c, &points);
+	cohort_load_points(&run->cs, c, &points);
 	cohort_decode_points(c, points.s, points.len);
 	/* A named metric's series: the records between its points are its cohort's. */
 	if (c->base != NULL) {
-		pthread_mutex_lock(&run->lock);
+		pthread_mutex_lock(&run->cs.lock);
 		free(c->skipped);
 		c->skipped = emalloc((c->base->nskipped + 1) * sizeof *c->skipped);
 		memcpy(c->skipped, c->base->skipped, c->base->nskipped * sizeof *c->skipped);
 		c->nskipped = c->base->nskipped;
-		pthread_mutex_unlock(&run->lock);
+		pthread_mutex_unlock(&run->cs.lock);
 	}
 	x = emalloc((c->h.n + 1) * sizeof *x);
 	has = emalloc((c->h.n + 1) * sizeof *has);
@@ -406,14 +425,14 @@ finish(struct run *run, struct cohort *c)
 				analyse(run, c, m, x, has);
 	free(x);
 	free(has);
-	pthread_mutex_lock(&run->lock);
+	pthread_mutex_lock(&run->cs.lock);
 	/* Records of it came from another directory meanwhile: read it again. */
 	if (c->phase == SPANNING)
 		cohort_forget(c);
 	else
 		c->phase = ANALYSED;
 	history_free(&c->h);
-	pthread_mutex_unlock(&run->lock);
+	pthread_mutex_unlock(&run->cs.lock);
 	buf_free(&points);
 }
 
@@ -564,8 +583,8 @@ write_md(struct run *run)
 static void
 gather(struct run *run)
 {
-	for (size_t i = 0; i < run->n; i++) {
-		struct cohort *c = run->c[i];
+	for (size_t i = 0; i < run->cs.n; i++) {
+		struct cohort *c = run->cs.c[i];
 
 		if (c->nfound > 0) {
 			run->found = erealloc(run->found, (run->nfound + c->nfound) * sizeof *run->found);
@@ -573,8 +592,26 @@ gather(struct run *run)
 			run->nfound += c->nfound;
 		}
 		if (c->state.len > 0)
-			buf_adds(&run->state, c->state.s);
+			buf_adds(&run->st.out, c->state.s);
 	}
+}
+
+/* A directory of the store read whole: its cohorts found nowhere else are analysed. */
+static void
+unit_done(size_t u, const char *name, void *ctx)
+{
+	struct run *run = ctx;
+
+	cohort_unit_done(&run->cs, u, name);
+}
+
+/* Whether a directory of the store holds records of a cohort read again. */
+static bool
+want_unit(const char *name, void *ctx)
+{
+	const struct run *run = ctx;
+
+	return cohort_want_unit(&run->cs, name);
 }
 
 /*
@@ -584,16 +621,16 @@ gather(struct run *run)
 static int
 read_again(struct run *run, store *st, const struct store_query *q)
 {
-	struct store_units u = { .want = cohort_want_unit, .quiet = true };
+	struct store_units u = { .want = want_unit, .quiet = true };
 	bool any = false;
 
-	for (size_t i = 0; i < run->n; i++) {
-		struct cohort *c = run->c[i];
+	for (size_t i = 0; i < run->cs.n; i++) {
+		struct cohort *c = run->cs.c[i];
 
 		if (c->phase != SPANNING)
 			continue;
 		cohort_forget(c);
-		cohort_drop_points(run, c);
+		cohort_drop_points(&run->cs, c);
 		free(c->skipped);
 		c->skipped = NULL;
 		c->nskipped = 0;
@@ -604,8 +641,8 @@ read_again(struct run *run, store *st, const struct store_query *q)
 	}
 	if (!any)
 		return 0;
-	run->by_unit = false;
-	run->again = true;
+	run->cs.by_unit = false;
+	run->cs.again = true;
 	return store_scan_units(st, q, 1, on_hit, &u, run, NULL);
 }
 
@@ -636,8 +673,8 @@ read_store(struct run *run)
 	for (int h = 0; h < opt.nhistories; h++)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
-	if (run->by_unit) {
-		struct store_units u = { .done = cohort_unit_done, .unlocked = true };
+	if (run->cs.by_unit) {
+		struct store_units u = { .done = unit_done, .unlocked = true };
 		rc = store_scan_units(st, &q, 1, on_hit, &u, run, &raised);
 		if (rc == 0 && raised == NULL)
 			rc = read_again(run, st, &q);
@@ -758,7 +795,7 @@ main(int argc, char *argv[])
 	 * Static so that what it holds stays reachable until the process ends,
 	 * which frees it (the program never frees its cohorts one by one).
 	 */
-	static struct run state = { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 };
+	static struct run state = { .cs = COHORTS_INIT, .st = CHANGE_STATE_INIT };
 	struct run *run = &state;
 	bool trouble = false, worse = false;
 	size_t i;
@@ -767,30 +804,31 @@ main(int argc, char *argv[])
 	err_init(argv[0]);
 	parse_options(argc, argv);
 	run->keys = cohort_keyset();
-	run->finish = finish;
+	run->cs.finish = finish;
+	run->cs.arg = run;
 	run->stats = getenv("PERF_CHANGES_STATS") != NULL;
 	/* Undocumented, for the tests: spill points held past this many bytes. */
 	if (getenv("PERF_CHANGES_SPILL") != NULL)
-		run->spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);
+		run->cs.spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);
 	/* The cohorts of --batch and the saved state are needed while reading. */
 	if (opt.batch != NULL)
 		trouble |= !read_batch(run);
 	if (opt.state != NULL) {
 		cJSON *head = change_state_header(opt.window, opt.pvalue, opt.all);
-		change_state_load(run, opt.state, head);
+		change_state_load(&run->st, opt.state, head);
 		cJSON_Delete(head);
 	}
-	run->by_unit = opt.store != NULL && opt.nhistories == 0 && optind == argc;
+	run->cs.by_unit = opt.store != NULL && opt.nhistories == 0 && optind == argc;
 	if ((opt.store != NULL || opt.nhistories > 0) && read_store(run) != 0)
 		return EXIT_TROUBLE;
 	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
 		trouble |= !read_records(run, argv + optind, argc - optind);
-	cohort_analyse_all(run);
-	if (run->n > 1)
-		qsort(run->c, run->n, sizeof *run->c, cmp_cohort);
+	cohort_analyse_all(&run->cs);
+	if (run->cs.n > 1)
+		qsort(run->cs.c, run->cs.n, sizeof *run->cs.c, cmp_cohort);
 	if (opt.state != NULL) {
 		cJSON *head = change_state_header(opt.window, opt.pvalue, opt.all);
-		change_state_line(&run->state, head);
+		change_state_line(&run->st.out, head);
 		cJSON_Delete(head);
 	}
 	gather(run);
@@ -809,7 +847,7 @@ main(int argc, char *argv[])
 	decisions_free(&decisions);
 	bisect_reports_free(&reports);
 	if (opt.state != NULL &&
-	    atomic_save("incremental state", opt.state, run->state.s, run->state.len) != 0)
+	    atomic_save("incremental state", opt.state, run->st.out.s, run->st.out.len) != 0)
 		trouble = true;
 	/* Undocumented, for the tests and the bench: what the analysis did. */
 	if (run->stats)

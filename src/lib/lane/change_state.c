@@ -18,7 +18,6 @@
 #include "core/num.h"
 #include "lane/change_points.h"
 #include "lane/change_state.h"
-#include "lane/cohort.h"
 
 /*
  * SHA-256 of the first n values as stored in memory (little-endian) into
@@ -53,21 +52,21 @@ change_state_digest(const double *x, size_t n, char hex[SHA256_HEX], size_t at, 
 
 /*
  * The saved state of a series of n points made from no more points, taken
- * (marked used) under the run's lock, as analysis threads look at once.
+ * (marked used) under the lock of st, as analysis threads look at once.
  */
 struct saved *
-change_state_find(struct run *run, const char *series, size_t n)
+change_state_find(struct change_state *st, const char *series, size_t n)
 {
 	struct saved *sv = NULL;
 
-	pthread_mutex_lock(&run->lock);
-	for (size_t i = 0; i < run->nsaved && sv == NULL; i++)
-		if (!run->saved[i].used && strcmp(run->saved[i].series, series) == 0 &&
-		    run->saved[i].n <= n) {
-			sv = &run->saved[i];
+	pthread_mutex_lock(&st->lock);
+	for (size_t i = 0; i < st->nsaved && sv == NULL; i++)
+		if (!st->saved[i].used && strcmp(st->saved[i].series, series) == 0 &&
+		    st->saved[i].n <= n) {
+			sv = &st->saved[i];
 			sv->used = true;
 		}
-	pthread_mutex_unlock(&run->lock);
+	pthread_mutex_unlock(&st->lock);
 	return sv;
 }
 
@@ -190,11 +189,11 @@ load_memo(struct saved *sv, const cJSON *a)
 
 /*
  * One line of the state (line no, text s[0..len), no newline) into the
- * run: its checksum checked, then the header's options or a series' split
+ * state st: its checksum checked, then the header's options or a series' split
  * and merge. Returns NULL when it is good, else why the state is not used.
  */
 static const char *
-load_state_line(struct run *run, long no, char *s, size_t len, const cJSON *head)
+load_state_line(struct change_state *st, long no, char *s, size_t len, const cJSON *head)
 {
 	const cJSON *w, *v;
 	struct saved sv = { 0 };
@@ -248,8 +247,8 @@ load_state_line(struct run *run, long no, char *s, size_t len, const cJSON *head
 		why = "malformed state line";
 	if (why == NULL && json_get(o, "merge") != NULL && !load_memo(&sv, json_get(o, "merge")))
 		why = "malformed state line";
-	run->saved = erealloc(run->saved, (run->nsaved + 1) * sizeof *run->saved);
-	run->saved[run->nsaved++] = sv;
+	st->saved = erealloc(st->saved, (st->nsaved + 1) * sizeof *st->saved);
+	st->saved[st->nsaved++] = sv;
 	cJSON_Delete(o);
 	return why;
 }
@@ -261,7 +260,7 @@ load_state_line(struct run *run, long no, char *s, size_t len, const cJSON *head
  * or written for other options.
  */
 void
-change_state_load(struct run *run, const char *path, const cJSON *head)
+change_state_load(struct change_state *st, const char *path, const cJSON *head)
 {
 	FILE *fp = fopen(path, "r");
 	char *line = NULL;
@@ -276,19 +275,19 @@ change_state_load(struct run *run, const char *path, const cJSON *head)
 		no++;
 		if (line[len - 1] == '\n')
 			line[--len] = '\0';
-		why = load_state_line(run, no, line, (size_t)len, head);
+		why = load_state_line(st, no, line, (size_t)len, head);
 	}
 	if (why != NULL) {
 		if (strncmp(why, "ignoring", 8) == 0)
 			diag(path, no, "%s", why);
 		else
 			diag(path, no, "%s: ignoring the incremental state", why);
-		for (size_t i = 0; i < run->nsaved; i++) {
-			free(run->saved[i].series);
-			free(run->saved[i].early);
-			free(run->saved[i].memo);
+		for (size_t i = 0; i < st->nsaved; i++) {
+			free(st->saved[i].series);
+			free(st->saved[i].early);
+			free(st->saved[i].memo);
 		}
-		run->nsaved = 0;
+		st->nsaved = 0;
 	}
 	free(line);
 	fclose(fp);

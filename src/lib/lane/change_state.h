@@ -18,6 +18,7 @@
 #ifndef PERF_LANE_CHANGE_STATE_H
 #define PERF_LANE_CHANGE_STATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -26,7 +27,6 @@
 #include "core/buf.h"
 #include "core/canon.h"
 #include "lane/change_points.h"
-#include "lane/cohort.h"
 
 /* The split state of one series kept by --incremental. */
 struct saved {
@@ -39,6 +39,16 @@ struct saved {
 	bool used;
 };
 
+/* The state read from a file, and the new one; threads take saved states at once. */
+struct change_state {
+	struct saved *saved;
+	size_t nsaved;
+	pthread_mutex_t lock;	/* of saved[].used */
+	buf out;		/* the new state file */
+};
+
+#define CHANGE_STATE_INIT { .lock = PTHREAD_MUTEX_INITIALIZER }
+
 /*
  * SHA-256 of the first n values as stored in memory (little-endian) into
  * hex and, in the same pass, of the first at values into at_hex when
@@ -49,9 +59,9 @@ void change_state_digest(const double *x, size_t n, char hex[SHA256_HEX], size_t
 
 /*
  * The saved state of a series of n points made from no more points, taken
- * (marked used) under the run's lock; NULL for none.
+ * (marked used) under the lock of st; NULL for none.
  */
-struct saved *change_state_find(struct run *run, const char *series, size_t n);
+struct saved *change_state_find(struct change_state *st, const char *series, size_t n);
 
 /*
  * Appends o to out as a state line: its compact JSON with a last member
@@ -72,10 +82,10 @@ cJSON *change_state_header(long window, double pvalue, bool all);
 
 /*
  * Loads the state file path, written for the options whose header is
- * head, into the run's saved states; a file that is not there is no
+ * head, into st's saved states; a file that is not there is no
  * state; a state that cannot be used is ignored (above).
  */
-void change_state_load(struct run *run, const char *path, const cJSON *head);
+void change_state_load(struct change_state *st, const char *path, const cJSON *head);
 
 /* Appends the state line of a series, after its merge, to out. */
 void change_state_keep(buf *out, const char *series, const char *hex,

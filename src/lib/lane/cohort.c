@@ -146,10 +146,10 @@ cohort_measured(const struct view *w, bool all)
 /*
  * The cohort of key (made by cohort_key() from rec, the first base_len
  * bytes; then, for a named metric's series, \x1d and its name), created
- * when new; under the run's lock.
+ * when new; under the lock of cs.
  */
 struct cohort *
-cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
+cohort_find(struct cohorts *cs, const char *key, size_t base_len, const cJSON *rec)
 {
 	struct identity id;
 	struct cohort *c, *base = NULL;
@@ -158,26 +158,26 @@ cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
 	if (key[base_len] == '\x1d') {
 		char *b = estrndup(key, base_len);
 
-		base = cohort_find(run, b, base_len, rec);
+		base = cohort_find(cs, b, base_len, rec);
 		free(b);
 	}
-	if (2 * (run->n + 1) > run->slots) {
-		size_t ns = run->slots ? run->slots * 2 : 256;
-		free(run->slot);
-		run->slot = emalloc(ns * sizeof *run->slot);
-		memset(run->slot, 0xff, ns * sizeof *run->slot);
-		run->slots = ns;
-		for (size_t k = 0; k < run->n; k++) {
-			for (i = text_hash(run->c[k]->key) & (run->slots - 1); run->slot[i] != (size_t)-1;
-			    i = (i + 1) & (run->slots - 1))
+	if (2 * (cs->n + 1) > cs->slots) {
+		size_t ns = cs->slots ? cs->slots * 2 : 256;
+		free(cs->slot);
+		cs->slot = emalloc(ns * sizeof *cs->slot);
+		memset(cs->slot, 0xff, ns * sizeof *cs->slot);
+		cs->slots = ns;
+		for (size_t k = 0; k < cs->n; k++) {
+			for (i = text_hash(cs->c[k]->key) & (cs->slots - 1); cs->slot[i] != (size_t)-1;
+			    i = (i + 1) & (cs->slots - 1))
 				;
-			run->slot[i] = k;
+			cs->slot[i] = k;
 		}
 	}
-	for (i = text_hash(key) & (run->slots - 1); run->slot[i] != (size_t)-1;
-	    i = (i + 1) & (run->slots - 1))
-		if (strcmp(run->c[run->slot[i]]->key, key) == 0)
-			return run->c[run->slot[i]];
+	for (i = text_hash(key) & (cs->slots - 1); cs->slot[i] != (size_t)-1;
+	    i = (i + 1) & (cs->slots - 1))
+		if (strcmp(cs->c[cs->slot[i]]->key, key) == 0)
+			return cs->c[cs->slot[i]];
 	c = ecalloc(1, sizeof *c);
 	c->key = estrdup(key);
 	c->base_len = base_len;
@@ -189,26 +189,26 @@ cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec)
 	for (int k = 0; c->v2 && k < IDENTITY_KEYS; k++)
 		c->ident[k] = estrdup(id.value[k]);
 	identity_free(&id);
-	if (run->n == run->cap) {
-		run->cap = run->cap ? run->cap * 2 : 64;
-		run->c = erealloc(run->c, run->cap * sizeof *run->c);
+	if (cs->n == cs->cap) {
+		cs->cap = cs->cap ? cs->cap * 2 : 64;
+		cs->c = erealloc(cs->c, cs->cap * sizeof *cs->c);
 	}
-	run->slot[i] = run->n;
-	run->c[run->n++] = c;
+	cs->slot[i] = cs->n;
+	cs->c[cs->n++] = c;
 	return c;
 }
 
 /* Makes room for store unit u. */
 static void
-grow_units(struct run *run, size_t u)
+grow_units(struct cohorts *cs, size_t u)
 {
-	if (u < run->nunits)
+	if (u < cs->nunits)
 		return;
-	run->touched = erealloc(run->touched, (u + 1) * sizeof *run->touched);
-	run->unit_name = erealloc(run->unit_name, (u + 1) * sizeof *run->unit_name);
-	memset(run->touched + run->nunits, 0, (u + 1 - run->nunits) * sizeof *run->touched);
-	memset(run->unit_name + run->nunits, 0, (u + 1 - run->nunits) * sizeof *run->unit_name);
-	run->nunits = u + 1;
+	cs->touched = erealloc(cs->touched, (u + 1) * sizeof *cs->touched);
+	cs->unit_name = erealloc(cs->unit_name, (u + 1) * sizeof *cs->unit_name);
+	memset(cs->touched + cs->nunits, 0, (u + 1 - cs->nunits) * sizeof *cs->touched);
+	memset(cs->unit_name + cs->nunits, 0, (u + 1 - cs->nunits) * sizeof *cs->unit_name);
+	cs->nunits = u + 1;
 }
 
 /*
@@ -216,7 +216,7 @@ grow_units(struct run *run, size_t u)
  * unit after its analysis began spans units.
  */
 static void
-note_unit(struct run *run, struct cohort *c, size_t u)
+note_unit(struct cohorts *cs, struct cohort *c, size_t u)
 {
 	struct touched *t;
 
@@ -228,8 +228,8 @@ note_unit(struct run *run, struct cohort *c, size_t u)
 	c->units = erealloc(c->units, (c->nunits + 1) * sizeof *c->units);
 	c->units[c->nunits++] = u;
 	c->open++;
-	grow_units(run, u);
-	t = &run->touched[u];
+	grow_units(cs, u);
+	t = &cs->touched[u];
 	t->c = erealloc(t->c, (t->n + 1) * sizeof *t->c);
 	t->c[t->n++] = c;
 }
@@ -371,32 +371,32 @@ cohort_decode_points(struct cohort *c, char *s, size_t len)
 /*
  * Writes the points held by the cohorts still being read to the spill
  * file (made on first use, unlinked), so that memory holds no more than
- * the run's spill_at of them; under the run's lock.
+ * cs->spill_at of them; under the lock of cs.
  */
 static void
-spill(struct run *run)
+spill(struct cohorts *cs)
 {
-	if (run->spill_fd < 0) {
+	if (cs->spill_fd < 0) {
 		const char *dir = getenv("TMPDIR");
 		char *name = easprintf("%s/perf-changes.XXXXXX", dir != NULL && *dir != '\0' ?
 		    dir : "/tmp");
 
-		if ((run->spill_fd = mkstemp(name)) < 0)
+		if ((cs->spill_fd = mkstemp(name)) < 0)
 			die("cannot make a spill file for the history (%s): %s", name,
 			    strerror(errno));
 		unlink(name);
 		free(name);
 	}
-	for (size_t i = 0; i < run->n; i++) {
-		struct cohort *c = run->c[i];
+	for (size_t i = 0; i < cs->n; i++) {
+		struct cohort *c = cs->c[i];
 		size_t done = 0;
 		ssize_t w;
 
 		if (c->phase != COLLECTING || c->pending.len == 0)
 			continue;
 		while (done < c->pending.len) {
-			w = pwrite(run->spill_fd, c->pending.s + done, c->pending.len - done,
-			    run->spill_off + (off_t)done);
+			w = pwrite(cs->spill_fd, c->pending.s + done, c->pending.len - done,
+			    cs->spill_off + (off_t)done);
 			if (w < 0 && errno == EINTR)
 				continue;
 			if (w <= 0)
@@ -405,22 +405,22 @@ spill(struct run *run)
 			done += (size_t)w;
 		}
 		c->chunks = erealloc(c->chunks, (c->nchunks + 1) * sizeof *c->chunks);
-		c->chunks[c->nchunks].off = run->spill_off;
+		c->chunks[c->nchunks].off = cs->spill_off;
 		c->chunks[c->nchunks++].len = c->pending.len;
-		run->spill_off += (off_t)c->pending.len;
-		run->pending -= c->pending.cap;
+		cs->spill_off += (off_t)c->pending.len;
+		cs->pending -= c->pending.cap;
 		buf_free(&c->pending);
 	}
 }
 
 /*
  * Drops the points of a cohort (read into its history, or to be read
- * again); under the run's lock while reader threads run.
+ * again); under the lock of cs while reader threads run.
  */
 void
-cohort_drop_points(struct run *run, struct cohort *c)
+cohort_drop_points(struct cohorts *cs, struct cohort *c)
 {
-	run->pending -= c->pending.cap;
+	cs->pending -= c->pending.cap;
 	buf_free(&c->pending);
 	free(c->chunks);
 	c->chunks = NULL;
@@ -429,7 +429,7 @@ cohort_drop_points(struct run *run, struct cohort *c)
 
 /* The points of a cohort, spilled and held, in the order read (into b). */
 void
-cohort_load_points(struct run *run, struct cohort *c, buf *b)
+cohort_load_points(struct cohorts *cs, struct cohort *c, buf *b)
 {
 	for (size_t i = 0; i < c->nchunks; i++) {
 		size_t done = 0;
@@ -437,7 +437,7 @@ cohort_load_points(struct run *run, struct cohort *c, buf *b)
 
 		buf_grow(b, c->chunks[i].len + 1);
 		while (done < c->chunks[i].len) {
-			r = pread(run->spill_fd, b->s + b->len + done, c->chunks[i].len - done,
+			r = pread(cs->spill_fd, b->s + b->len + done, c->chunks[i].len - done,
 			    c->chunks[i].off + (off_t)done);
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -450,9 +450,9 @@ cohort_load_points(struct run *run, struct cohort *c, buf *b)
 	}
 	if (c->pending.len > 0)
 		buf_add(b, c->pending.s, c->pending.len);
-	pthread_mutex_lock(&run->lock);
-	cohort_drop_points(run, c);
-	pthread_mutex_unlock(&run->lock);
+	pthread_mutex_lock(&cs->lock);
+	cohort_drop_points(cs, c);
+	pthread_mutex_unlock(&cs->lock);
 }
 
 /*
@@ -461,7 +461,7 @@ cohort_load_points(struct run *run, struct cohort *c, buf *b)
  * point when it is a measurement, else its instant.
  */
 void
-cohort_add_series(struct run *run, const struct store_hit *h, const struct view *w, buf *b,
+cohort_add_series(struct cohorts *cs, const struct store_hit *h, const struct view *w, buf *b,
     size_t base_len, const struct named_point *nm, bool point)
 {
 	struct cohort *c;
@@ -469,11 +469,11 @@ cohort_add_series(struct run *run, const struct store_hit *h, const struct view 
 
 	if (!point) {
 		/* Only its instant: the runs that lie between two measurements. */
-		pthread_mutex_lock(&run->lock);
-		c = cohort_find(run, b->s, base_len, h->record);
-		if (run->by_unit)
-			note_unit(run, c, h->unit);
-		if (c->phase == COLLECTING && (!run->again || c->again)) {
+		pthread_mutex_lock(&cs->lock);
+		c = cohort_find(cs, b->s, base_len, h->record);
+		if (cs->by_unit)
+			note_unit(cs, c, h->unit);
+		if (c->phase == COLLECTING && (!cs->again || c->again)) {
 			char *key = store_record_path(h->record);
 
 			c->skipped = erealloc(c->skipped, (c->nskipped + 1) * sizeof *c->skipped);
@@ -481,25 +481,25 @@ cohort_add_series(struct run *run, const struct store_hit *h, const struct view 
 			    text_hash(key != NULL ? key : h->path) };
 			free(key);
 		}
-		pthread_mutex_unlock(&run->lock);
+		pthread_mutex_unlock(&cs->lock);
 		return;
 	}
 	at = b->len + 1;
 	buf_addc(b, '\0');
-	encode_point(b, h, w, !run->by_unit, nm);
-	pthread_mutex_lock(&run->lock);
-	c = cohort_find(run, b->s, base_len, h->record);
-	if (run->by_unit)
-		note_unit(run, c, h->unit);
-	if (c->phase == COLLECTING && (!run->again || c->again)) {
+	encode_point(b, h, w, !cs->by_unit, nm);
+	pthread_mutex_lock(&cs->lock);
+	c = cohort_find(cs, b->s, base_len, h->record);
+	if (cs->by_unit)
+		note_unit(cs, c, h->unit);
+	if (c->phase == COLLECTING && (!cs->again || c->again)) {
 		size_t cap = c->pending.cap;
 
 		buf_add(&c->pending, b->s + at, b->len - at);
-		run->pending += c->pending.cap - cap;
-		if (run->pending > run->spill_at)
-			spill(run);
+		cs->pending += c->pending.cap - cap;
+		if (cs->pending > cs->spill_at)
+			spill(cs);
 	}
-	pthread_mutex_unlock(&run->lock);
+	pthread_mutex_unlock(&cs->lock);
 }
 
 /* The timestamp, commit and path of point i of a cohort. */
@@ -553,16 +553,16 @@ cohort_forget(struct cohort *c)
 static void *
 worker(void *arg)
 {
-	struct run *run = arg;
+	struct cohorts *cs = arg;
 	size_t i;
 
 	for (;;) {
-		pthread_mutex_lock(&run->lock);
-		i = run->next++;
-		pthread_mutex_unlock(&run->lock);
-		if (i >= run->ntodo)
+		pthread_mutex_lock(&cs->lock);
+		i = cs->next++;
+		pthread_mutex_unlock(&cs->lock);
+		if (i >= cs->ntodo)
 			break;
-		run->finish(run, run->todo[i]);
+		cs->finish(cs->todo[i], cs->arg);
 	}
 	return NULL;
 }
@@ -573,7 +573,7 @@ worker(void *arg)
  * gathered in cohort order, so they do not depend on the threads.
  */
 void
-cohort_analyse_all(struct run *run)
+cohort_analyse_all(struct cohorts *cs)
 {
 	const char *env = getenv("PERF_STORE_THREADS");
 	long nt = env != NULL ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
@@ -581,34 +581,33 @@ cohort_analyse_all(struct run *run)
 	int started = 0;
 
 	nt = nt < 1 ? 1 : nt > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : nt;
-	run->todo = emalloc((run->n + 1) * sizeof *run->todo);
-	for (size_t i = 0; i < run->n; i++)
-		if (run->c[i]->phase == COLLECTING) {
-			run->c[i]->phase = ANALYSING;
-			run->todo[run->ntodo++] = run->c[i];
+	cs->todo = emalloc((cs->n + 1) * sizeof *cs->todo);
+	for (size_t i = 0; i < cs->n; i++)
+		if (cs->c[i]->phase == COLLECTING) {
+			cs->c[i]->phase = ANALYSING;
+			cs->todo[cs->ntodo++] = cs->c[i];
 		}
-	while (started < nt - 1 && (size_t)started + 1 < run->ntodo &&
-	    pthread_create(&tid[started], NULL, worker, run) == 0)
+	while (started < nt - 1 && (size_t)started + 1 < cs->ntodo &&
+	    pthread_create(&tid[started], NULL, worker, cs) == 0)
 		started++;
-	worker(run);
+	worker(cs);
 	while (started > 0)
 		pthread_join(tid[--started], NULL);
-	free(run->todo);
+	free(cs->todo);
 }
 
 /* A directory of the store read whole: its cohorts found nowhere else are analysed. */
 void
-cohort_unit_done(size_t u, const char *name, void *ctx)
+cohort_unit_done(struct cohorts *cs, size_t u, const char *name)
 {
-	struct run *run = ctx;
 	struct cohort **ready;
 	struct touched *t;
 	size_t n = 0;
 
-	pthread_mutex_lock(&run->lock);
-	grow_units(run, u);
-	run->unit_name[u] = estrdup(name);
-	t = &run->touched[u];
+	pthread_mutex_lock(&cs->lock);
+	grow_units(cs, u);
+	cs->unit_name[u] = estrdup(name);
+	t = &cs->touched[u];
 	ready = emalloc((t->n + 1) * sizeof *ready);
 	for (size_t i = 0; i < t->n; i++)
 		if (--t->c[i]->open == 0 && t->c[i]->phase == COLLECTING) {
@@ -618,22 +617,20 @@ cohort_unit_done(size_t u, const char *name, void *ctx)
 	free(t->c);
 	t->c = NULL;
 	t->n = 0;
-	pthread_mutex_unlock(&run->lock);
+	pthread_mutex_unlock(&cs->lock);
 	for (size_t i = 0; i < n; i++)
-		run->finish(run, ready[i]);
+		cs->finish(ready[i], cs->arg);
 	free(ready);
 }
 
 /* Whether a directory of the store holds records of a cohort read again. */
 bool
-cohort_want_unit(const char *name, void *ctx)
+cohort_want_unit(const struct cohorts *cs, const char *name)
 {
-	struct run *run = ctx;
-
-	for (size_t i = 0; i < run->n; i++)
-		for (size_t k = 0; run->c[i]->again && k < run->c[i]->nunits; k++)
-			if (run->unit_name[run->c[i]->units[k]] != NULL &&
-			    strcmp(run->unit_name[run->c[i]->units[k]], name) == 0)
+	for (size_t i = 0; i < cs->n; i++)
+		for (size_t k = 0; cs->c[i]->again && k < cs->c[i]->nunits; k++)
+			if (cs->unit_name[cs->c[i]->units[k]] != NULL &&
+			    strcmp(cs->unit_name[cs->c[i]->units[k]], name) == 0)
 				return true;
 	return false;
 }

@@ -4,11 +4,11 @@
  * of a legacy one) holds the points of its records, compact, until it is
  * analysed: read from the store directory by directory, a cohort is
  * analysed as soon as every directory it came from has been read whole,
- * on the reader's thread; points held past the run's spill_at bytes go
- * to an unlinked spill file. Each named metric of a cohort is a series
+ * on the reader's thread; points held past spill_at bytes go to an
+ * unlinked spill file. Each named metric of a cohort is a series
  * of its own, keyed by the cohort's key, \x1d and its name.
  *
- * What the analysis of one cohort is (run->finish) is the caller's; the
+ * What the analysis of one cohort is (cs->finish) is the caller's; the
  * cohorts are analysed on up to PERF_STORE_THREADS threads, and each
  * keeps its own results, so that they do not depend on the threads.
  */
@@ -33,9 +33,10 @@
 #include "lane/store/read.h"
 
 /*
- * The members of a record a change-point analysis reads, by position in wanted[]:
- * found in one pass over the record (cohort_view()) rather than looked up
- * one by one; the last four decide whether it is a measurement (cohort_measured()).
+ * The members of a record a change-point analysis reads, by position in
+ * wanted[]: found in one pass over the record (cohort_view()) rather than
+ * looked up one by one; the last four decide whether it is a measurement
+ * (cohort_measured()).
  */
 enum {
 	W_MODEL, W_GPU, W_TIMESTAMP, W_COMMIT, W_SCHEMA,
@@ -52,7 +53,6 @@ struct view {
 	const cJSON *v[W_KEYS];
 };
 
-
 /* A named metric of a record, with its direction as its policy resolves it. */
 struct named_point {
 	const struct named_metric *m;
@@ -67,32 +67,40 @@ struct named_point {
  */
 enum phase { COLLECTING, ANALYSING, ANALYSED, SPANNING };
 
-/* A comparison cohort, its records and its change points. */
+/*
+ * A comparison cohort, its records and its change points: who it is,
+ * the values of its series, what is shown of it, and what its analysis
+ * found.
+ */
 struct cohort {
+	/* Identity. */
 	char *key;		/* kind and identity, joined by \x1f (then \x1d and a name) */
 	size_t base_len;	/* of key, the kind and identity */
 	char *name;		/* a named metric's series: its name; NULL: the six */
 	struct cohort *base;	/* a named metric's series: the cohort's six */
-	enum better better;	/* a named metric's direction, of its latest record */
-	char *unit;		/* a named metric's unit, of its latest record */
 	bool v2;
 	char *ident[IDENTITY_KEYS];	/* v2: str() of the identity keys */
-	char *model, *gpu;	/* of its latest record */
-	int64_t latest_instant;
-	char *latest_path;
+	/* The series: its points while read, held or spilled, then analysed. */
 	buf pending;		/* its points read and not spilled (encode_point) */
 	struct chunk *chunks;	/* its points spilled, in the order read */
 	size_t nchunks;
 	struct history h;	/* its points while it is analysed */
+	struct skipped *skipped;	/* its records that are no measurement */
+	size_t nskipped;
 	enum phase phase;
 	bool again;		/* read again in the second pass */
 	size_t *units, nunits;	/* the store directories it was read from */
 	size_t open;		/* of those, the ones not read whole yet */
+	/* Provenance and display: of its latest record. */
+	char *model, *gpu;
+	int64_t latest_instant;
+	char *latest_path;
+	enum better better;	/* a named metric's direction */
+	char *unit;		/* a named metric's unit */
+	/* What its analysis found. */
 	struct found *found;
 	size_t nfound;
 	buf state;		/* its lines of the new state file */
-	struct skipped *skipped;	/* its records that are no measurement */
-	size_t nskipped;
 };
 
 /*
@@ -131,39 +139,35 @@ struct touched {
 };
 
 /*
- * What one run of the program holds: the cohorts, the change points found,
- * the new state, the spill file. Reader and analysis threads share it
- * under its lock; every function that needs it is passed it.
+ * The cohorts of one analysis and what they hold while the history is
+ * read; reader and analysis threads share it under its lock.
+ * COHORTS_INIT, then finish (and arg) set, before anything is read.
  */
-struct run {
+struct cohorts {
+	/* The cohorts, by key. */
 	struct cohort **c;
 	size_t n, cap;
-	struct found *found;
-	size_t nfound;
-	struct saved *saved;
-	size_t nsaved;
-	buf state;		/* the new state file */
-	struct cohort **todo;	/* analysed when every record is read */
-	size_t ntodo, next;
+	size_t *slot, slots;	/* cohort index by key (open addressing) */
+	pthread_mutex_t lock;	/* the cohorts, while the store is read */
+	/* Reading the store directory by directory. */
 	bool by_unit;		/* analysing directory by directory */
 	bool again;		/* the second pass, over cohorts that span them */
 	struct touched *touched;	/* by store unit */
 	char **unit_name;
 	size_t nunits;
-	pthread_mutex_t lock;	/* the cohorts, while the store is read */
-	struct json_keyset *keys;	/* of wanted[] */
-	size_t *slot, slots;	/* cohort index by key (open addressing) */
-	char **batch;		/* --batch: the cohort keys of its records, sorted */
-	size_t nbatch;
-	bool stats;		/* PERF_CHANGES_STATS: count and time the analysis */
-	size_t compared, reused;	/* comparisons the merges made, reused */
-	double analysis_s;	/* CPU seconds in analyse(), all threads together */
+	/* The points held, and spilled. */
 	size_t pending;		/* bytes held for points, all cohorts together */
 	size_t spill_at;	/* spill them all when they pass this */
 	int spill_fd;		/* the spill file (unlinked), or -1 */
 	off_t spill_off;
-	void (*finish)(struct run *run, struct cohort *c);	/* analyses a cohort read whole */
+	/* The analysis: what it does with a cohort read whole, and its threads. */
+	void (*finish)(struct cohort *c, void *arg);
+	void *arg;
+	struct cohort **todo;	/* analysed when every record is read */
+	size_t ntodo, next;
 };
+
+#define COHORTS_INIT { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 }
 
 
 /*
@@ -195,17 +199,17 @@ bool cohort_measured(const struct view *w, bool all);
 /*
  * The cohort of key (made by cohort_key() from rec, the first base_len
  * bytes; then, for a named metric's series, \x1d and its name), created
- * when new; under the run's lock.
+ * when new; under the lock of cs.
  */
-struct cohort *cohort_find(struct run *run, const char *key, size_t base_len, const cJSON *rec);
+struct cohort *cohort_find(struct cohorts *cs, const char *key, size_t base_len, const cJSON *rec);
 
 /*
  * One series of a record into its cohort, keyed by b (cohort_key(),
  * base_len bytes of it, then the name of the named metric nm; NULL: the
- * six): a point when point, else its instant alone. Takes the run's lock;
+ * six): a point when point, else its instant alone. Takes the lock of cs;
  * spills the held points when they pass spill_at. b is scribbled on.
  */
-void cohort_add_series(struct run *run, const struct store_hit *h, const struct view *w, buf *b,
+void cohort_add_series(struct cohorts *cs, const struct store_hit *h, const struct view *w, buf *b,
     size_t base_len, const struct named_point *nm, bool point);
 
 /*
@@ -213,13 +217,13 @@ void cohort_add_series(struct run *run, const struct store_hit *h, const struct 
  * then dropped from the cohort (cohort_drop_points()). Exits when the
  * spill file cannot be read back.
  */
-void cohort_load_points(struct run *run, struct cohort *c, buf *b);
+void cohort_load_points(struct cohorts *cs, struct cohort *c, buf *b);
 
 /*
  * Drops the points of a cohort (read into its history, or to be read
- * again); under the run's lock while reader threads run.
+ * again); under the lock of cs while reader threads run.
  */
-void cohort_drop_points(struct run *run, struct cohort *c);
+void cohort_drop_points(struct cohorts *cs, struct cohort *c);
 
 /*
  * The points of s[0..len) (cohort_load_points()) into the history of c,
@@ -241,19 +245,19 @@ size_t cohort_between(const struct cohort *c, size_t index);
 void cohort_forget(struct cohort *c);
 
 /*
- * Analyses (run->finish) the cohorts still collecting, on up to
+ * Analyses (cs->finish) the cohorts still collecting, on up to
  * PERF_STORE_THREADS threads (default: the CPUs, up to 4).
  */
-void cohort_analyse_all(struct run *run);
+void cohort_analyse_all(struct cohorts *cs);
 
 /*
- * store_units.done for a run (ctx) read directory by directory: the
+ * For store_units.done, reading directory by directory: the
  * cohorts of directory u found in no directory still being read are
- * analysed (run->finish) on the calling thread.
+ * analysed (cs->finish) on the calling thread.
  */
-void cohort_unit_done(size_t u, const char *name, void *ctx);
+void cohort_unit_done(struct cohorts *cs, size_t u, const char *name);
 
-/* store_units.want for the second pass: whether directory name holds a cohort read again. */
-bool cohort_want_unit(const char *name, void *ctx);
+/* For store_units.want in the second pass: whether directory name holds a cohort read again. */
+bool cohort_want_unit(const struct cohorts *cs, const char *name);
 
 #endif
