@@ -568,19 +568,17 @@ worker(void *arg)
 }
 
 /*
- * Analyses the cohorts not analysed yet, on up to PERF_STORE_THREADS
- * threads (default: the CPUs, up to 4); each cohort keeps its results,
+ * Analyses the cohorts not analysed yet, on as many threads as the store
+ * is read with (store_thread_count()); each cohort keeps its results,
  * gathered in cohort order, so they do not depend on the threads.
  */
 void
 cohort_analyse_all(struct cohorts *cs)
 {
-	const char *env = getenv("PERF_STORE_THREADS");
-	long nt = env != NULL ? atol(env) : sysconf(_SC_NPROCESSORS_ONLN);
-	pthread_t tid[64];
+	int nt = store_thread_count(0);
+	pthread_t tid[STORE_MAX_THREADS];
 	int started = 0;
 
-	nt = nt < 1 ? 1 : nt > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : nt;
 	cs->todo = emalloc((cs->n + 1) * sizeof *cs->todo);
 	for (size_t i = 0; i < cs->n; i++)
 		if (cs->c[i]->phase == COLLECTING) {

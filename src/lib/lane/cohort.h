@@ -245,8 +245,8 @@ size_t cohort_between(const struct cohort *c, size_t index);
 void cohort_forget(struct cohort *c);
 
 /*
- * Analyses (cs->finish) the cohorts still collecting, on up to
- * PERF_STORE_THREADS threads (default: the CPUs, up to 4).
+ * Analyses (cs->finish) the cohorts still collecting, on as many threads
+ * as the store is read with (store_thread_count(0)).
  */
 void cohort_analyse_all(struct cohorts *cs);
 
