@@ -409,7 +409,8 @@ finish(struct cohort *c, void *arg)
 		pthread_mutex_lock(&run->cs.lock);
 		free(c->skipped);
 		c->skipped = emalloc((c->base->nskipped + 1) * sizeof *c->skipped);
-		memcpy(c->skipped, c->base->skipped, c->base->nskipped * sizeof *c->skipped);
+		if (c->base->nskipped > 0)	/* base->skipped is NULL for none */
+			memcpy(c->skipped, c->base->skipped, c->base->nskipped * sizeof *c->skipped);
 		c->nskipped = c->base->nskipped;
 		pthread_mutex_unlock(&run->cs.lock);
 	}
