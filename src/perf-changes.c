@@ -1,14 +1,15 @@
 /*
  * perf-changes: change points in the history. Each metric of each
  * comparison cohort (the exact identity of v2 records, model and GPU for
- * legacy ones), ordered as the rolling gate orders history, is analysed
- * with Apache Otava's change-point detection (lane/change_points.h); every change
- * point found is written as one JSON line (or a Markdown table with
- * --md). A series holds the measurements of scheduled-main runs whatever
- * the rolling gate said of them (measured()). Exit 1 when a reported change
- * point is worse by the metric's direction and not tentative (at least
- * --min-points records on each side): a slow drift or a step the rolling
- * gate let through.
+ * legacy ones; lane/cohort.h), ordered as the rolling gate orders
+ * history, is analysed with Apache Otava's change-point detection
+ * (lane/change_points.h); every change point found is written as one
+ * JSON line (or a Markdown table with --md). A series holds the
+ * measurements of scheduled-main runs whatever the rolling gate said of
+ * them (cohort_measured()). Exit 1 when a reported change point is worse
+ * by the metric's direction and not tentative (at least --min-points
+ * records on each side): a slow drift or a step the rolling gate let
+ * through. --incremental keeps the split step's state (lane/change_state.h).
  */
 #include <float.h>
 #include <getopt.h>

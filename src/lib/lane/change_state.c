@@ -25,7 +25,8 @@
  * at <= n.
  */
 void
-change_state_digest(const double *x, size_t n, char hex[SHA256_HEX], size_t at, char at_hex[SHA256_HEX])
+change_state_digest(const double *x, size_t n, char hex[SHA256_HEX], size_t at,
+    char at_hex[SHA256_HEX])
 {
 	struct canon_sha *h = canon_sha_new();
 	unsigned char b[8 * 512];	/* 512 values at a time */

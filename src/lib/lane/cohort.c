@@ -461,8 +461,8 @@ cohort_load_points(struct cohorts *cs, struct cohort *c, buf *b)
  * point when it is a measurement, else its instant.
  */
 void
-cohort_add_series(struct cohorts *cs, const struct store_hit *h, const struct view *w, buf *b,
-    size_t base_len, const struct named_point *nm, bool point)
+cohort_add_series(struct cohorts *cs, const struct store_hit *h, const struct view *w,
+    buf *b, size_t base_len, const struct named_point *nm, bool point)
 {
 	struct cohort *c;
 	size_t at;

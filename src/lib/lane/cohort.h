@@ -169,7 +169,6 @@ struct cohorts {
 
 #define COHORTS_INIT { .lock = PTHREAD_MUTEX_INITIALIZER, .spill_at = 4 << 20, .spill_fd = -1 }
 
-
 /*
  * wanted[] made whole (the identity keys and the six metrics' keys filled
  * in), and its keyset; once, before anything is read.
@@ -201,16 +200,18 @@ bool cohort_measured(const struct view *w, bool all);
  * bytes; then, for a named metric's series, \x1d and its name), created
  * when new; under the lock of cs.
  */
-struct cohort *cohort_find(struct cohorts *cs, const char *key, size_t base_len, const cJSON *rec);
+struct cohort *cohort_find(struct cohorts *cs, const char *key, size_t base_len,
+    const cJSON *rec);
 
 /*
  * One series of a record into its cohort, keyed by b (cohort_key(),
  * base_len bytes of it, then the name of the named metric nm; NULL: the
  * six): a point when point, else its instant alone. Takes the lock of cs;
- * spills the held points when they pass spill_at. b is scribbled on.
+ * spills the held points when they pass spill_at. The point is encoded
+ * after the key in b, which keeps it.
  */
-void cohort_add_series(struct cohorts *cs, const struct store_hit *h, const struct view *w, buf *b,
-    size_t base_len, const struct named_point *nm, bool point);
+void cohort_add_series(struct cohorts *cs, const struct store_hit *h, const struct view *w,
+    buf *b, size_t base_len, const struct named_point *nm, bool point);
 
 /*
  * The points of a cohort, spilled and held, in the order read, into b,
@@ -251,13 +252,16 @@ void cohort_forget(struct cohort *c);
 void cohort_analyse_all(struct cohorts *cs);
 
 /*
- * For store_units.done, reading directory by directory: the
- * cohorts of directory u found in no directory still being read are
- * analysed (cs->finish) on the calling thread.
+ * For store_units.done, reading directory by directory: the cohorts of
+ * directory u found in no directory still being read are analysed
+ * (cs->finish) on the calling thread.
  */
 void cohort_unit_done(struct cohorts *cs, size_t u, const char *name);
 
-/* For store_units.want in the second pass: whether directory name holds a cohort read again. */
+/*
+ * For store_units.want in the second pass: whether directory name holds
+ * a cohort read again.
+ */
 bool cohort_want_unit(const struct cohorts *cs, const char *name);
 
 #endif
