@@ -16,6 +16,8 @@
 #   make bench-changes   the perf-changes part of them alone
 #   make bench-named     the rolling gate with 50 named metrics a record against
 #                        the six alone (issue 24)
+#   make bench-index     the store index part of them alone
+#   make bench-import    the perf-import part of them alone
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
 #                        command); demo, test, lint and fuzz each install only
@@ -66,7 +68,7 @@ SUBJOBS = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1
 ALL_CFLAGS = $(BASE_CFLAGS) $(EXTRA_CFLAGS) $(CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
-LIB_DIRS = core lane lane/store campaign frames
+LIB_DIRS = core lane lane/store lane/import campaign frames
 LIB_SRC = $(sort $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.c)))
 LIB_HDR = $(sort $(foreach d,$(LIB_DIRS),$(wildcard src/lib/$(d)/*.h)))
 LIB_OBJ = $(LIB_SRC:src/lib/%.c=$(BUILD)/lib/%.o)
@@ -192,6 +194,12 @@ bench-changes: all
 bench-named: all
 	@bash bench/named-metrics.sh
 
+bench-index: all
+	@bash bench/index.sh
+
+bench-import: all
+	@bash bench/import.sh
+
 demo:
 	@sh tests/deps.sh build
 	@$(MAKE) --no-print-directory all
@@ -202,4 +210,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install check-layout lint bench bench-changes bench-named demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index bench-import demo fuzz fuzz-build clean FORCE

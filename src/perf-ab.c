@@ -32,6 +32,7 @@
 #include "lane/collect_run.h"
 #include "lane/policy.h"
 #include "core/proc.h"
+#include "core/strvec.h"
 #include "campaign/sequential_bound.h"
 #include "core/xml.h"
 
@@ -251,7 +252,7 @@ keep_log(const char *log, const char *name)
 		n -= 5;
 	kept = easprintf("%.*s.%s.log", (int)n, opt.out, name);
 	if (buf_read_file(&text, log) != 0 ||
-	    atomic_save("log", kept, text.s != NULL ? text.s : "", text.len) != 0) {
+	    atomic_save("log", kept, text.s, text.len) != 0) {
 		free(kept);
 		kept = NULL;
 	}
@@ -370,18 +371,18 @@ run_one(struct job *j, int pair, int c, int side, int position)
 {
 	char *name = easprintf("%03d-%d-%s", pair + 1, c, side ? "head" : "base");
 	char *dir = easprintf("%s/runs/%s", j->work, name), *keep = easprintf("run-%s", name);
-	char *log = easprintf("%s.log", dir), *what, *argv[12], err[256];
-	int n = 0, rc = -1;
+	char *log = easprintf("%s.log", dir), *what, err[256];
+	struct strvec argv = STRVEC_INIT;
+	int rc = -1;
 	cJSON *rec, *run, *metrics, *named;
 
-	argv[n++] = j->collect;
-	n = collect_pass_options(argv, n, &opt.run);
-	argv[n++] = (char *)"-o";
-	argv[n++] = dir;
-	argv[n++] = side ? j->conf[c].path : j->conf[c].base_path;
-	argv[n] = NULL;
+	strvec_push(&argv, j->collect);
+	collect_pass_options(&argv, &opt.run);
+	strvec_push(&argv, "-o");
+	strvec_push(&argv, dir);
+	strvec_push(&argv, side ? j->conf[c].path : j->conf[c].base_path);
 	what = easprintf("%s: pair %d: %s", j->conf[c].id, pair + 1, side ? "head" : "base");
-	if (run_in(side ? j->head : j->base, argv, log, what, keep) != 0)
+	if (run_in(side ? j->head : j->base, argv.v, log, what, keep) != 0)
 		goto done;
 	if ((rec = collect_read_record(dir)) == NULL) {
 		warnx_("%s: perf-collect wrote no record", what);
@@ -417,6 +418,7 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	cJSON_Delete(rec);
 	rc = 0;
 done:
+	strvec_clear(&argv);
 	free(what);
 	free(name);
 	free(keep);
@@ -880,7 +882,7 @@ base_config(struct job *j, struct conf *cf)
 	}
 	*slash = '/';
 	if (buf_read_file(&text, cf->path) != 0 ||
-	    atomic_save("config", there, text.s != NULL ? text.s : "", text.len) != 0) {
+	    atomic_save("config", there, text.s, text.len) != 0) {
 		buf_free(&text);
 		free(there);
 		return -1;
@@ -951,7 +953,7 @@ load_configs(struct job *j, char **paths, int n)
 
 		buf_reset(&text);
 		if (buf_read_file(&text, j->conf[i].path) != 0 ||
-		    (cfg = json_parse(text.s != NULL ? text.s : "", text.len, &e)) == NULL) {
+		    (cfg = json_parse(text.s, text.len, &e)) == NULL) {
 			warnx_("%s: cannot read the config", paths[i]);
 			rc = -1;
 			break;

@@ -26,6 +26,7 @@
 #include "core/num.h"
 #include "core/path.h"
 #include "core/proc.h"
+#include "core/strvec.h"
 #include "lane/collect_run.h"
 #include "lane/policy.h"
 #include "lane/store/git_command.h"
@@ -112,7 +113,7 @@ git(struct job *j, const char *const *args, char **out, const char *what)
 	} else if (out != NULL) {
 		while (o.len > 0 && (o.s[o.len - 1] == '\n' || o.s[o.len - 1] == '\r'))
 			o.s[--o.len] = '\0';
-		*out = estrdup(o.s != NULL ? o.s : "");
+		*out = estrdup(o.s);
 	}
 	buf_free(&o);
 	buf_free(&e);
@@ -213,23 +214,22 @@ static double
 run_one(struct job *j, int i)
 {
 	char *dir = easprintf("%s/runs/%04ld", j->work, j->runs + 1);
-	char *logf = easprintf("%s.log", dir), *what, **argv;
+	char *logf = easprintf("%s.log", dir), *what;
 	const char *key = metric_table[opt.metric].raw_key;
+	struct strvec argv = STRVEC_INIT;
 	double x = NAN, sum = 0;
 	cJSON *recs, *rec;
-	int n = 0, got = 0;
+	int got = 0;
 
-	argv = ecalloc((size_t)j->nconf + 10, sizeof *argv);
-	argv[n++] = j->collect;
-	n = collect_pass_options(argv, n, &opt.run);
-	argv[n++] = (char *)"-o";
-	argv[n++] = dir;
+	strvec_push(&argv, j->collect);
+	collect_pass_options(&argv, &opt.run);
+	strvec_push(&argv, "-o");
+	strvec_push(&argv, dir);
 	for (int c = 0; c < j->nconf; c++)
-		argv[n++] = j->configs[c];
-	argv[n] = NULL;
+		strvec_push(&argv, j->configs[c]);
 	what = easprintf("run %ld at %.12s", j->runs + 1, j->c[i].sha);
 	j->runs++;
-	if (collect_run_in(j->c[i].dir, argv, logf, what) == 0) {
+	if (collect_run_in(j->c[i].dir, argv.v, logf, what) == 0) {
 		recs = collect_read_records(dir);
 		cJSON_ArrayForEach(rec, recs) {
 			const cJSON *v = json_get(rec, key);
@@ -250,7 +250,7 @@ run_one(struct job *j, int i)
 			x = exp(sum / got);
 		cJSON_Delete(recs);
 	}
-	free(argv);
+	strvec_clear(&argv);
 	free(what);
 	free(dir);
 	free(logf);
@@ -408,38 +408,33 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	int p = commit_index(j, json_str(k, "parent")), c = commit_index(j, json_str(k, "commit"));
 	char *ab = collect_find("perf-ab");
 	char *out = easprintf("%s/confirm-%d.json", j->work, c), *log = easprintf("%s.log", out);
-	char band[32], seed[32], **argv = ecalloc((size_t)j->nconf + 24, sizeof *argv);
+	struct strvec argv = STRVEC_INIT;
 	struct proc_spec spec;
 	struct proc_result res;
 	cJSON *rep = NULL, *x = json_new_null(), *r;
 	buf text = BUF_INIT;
 	json_error e;
-	int n = 0;
 
-	snprintf(band, sizeof band, "%.3f", fmax(0.5, 50 * fabs(expm1(json_num(k, "share") *
-	    delta))));
-	snprintf(seed, sizeof seed, "%llu", opt.run.seed);
-	argv[n++] = ab;
-	n = collect_pass_options(argv, n, &opt.run);
-	argv[n++] = (char *)"--base";
-	argv[n++] = j->c[p].dir;
-	argv[n++] = (char *)"--head";
-	argv[n++] = j->c[c].dir;
-	argv[n++] = (char *)"--band";
-	argv[n++] = band;
-	argv[n++] = (char *)"--seed";
-	argv[n++] = seed;
-	argv[n++] = (char *)"-o";
-	argv[n++] = out;
+	strvec_push(&argv, ab);
+	collect_pass_options(&argv, &opt.run);
+	strvec_push(&argv, "--base");
+	strvec_push(&argv, j->c[p].dir);
+	strvec_push(&argv, "--head");
+	strvec_push(&argv, j->c[c].dir);
+	strvec_push(&argv, "--band");
+	strvec_pushf(&argv, "%.3f", fmax(0.5, 50 * fabs(expm1(json_num(k, "share") * delta))));
+	strvec_push(&argv, "--seed");
+	strvec_pushf(&argv, "%llu", opt.run.seed);
+	strvec_push(&argv, "-o");
+	strvec_push(&argv, out);
 	for (int i = 0; i < j->nconf; i++)
-		argv[n++] = j->configs[i];
-	argv[n] = NULL;
+		strvec_push(&argv, j->configs[i]);
 	memset(&spec, 0, sizeof spec);
-	spec.argv = argv;
+	spec.argv = argv.v;
 	spec.log = log;
 	if (p >= 0 && c >= 0 && j->c[p].dir != NULL && j->c[c].dir != NULL &&
 	    proc_run(&spec, &res) == 0 && !res.interrupted && buf_read_file(&text, out) == 0 &&
-	    (rep = json_parse(text.s != NULL ? text.s : "", text.len, &e)) != NULL) {
+	    (rep = json_parse(text.s, text.len, &e)) != NULL) {
 		cJSON_Delete(x);
 		x = json_new_array();
 		cJSON_ArrayForEach(r, json_get(rep, "results")) {
@@ -462,7 +457,7 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 	json_set(k, "confirmation", x);
 	cJSON_Delete(rep);
 	buf_free(&text);
-	free(argv);
+	strvec_clear(&argv);
 	free(ab);
 	free(out);
 	free(log);
@@ -552,7 +547,7 @@ table(buf *out, const cJSON *rep)
 		buf_addf(out, "| %.12s | %s | %s | %.0f%% (%.0f%%-%.0f%%) | %s |\n",
 		    json_str(k, "commit"), json_str(k, "subject"), json_str(k, "author"),
 		    100 * json_num(k, "share"), 100 * json_num(k, "share_low"),
-		    100 * json_num(k, "share_high"), notes.s != NULL ? notes.s : "");
+		    100 * json_num(k, "share_high"), notes.s);
 		buf_free(&notes);
 	}
 }

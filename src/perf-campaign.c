@@ -48,6 +48,7 @@
 #include "core/proc.h"
 #include "core/lock.h"
 #include "core/now.h"
+#include "core/strvec.h"
 #include "campaign/tree_digest.h"
 
 static const char usage_text[] =
@@ -661,10 +662,10 @@ start_job(struct runner *rn, struct job *jb)
 {
 	const struct plan *pl = rn->pl;
 	char *meta = job_path(rn, jb->key, ""), *ws = easprintf("%s/work", meta);
-	char *lockp = easprintf("%s/job.lock", meta), *why = NULL, hex[SHA256_HEX], *prog = NULL;
+	char *lockp = easprintf("%s/job.lock", meta), *why = NULL, hex[SHA256_HEX];
 	const cJSON *cmd = rn->b->command[jb->r.variant], *args = rn->b->args[jb->r.workload], *e;
-	char **argv;
-	int n = 0, rc = -1, lk;
+	struct strvec argv = STRVEC_INIT;
+	int rc = -1, lk;
 	pid_t pid;
 
 	/* A fresh workspace with the inputs, checked against their pin before the send. */
@@ -679,19 +680,18 @@ start_job(struct runner *rn, struct job *jb)
 		    pl->workloads[jb->r.workload].name);
 		goto done;
 	}
-	argv = ecalloc((size_t)(cJSON_GetArraySize(cmd) + (args != NULL ?
-	    cJSON_GetArraySize(args) : 0) + 1), sizeof *argv);
-	cJSON_ArrayForEach(e, cmd)
-		argv[n++] = e->valuestring;
+	cJSON_ArrayForEach(e, cmd) {
+		/* A relative program path is the binding's, like its sources. */
+		if (argv.n == 0 && e->valuestring[0] != '/' && strchr(e->valuestring, '/') != NULL)
+			strvec_pushf(&argv, "%s/%s", rn->b->dir, e->valuestring);
+		else
+			strvec_push(&argv, e->valuestring);
+	}
 	cJSON_ArrayForEach(e, args)
-		argv[n++] = e->valuestring;
-	/* A relative program path is the binding's, like its sources. */
-	if (argv[0][0] != '/' && strchr(argv[0], '/') != NULL)
-		argv[0] = prog = easprintf("%s/%s", rn->b->dir, argv[0]);
+		strvec_push(&argv, e->valuestring);
 	/* Locked before the fork: the supervisor holds it from its first moment. */
 	if ((lk = lock_open(lockp, 0)) < 0) {
 		warnx_("%s: %s", lockp, strerror(errno));
-		free(argv);
 		goto done;
 	}
 	fflush(NULL);
@@ -699,17 +699,16 @@ start_job(struct runner *rn, struct job *jb)
 		if (run_dir_lock >= 0)
 			close(run_dir_lock);	/* a later runner must get the directory */
 		setsid();	/* the job outlives a runner that is killed */
-		supervise(rn, jb, argv, ws, meta, lk);
+		supervise(rn, jb, argv.v, ws, meta, lk);
 	}
 	close(lk);
-	free(argv);
 	if (pid < 0) {
 		warnx_("cannot start a job: %s", strerror(errno));
 		goto done;
 	}
 	rc = 0;
 done:
-	free(prog);
+	strvec_clear(&argv);
 	free(why);
 	free(meta);
 	free(ws);

@@ -649,6 +649,56 @@ read_again(struct run *run, store *st, const struct store_query *q)
 }
 
 /*
+ * The queries of the --batch cohorts (the identity values of each v2 key,
+ * cut from copies of the keys in *keys), so that a store with an index
+ * reads those cohorts alone; false when a cohort cannot be asked that way
+ * (a legacy one, an empty batch).
+ */
+static bool
+batch_queries(const struct run *run, struct store_query **q, int *nq, char ***keys)
+{
+	*q = ecalloc(run->nbatch + 1, sizeof **q);
+	*keys = ecalloc(run->nbatch + 1, sizeof **keys);
+	*nq = 0;
+	for (size_t i = 0; i < run->nbatch; i++) {
+		struct store_query *b = &(*q)[*nq];
+		char *p;
+		int k = 0;
+
+		if (strncmp(run->batch[i], "v2\x1f", 3) != 0)
+			break;
+		p = (*keys)[*nq] = estrdup(run->batch[i] + 3);
+		for (;;) {
+			char *end = strchr(p, '\x1f');
+
+			b->keys[k] = identity_keys[k];
+			b->values[k++] = p;
+			if (end == NULL || k == IDENTITY_KEYS)
+				break;
+			*end = '\0';
+			p = end + 1;
+		}
+		b->nkeys = k;
+		(*nq)++;
+		if (k != IDENTITY_KEYS || strchr(p, '\x1f') != NULL)
+			break;
+	}
+	if (*nq > 0 && (size_t)*nq == run->nbatch && (*q)[*nq - 1].nkeys == IDENTITY_KEYS &&
+	    strchr((*q)[*nq - 1].values[IDENTITY_KEYS - 1], '\x1f') == NULL)
+		return true;
+	return false;
+}
+
+static void
+batch_queries_free(struct store_query *q, char **keys, int nq)
+{
+	for (int i = 0; i < nq; i++)
+		free(keys[i]);
+	free(keys);
+	free(q);
+}
+
+/*
  * Reads the store and the history streams; -1 when they cannot be read.
  * A store alone is read directory by directory (the reference's layout
  * keeps a model's records in one), so that memory holds the cohorts being
@@ -657,10 +707,10 @@ read_again(struct run *run, store *st, const struct store_query *q)
 static int
 read_store(struct run *run)
 {
-	struct store_query q;
+	struct store_query q, *bq = NULL;
 	store *st;
-	char *raised = NULL;
-	int rc;
+	char *raised = NULL, **bkeys = NULL;
+	int rc, nbq = 0;
 
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		return -1;
@@ -675,13 +725,19 @@ read_store(struct run *run)
 	for (int h = 0; h < opt.nhistories; h++)
 		store_add_stream(st, opt.histories[h]);
 	trusted_query(&q);
-	if (run->cs.by_unit) {
+	if (opt.batch != NULL && opt.state == NULL && opt.nhistories == 0 &&
+	    batch_queries(run, &bq, &nbq, &bkeys)) {
+		/* The batch's cohorts alone: through the store's index, when it has one. */
+		run->cs.by_unit = false;
+		rc = store_scan(st, bq, nbq, on_hit, run, &raised);
+	} else if (run->cs.by_unit) {
 		struct store_units u = { .done = unit_done, .unlocked = true };
 		rc = store_scan_units(st, &q, 1, on_hit, &u, run, &raised);
 		if (rc == 0 && raised == NULL)
 			rc = read_again(run, st, &q);
 	} else
 		rc = store_scan(st, &q, 1, on_hit, run, &raised);
+	batch_queries_free(bq, bkeys, nbq);
 	store_close(st);
 	if (rc == 0 && raised != NULL) {
 		warnx_("cannot read the store: %s", raised);

@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -23,14 +24,17 @@
 #include "core/cli.h"
 #include "lane/config.h"
 #include "core/err.h"
+#include "core/fd.h"
 #include "lane/runner_events.h"
 #include "lane/gpu.h"
+#include "lane/import/import.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "lane/logtail.h"
 #include "core/num.h"
 #include "core/proc.h"
+#include "core/strvec.h"
 #include "lane/provenance.h"
 #include "lane/recipe.h"
 #include "core/text.h"
@@ -165,7 +169,7 @@ load_configs(char **paths, size_t n, struct bench **out)
 		while ((got = fread(chunk, 1, sizeof chunk, fp)) > 0)
 			buf_add(&text, chunk, got);
 		fclose(fp);
-		b[i].cfg = json_parse(text.s != NULL ? text.s : "", text.len, &e);
+		b[i].cfg = json_parse(text.s, text.len, &e);
 		if (b[i].cfg == NULL) {
 			diag(paths[i], e.line, "invalid JSON at column %ld: %s", e.col, e.msg);
 			bad++;
@@ -185,21 +189,19 @@ load_configs(char **paths, size_t n, struct bench **out)
 	return bad;
 }
 
-/* Splits a --runner command into words: blanks separate, quotes group. */
-static char **
-split_words(const char *s, size_t *n)
+/* Splits a --runner command into words pushed onto w: blanks separate, quotes group. */
+static void
+split_words(const char *s, struct strvec *w)
 {
-	char **w = NULL;
 	buf cur = BUF_INIT;
 	bool in_word = false;
 	char q = 0;
 
-	*n = 0;
 	for (;; s++) {
 		if (*s == '\0' || (!q && (*s == ' ' || *s == '\t'))) {
 			if (in_word) {
-				w = erealloc(w, (*n + 2) * sizeof *w);
-				w[(*n)++] = buf_detach(&cur);
+				strvec_push(w, cur.s);
+				buf_reset(&cur);
 				in_word = false;
 			}
 			if (*s == '\0')
@@ -217,9 +219,6 @@ split_words(const char *s, size_t *n)
 			buf_addc(&cur, *s);
 	}
 	buf_free(&cur);
-	if (w != NULL)
-		w[*n] = NULL;
-	return w;
 }
 
 /*
@@ -236,54 +235,43 @@ config_relative(const char *config, const char *prog)
 	return easprintf("%.*s/%s", (int)(slash - config), config, prog);
 }
 
-/* The runner's argument vector, config path last; NULL with *err. */
-static char **
-runner_argv(const struct bench *b, const char *id, char **err)
+/* The runner's argument vector, config path last, pushed onto argv; -1 with *err. */
+static int
+runner_argv(const struct bench *b, const char *id, struct strvec *argv, char **err)
 {
 	const cJSON *cmd = json_get(config_run_config(b->cfg), "command"), *c;
-	char **argv = NULL;
-	size_t n = 0;
+	char *prog;
 
 	if (opt.runner != NULL) {
-		argv = split_words(opt.runner, &n);
+		split_words(opt.runner, argv);
 	} else if (cmd != NULL) {
 		if (!cJSON_IsArray(cmd) || cmd->child == NULL) {
 			*err = easprintf("%s: run_config.command must be a non-empty list of "
 			    "strings", id);
-			return NULL;
+			return -1;
 		}
 		cJSON_ArrayForEach(c, cmd) {
 			if (!cJSON_IsString(c) || c->valuestring[0] == '\0') {
 				*err = easprintf("%s: run_config.command must be a non-empty list "
 				    "of strings", id);
-				for (size_t i = 0; i < n; i++)
-					free(argv[i]);
-				free(argv);
-				return NULL;
+				strvec_clear(argv);
+				return -1;
 			}
-			argv = erealloc(argv, (n + 2) * sizeof *argv);
-			argv[n] = n == 0 ? config_relative(b->path, c->valuestring) :
-			    estrdup(c->valuestring);
-			n++;
+			if (argv->n > 0) {
+				strvec_push(argv, c->valuestring);
+				continue;
+			}
+			prog = config_relative(b->path, c->valuestring);
+			strvec_push(argv, prog);
+			free(prog);
 		}
 	}
-	if (n == 0) {
+	if (argv->n == 0) {
 		*err = easprintf("%s: no runner: give --runner or run_config.command", id);
-		free(argv);
-		return NULL;
+		return -1;
 	}
-	argv = erealloc(argv, (n + 2) * sizeof *argv);
-	argv[n++] = estrdup(b->path);
-	argv[n] = NULL;
-	return argv;
-}
-
-static void
-free_words(char **w)
-{
-	for (size_t i = 0; w != NULL && w[i] != NULL; i++)
-		free(w[i]);
-	free(w);
+	strvec_push(argv, b->path);
+	return 0;
 }
 
 /* What is known before running: the plan of one benchmark. */
@@ -294,7 +282,49 @@ struct plan {
 	cJSON *thresholds;
 	char *skip;		/* skip reason, or NULL */
 	char *error;		/* why it cannot run, or NULL */
+	const char *format;	/* run_config.output.format: a tool's output, or NULL */
+	char *out_file;		/* the file it writes, or NULL: its standard output */
 };
+
+/*
+ * run_config.output: {"format": F, "file": PATH} (file relative to the
+ * results directory; without it, the command's standard output). NULL
+ * when valid (or absent), else the message.
+ */
+static char *
+output_plan(const struct bench *b, struct plan *p)
+{
+	const cJSON *out = json_get(config_run_config(b->cfg), "output");
+	const cJSON *f = json_get(out, "format"), *file = json_get(out, "file"), *k;
+
+	if (out == NULL || cJSON_IsNull(out))
+		return NULL;
+	if (!cJSON_IsObject(out))
+		return easprintf("%s: run_config.output must be an object", p->id);
+	cJSON_ArrayForEach(k, out)
+		if (strcmp(k->string, "format") != 0 && strcmp(k->string, "file") != 0)
+			return easprintf("%s: run_config.output: unknown key '%s' (format, file)",
+			    p->id, k->string);
+	if (!cJSON_IsString(f) || !import_format_known(f->valuestring))
+		return easprintf("%s: run_config.output.format must be one of google-benchmark, "
+		    "pytest-benchmark, hyperfine, go, catch2, criterion, jmh, benchmarkdotnet, "
+		    "perfkite", p->id);
+	if (file != NULL && !cJSON_IsNull(file) &&
+	    (!cJSON_IsString(file) || file->valuestring[0] == '\0'))
+		return easprintf("%s: run_config.output.file must be a non-empty string", p->id);
+	p->format = f->valuestring;
+	if (cJSON_IsString(file)) {
+		/* Absolute: the tool may well run in a directory of its own. */
+		char cwd[4096];
+		if (file->valuestring[0] == '/')
+			p->out_file = estrdup(file->valuestring);
+		else if (opt.results[0] == '/' || getcwd(cwd, sizeof cwd) == NULL)
+			p->out_file = easprintf("%s/%s", opt.results, file->valuestring);
+		else
+			p->out_file = easprintf("%s/%s/%s", cwd, opt.results, file->valuestring);
+	}
+	return NULL;
+}
 
 static void
 make_plan(const struct bench *b, struct plan *p)
@@ -308,6 +338,12 @@ make_plan(const struct bench *b, struct plan *p)
 	p->id = config_display_id(b->cfg);
 	if ((p->error = config_gpu_count(b->cfg, &p->count)) != NULL)
 		return;
+	if ((p->error = output_plan(b, p)) != NULL)
+		return;
+	/* A tool's suite runs on the CPU unless its config declares GPUs. */
+	if (p->format != NULL && json_get(json_get(b->cfg, "init_kwargs"), "num_gpus") == NULL &&
+	    json_get(config_run_config(b->cfg), "required_gpus") == NULL)
+		p->count = 0;
 	if (available < p->count && !(opt.cpu && !opt.gpu.cuda)) {
 		p->skip = easprintf("Need %ld GPUs, only %d available", p->count, available);
 		return;
@@ -325,7 +361,7 @@ make_plan(const struct bench *b, struct plan *p)
 		return;
 	}
 	/* The identity is checked now, not after the GPUs have been busy. */
-	if (config_is_v2(b->cfg)) {
+	if (config_is_v2(b->cfg) && p->format == NULL) {
 		if ((recipe = recipe_build(b->cfg, p->count, NULL, &err)) == NULL) {
 			p->error = easprintf("%s: %s", p->id, err);
 			free(err);
@@ -341,23 +377,8 @@ free_plan(struct plan *p)
 	free(p->id);
 	free(p->skip);
 	free(p->error);
+	free(p->out_file);
 	cJSON_Delete(p->thresholds);
-}
-
-/* The hardware profile of this machine for count GPUs. */
-static cJSON *
-hardware_profile(long count)
-{
-	struct hw_gpu g[GPU_MAX];
-
-	for (int i = 0; i < opt.gpu.count; i++) {
-		g[i].name = opt.gpu.dev[i].name;
-		g[i].total_bytes = opt.gpu.dev[i].total_bytes;
-		g[i].cc_major = opt.gpu.dev[i].cc_major;
-		g[i].cc_minor = opt.gpu.dev[i].cc_minor;
-	}
-	return recipe_hardware_profile(opt.gpu.cuda, count, g, opt.gpu.count,
-	    gpu_interconnect(&opt.gpu, (int)count));
 }
 
 /* Sets the v2 identity keys of a record, in the raw record's key order. */
@@ -375,7 +396,7 @@ add_identity(cJSON *rec, const struct bench *b, long count, const cJSON *runtime
 		cJSON_Delete(recipe);
 		return -1;
 	}
-	hw = hardware_profile(count);
+	hw = import_hardware_profile(&opt.gpu, count);
 	sw = recipe_software_profile(runtime);
 	env = recipe_environment_metadata(runtime, hw, sw);
 	json_set(rec, "recipe", recipe);
@@ -399,6 +420,8 @@ struct sampler {
 	unsigned long long base[GPU_MAX];
 	double peak_mb;
 	bool known;
+	buf *capture;		/* the runner's standard output, when it is the tool's */
+	int logfd;		/* the worker log then */
 };
 
 static void
@@ -417,6 +440,22 @@ sample_gpu(void *ctx)
 		}
 }
 
+/* With a capture: both streams into the log, standard output kept too. */
+static void
+runner_output(void *ctx, int stream, const char *p, size_t n)
+{
+	struct sampler *s = ctx;
+
+	if (n == 0)
+		return;
+	if (stream == 0)
+		buf_add(s->capture, p, n);
+	if (s->logfd >= 0 && fd_write_all(s->logfd, p, n) != 0) {
+		close(s->logfd);
+		s->logfd = -1;
+	}
+}
+
 /* One measured run, whatever reported it. */
 struct measured {
 	double seconds;
@@ -425,16 +464,21 @@ struct measured {
 	bool has[COMP_COUNT];
 };
 
-/* Runs the runner once. -1 after reporting a failure. */
+/*
+ * Runs the runner once; capture, when not NULL, gets its standard output
+ * (which then also goes to the log, unrotated). -1 after reporting a
+ * failure.
+ */
 static int
 execute(char **argv, char **env, const char *log, long count, const char *id,
-    struct measured *m)
+    struct measured *m, buf *capture)
 {
 	struct sampler smp;
 	struct proc_spec spec;
 	struct proc_result res;
-	char how[128];
+	char how[128], *dir;
 	buf tail = BUF_INIT;
+	int rc;
 
 	memset(&smp, 0, sizeof smp);
 	memset(m, 0, sizeof *m);
@@ -444,13 +488,27 @@ execute(char **argv, char **env, const char *log, long count, const char *id,
 	memset(&spec, 0, sizeof spec);
 	spec.argv = argv;
 	spec.env = env;
-	spec.log = log;
-	spec.rotate_bytes = LOG_ROTATE;
 	spec.timeout = opt.timeout;
 	spec.interval = opt.sample;
 	spec.sample = smp.n > 0 ? sample_gpu : NULL;
 	spec.ctx = &smp;
-	if (proc_run(&spec, &res) != 0) {
+	smp.logfd = -1;
+	if (capture != NULL) {
+		dir = estrdup(log);
+		*strrchr(dir, '/') = '\0';
+		atomic_mkdirs(dir);
+		free(dir);
+		smp.capture = capture;
+		smp.logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		spec.output = runner_output;
+	} else {
+		spec.log = log;
+		spec.rotate_bytes = LOG_ROTATE;
+	}
+	rc = proc_run(&spec, &res);
+	if (smp.logfd >= 0)
+		close(smp.logfd);
+	if (rc != 0) {
 		warnx_("%s: cannot run %s: %s", id, argv[0], strerror(errno));
 		return -1;
 	}
@@ -469,21 +527,20 @@ execute(char **argv, char **env, const char *log, long count, const char *id,
 	return 0;
 }
 
-/* The environment of the runner (perf-collect(1) lists it); env holds 9. */
+/* The environment of the runner (perf-collect(1) lists it), pushed onto env. */
 static void
 runner_env(const struct bench *b, const struct plan *p, const char *events,
-    const char *log, char **env)
+    const char *log, struct strvec *env)
 {
-	env[0] = easprintf("PERF_CONFIG=%s", b->path);
-	env[1] = easprintf("PERF_EVENTS=%s", events);
-	env[2] = easprintf("PERF_WORKER_LOG=%s", log);
-	env[3] = easprintf("PERF_NUM_WARMUP_RUNS=%ld", p->warmup);
-	env[4] = easprintf("PERF_NUM_MEASUREMENT_RUNS=%ld", p->measure);
-	env[5] = easprintf("PERF_NUM_GPUS=%ld", p->count);
+	strvec_pushf(env, "PERF_CONFIG=%s", b->path);
+	strvec_pushf(env, "PERF_EVENTS=%s", events);
+	strvec_pushf(env, "PERF_WORKER_LOG=%s", log);
+	strvec_pushf(env, "PERF_NUM_WARMUP_RUNS=%ld", p->warmup);
+	strvec_pushf(env, "PERF_NUM_MEASUREMENT_RUNS=%ld", p->measure);
+	strvec_pushf(env, "PERF_NUM_GPUS=%ld", p->count);
 	/* The reference forces stage logging for the run only. */
-	env[6] = estrdup("FASTVIDEO_STAGE_LOGGING=1");
-	env[7] = estrdup("PERF_STAGE_LOGGING=1");
-	env[8] = NULL;
+	strvec_push(env, "FASTVIDEO_STAGE_LOGGING=1");
+	strvec_push(env, "PERF_STAGE_LOGGING=1");
 }
 
 /*
@@ -534,7 +591,8 @@ static int
 measure(const struct bench *b, const struct plan *p, const char *log,
     struct measured **out, size_t *nout, cJSON **runtime, cJSON **named)
 {
-	char **argv, *err = NULL, *events, *env[10], *label;
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	char *err = NULL, *events, *label;
 	struct events ev;
 	struct measured first, *ms = NULL;
 	size_t n = 0;
@@ -544,7 +602,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 
 	*runtime = NULL;
 	*named = NULL;
-	if ((argv = runner_argv(b, p->id, &err)) == NULL) {
+	if (runner_argv(b, p->id, &argv, &err) != 0) {
 		warnx_("%s", err);
 		free(err);
 		return -1;
@@ -553,13 +611,13 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	if ((fd = mkstemp(events)) < 0) {
 		warnx_("%s: cannot create the events file: %s", events, strerror(errno));
 		free(events);
-		free_words(argv);
+		strvec_clear(&argv);
 		return -1;
 	}
 	close(fd);
-	runner_env(b, p, events, log, env);
+	runner_env(b, p, events, log, &env);
 
-	if (execute(argv, env, log, p->count, p->id, &first) != 0)
+	if (execute(argv.v, env.v, log, p->count, p->id, &first, NULL) != 0)
 		goto done;
 	label = easprintf("%s: PERF_EVENTS", p->id);
 	events_read(events, label, &ev);
@@ -579,7 +637,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 		ms = emalloc((size_t)(total > 0 ? total : 1) * sizeof *ms);
 		ms[n++] = first;
 		while ((long)n < total) {
-			if (execute(argv, env, log, p->count, p->id, &ms[n]) != 0)
+			if (execute(argv.v, env.v, log, p->count, p->id, &ms[n], NULL) != 0)
 				goto done;
 			n++;
 		}
@@ -606,9 +664,8 @@ done:
 	*nout = n;
 	unlink(events);
 	free(events);
-	for (int i = 0; env[i] != NULL; i++)
-		free(env[i]);
-	free_words(argv);
+	strvec_clear(&env);
+	strvec_clear(&argv);
 	return rc;
 }
 
@@ -760,6 +817,159 @@ stamp(char out[20])
 }
 
 /*
+ * Writes rec as perf_<id>_<stamp>.json in the results directory and on
+ * stdout. 0, or -2 when the file cannot be written.
+ */
+static int
+write_record(const cJSON *rec, const char *id)
+{
+	char ts[20], *safe = text_sanitize(id), *path;
+	buf text = BUF_INIT;
+	int rc = 0;
+
+	stamp(ts);
+	path = easprintf("%s/perf_%s_%s.json", opt.results, safe, ts);
+	free(safe);
+	if (json_write(&text, rec, JSON_INDENT2, NULL) != 0) {
+		warnx_("%s: the record holds a number that is not finite", id);
+		rc = -1;
+	} else if (atomic_write_file(path, text.s, text.len) != 0) {
+		warnx_("%s: cannot write: %s", path, strerror(errno));
+		rc = -2;
+	} else {
+		note_written(path, false);
+		if (jsonl_emit(stdout, rec, NULL) != 0)
+			rc = -1;
+		fflush(stdout);
+	}
+	buf_free(&text);
+	free(path);
+	return rc;
+}
+
+/* The file's identity before a run, to tell a fresh output from a stale one. */
+static bool
+same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	    a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+/*
+ * A config whose run_config.output names a tool's format: the command
+ * runs once (as any runner: its time limit, worker log, environment, with
+ * PERF_OUTPUT naming the file and "{output}" in its arguments replaced by
+ * it), then what it wrote is imported, one record per benchmark. 0, -1
+ * (it failed, or one of its benchmarks did), -2 (a record not written).
+ */
+static int
+run_tool(const struct bench *b, const struct plan *p)
+{
+	char *err = NULL, *events, *safe, *log, ts[20], *label;
+	const char *tmp = getenv("TMPDIR");
+	struct strvec argv = STRVEC_INIT, env = STRVEC_INIT;
+	struct measured m;
+	struct import_suite s;
+	struct import_identity id;
+	struct stat before, after;
+	buf out = BUF_INIT;
+	bool existed;
+	const cJSON *v;
+	char *ov[2] = { NULL, NULL };
+	int fd, rc = -1, i;
+
+	if (runner_argv(b, p->id, &argv, &err) != 0) {
+		warnx_("%s", err);
+		free(err);
+		return -1;
+	}
+	/* The tool gets its own arguments, not the config's path (the last). */
+	free(argv.v[--argv.n]);
+	argv.v[argv.n] = NULL;
+	for (size_t k = 0; k < argv.n; k++) {
+		char *at;
+		while (p->out_file != NULL && (at = strstr(argv.v[k], "{output}")) != NULL) {
+			char *x = easprintf("%.*s%s%s", (int)(at - argv.v[k]), argv.v[k],
+			    p->out_file, at + 8);
+			free(argv.v[k]);
+			argv.v[k] = x;
+		}
+	}
+	events = easprintf("%s/perf-events-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
+	if ((fd = mkstemp(events)) >= 0)
+		close(fd);
+	safe = text_sanitize(p->id);
+	stamp(ts);
+	log = easprintf("%s/worker_logs/worker_%s_%s.log", opt.results, safe, ts);
+	free(safe);
+	runner_env(b, p, events, log, &env);
+	strvec_pushf(&env, "PERF_OUTPUT=%s", p->out_file != NULL ? p->out_file : "");
+	existed = p->out_file != NULL && stat(p->out_file, &before) == 0;
+	if (p->out_file != NULL) {
+		char *dir = estrdup(p->out_file);
+		*strrchr(dir, '/') = '\0';
+		atomic_mkdirs(dir);
+		free(dir);
+	}
+	if (fd < 0 || execute(argv.v, env.v, log, p->count, p->id, &m,
+	    p->out_file == NULL ? &out : NULL) != 0) {
+		note_written(log, true);
+		goto done;
+	}
+	note_written(log, true);
+	cJSON_Delete(m.peak);
+	if (p->out_file != NULL) {
+		if (stat(p->out_file, &after) != 0 || (existed && same_file(&before, &after))) {
+			warnx_("%s: the command wrote no %s", p->id, p->out_file);
+			goto done;
+		}
+		if (import_read(p->format, p->out_file, p->out_file, &s) != 0)
+			goto done;
+	} else {
+		label = easprintf("%s: standard output", p->id);
+		i = import_text(p->format, NULL, out.s, out.len, label, &s);
+		free(label);
+		if (i != 0)
+			goto done;
+	}
+	memset(&id, 0, sizeof id);
+	import_provenance(&id, &opt.env);
+	id.device = gpu_device_name(&opt.gpu);
+	id.hardware = import_hardware_profile(&opt.gpu, p->count);
+	id.thresholds = p->thresholds;
+	id.regression_thresholds = json_get(b->cfg, "regression_thresholds");
+	id.worker_log = log;
+	if ((v = json_get(b->cfg, "benchmark_version")) != NULL && cJSON_IsNumber(v))
+		id.benchmark_version = (cJSON *)v;
+	if (cJSON_IsString(v = json_get(b->cfg, "workload_id"))) {
+		ov[0] = easprintf("workload_id=%s", v->valuestring);
+		id.overrides = (const char *const *)ov;
+	}
+	rc = import_report_failures(&s, p->id) > 0 ? -1 : 0;
+	for (size_t k = 0; k < s.nb; k++) {
+		cJSON *rec = import_record(&s, &s.b[k], &id);
+		int w = write_record(rec, json_str(rec, "benchmark_id"));
+
+		cJSON_Delete(rec);
+		if (w == -2)
+			rc = -2;
+		else if (w != 0 && rc == 0)
+			rc = -1;
+	}
+	cJSON_Delete(id.hardware);
+	free(ov[0]);
+	import_suite_free(&s);
+done:
+	unlink(events);
+	free(events);
+	strvec_clear(&env);
+	strvec_clear(&argv);
+	buf_free(&out);
+	free(log);
+	return rc;
+}
+
+/*
  * Runs one benchmark. 0: a record; 1: skipped; -1: it failed; -2: its record
  * could not be written (each reported).
  */
@@ -783,6 +993,10 @@ run_benchmark(const struct bench *b)
 	if (p.skip != NULL) {
 		warnx_("%s: skipped: %s", p.id, p.skip);
 		rc = 1;
+		goto done;
+	}
+	if (p.format != NULL) {
+		rc = run_tool(b, &p);
 		goto done;
 	}
 	safe = text_sanitize(p.id);
@@ -864,7 +1078,7 @@ print_plan(const struct bench *b)
 		json_set(o, "recipe", json_new_null());
 		json_set(o, "recipe_fingerprint", json_new_null());
 	}
-	hw = hardware_profile(p.count > 0 ? p.count : 1);
+	hw = import_hardware_profile(&opt.gpu, p.count > 0 ? p.count : 1);
 	json_set(o, "hardware_profile", hw);
 	json_set(o, "hardware_profile_id", recipe_profile_id(hw, "hw-"));
 	if (jsonl_emit(stdout, o, NULL) != 0)

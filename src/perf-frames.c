@@ -445,12 +445,12 @@ load_manifest(struct comparison *cmp)
 		bad("invalid_json", "%s: cannot read: %s", cmp->manifest, strerror(errno));
 		goto out;
 	}
-	canon_sha256_hex(text.s != NULL ? text.s : "", text.len, cmp->sha);
-	if (utf8_error(text.s != NULL ? text.s : "", text.len, msg, sizeof msg)) {
+	canon_sha256_hex(text.s, text.len, cmp->sha);
+	if (utf8_error(text.s, text.len, msg, sizeof msg)) {
 		bad("invalid_json", "%s: not UTF-8: %s", cmp->manifest, msg);
 		goto out;
 	}
-	cmp->doc = json_parse_strict(text.s != NULL ? text.s : "", text.len, &je);
+	cmp->doc = json_parse_strict(text.s, text.len, &je);
 	if (cmp->doc == NULL) {
 		bad("invalid_json", "%s:%ld:%ld: %s", cmp->manifest, je.line, je.col, je.msg);
 		goto out;
@@ -850,7 +850,7 @@ write_outputs(const struct comparison *cmp)
 	if ((opt.out[0] != NULL && atomic_save("report", opt.out[0], doc.s, doc.len) != 0) ||
 	    (opt.out[1] != NULL && atomic_save("figure", opt.out[1], fig.s, fig.len) != 0))
 		goto done;
-	if (fwrite(std.s != NULL ? std.s : "", 1, std.len, stdout) != std.len ||
+	if (fwrite(std.s, 1, std.len, stdout) != std.len ||
 	    fflush(stdout) != 0) {
 		warnx_("write error on standard output: %s", strerror(errno));
 		goto done;

@@ -366,11 +366,18 @@ lookup_history(struct current *cur, size_t n, char **raised)
 			/* Decisions that cannot be read: no cohort is decided, nothing scanned. */
 			rc = load_decisions(st, cur, n);
 			/* A cohort with an accept is read whole: the accept decides. */
-			for (size_t j = 0; j < lk.nq; j += 2)
+			for (size_t j = 0; j < lk.nq; j += 2) {
+				/* Other recipes: one record of each is enough. */
+				q[j + 1].distinct = true;
 				if (cur[lk.owner[j]].decided) {
 					cur[lk.owner[j]].trusted = q[j];
 					q[j].successful_only = q[j].eligible_only = false;
+				} else {
+					/* The window and the noise: the newest records alone. */
+					q[j].newest = opt.noise_window > BASELINE_WINDOW ?
+					    (int)opt.noise_window : BASELINE_WINDOW;
 				}
+			}
 			for (int h = 0; h < opt.nhistories; h++)
 				store_add_stream(st, opt.histories[h]);
 			if (rc == 0)

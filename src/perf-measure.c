@@ -223,7 +223,7 @@ feed(void *ctx, int stream, const char *p, size_t n)
 		if (p[i] == '\n') {
 			if (line->len > 0 && line->s[line->len - 1] == '\r')
 				line->s[--line->len] = '\0';
-			scan_line(sc->s, line->s != NULL ? line->s : "");
+			scan_line(sc->s, line->s);
 			buf_reset(line);
 		} else if (line->len < 1 << 20)
 			buf_addc(line, p[i]);

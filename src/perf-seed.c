@@ -338,6 +338,9 @@ check_no_seed(const char *dir, const struct identity *id, const char *label)
 	int rc = 0;
 
 	store_identity_queries(id->value, &q[0], &q[1]);
+	/* Whether one eligible record exists; other recipes, one of each. */
+	q[0].newest = 1;
+	q[1].distinct = true;
 	if ((st = store_open(dir)) == NULL)
 		return EXIT_TROUBLE;
 	/* A first seed meets an empty history by design: no warning here. */

@@ -120,7 +120,7 @@ cell_text(buf *b, const cJSON *v)
 
 	if (v != NULL)
 		json_pystr(&t, v);
-	xml_md_text(b, t.s != NULL ? t.s : "");
+	xml_md_text(b, t.s);
 	buf_free(&t);
 }
 
@@ -131,7 +131,7 @@ cell_key(buf *b, const cJSON *rec, const char *key)
 	buf t = BUF_INIT;
 
 	pystr_key(&t, rec, key);
-	xml_md_text(b, t.s != NULL ? t.s : "");
+	xml_md_text(b, t.s);
 	buf_free(&t);
 }
 
@@ -764,7 +764,7 @@ report_stamp(buf *b, bool empty_is_unknown)
 static bool
 write_out(const char *what, const char *path, const buf *b)
 {
-	if (atomic_write_file(path, b->s != NULL ? b->s : "", b->len) != 0) {
+	if (atomic_write_file(path, b->s, b->len) != 0) {
 		warnx_("%s: cannot write %s: %s", path, what, strerror(errno));
 		return false;
 	}
@@ -1519,7 +1519,7 @@ out_stability(const struct batch *in)
 	buf text = BUF_INIT;
 
 	stability(&text, in);
-	fwrite(text.s != NULL ? text.s : "", 1, text.len, stdout);
+	fwrite(text.s, 1, text.len, stdout);
 	buf_free(&text);
 	return true;
 }

@@ -22,6 +22,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "lane/policy.h"
+#include "lane/store/index.h"
 #include "lane/store/read.h"
 #include "lane/store/write.h"
 #include "core/text.h"
@@ -33,6 +34,7 @@ static struct {
 	const char *output;
 	enum upload_policy policy;
 	bool export;
+	bool reindex;
 } opt;
 
 /* A record of the batch that the policy stores. */
@@ -56,6 +58,7 @@ struct batch {
 static const char usage_text[] =
     "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
     "       perf-upload --export [-s store] [--cache dir] [-o file]\n"
+    "       perf-upload --reindex [-s store]\n"
     "\n"
     "options:\n"
     "  -s, --store store         the history store: a directory or git+URL\n"
@@ -63,6 +66,7 @@ static const char usage_text[] =
     "  -p, --policy never | pass | always  the upload policy, trimmed and lower-cased first\n"
     "  --export                  write the store as one gzip JSON-lines stream instead\n"
     "  -o, --output file         where --export writes\n"
+    "  --reindex                 build or repair the store's index instead\n"
     "  -h, --help                print usage and exit\n"
     "  --version                 print the version and exit\n";
 
@@ -377,7 +381,7 @@ export(void)
 	}
 	free(l.v);
 	free(raised);
-	if (rc == EXIT_PASS && gzip_buf(text.s != NULL ? text.s : "", text.len, &gz) != 0) {
+	if (rc == EXIT_PASS && gzip_buf(text.s, text.len, &gz) != 0) {
 		warnx_("cannot compress the export");
 		rc = EXIT_TROUBLE;
 	}
@@ -398,6 +402,27 @@ export(void)
 		fprintf(stderr, "exported %zu records from %s\n", l.n, opt.store);
 	buf_free(&text);
 	buf_free(&gz);
+	return rc;
+}
+
+/*
+ * --reindex: the store's index built anew from its records, whatever
+ * state an earlier one is in.
+ */
+static int
+reindex(void)
+{
+	store_writer *w;
+	int rc;
+
+	if (!store_index_enabled()) {
+		warnx_("--reindex: the store index is turned off (PERF_STORE_INDEX=0)");
+		return EXIT_TROUBLE;
+	}
+	if ((w = store_writer_open(opt.store, opt.cache)) == NULL)
+		return EXIT_TROUBLE;
+	rc = store_writer_reindex(w, true) == 0 ? EXIT_PASS : EXIT_TROUBLE;
+	store_writer_close(w);
 	return rc;
 }
 
@@ -424,6 +449,7 @@ parse_options(int argc, char *argv[])
 		{ "policy", required_argument, NULL, 'p' },
 		{ "export", no_argument, NULL, 'E' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "reindex", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -454,6 +480,7 @@ parse_options(int argc, char *argv[])
 			break;
 		case 'E': opt.export = true; break;
 		case 'o': opt.output = optarg; break;
+		case 'R': opt.reindex = true; break;
 		case 'h': cli_usage(usage_text, EXIT_PASS);
 		case 'V': cli_version();
 		default: cli_usage(usage_text, EXIT_TROUBLE);
@@ -469,6 +496,13 @@ main(int argc, char *argv[])
 	parse_options(argc, argv);
 	if ((opt.store = store_spec(opt.store)) == NULL)
 		return EXIT_TROUBLE;
+	if (opt.reindex) {
+		if (optind < argc || opt.export || opt.output != NULL) {
+			warnx_("--reindex reads the store, not records");
+			cli_usage(usage_text, EXIT_TROUBLE);
+		}
+		return reindex();
+	}
 	if (opt.export) {
 		if (optind < argc) {
 			warnx_("--export reads the store, not records");

@@ -88,10 +88,10 @@ deps() {
 	assert_equal "${stderr_lines[1]}" \
 		"  sudo apt-get install -y --no-install-recommends gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq shellcheck mandoc groff-base man-db"
 	deps test
-	[[ ${stderr_lines[1]} == *" shellcheck mandoc groff-base man-db gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema chromium" ]]
+	[[ ${stderr_lines[1]} == *" shellcheck mandoc groff-base man-db gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema g++ libbenchmark-dev python3-pytest-benchmark hyperfine catch2 golang-go chromium" ]]
 	# CI (no profile) gets everything, clang's libFuzzer too
 	deps
-	[[ ${stderr_lines[1]} == *" python3-jsonschema clang libclang-rt-dev chromium" ]]
+	[[ ${stderr_lines[1]} == *" golang-go clang libclang-rt-dev chromium" ]]
 	deps bogus
 	assert_failure 2
 	assert_equal "$stderr" "usage: sh tests/deps.sh [build|lint|test|fuzz]"

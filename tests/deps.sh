@@ -14,7 +14,8 @@ set -eu
 profile=${1:-fuzz}
 build="gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq"
 lint="shellcheck mandoc groff-base man-db"
-test="gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema"
+# The benchmark tools perf-import-tools.bats runs for real.
+test="gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema python3-html5lib g++ libbenchmark-dev python3-pytest-benchmark hyperfine catch2 golang-go"
 fuzz="clang libclang-rt-dev"
 case $profile in
 build) pkgs=$build optional="" ;;

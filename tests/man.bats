@@ -62,6 +62,7 @@ run_examples() {
 @test "perf-frames(1) examples run" { run_examples perf-frames.1; }
 @test "perf-changes(1) examples run" { run_examples perf-changes.1; }
 @test "perf-site(1) examples run" { run_examples perf-site.1; }
+@test "perf-import(1) examples run" { run_examples perf-import.1; }
 @test "perf-collect(1) examples run" {
 	export PERF_CUDA_LIBRARY=/nonexistent PERF_NVML_LIBRARY=/nonexistent
 	run_examples perf-collect.1

@@ -558,3 +558,57 @@ $N: legacy: $F/v1.json: the runner wrote 1 invalid event line"
 	assert_equal "${stderr_lines[3]}" "$N: wan-t2v-1.3b-2gpu: PERF_EVENTS:10: metric event: t was reported in s before, now in B"
 	assert_equal "${stderr_lines[4]}" "$N: wan-t2v-1.3b-2gpu: $F/v2.json: the runner wrote 4 invalid event lines"
 }
+
+# Issue 24: a tool's suite (run_config.output).
+
+@test "run_config.output with a file: the tool runs once, each benchmark is a record with the config's identity" {
+	I=$F/import
+	run --separate-stderr env TOOL_FILE="$FIXTURES/perf-import/gbench-1.8.json" $N "$I/gbench-file.json"
+	assert_failure 1	# BM_Gpu skipped itself: a failed benchmark
+	run jq -r .benchmark_id <<<"$output"
+	assert_output "$(printf 'BM_Encode/64\nBM_Ratio\nBM_Gpu')"
+	[[ "$stderr" == *"$N: codec-suite: BM_Gpu: failed: no GPU on this agent"* ]]
+	rec=$(ls results/perf_BM_Encode_64_*.json)
+	run jq -c '[.workload_id, .benchmark_version, .variant_id, .metrics.time.value, .metrics.time.samples, .device == "", .hardware_profile.gpu_count, .recipe.tool.format]' "$rec"
+	assert_output '["codec",2,"default",3e-06,[2e-06,4e-06,3e-06],false,0,"google-benchmark"]'
+	# The tool got the file's path for {output} and in PERF_OUTPUT, not the config's path.
+	log=$(jq -r .worker_log_path "$rec")
+	grep -qx "tool.sh: PERF_OUTPUT=$PWD/results/tool-output/gb.json" "$log"
+	[ -f results/tool-output/gb.json ]
+	[ "$(find results -maxdepth 1 -name 'perf_*.json' | wc -l)" -eq 3 ]
+}
+
+@test "run_config.output without a file: the tool's standard output is imported, and logged" {
+	run --separate-stderr env TOOL_FILE="$F/import/go.txt" $N "$F/import/go-stdout.json"
+	assert_success
+	run jq -c '[.benchmark_id, .workload_id, .variant_id, .metrics.time.samples, .metrics["B/op"].value, .metrics["allocs/op"].value]' <<<"$output"
+	assert_output '["BenchmarkEncode[procs=4]","example.com/codec","procs=4",[2.5000000000000004e-07,2.7e-07],64,2]'
+	grep -q '^BenchmarkEncode-4' results/worker_logs/worker_go-suite_*.log
+	grep -qx 'tool.sh: PERF_OUTPUT=' results/worker_logs/worker_go-suite_*.log
+}
+
+@test "run_config.output: a stale file is never imported; a bad format is a failed benchmark" {
+	mkdir -p results/tool-output
+	cp "$FIXTURES/perf-import/gbench-aggregates-only.json" results/tool-output/gb.json
+	run --separate-stderr $N "$F/import/silent.json"
+	assert_failure 1
+	assert_output ""
+	[[ "$stderr" == *"silent: the command wrote no $PWD/results/tool-output/gb.json"* ]]
+	run --separate-stderr $N "$F/import/bad-format.json"
+	assert_failure 1
+	[[ "$stderr" == *"bad-format: run_config.output.format must be one of google-benchmark,"* ]]
+	printf 'not a benchmark\n' >"$BATS_TEST_TMPDIR/junk.txt"
+	run --separate-stderr env TOOL_FILE="$BATS_TEST_TMPDIR/junk.txt" $N "$F/import/go-stdout.json"
+	assert_failure 1
+	assert_output ""
+	[[ "$stderr" == *"go-suite: standard output: no benchmark in it (read as go)"* ]]
+}
+
+@test "fixtures/import: a real tool's suite through perf-collect (hyperfine)" {
+	command -v hyperfine >/dev/null || skip "hyperfine is not installed"
+	run --separate-stderr $N "$ROOT_DIR/fixtures/import/hyperfine.json"
+	assert_success
+	run jq -r '[.benchmark_id, .workload_id, (.metrics.time.samples | length), .metrics.time.unit] | join(" ")' <<<"$output"
+	assert_line --index 0 'sleep 1ms[ms=1] sleep 3 s'
+	assert_line --index 1 'sleep 2ms[ms=2] sleep 3 s'
+}

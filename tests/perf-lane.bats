@@ -463,6 +463,13 @@ seed_block() {
 	assert_line --partial "Seed commit: 2 (parent 1)"
 	assert_line --regexp '^    wan-t2v-1\.3b-2gpu \| 1 \| 0\.050 / 0\.050 \| PASS \| Comparable baseline found'
 	[ -n "$(find "$BATS_TEST_TMPDIR/demo/run2" -name 'dashboard_*.html')" ]
+	# Issue 24: an imported suite beside the fixtures, or why not.
+	if command -v hyperfine >/dev/null; then
+		assert_line --regexp '^   sleep 1ms\[ms=1\] \(sleep, ms=1\): time [0-9.e-]+ s, user_time '
+		assert_line --regexp '^   sleep 2ms\[ms=2\]: recipe [0-9a-f]{12}, hw-[0-9a-f]{16}, sw-[0-9a-f]{16}$'
+	else
+		assert_line --partial "(skipped: hyperfine is not installed"
+	fi
 }
 
 @test "PERF_UPLOAD_POLICY is trimmed and lower-cased; an invalid one is never, shown as Python's repr" {

@@ -141,7 +141,6 @@ three() {
 	assert_output --partial '<b class="st PASS">PASS</b> today <b class="st REGRESSION">REGRESSION</b>'
 	run grep '<tr id="c7"' "$p"
 	refute_output --partial 'today'
-	assert_equal "$(jq -r '.records.today_status[5]' site/data/*.json)" REGRESSION
 }
 
 @test "a raw threshold crossing of an ungated metric is shown apart from a regression" {
@@ -290,7 +289,9 @@ three() {
 	[[ $fig =~ \<path\ class=\"md\"\ d=\"M138\ [0-9]+l ]]
 	[ "$(grep -o '<g class="p[0-3]">' <<<"$fig" | wc -l)" -eq 2 ]
 	[[ $fig == *'<g class="p1"><a href="https://ci.example/builds/c9"><circle cx="708" '* ]]
-	[ "$(grep -o '<circle cx="[0-9]*" cy="[0-9]*" r="3"><title>' <<<"$fig" | wc -l)" -eq 9 ]
+	# each record from c2 on is a REGRESSION today (a step of 8% or more): a
+	# marker each; c1, without a baseline, is none
+	[ "$(grep -o '<circle cx="[0-9]*" cy="[0-9]*" r="3"><title>' <<<"$fig" | wc -l)" -eq 8 ]
 	# no page carries the style or the script; each links the site's files
 	[ -s site/site.css ] && [ -s site/site.js ]
 	grep -q '^body{' site/site.css
@@ -300,6 +301,53 @@ three() {
 	grep -q '<link rel="stylesheet" href="../site.css">' "$p"
 	grep -q '<script src="../site.js"></script>' "$p"
 	grep -q '<script src="site.js"></script>' site/index.html
+}
+
+@test "a cohort page marks the latest record and the failing ones; a flat run is one step; a plain PASS is text" {
+	local d
+	for d in $(seq 1 30); do rec m 1 "$d" "c$d" 10.0; done
+	sed -i 's/"comparison_status":"PASS"/"comparison_status":"REGRESSION"/' store/m/*_c10.json
+	sed -i 's/"latency":10.0/"latency":20.0/' store/m/*_c20.json
+	$N -s store -o site --now $NOW
+	p=$(ls site/c/*.html)
+	fig=$(grep '<figure id="m-latency">' "$p")
+	# c10 (stored REGRESSION), c20 (a REGRESSION today) and the latest
+	run sort < <(grep -o '<title>2026-06-[0-9]* 00:00 c[0-9]* ' <<<"$fig")
+	assert_output $'<title>2026-06-10 00:00 c10 \n<title>2026-06-20 00:00 c20 \n<title>2026-06-30 00:00 c30 '
+	[[ $fig == *'<g class="p1"><a href="https://ci.example/builds/c10"><circle '* ]]
+	# 30 equal values: one horizontal step across the chart
+	fig=$(grep '<figure id="m-memory">' "$p")
+	[[ $fig =~ \<path\ class=\"ln\"\ d=\"M56\ [0-9]+h652\"/\> ]]
+	# a plain PASS is text, a failure a badge and its reason
+	run grep '<tr id="c21"' "$p"
+	assert_output --regexp '<td>yes<td>10<td>1000<td>PASS$'
+	run grep '<tr id="c10"' "$p"
+	assert_output --regexp '<b class="st REGRESSION">REGRESSION</b> today <b class="st PASS">PASS</b><td>reason of c10$'
+}
+
+@test "data/<id>.json: the series by column, its times in seconds since the epoch, exact" {
+	rec m 1 1 c1 10.0
+	rec m 1 2 c2 10.25
+	sed -i 's/2026-06-02T00:00:00+00:00/2026-06-02T01:00:00.125+01:00/' store/m/*_c2.json
+	$N -s store -o site --now $NOW
+	f=$(ls site/data/*.json)
+	assert_equal "$(jq -c '.records | keys_unsorted' "$f")" '["time","commit_sha","metrics"]'
+	grep -q '"records":{"time":\[1780272000,1780358400.125\],"commit_sha":\["c1","c2"\],"metrics":{"latency":\[10.0,10.25\],"memory":\[1000.0,1000.0\]}}}$' "$f"
+	assert_equal "$(jq -r '.records.time[1] | todate' "$f")" 2026-06-02T00:00:00Z
+}
+
+@test "a cohort of 500 runs: a page under 150 KB and data under 50 KB, every run anchored and linked" {
+	# as bench/gen-store writes them: 40-digit commits, build links, five metrics
+	awk 'BEGIN { srand(1); for (i = 1; i <= 500; i++) {
+		lat = 31 + rand(); printf "{\"model_id\":\"model-1\",\"gpu_type\":\"NVIDIA L40S\",\"timestamp\":\"2026-06-%02dT%02d:%02d:00+00:00\",\"commit_sha\":\"%08x%032d\",\"latency\":%.3f,\"throughput\":%.3f,\"memory\":%.1f,\"text_encoder_time_s\":%.3f,\"dit_time_s\":%.3f,\"success\":true,\"run_source\":\"scheduled_main\",\"baseline_eligible\":true,\"build_url\":\"https://buildkite.com/org/perf/builds/%d\",\"result_schema_version\":2,\"workload_id\":\"workload-1\",\"variant_id\":\"v1\",\"benchmark_version\":3,\"recipe_fingerprint\":\"rf\",\"hardware_profile_id\":\"hw\",\"software_profile_id\":\"sw\",\"comparison_status\":\"PASS\",\"comparison_status_reason\":\"Comparable baseline found with no gated regressions\"}\n",
+		    1 + int(i / 20), int(i / 60) % 24, i % 60, (i * 2654435761) % 4294967296, i, lat, 45 / lat,
+		    10100 + 50 * rand(), 1 + rand() / 10, lat * 0.8, 5800 * i + 10 } }' >runs.jsonl
+	$N -H runs.jsonl -o site --now $NOW
+	p=$(ls site/c/*.html)
+	[ "$(wc -c <"$p")" -lt 150000 ]
+	[ "$(wc -c <site/data/*.json)" -lt 50000 ]
+	[ "$(grep -c '^<tr id="[0-9a-f]\{40\}"><td>2026-06-[0-9 :]*<td><a href="https://buildkite.com/org/perf/builds/[0-9]*">' "$p")" -eq 500 ]
+	assert_equal "$(jq '.records.commit_sha | length' site/data/*.json)" 500
 }
 
 @test "a 200-cohort store: the index stays small and names every cohort" {
@@ -321,32 +369,84 @@ three() {
 	assert_equal "${lines[199]}" '>w200 / v / v1<'
 }
 
-@test "headless Chromium: the index and a cohort page load without errors, the script filters, the charts hold the store's values" {
+# The pages of a site the sample tests below read: three cohorts of the
+# store (a commit of v1 is markup), and the fixture history's two (one
+# with change points).
+sample_site() {
+	three
+	rec m2 2 7 c2d7 10.9 REGRESSION
+	rec m1 1 7 'c1<i>d7' 10.7
+	$N -s store -o site --now $NOW --changes "$CH/default.out.jsonl" -H "$CH/history.jsonl" \
+		--ab <(printf '%s\n' '{"schema":"perfkite.ab-report/1","results":[{"benchmark_id":"m2","metric":"latency","pairs":6,"ratio":1.03,"interval":{"low":1.01,"high":1.05},"verdict":"slower"}],"status":"slower"}')
+}
+
+@test "every page of a site is valid HTML5 (html5lib, strict) with unique ids, and every link resolves" {
+	py -c 'import html5lib' 2>/dev/null ||
+		skip "python3-html5lib is not installed (sh tests/deps.sh test installs it)"
+	sample_site
+	run py "$TESTS_DIR/lib/site_check.py" html site
+	assert_success
+	assert_output 'valid 7 pages'
+	run py "$TESTS_DIR/lib/site_check.py" links site
+	assert_success
+	assert_output --regexp '^resolved [0-9]{3,} links$'
+	# and the checks fail where they should: a stray end tag, a lost anchor
+	sed -i 's|</h1>|</h1></div>|' site/changes.html
+	sed -i 's|#c2d4"|#c2d4x"|' site/index.html site/changes.html site/c/*.html
+	run py "$TESTS_DIR/lib/site_check.py" html site
+	assert_failure 1
+	assert_output --partial 'site/changes.html: not valid HTML5: '
+	sed -i 's|#8fd6cad9d1ca63f777b53bfb39619896663f9cea|#8fd6cad|' site/index.html
+	run py "$TESTS_DIR/lib/site_check.py" links site
+	assert_failure 1
+	assert_output --partial 'site/index.html: c/wan-t2v-1.3b-sp2-v3-53686e274439.html#8fd6cad: no such anchor'
+}
+
+@test "headless Chromium: a sample of pages loads without errors; its sparklines and charts hold the store's values" {
+	chromium_or_skip
+	py -c 'import html5lib' 2>/dev/null ||
+		skip "python3-html5lib is not installed (sh tests/deps.sh test installs it)"
+	sample_site
+	local label p
+	chromium_run idx "file://$BATS_TEST_TMPDIR/site/index.html" --dump-dom
+	not grep -Ei 'CONSOLE|Uncaught|Failed to load' idx.err
+	grep -q '<form id="f">' idx.out	# the script ran: the filter form is shown
+	# the sample: the index's first and last cohorts, the one with change
+	# points, and one more; each row's sparklines and each page's charts
+	# are read back from the DOM and compared with the store's records
+	for label in 'Legacy v1: legacy-model | NVIDIA H100' 'wan-t2v / 1.3b-sp2 / v3' \
+		'wl / v / v2' 'wl / v / v10'; do
+		run py "$TESTS_DIR/lib/site_check.py" values idx.out "$label" store/*/*.json "$CH/history.jsonl"
+		assert_success
+		assert_output --regexp '^[0-9] sparklines$'
+		p=$(grep -o "<a href=\"c/[^\"]*\">$label</a>" site/index.html | head -1 | sed 's/^<a href="//; s/".*//')
+		chromium_run page "file://$BATS_TEST_TMPDIR/site/$p" --dump-dom
+		not grep -Ei 'CONSOLE|Uncaught|Failed to load' page.err
+		grep -q '<form id="f">' page.out
+		run py "$TESTS_DIR/lib/site_check.py" values page.out "$label" store/*/*.json "$CH/history.jsonl"
+		assert_success
+		assert_output --regexp '^[0-9]+ values in [1-6] charts$'
+		run label_boxes "site/$p"
+		assert_success
+		assert_output --regexp '^checked [0-9]{2,} texts$'
+	done
+	# v2's latency sparkline: 10.1 to 10.6, then 10.9, on 48 x 14 from y 13 (lowest) to 1
+	grep -q '>wl / v / v2</a></td><td>m2</td><td>NVIDIA L40S</td><td>.*<td>+[0-9.]*%<svg><path d="M0 13l8-1 8-2 8-2 7-1 8-1 8-5"></path></svg></td>' idx.out
+	# a sparkline that changes is read as changed
+	sed 's/"latency":10.3,/"latency":10.35,/' store/m2/*_c2d3.json >other.json
+	run py "$TESTS_DIR/lib/site_check.py" values idx.out 'wl / v / v2' other.json \
+		store/m2/*_c2d[124567].json
+	assert_failure 1
+	assert_output --partial 'wl / v / v2: sparklines'
+}
+
+@test "headless Chromium: the script filters rows and a click on a chart goes to its record" {
 	chromium_or_skip
 	three
 	$N -s store -o site --now $NOW --changes "$CH/default.out.jsonl" -H "$CH/history.jsonl"
-	chromium_run idx "file://$BATS_TEST_TMPDIR/site/index.html" --dump-dom
-	# the script ran: the filter form is shown
-	grep -q '<form id="f">' idx.out
-	[ "$(grep -o '<tr data-s=' idx.out | wc -l)" -ge 3 ]
-	grep -q '>wl / v / v10<' idx.out
-	# the sparklines hold the store's values: v2's latency, 10.1 to 10.6 in steps
-	# of 0.1, drawn on 48 x 14 from y 13 (lowest) to 1; its memory, constant
-	grep '>wl / v / v2</a></td><td>m2<' idx.out >row
-	grep -q '<td data-v="2.91">+2.9%<svg class="sp"><path d="M0 13l9-2 10-3 9-2 10-3 9-2"></path></svg></td>' row
-	grep -q '<td data-v="0.00">+0.0%<svg class="sp"><path d="M0 7l9 0 10 0 9 0 10 0 9 0"></path></svg></td>' row
-	not grep -Ei 'CONSOLE|Uncaught|Failed to load' idx.err
 	p=$(ls site/c/wl-v-v2-*.html)
-	chromium_run page "file://$BATS_TEST_TMPDIR/$p" --dump-dom
-	not grep -Ei 'CONSOLE|Uncaught|Failed to load' page.err
-	grep -q '<form id="f">' page.out
-	# every marker of the latency chart is one record of the store, value and commit
-	sed -n '/<figure id="m-latency">/,/<\/figure>/p' page.out |
-		grep -o '<title>2026-06-0[0-9] 00:00 c2d[0-9] [0-9.]* s' | sed 's/<title>//' >got
-	for d in 1 2 3 4 5 6; do echo "2026-06-0$d 00:00 c2d$d 10.$d s"; done >want
-	sed -i 's/ 10\.\([0-9]\) s$/ 10.\1 s/' want
-	diff want <(sed -E 's/ 10\.([0-9])0* s$/ 10.\1 s/' got)
-	# the filter hides what it should: rows shown for run source pr, then scheduled_main
+	# rows shown for run source pr, then scheduled_main; a click at the
+	# chart's first and last points
 	{
 		cat "$p"
 		echo '<script>var s=document.querySelector("select[name=s]"),n=[];'
@@ -354,10 +454,14 @@ three() {
 		echo '["pr","scheduled_main"].forEach(function(v){s.value=v;'
 		echo 's.dispatchEvent(new Event("change",{bubbles:true}));'
 		echo 'n.push(document.querySelectorAll("table.f tbody tr:not([hidden])").length)});'
+		echo 'var g=document.querySelector("#m-latency svg"),b=g.getBoundingClientRect();'
+		echo '[56,708].forEach(function(x){g.dispatchEvent(new MouseEvent("click",{bubbles:true,'
+		echo 'clientX:b.left+b.width*x/720,clientY:b.top+b.height/2}));n.push(location.hash)});'
 		echo 'document.title=n.join(" ");</script>'
 	} >site/c/probe.html
 	chromium_run probe "file://$BATS_TEST_TMPDIR/site/c/probe.html" --dump-dom
-	grep -q '<title>0 6</title>' probe.out
+	not grep -Ei 'Uncaught' probe.err
+	grep -q '<title>0 6 #c2d1 #c2d6</title>' probe.out
 	# on the index, by model: one cohort's row (and its rows of Needs attention)
 	{
 		cat site/index.html
@@ -367,6 +471,17 @@ three() {
 	} >site/probe.html
 	chromium_run iprobe "file://$BATS_TEST_TMPDIR/site/probe.html" --dump-dom
 	grep -q '<title>1</title>' iprobe.out
+	# a click on Latency sorts by the percent each cell shows: -0.0% (wan-t2v),
+	# +0.5% (the legacy cohort), +2.9% (wl); again, the other way
+	{
+		cat site/index.html
+		echo '<script>var h=document.querySelector("#cohorts + table th[title]"),n=[];'
+		echo '[1,2].forEach(function(){h.click();var r=document.querySelector("#cohorts + table tbody").rows;'
+		echo 'n.push(r[0].cells[0].textContent.slice(0,6),r[r.length-1].cells[0].textContent.slice(0,6))});'
+		echo 'document.title=n.join("|");</script>'
+	} >site/sort.html
+	chromium_run sort "file://$BATS_TEST_TMPDIR/site/sort.html" --dump-dom
+	grep -q '<title>wan-t2|wl / v|wl / v|wan-t2</title>' sort.out
 }
 
 @test "the site of the fixture history is the expected tree, byte for byte (UPDATE_FIXTURES=1 rewrites it)" {

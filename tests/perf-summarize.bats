@@ -757,3 +757,16 @@ NM=$FIXTURES/named-metrics
 	assert_equal "$(jq -r 'select(.model_id == "BM_Hash") | "\(.metric) \(.unit)"' <<<"$output" | tr '\n' ' ')" \
 		"time s cpu_time s items_per_second items/s widgets widgets "
 }
+
+@test "the dashboard counts the batch's own record once: not again from the store, nor twice in the batch" {
+	local rec='{"model_id":"m","gpu_type":"g","timestamp":"2026-06-30T01:00:00Z","commit_sha":"abc","latency":1.0}'
+	mkdir -p store/m store/n
+	# The batch's record as the store holds it after the upload, and one other.
+	printf '%s\n' "$rec" >store/m/2026-06-30T01_00_00Z_abc.json
+	printf '%s\n' "${rec/\"m\"/\"n\"}" >store/n/2026-06-30T01_00_00Z_abc.json
+	printf '%s\n%s\n' "$rec" "$rec" >batch.jsonl
+	run --separate-stderr $N --html d.html --store store --now $NOW batch.jsonl
+	assert_success
+	[[ $stderr == *"Loaded 2 records across 2 model(s), 1 GPU type(s), "* ]]
+	grep -q '<p class="meta">2 records in 2 cohorts, ' d.html
+}

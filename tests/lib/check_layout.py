@@ -2,7 +2,7 @@
 """The layering of src/, checked: `make check-layout`.
 
   src/lib/core/       includes only core/
-  src/lib/lane/       core/ and lane/ (lane/store/ is part of the lane)
+  src/lib/lane/       core/ and lane/ (lane/store/ and lane/import/ are part of the lane)
   src/lib/campaign/   core/ and campaign/
   src/lib/frames/     core/ and frames/
   src/perf-*.c        any library header

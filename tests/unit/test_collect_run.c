@@ -14,6 +14,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/json.h"
+#include "core/strvec.h"
 #include "lane/collect_run.h"
 #include "tap.h"
 
@@ -35,30 +36,32 @@ int
 main(void)
 {
 	struct collect_options o = { NULL, NULL, false, 0 };
-	char *argv[8], cwd[PATH_MAX], back[PATH_MAX], log[600], *work, *runs, *p;
+	char cwd[PATH_MAX], back[PATH_MAX], log[600], *work, *runs, *p;
+	struct strvec argv = STRVEC_INIT;
 	char t[] = "2.5", r[] = "runner.sh", s[] = "42", bad[] = "x";
 	buf text = BUF_INIT;
 	struct stat st;
 	cJSON *rep;
-	int n;
 
 	mkdtemp(dir);
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		return 1;
 
 	/* Options: nothing given passes nothing; each one as perf-collect takes it. */
-	ok(collect_pass_options(argv, 1, &o) == 1, "no option passes nothing on");
+	strvec_push(&argv, "perf-collect");
+	collect_pass_options(&argv, &o);
+	ok(argv.n == 1 && argv.v[1] == NULL, "no option passes nothing on");
 	ok(collect_option(&o, 'U', NULL, "usage\n") && o.cpu, "--cpu is read");
 	ok(collect_option(&o, 't', t, "usage\n") && o.timeout == t, "-t is read as written");
 	ok(collect_option(&o, 'r', r, "usage\n") && o.runner == r, "-r is read");
 	ok(collect_option(&o, 's', s, "usage\n") && o.seed == 42, "--seed is read");
 	ok(!collect_option(&o, 'o', bad, "usage\n"), "another option is the caller's");
-	argv[0] = (char *)"perf-collect";
-	n = collect_pass_options(argv, 1, &o);
-	argv[n] = NULL;
-	ok(n == 6 && strcmp(argv[1], "--cpu") == 0 && strcmp(argv[2], "-t") == 0 &&
-	    strcmp(argv[3], "2.5") == 0 && strcmp(argv[4], "-r") == 0 &&
-	    strcmp(argv[5], "runner.sh") == 0, "--cpu -t 2.5 -r runner.sh passed on, in order");
+	collect_pass_options(&argv, &o);
+	ok(argv.n == 6 && strcmp(argv.v[1], "--cpu") == 0 && strcmp(argv.v[2], "-t") == 0 &&
+	    strcmp(argv.v[3], "2.5") == 0 && strcmp(argv.v[4], "-r") == 0 &&
+	    strcmp(argv.v[5], "runner.sh") == 0 && argv.v[6] == NULL,
+	    "--cpu -t 2.5 -r runner.sh pushed on, in order");
+	strvec_clear(&argv);
 	ok(cli_seed("usage\n", "0") == 0 && cli_seed("usage\n", "9223372036854775807") ==
 	    9223372036854775807ULL, "cli_seed: 0 and the largest seed");
 

@@ -519,6 +519,30 @@ main(void)
 	ok(v == NULL && e.line == 3 && e.col == 8, "error line and column in a "
 	    "multi-line value (%ld:%ld)", e.line, e.col);
 
+	/* Past 64 members, repeated keys are found through the parser's table. */
+	{
+		buf t = BUF_INIT;
+		const cJSON *c;
+		int n = 0;
+
+		buf_addc(&t, '{');
+		for (i = 0; i < 300; i++)
+			buf_addf(&t, "\"k%zu\":%zu,", i, i);
+		buf_adds(&t, "\"k5\":\"x\",\"k250\":\"y\",\"k300\":300}");
+		v = json_parse(t.s, t.len, &e);
+		for (c = v != NULL ? v->child : NULL; c != NULL; c = c->next)
+			n++;
+		ok(v != NULL && n == 301 && strcmp(v->child->next->next->next->next->next->string, "k5") == 0 &&
+		    strcmp(json_str(v, "k5"), "x") == 0 && strcmp(json_str(v, "k250"), "y") == 0 &&
+		    json_num(v, "k251") == 251 && json_num(v, "k300") == 300,
+		    "an object of 300 members keeps a repeated key's first place and last value");
+		cJSON_Delete(v);
+		v = json_parse_strict(t.s, t.len, &e);
+		ok(v == NULL && strcmp(e.msg, "duplicate key 'k5'") == 0,
+		    "strict: a key repeated past 64 members is found (%s)", e.msg);
+		buf_free(&t);
+	}
+
 	/* Building only the wanted members of a top-level object. */
 	{
 		static const char *const want[] = { "a", "c" };

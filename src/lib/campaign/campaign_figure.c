@@ -332,7 +332,7 @@ campaign_svg(buf *b, const cJSON *rep)
 	ticks(b, &a, y_top, y);
 	buf_addf(b, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" class=\"one\"/>\n",
 	    x1, y_top, x1, y);
-	buf_add(b, body.s != NULL ? body.s : "", body.len);
+	buf_add(b, body.s, body.len);
 	buf_addf(b, "<text x=\"%.2f\" y=\"%.2f\" class=\"axis\">ratio (log scale)</text>\n",
 	    LEFT + PLOT_W / 2.0, y + 34);
 	buf_addf(b, "<text x=\"%d\" y=\"%.2f\" class=\"dir\">\xe2\x86\x90 variant slower</text>\n",

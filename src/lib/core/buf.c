@@ -9,10 +9,12 @@
 #include "core/buf.h"
 #include "core/err.h"
 
+char buf_slopbuf[1];
+
 void
 buf_grow(buf *b, size_t extra)
 {
-	size_t need = b->len + extra + 1;
+	size_t need = b->len + extra + 1, had = b->cap;
 
 	if (need <= b->cap)
 		return;
@@ -21,7 +23,13 @@ buf_grow(buf *b, size_t extra)
 	b->cap = b->cap ? b->cap : 64;
 	while (b->cap < need)
 		b->cap = b->cap > ((size_t)-1) / 2 ? need : b->cap * 2;
-	b->s = erealloc(b->s, b->cap);
+	if (had > 0)
+		b->s = erealloc(b->s, b->cap);
+	else {
+		/* The slop buffer (or NULL) is not ours to realloc. */
+		b->s = emalloc(b->cap);
+		b->s[0] = '\0';
+	}
 }
 
 void
@@ -69,15 +77,18 @@ void
 buf_reset(buf *b)
 {
 	b->len = 0;
-	if (b->s != NULL)
+	if (b->cap > 0)
 		b->s[0] = '\0';
+	else
+		b->s = buf_slopbuf;
 }
 
 void
 buf_free(buf *b)
 {
-	free(b->s);
-	b->s = NULL;
+	if (b->cap > 0)
+		free(b->s);
+	b->s = buf_slopbuf;
 	b->len = b->cap = 0;
 }
 
@@ -86,10 +97,8 @@ buf_detach(buf *b)
 {
 	char *s;
 
-	if (b->s == NULL)
-		return estrdup("");
-	s = b->s;
-	b->s = NULL;
+	s = b->cap > 0 ? b->s : estrdup("");
+	b->s = buf_slopbuf;
 	b->len = b->cap = 0;
 	return s;
 }
@@ -116,7 +125,5 @@ buf_read_file(buf *b, const char *path)
 		buf_add(b, chunk, (size_t)n);
 	}
 	close(fd);
-	if (b->s == NULL)
-		buf_adds(b, "");
 	return 0;
 }

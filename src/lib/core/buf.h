@@ -1,6 +1,11 @@
 /*
  * buf: a growable byte string. Every function exits on allocation failure;
- * the content is always NUL-terminated.
+ * the content is always NUL-terminated, and s is never NULL (git's
+ * strbuf_slopbuf): an empty buf that owns no memory (cap 0: BUF_INIT,
+ * after buf_free() or buf_detach()) points at buf_slopbuf, one shared ""
+ * that is never freed and never written but for its terminating NUL. A buf
+ * zeroed by memset() or { 0 } is such an empty buf to every function here,
+ * and its s is buf_slopbuf after the first of them.
  */
 #ifndef PERF_CORE_BUF_H
 #define PERF_CORE_BUF_H
@@ -13,7 +18,9 @@ typedef struct {
 	size_t cap;
 } buf;
 
-#define BUF_INIT { NULL, 0, 0 }
+extern char buf_slopbuf[1];
+
+#define BUF_INIT { buf_slopbuf, 0, 0 }
 
 void buf_grow(buf *b, size_t extra);
 void buf_add(buf *b, const void *p, size_t n);

@@ -33,7 +33,7 @@ csv_value(buf *b, const cJSON *v)
 		csv_field(b, v->valuestring);
 	else {
 		json_write(&t, v, JSON_COMPACT, NULL);
-		csv_field(b, t.s != NULL ? t.s : "");
+		csv_field(b, t.s);
 	}
 	buf_free(&t);
 }

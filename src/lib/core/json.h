@@ -2,6 +2,19 @@
  * json: JSON text to cJSON trees and back, the way the reference's Python
  * json module reads and writes it.
  *
+ * Ownership: a tree that json_parse*(), json_new_*() or json_take()
+ * returns belongs to the caller, who frees it with cJSON_Delete() (a tree
+ * built in an arena belongs to the arena and is never freed alone);
+ * json_append() and json_set() consume the value they are given (json_set
+ * may free it, moving its content into the member it replaces); every
+ * other function borrows its arguments, and what json_get() and json_str()
+ * return is borrowed from the tree, valid while the tree is unchanged.
+ *
+ * The files, as jq splits jv: json.c the tree and its accessors,
+ * json_parse.c the parser, json_fast.c the quick wanted-keys scanner (its
+ * speed rationale at its top), json_write.c the writer; json_private.h is
+ * what they share and no other file includes.
+ *
  * cJSON is the tree (lookups are always case-sensitive); parsing and
  * writing are done here because cJSON cannot keep what the reference's
  * byte-identical output needs:
@@ -25,7 +38,7 @@
 
 #include "core/buf.h"
 
-/* Type bit of a number node that is an integer (see above). */
+/* Type bit of a number node that is an integer (see above); test it with json_is_int(). */
 #define JSON_INT (1 << 12)
 /* Deepest nesting the parser accepts (Python's own limit is near 1000). */
 #define JSON_MAX_DEPTH 512

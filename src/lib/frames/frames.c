@@ -738,7 +738,7 @@ frames_csv_read(struct frames_csv *c, const char *path, char hex[65])
 	}
 	/* A final newline is optional; an empty file is one empty line. */
 	if (got == 0 && (carry.len > 0 || r.line == 0))
-		one_line(&r, carry.s != NULL ? carry.s : "", carry.len);
+		one_line(&r, carry.s, carry.len);
 	canon_sha_final(h, hex);
 	free(chunk);
 	buf_free(&carry);

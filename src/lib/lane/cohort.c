@@ -15,6 +15,7 @@
 #include "core/buf.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/strmap.h"
 #include "core/text.h"
 #include "lane/cohort.h"
 #include "lane/history.h"
@@ -153,33 +154,22 @@ cohort_find(struct cohorts *cs, const char *key, size_t base_len, const cJSON *r
 {
 	struct identity id;
 	struct cohort *c, *base = NULL;
-	size_t i;
+	struct strmap_entry *e;
+	bool added;
 
+	if ((e = strmap_find(&cs->cohorts, key)) != NULL)
+		return e->ptr;
 	if (key[base_len] == '\x1d') {
 		char *b = estrndup(key, base_len);
 
 		base = cohort_find(cs, b, base_len, rec);
 		free(b);
 	}
-	if (2 * (cs->n + 1) > cs->slots) {
-		size_t ns = cs->slots ? cs->slots * 2 : 256;
-		free(cs->slot);
-		cs->slot = emalloc(ns * sizeof *cs->slot);
-		memset(cs->slot, 0xff, ns * sizeof *cs->slot);
-		cs->slots = ns;
-		for (size_t k = 0; k < cs->n; k++) {
-			for (i = text_hash(cs->c[k]->key) & (cs->slots - 1); cs->slot[i] != (size_t)-1;
-			    i = (i + 1) & (cs->slots - 1))
-				;
-			cs->slot[i] = k;
-		}
-	}
-	for (i = text_hash(key) & (cs->slots - 1); cs->slot[i] != (size_t)-1;
-	    i = (i + 1) & (cs->slots - 1))
-		if (strcmp(cs->c[cs->slot[i]]->key, key) == 0)
-			return cs->c[cs->slot[i]];
+	e = strmap_put(&cs->cohorts, key, &added);
 	c = ecalloc(1, sizeof *c);
 	c->key = estrdup(key);
+	e->key = c->key;	/* key is the caller's buffer */
+	e->ptr = c;
 	c->base_len = base_len;
 	c->base = base;
 	if (c->key[base_len] == '\x1d')
@@ -193,7 +183,6 @@ cohort_find(struct cohorts *cs, const char *key, size_t base_len, const cJSON *r
 		cs->cap = cs->cap ? cs->cap * 2 : 64;
 		cs->c = erealloc(cs->c, cs->cap * sizeof *cs->c);
 	}
-	cs->slot[i] = cs->n;
 	cs->c[cs->n++] = c;
 	return c;
 }

@@ -25,6 +25,7 @@
 
 #include "core/buf.h"
 #include "core/json.h"
+#include "core/strmap.h"
 #include "lane/change_points.h"
 #include "lane/history.h"
 #include "lane/identity.h"
@@ -147,7 +148,7 @@ struct cohorts {
 	/* The cohorts, by key. */
 	struct cohort **c;
 	size_t n, cap;
-	size_t *slot, slots;	/* cohort index by key (open addressing) */
+	struct strmap cohorts;	/* key to struct cohort, of c[] */
 	pthread_mutex_t lock;	/* the cohorts, while the store is read */
 	/* Reading the store directory by directory. */
 	bool by_unit;		/* analysing directory by directory */

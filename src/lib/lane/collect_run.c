@@ -1,6 +1,5 @@
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/proc.h"
+#include "core/strvec.h"
 #include "lane/collect_run.h"
 #include "lane/logtail.h"
 #include "lane/store/git_command.h"
@@ -55,20 +55,19 @@ collect_option(struct collect_options *o, int c, char *arg, const char *usage)
 	return true;
 }
 
-int
-collect_pass_options(char **argv, int n, const struct collect_options *o)
+void
+collect_pass_options(struct strvec *argv, const struct collect_options *o)
 {
 	if (o->cpu)
-		argv[n++] = (char *)"--cpu";
+		strvec_push(argv, "--cpu");
 	if (o->timeout != NULL) {
-		argv[n++] = (char *)"-t";
-		argv[n++] = (char *)o->timeout;
+		strvec_push(argv, "-t");
+		strvec_push(argv, o->timeout);
 	}
 	if (o->runner != NULL) {
-		argv[n++] = (char *)"-r";
-		argv[n++] = (char *)o->runner;
+		strvec_push(argv, "-r");
+		strvec_push(argv, o->runner);
 	}
-	return n;
 }
 
 /* The log's tail, headed by its own path. */
@@ -89,28 +88,24 @@ collect_run_shown(const char *dir, char **argv, const char *log, const char *wha
 {
 	struct proc_spec spec;
 	struct proc_result res;
-	int here = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), rc = 0, err = 0;
+	int rc = 0;
 	char how[128];
 
-	if (here < 0 || chdir(dir) != 0) {
+	/*
+	 * The child enters dir (spec.dir); we stay where we are, so a relative
+	 * log is ours. A directory it could not enter is said here, in one line.
+	 */
+	if (access(dir, X_OK) != 0) {
 		warnx_("%s: %s", dir, strerror(errno));
-		if (here >= 0)
-			close(here);
 		return -1;
 	}
 	memset(&spec, 0, sizeof spec);
 	spec.argv = argv;
+	spec.dir = dir;
 	spec.log = log;
 	if (proc_run(&spec, &res) != 0) {
+		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(errno));
 		rc = -1;
-		err = errno;
-	}
-	/* Back first: a relative log, or where show() keeps it, is relative to here. */
-	if (fchdir(here) != 0)
-		die("cannot return to the working directory: %s", strerror(errno));
-	close(here);
-	if (rc != 0) {
-		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(err));
 	} else if (res.interrupted) {
 		rc = -1;
 	} else if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
@@ -132,24 +127,30 @@ int
 collect_run_setup(const char *dir, const char *setup, const char *log, const char *what,
     collect_show_fn *show, void *ctx)
 {
-	char *argv[] = { (char *)"/bin/sh", (char *)"-c", (char *)setup, NULL };
+	static const char *const sh[] = { "/bin/sh", "-c", NULL };
+	struct strvec argv = STRVEC_INIT;
+	int rc;
 
-	return collect_run_shown(dir, argv, log, what, show != NULL ? show : show_tail, ctx);
+	strvec_pushv(&argv, sh);
+	strvec_push(&argv, setup);
+	rc = collect_run_shown(dir, argv.v, log, what, show != NULL ? show : show_tail, ctx);
+	strvec_clear(&argv);
+	return rc;
 }
 
 int
 collect_check(const char *collect, char *const *configs, int n, const char *log,
     const char *what, collect_show_fn *show, void *ctx)
 {
-	char **argv = ecalloc((size_t)n + 3, sizeof *argv);
+	struct strvec argv = STRVEC_INIT;
 	int rc;
 
-	argv[0] = (char *)collect;
-	argv[1] = (char *)"--check";
+	strvec_push(&argv, collect);
+	strvec_push(&argv, "--check");
 	for (int i = 0; i < n; i++)
-		argv[i + 2] = configs[i];
-	rc = collect_run_shown(".", argv, log, what, show != NULL ? show : show_tail, ctx);
-	free(argv);
+		strvec_push(&argv, configs[i]);
+	rc = collect_run_shown(".", argv.v, log, what, show != NULL ? show : show_tail, ctx);
+	strvec_clear(&argv);
 	return rc;
 }
 
@@ -292,7 +293,7 @@ read_records(const char *dir, cJSON *a, int max)
 		p = easprintf("%s/%s", dir, de->d_name);
 		buf_reset(&text);
 		if (buf_read_file(&text, p) == 0)
-			rec = json_parse(text.s != NULL ? text.s : "", text.len, &e);
+			rec = json_parse(text.s, text.len, &e);
 		if (rec != NULL)
 			json_append(a, rec);
 		free(p);

@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "core/strvec.h"
 
 /*
  * The program name (perf-collect, perf-ab) next to this program, else
@@ -36,9 +37,9 @@ bool collect_option(struct collect_options *o, int c, char *arg, const char *usa
 
 /*
  * The options every run passes on to perf-collect (--cpu, -t timeout,
- * -r runner, each when given), put at argv + n; the new n.
+ * -r runner, each when given), pushed onto argv.
  */
-int collect_pass_options(char **argv, int n, const struct collect_options *o);
+void collect_pass_options(struct strvec *argv, const struct collect_options *o);
 
 /* Shows the tail of the log of the step what, which failed, on stderr. */
 typedef void collect_show_fn(void *ctx, const char *what, const char *log);

@@ -15,6 +15,7 @@
 #include "core/num.h"
 #include "lane/policy.h"
 #include "core/stats.h"
+#include "core/strmap.h"
 #include "lane/store/read.h"
 #include "core/svg_axis.h"
 #include "core/text.h"
@@ -85,10 +86,12 @@ struct dash {
 	struct drec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has the key */
-	struct strset pool;		/* interned strings, each its own copy */
-	/* store path -> record, to prefer the batch's copy */
-	size_t *keyed;
-	size_t keyed_cap, nkeyed;
+	struct strmap pool;		/* interned strings, each its own copy */
+	/*
+	 * The batch's store paths: a record of the store with one of them is
+	 * the batch's own record, already uploaded, and is not added twice.
+	 */
+	struct strmap batch_paths;
 	struct group *groups;
 	size_t ngroups;
 	struct skip *skips;
@@ -116,13 +119,12 @@ const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
 static const char *
 intern(struct dash *d, const char *s)
 {
-	const char **p = strset_slot(&d->pool, s);
+	bool added;
+	struct strmap_entry *e = strmap_put(&d->pool, s, &added);
 
-	if (*p == NULL) {
-		*p = estrdup(s);
-		d->pool.n++;
-	}
-	return *p;
+	if (added)
+		e->key = estrdup(s);
+	return e->key;
 }
 
 /* Python str() of a value, interned; "" for missing, def for null. */
@@ -155,46 +157,6 @@ dash_count(const struct dash *d)
 	for (size_t i = 0; i < d->n; i++)
 		n += !d->r[i].dropped;
 	return n;
-}
-
-/*
- * The batch's store paths: a record of the store with one of them is the
- * batch's own record, already uploaded, and is not added twice. With add,
- * records the batch record idx; returns whether the path was there.
- */
-static bool
-batch_key(struct dash *d, const char *key, bool add, size_t idx)
-{
-	size_t i;
-
-	if (d->keyed_cap == 0 && !add)
-		return false;
-	if (add && (d->nkeyed + 1) * 2 >= d->keyed_cap) {
-		size_t *old = d->keyed, oc = d->keyed_cap;
-
-		d->keyed_cap = oc ? oc * 2 : 64;
-		d->keyed = emalloc(d->keyed_cap * sizeof *d->keyed);
-		memset(d->keyed, 0xff, d->keyed_cap * sizeof *d->keyed);
-		for (i = 0; i < oc; i++)
-			if (old[i] != (size_t)-1) {
-				size_t j = text_hash(d->r[old[i]].key) & (d->keyed_cap - 1);
-				while (d->keyed[j] != (size_t)-1)
-					j = (j + 1) & (d->keyed_cap - 1);
-				d->keyed[j] = old[i];
-			}
-		free(old);
-	}
-	i = text_hash(key) & (d->keyed_cap - 1);
-	while (d->keyed[i] != (size_t)-1) {
-		if (strcmp(d->r[d->keyed[i]].key, key) == 0)
-			return true;
-		i = (i + 1) & (d->keyed_cap - 1);
-	}
-	if (add) {
-		d->keyed[i] = idx;
-		d->nkeyed++;
-	}
-	return false;
 }
 
 /* dash_keys' positions. */
@@ -352,10 +314,11 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 	const cJSON *f[F_COUNT];
 	struct drec *r;
 	char bad[64];
+	bool added;
 
 	if (instant != ISOTIME_MIN && instant < d->since)
 		return;
-	if (!current && key != NULL && batch_key(d, key, false, 0))
+	if (!current && key != NULL && strmap_find(&d->batch_paths, key) != NULL)
 		return;		/* the batch's record, read back from the store */
 	history_fields(rec, dash_keys, F_COUNT, f);
 	if (d->n == d->cap) {
@@ -389,7 +352,8 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 		policy_merge(NULL, r->pol, bad, sizeof bad);
 	if (current && key != NULL) {
 		r->key = intern(d, key);
-		if (batch_key(d, r->key, true, d->n)) {
+		strmap_put(&d->batch_paths, r->key, &added);
+		if (!added) {
 			free(r->nv);
 			return;		/* twice in the batch */
 		}
@@ -1633,7 +1597,7 @@ void
 dash_report(struct dash *d, FILE *fp)
 {
 	buf title = BUF_INIT, detail = BUF_INIT;
-	size_t models = 0, gpus = 0, i, j;
+	size_t models = 0, gpus = 0, i;
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 	buf range = BUF_INIT;
 
@@ -1642,33 +1606,23 @@ dash_report(struct dash *d, FILE *fp)
 		fprintf(fp, "No data found\n");
 		return;
 	}
-	/* Distinct models and GPUs (interned: pointers compare). */
+	/* Distinct models and GPUs. */
 	{
-		size_t cap = 64;
-		const char **seen[2];
+		struct strmap seen[2] = { STRMAP_INIT, STRMAP_INIT };
+		bool added;
 
-		while (cap < d->n * 2)
-			cap *= 2;
-		seen[0] = ecalloc(cap, sizeof **seen);
-		seen[1] = ecalloc(cap, sizeof **seen);
 		for (i = 0; i < d->n; i++) {
-			const char *two[2] = { d->r[i].model, d->r[i].gpu };
-			for (int k = 0; k < 2; k++) {
-				j = (size_t)(((uintptr_t)two[k] * 0x9E3779B97F4A7C15ULL) >> 7) & (cap - 1);
-				while (seen[k][j] != NULL && seen[k][j] != two[k])
-					j = (j + 1) & (cap - 1);
-				if (seen[k][j] == NULL) {
-					seen[k][j] = two[k];
-					*(k == 0 ? &models : &gpus) += 1;
-				}
-			}
+			strmap_put(&seen[0], d->r[i].model, &added);
+			models += added;
+			strmap_put(&seen[1], d->r[i].gpu, &added);
+			gpus += added;
 			if (d->r[i].instant != ISOTIME_MIN) {
 				lo = d->r[i].instant < lo ? d->r[i].instant : lo;
 				hi = d->r[i].instant > hi ? d->r[i].instant : hi;
 			}
 		}
-		free(seen[0]);
-		free(seen[1]);
+		strmap_free(&seen[0]);
+		strmap_free(&seen[1]);
 	}
 	if (lo != INT64_MAX) {
 		fmt_time(&range, lo, "%Y-%m-%d %H:%M:%S");
@@ -1696,12 +1650,13 @@ dash_report(struct dash *d, FILE *fp)
 void
 dash_free(struct dash *d)
 {
+	struct strmap_entry *e;
 	size_t i;
 
 	if (d == NULL)
 		return;
-	for (i = 0; i < d->pool.cap; i++)
-		free((char *)d->pool.slot[i]);
+	for (i = 0; (e = strmap_next(&d->pool, &i)) != NULL;)
+		free((char *)e->key);
 	for (i = 0; i < d->ngroups; i++) {
 		free(d->groups[i].rows);
 		for (size_t k = 0; d->groups[i].suffix != NULL && k < d->nnames; k++)
@@ -1713,10 +1668,10 @@ dash_free(struct dash *d)
 		free(d->r[i].nv);
 	free(d->names);
 	free(d->nunits);
-	strset_free(&d->pool);
+	strmap_free(&d->pool);
 	free(d->groups);
 	free(d->skips);
-	free(d->keyed);
+	strmap_free(&d->batch_paths);
 	free(d->r);
 	free(d->changes);
 	free(d);

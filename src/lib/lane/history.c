@@ -5,53 +5,19 @@
 #include "core/err.h"
 #include "lane/history.h"
 #include "core/json.h"
-#include "core/text.h"
-
-/* Adds key to the set; false when it was there. */
-static bool
-key_insert(struct history *h, char *key)
-{
-	size_t i;
-
-	if (2 * (h->nkeys + 1) > h->keys_cap) {
-		size_t cap = h->keys_cap ? h->keys_cap * 2 : 64;
-		char **keys = ecalloc(cap, sizeof *keys);
-		for (size_t k = 0; k < h->keys_cap; k++)
-			if (h->keys[k] != NULL) {
-				for (i = text_hash(h->keys[k]) & (cap - 1); keys[i] != NULL;
-				    i = (i + 1) & (cap - 1))
-					;
-				keys[i] = h->keys[k];
-			}
-		free(h->keys);
-		h->keys = keys;
-		h->keys_cap = cap;
-	}
-	for (i = text_hash(key) & (h->keys_cap - 1); h->keys[i] != NULL;
-	    i = (i + 1) & (h->keys_cap - 1))
-		if (strcmp(h->keys[i], key) == 0)
-			return false;
-	h->keys[i] = key;
-	h->nkeys++;
-	return true;
-}
+#include "core/strmap.h"
 
 static bool
 key_known(const struct history *h, const char *key)
 {
-	if (h->keys_cap == 0)
-		return false;
-	for (size_t i = text_hash(key) & (h->keys_cap - 1); h->keys[i] != NULL;
-	    i = (i + 1) & (h->keys_cap - 1))
-		if (strcmp(h->keys[i], key) == 0)
-			return true;
-	return false;
+	return strmap_find(&h->keys, key) != NULL;
 }
 
 struct hist_point *
 history_push(struct history *h, const struct hist_point *pt, bool stream)
 {
 	struct hist_point *p;
+	bool added;
 
 	/* A stream (a store's export) may repeat what the store holds. */
 	if (stream && pt->key != NULL && key_known(h, pt->key))
@@ -63,7 +29,7 @@ history_push(struct history *h, const struct hist_point *pt, bool stream)
 	p = &h->p[h->n++];
 	*p = *pt;
 	if (p->key != NULL)
-		key_insert(h, p->key);
+		strmap_put(&h->keys, p->key, &added);
 	return p;
 }
 
@@ -125,6 +91,6 @@ history_free(struct history *h)
 		free(h->p[i].named);
 	}
 	free(h->p);
-	free(h->keys);
+	strmap_free(&h->keys);
 	memset(h, 0, sizeof *h);
 }

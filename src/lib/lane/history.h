@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/strmap.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
 
@@ -36,8 +37,7 @@ struct history {
 	bool no_streams;	/* no stream line comes: nothing to drop */
 	bool borrowed;		/* the points' strings are the caller's (history_push) */
 	/* store paths read, against a stream's repeats */
-	char **keys;
-	size_t nkeys, keys_cap;
+	struct strmap keys;
 };
 
 /*

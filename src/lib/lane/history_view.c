@@ -3,61 +3,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "core/text.h"
 #include "lane/history_view.h"
-
-const char **
-strset_slot(struct strset *set, const char *str)
-{
-	size_t i;
-
-	if ((set->n + 1) * 2 >= set->cap) {
-		const char **old = set->slot;
-		size_t oc = set->cap;
-
-		set->cap = oc ? oc * 2 : 1024;
-		set->slot = ecalloc(set->cap, sizeof *set->slot);
-		for (i = 0; i < oc; i++)
-			if (old[i] != NULL) {
-				size_t j = text_hash(old[i]) & (set->cap - 1);
-				while (set->slot[j] != NULL)
-					j = (j + 1) & (set->cap - 1);
-				set->slot[j] = old[i];
-			}
-		free(old);
-	}
-	i = text_hash(str) & (set->cap - 1);
-	while (set->slot[i] != NULL && strcmp(set->slot[i], str) != 0)
-		i = (i + 1) & (set->cap - 1);
-	return &set->slot[i];
-}
-
-bool
-strset_has(const struct strset *set, const char *str)
-{
-	size_t i;
-
-	if (set->cap == 0)
-		return false;
-	i = text_hash(str) & (set->cap - 1);
-	while (set->slot[i] != NULL) {
-		if (strcmp(set->slot[i], str) == 0)
-			return true;
-		i = (i + 1) & (set->cap - 1);
-	}
-	return false;
-}
-
-void
-strset_free(struct strset *set)
-{
-	free(set->slot);
-	set->slot = NULL;
-	set->cap = set->n = 0;
-}
 
 int
 history_kind(const char *const ident[IDENTITY_KEYS], const cJSON *const v[IDENTITY_KEYS],
@@ -175,37 +123,30 @@ history_key_join(const char *const key[HISTORY_KEY_PARTS])
 void
 keyindex_init(struct keyindex *ki, size_t n)
 {
-	ki->cap = 64;
-	while (ki->cap < n * 2)
-		ki->cap *= 2;
-	ki->slot = emalloc(ki->cap * sizeof *ki->slot);
-	memset(ki->slot, 0xff, ki->cap * sizeof *ki->slot);
-	ki->keys = ecalloc(ki->cap, sizeof *ki->keys);
+	ki->map = (struct strmap)STRMAP_INIT;
+	strmap_reserve(&ki->map, n);
 }
 
 size_t
 keyindex_put(struct keyindex *ki, char *joined, size_t next, bool *added)
 {
-	size_t j = text_hash(joined) & (ki->cap - 1);
+	struct strmap_entry *e = strmap_put(&ki->map, joined, added);
 
-	while (ki->slot[j] != (size_t)-1 && strcmp(ki->keys[j], joined) != 0)
-		j = (j + 1) & (ki->cap - 1);
-	*added = ki->slot[j] == (size_t)-1;
-	if (*added) {
-		ki->slot[j] = next;
-		ki->keys[j] = joined;
-	} else
+	if (*added)
+		e->idx = next;
+	else
 		free(joined);
-	return ki->slot[j];
+	return e->idx;
 }
 
 void
 keyindex_free(struct keyindex *ki)
 {
-	for (size_t i = 0; i < ki->cap; i++)
-		free(ki->keys[i]);
-	free(ki->keys);
-	free(ki->slot);
+	struct strmap_entry *e;
+
+	for (size_t i = 0; (e = strmap_next(&ki->map, &i)) != NULL;)
+		free((char *)e->key);
+	strmap_free(&ki->map);
 }
 
 void

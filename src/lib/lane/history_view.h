@@ -2,8 +2,8 @@
  * history_view: what the two readers of the store's history for people
  * share, perf-summarize --html (lane/dashboard) and perf-site
  * (lane/site): how a record's fields are read, its cohort kind and key,
- * a set of strings for interning, an index of cohort keys, and numbers
- * for labels and coordinates.
+ * an index of cohort keys, and numbers for labels and coordinates.
+ * (Their sets of strings, for interning, are core/strmap's.)
  */
 #ifndef PERF_LANE_HISTORY_VIEW_H
 #define PERF_LANE_HISTORY_VIEW_H
@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "core/strmap.h"
 #include "lane/identity.h"
 
 /* A record's cohort kind (FastVideo PR #1613), and its name in a cohort key. */
@@ -22,25 +23,6 @@ extern const char *const history_kind_name[3];
 
 /* The parts of a cohort key: kind, model, gpu (not v2), the identity values. */
 #define HISTORY_KEY_PARTS (3 + IDENTITY_KEYS)
-
-/* An open-addressed set of strings; the set holds pointers, not copies. */
-struct strset {
-	const char **slot;
-	size_t cap, n;
-};
-
-/*
- * Where str is in the set, or the empty slot it goes in, the set grown
- * first so that one more fits. A caller that fills an empty slot
- * (with str or a copy) counts it in n.
- */
-const char **strset_slot(struct strset *set, const char *str);
-
-/* Whether str is in the set. */
-bool strset_has(const struct strset *set, const char *str);
-
-/* Frees the set's table, not its strings. */
-void strset_free(struct strset *set);
 
 /*
  * The kind of a record from its identity: ident the str() of each key
@@ -81,11 +63,9 @@ void history_cohort_key(const char *key[HISTORY_KEY_PARTS], int kind, const char
 /* The parts of a key, each ended by 0x1f (a new string). */
 char *history_key_join(const char *const key[HISTORY_KEY_PARTS]);
 
-/* Joined cohort keys and the number each stands for. */
+/* Joined cohort keys and the number each stands for (the index owns the keys). */
 struct keyindex {
-	size_t *slot;
-	char **keys;
-	size_t cap;
+	struct strmap map;
 };
 
 /* An index with room for n keys. */

@@ -17,7 +17,7 @@ ring_push(struct ring *r, buf *cur)
 	buf *slot = &r->line[r->total % LOGTAIL_LINES];
 
 	buf_reset(slot);
-	buf_add(slot, cur->s != NULL ? cur->s : "", cur->len);
+	buf_add(slot, cur->s, cur->len);
 	buf_reset(cur);
 	r->total++;
 }
@@ -121,7 +121,7 @@ logtail_block_as(buf *out, const char *id, const char *path, const char *shown)
 	first = r.total > LOGTAIL_LINES ? r.total - LOGTAIL_LINES : 0;
 	for (i = first; i < r.total; i++) {
 		buf *l = &r.line[i % LOGTAIL_LINES];
-		buf_add(out, l->s != NULL ? l->s : "", l->len);
+		buf_add(out, l->s, l->len);
 		buf_addc(out, '\n');
 	}
 	buf_adds(out, delim);

@@ -19,6 +19,7 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/strmap.h"
 #include "core/svg_axis.h"
 #include "core/xml.h"
 #include "lane/history_view.h"
@@ -31,7 +32,10 @@ static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s"
 
 /* The rolling gate's baseline: the median of the last five trusted records. */
 #define WINDOW 5
-/* Values of a sparkline, markers of a cohort chart, rows of Needs attention. */
+/*
+ * Values of a sparkline, markers of a cohort chart (of the failing
+ * records, the latest ones), rows of Needs attention.
+ */
 #define SPARK 16
 #define MARKERS 80
 #define ATTENTION 50
@@ -102,11 +106,11 @@ struct site {
 	struct srec *r;
 	size_t n, cap;
 	bool column[METRIC_COUNT];	/* some record has a value */
-	struct strset pool;		/* interned strings, in keep()'s chunks */
+	struct strmap pool;		/* interned strings, in keep()'s chunks */
 	char **chunks;			/* of keep() */
 	size_t nchunks, chunk_left;
 	char *chunk_at;
-	struct strset paths;		/* store paths of the files read */
+	struct strmap paths;		/* store paths of the files read */
 	struct cohort *c;
 	size_t nc;
 	size_t *sorted;			/* cohorts in natural order */
@@ -137,13 +141,12 @@ static const char *keep(struct site *s, const char *str);
 static const char *
 intern(struct site *s, const char *str)
 {
-	const char **p = strset_slot(&s->pool, str);
+	bool added;
+	struct strmap_entry *e = strmap_put(&s->pool, str, &added);
 
-	if (*p == NULL) {
-		*p = keep(s, str);	/* the pool's strings live in keep()'s chunks */
-		s->pool.n++;
-	}
-	return *p;
+	if (added)
+		e->key = keep(s, str);	/* the pool's strings live in keep()'s chunks */
+	return e->key;
 }
 
 /* A copy of str that lives as long as the site (no sharing: for what is unique). */
@@ -211,16 +214,12 @@ field_of(struct site *s, int field, const cJSON *v, const char *missing)
 static bool
 path_seen(struct site *s, const char *p, bool add)
 {
-	const char **slot;
+	bool added;
 
 	if (!add)
-		return strset_has(&s->paths, p);
-	slot = strset_slot(&s->paths, p);
-	if (*slot != NULL)
-		return true;
-	*slot = p;
-	s->paths.n++;
-	return false;
+		return strmap_find(&s->paths, p) != NULL;
+	strmap_put(&s->paths, p, &added);
+	return !added;
 }
 
 /*
@@ -838,10 +837,10 @@ static const char style[] =
     "color:#fff;background:#ef6c00}.st.PASS{background:#2e7d32}.st.REGRESSION{background:#c62828}"
     ".st.CALIBRATION_NEEDED{background:#1565c0}.x{color:#ef6c00;font-size:12px}"
     ".w{color:#c62828}.b{color:#2e7d32}"
-    ".sp{width:48px;height:14px;vertical-align:middle;margin-left:.3rem}"
-    ".sp path{fill:none;stroke:#5c6bc0;stroke-width:1.2}"
+    "td>svg{width:48px;height:14px;vertical-align:middle;margin-left:.3rem}"
+    "td>svg path{fill:none;stroke:#5c6bc0;stroke-width:1.2}"
     "figure{margin:0 0 1rem}figcaption{font-weight:600}"
-    "figure svg{width:100%;max-width:760px;height:auto;display:block}"
+    "figure svg{width:100%;max-width:760px;height:auto;display:block;cursor:pointer}"
     "svg text{font:10px system-ui,sans-serif;fill:#555}.yl{text-anchor:end}"
     ".g{stroke:#e4e7ea}.ln{fill:none;stroke:#5c6bc0;stroke-width:1.4}"
     ".md{fill:none;stroke:#558b2f;stroke-width:1.2;stroke-dasharray:4 3}"
@@ -858,7 +857,12 @@ static const char style[] =
  * of each table of class f whose column (the heading with data-f=NAME)
  * is not the chosen value, or, without such a column, whose data-NAME
  * ("|a|b|") does not hold it; a click on a heading with data-k sorts its
- * table by that column (by the cells' data-v when they have one).
+ * table by that column (by the cells' data-v when they have one, else by
+ * the percent a cell starts with, else by the text in natural order); a
+ * click on a chart of a cohort page (figure m-METRIC) goes to the row of
+ * the nearest record: the chart's records are the rows with a value in the
+ * column whose heading has data-m=METRIC, newest first, from x = PL to
+ * x = PL + PW (56 to 708).
  */
 static const char script[] =
     "(function(){var f=document.getElementById('f');if(f){f.hidden=false;"
@@ -872,9 +876,19 @@ static const char script[] =
     "document.querySelectorAll('th[data-k]').forEach(function(h){h.addEventListener('click',"
     "function(){var t=h.closest('table').tBodies[0],i=h.cellIndex,d=h.dataset.d=h.dataset.d=="
     "'1'?'-1':'1',r=Array.prototype.slice.call(t.rows);r.sort(function(a,b){var x=a.cells[i],"
-    "y=b.cells[i],p=x.dataset.v,q=y.dataset.v;return d*(p!==undefined&&q!==undefined?p-q:"
-    "x.textContent.localeCompare(y.textContent,undefined,{numeric:true}))});r.forEach("
-    "function(e){t.appendChild(e)})})})})();\n";
+    "y=b.cells[i],p=key(x),q=key(y);x=x?x.textContent:'';y=y?y.textContent:'';"
+    "return d*(p!==undefined&&q!==undefined?p-q:x.localeCompare(y,undefined,{numeric:true}))});"
+    "r.forEach(function(e){t.appendChild(e)})})});"
+    "function key(c){var m;if(!c)return;if(c.dataset.v!==undefined)return+c.dataset.v;"
+    "m=/^[+-]?[0-9.]+%/.exec(c.textContent);return m?parseFloat(m[0]):undefined}"
+    "document.querySelectorAll('figure[id^=m-] svg').forEach(function(g){g.addEventListener("
+    "'click',function(ev){var m=g.parentNode.id.slice(2),t=document.querySelector('table.rec'),"
+    "h=t.querySelector('th[data-m=\"'+m+'\"]'),r=[],p=g.createSVGPoint(),k,e;if(!h||ev.target.closest('a'))return;"
+    "Array.prototype.forEach.call(t.tBodies[0].rows,function(w){var c=w.cells[h.cellIndex];"
+    "if(c&&c.textContent)r.push(w)});if(!r.length)return;p.x=ev.clientX;p.y=ev.clientY;"
+    "p=p.matrixTransform(g.getScreenCTM().inverse());k=r.length<2?0:Math.round((p.x-56)/652*"
+    "(r.length-1));e=r[r.length-1-Math.max(0,Math.min(r.length-1,k))];if(e.id)location.hash="
+    "e.id;else e.scrollIntoView()})})})();\n";
 
 static void
 page_head(buf *b, const struct site *s, const char *title, const char *root)
@@ -914,13 +928,23 @@ badge(buf *b, const char *status)
 	buf_adds(b, "</b>");
 }
 
-/* The stored status, and today's when it differs, with the raw crossings. */
+/*
+ * The stored status, and today's when it differs, with the raw crossings;
+ * a plain PASS (nothing else to say) is text, not a badge, so that what did
+ * not pass stands out in a long table.
+ */
 static void
 statuses(buf *b, const struct srec *r)
 {
+	bool differs = strcmp(r->today, r->status) != 0 && !(*r->status == '\0' &&
+	    strcmp(r->today, "no status") == 0);
+
+	if (!differs && !(r->exceeded & ~r->regressed) && strcmp(r->status, "PASS") == 0) {
+		buf_adds(b, "PASS");
+		return;
+	}
 	badge(b, r->status);
-	if (strcmp(r->today, r->status) != 0 && !(*r->status == '\0' &&
-	    strcmp(r->today, "no status") == 0)) {
+	if (differs) {
 		buf_adds(b, " today ");
 		badge(b, r->today);
 	}
@@ -937,6 +961,28 @@ statuses(buf *b, const struct srec *r)
 }
 
 /*
+ * A commit's short form as text: its first seven bytes (not cutting a
+ * UTF-8 sequence), escaped; "unknown" for none.
+ */
+static void
+short_commit(buf *b, const char *commit)
+{
+	size_t n = strlen(commit);
+	char *cut;
+
+	if (n == 0) {
+		buf_adds(b, "unknown");
+		return;
+	}
+	if (n > 7)
+		for (n = 7; n > 0 && (commit[n] & 0xC0) == 0x80; n--)
+			;
+	cut = estrndup(commit, n);
+	xml_escape(b, cut);
+	free(cut);
+}
+
+/*
  * A commit's short form, linked to its record on the cohort page (set in
  * monospace by the style: every link of the site with a # is a commit's).
  */
@@ -946,7 +992,7 @@ commit_link(buf *b, const char *prefix, const struct cohort *c, const char *comm
 	buf_addf(b, "<a href=\"%sc/%s.html#", prefix, c->id);
 	xml_escape(b, commit);
 	buf_adds(b, "\">");
-	buf_add(b, commit, strlen(commit) > 7 ? 7 : strlen(commit));
+	short_commit(b, commit);
 	buf_adds(b, "</a>");
 }
 
@@ -958,16 +1004,18 @@ cohort_link(buf *b, const char *prefix, const struct cohort *c)
 	buf_adds(b, "</a>");
 }
 
-/* Sorts a few strings naturally (insertion sort). */
+static int
+cmp_nat(const void *a, const void *b)
+{
+	return natcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Sorts strings naturally (the models of 2,000 cohorts: not by insertion). */
 static void
 natsort(const char **v, size_t n)
 {
-	for (size_t i = 1; i < n; i++)
-		for (size_t j = i; j > 0 && natcmp(v[j - 1], v[j]) > 0; j--) {
-			const char *t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
+	if (n > 1)
+		qsort(v, n, sizeof *v, cmp_nat);
 }
 
 /* Adds v (interned) to the set seen[0..*n) when it is not there. */
@@ -1007,10 +1055,21 @@ filter_form(buf *b, struct site *s, const struct cohort *c)
 
 	buf_adds(b, "<form id=\"f\" hidden>");
 	if (c == NULL) {
+		/*
+		 * The sets are searched whole (models: one a cohort, 2,000 at
+		 * 2,000 cohorts): only where a record differs from the one
+		 * before (interned: compared by pointer), rarely, as the store
+		 * is read a directory at a time.
+		 */
 		for (size_t i = 0; i < s->n; i++) {
-			add_distinct(&v[0], &n[0], s->r[i].model);
-			add_distinct(&v[1], &n[1], s->r[i].gpu);
-			add_distinct(&v[2], &n[2], *s->r[i].src ? s->r[i].src : "unknown");
+			const struct srec *r = &s->r[i], *p = i > 0 ? &s->r[i - 1] : NULL;
+
+			if (p == NULL || r->model != p->model)
+				add_distinct(&v[0], &n[0], r->model);
+			if (p == NULL || r->gpu != p->gpu)
+				add_distinct(&v[1], &n[1], r->gpu);
+			if (p == NULL || r->src != p->src)
+				add_distinct(&v[2], &n[2], *r->src ? r->src : "unknown");
 		}
 		options(b, "model", "m", v[0], n[0]);
 		options(b, "GPU", "g", v[1], n[1]);
@@ -1047,17 +1106,18 @@ sparkline(buf *b, const struct site *s, const struct cohort *c, int m)
 		lo = fmin(lo, v[i]);
 		hi = fmax(hi, v[i]);
 	}
-	buf_adds(b, "<svg class=sp><path d=\"");
+	buf_adds(b, "<svg><path d=\"");
 	for (size_t k = 0; k < n; k++) {
 		double x = v[n - 1 - k];
 		int nx = n < 2 ? 24 : (int)lround((double)k * 47 / (double)(n - 1));
 
 		int ny = hi > lo ? 1 + (int)lround((hi - x) / (hi - lo) * 12) : 7;
-		if (k == 0)
-			buf_addf(b, "M%d %d", nx, ny);
-		else
-			buf_addf(b, "%s%d%s%d", k == 1 ? "l" : " ", nx - px, ny - py >= 0 ? " " : "",
-			    ny - py);
+		/* "M x y", then "l dx dy" and " dx dy", no space before a minus */
+		buf_addc(b, k == 0 ? 'M' : k == 1 ? 'l' : ' ');
+		history_add_int(b, k == 0 ? nx : nx - px);
+		if (k == 0 || ny - py >= 0)
+			buf_addc(b, ' ');
+		history_add_int(b, k == 0 ? ny : ny - py);
 		px = nx;
 		py = ny;
 	}
@@ -1078,14 +1138,14 @@ change_cell(buf *b, const struct site *s, const struct cohort *c, int m)
 		double pct = (r->v[m] / r->base[m] - 1) * 100;
 		double worse = metric_table[m].higher_is_better ? -pct : pct;
 		bool past = fabs(pct) > r->pol[m].threshold_percent * 100;
-		buf_addf(b, " data-v=\"%s\">", num_fixed(t, pct, 2));
+		buf_addc(b, '>');	/* the script sorts by the percent the cell shows */
 		if (past)
 			buf_addf(b, "<span class=\"%s\">", worse > 0 ? "w" : "b");
 		buf_addf(b, "%s%s%%", pct >= 0 ? "+" : "", num_fixed(t, pct, 1));
 		if (past)
 			buf_adds(b, "</span>");
 	} else
-		buf_adds(b, ">");
+		buf_addc(b, '>');
 	sparkline(b, s, c, m);
 }
 
@@ -1163,12 +1223,16 @@ index_row(buf *b, const struct site *s, const struct cohort *c)
 		commit_link(b, "", c, json_str(c->latest_change->cp, "commit_sha") ?
 		    json_str(c->latest_change->cp, "commit_sha") : "");
 	}
-	buf_addf(b, "<td data-v=\"%lld\">", r->instant == ISOTIME_MIN ? 0LL :
-	    (long long)(r->instant / 1000000));
+	/*
+	 * Sorted as its text (an ISO date); the commit as text: the last run
+	 * is the first row of the cohort's page, one link away.
+	 */
+	buf_adds(b, "<td>");
 	fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
-	buf_adds(b, " ");
-	if (*r->commit)
-		commit_link(b, "", c, r->commit);
+	if (*r->commit) {
+		buf_addc(b, ' ');
+		short_commit(b, r->commit);
+	}
 	buf_addc(b, '\n');
 }
 
@@ -1243,12 +1307,13 @@ alerts_of(const struct site *s, size_t *na)
 	return a;
 }
 
+static void coord1(buf *b, double v);
+
 static void
 pct_text(buf *b, double f)
 {
-	char t[NUM_BUFSZ];
-
-	buf_addf(b, "%s%%", num_fixed(t, f * 100, 1));
+	coord1(b, f * 100);
+	buf_addc(b, '%');
 }
 
 static void
@@ -1366,6 +1431,32 @@ index_page(buf *b, struct site *s)
 #define PB 24.0
 #define PW (CW - PL - PR)
 
+/*
+ * v with one decimal, as printf's "%.1f" writes it, without printf where
+ * v is small and ten times v far from a half (the test of num_text()):
+ * glibc prints a double through multiple precision, and a page of a short
+ * history is mostly coordinates (2,000 cohorts: 10,000 charts).
+ */
+static void
+coord1(buf *b, double v)
+{
+	double y = v * 10;
+	long long q;
+
+	if (!(fabs(y) < 1e9 && fabs(y - floor(y) - 0.5) > 1e-6) || (signbit(v) && llround(y) == 0)) {
+		buf_addf(b, "%.1f", v);
+		return;
+	}
+	q = llround(y);
+	if (q < 0) {
+		buf_addc(b, '-');
+		q = -q;
+	}
+	history_add_int(b, q / 10);
+	buf_addc(b, '.');
+	buf_addc(b, (char)('0' + q % 10));
+}
+
 /* A coordinate rounded to a whole unit, without printf. */
 static void
 icoord(buf *b, double v)
@@ -1381,19 +1472,42 @@ icoord(buf *b, double v)
 /*
  * A point of a path in whole units: "M x y" where the pen is up, else
  * relative to the last point ("l dx dy", "h dx", "v dy"), the command
- * left out when it repeats, no space before a minus sign.
+ * left out when it repeats, no space before a minus sign. Horizontal
+ * steps are held and drawn as one (a flat run of records is one "h"):
+ * pen_end() draws what is held, and lifts the pen.
  */
 struct pen {
 	bool down;
 	char cmd;
 	long x, y;
+	long held;			/* a horizontal step not yet drawn */
 };
+
+/* Draws the command cmd's first number v (the command when it changes). */
+static void
+pen_cmd(buf *b, struct pen *p, char cmd, long v)
+{
+	if (cmd != p->cmd)
+		buf_addc(b, cmd);
+	else if (v >= 0)
+		buf_addc(b, ' ');
+	history_add_int(b, v);
+	p->cmd = cmd;
+}
+
+static void
+pen_end(buf *b, struct pen *p)
+{
+	if (p->held != 0)
+		pen_cmd(b, p, 'h', p->held);
+	p->held = 0;
+	p->down = false;
+}
 
 static void
 step(buf *b, struct pen *p, double fx, double fy)
 {
 	long x, y, dx, dy;
-	char cmd;
 
 	if (!(fabs(fx) < 1e9 && fabs(fy) < 1e9))
 		return;		/* not a drawable point */
@@ -1408,19 +1522,21 @@ step(buf *b, struct pen *p, double fx, double fy)
 		history_add_int(b, y);
 		p->down = true;
 		p->cmd = 'M';
+	} else if (dy == 0) {
+		p->held += dx;
 	} else {
-		cmd = dy == 0 ? 'h' : dx == 0 ? 'v' : 'l';
-		if (cmd != p->cmd)
-			buf_addc(b, cmd);
-		else if ((cmd == 'h' ? dx : cmd == 'v' ? dy : dx) >= 0)
-			buf_addc(b, ' ');
-		history_add_int(b, cmd == 'v' ? dy : dx);
-		if (cmd == 'l') {
+		if (p->held != 0) {
+			pen_cmd(b, p, 'h', p->held);
+			p->held = 0;
+		}
+		if (dx == 0)
+			pen_cmd(b, p, 'v', dy);
+		else {
+			pen_cmd(b, p, 'l', dx);
 			if (dy >= 0)
 				buf_addc(b, ' ');
 			history_add_int(b, dy);
 		}
-		p->cmd = cmd;
 	}
 	p->x = x;
 	p->y = y;
@@ -1445,12 +1561,22 @@ shape_of(const char *status)
 	    strcmp(status, "CALIBRATION_NEEDED") == 0 ? 2 : 3;
 }
 
+/* Whether a record of a chart has a marker (latest: it is the chart's last). */
+static bool
+marked(const struct srec *r, bool latest)
+{
+	return latest || history_failing(r->status) || history_failing(r->today);
+}
+
 /*
  * The chart of metric m: its records in order (the x axis counts records,
  * the ticks give their dates), the line, the rolling baseline median, the
  * gate's band and the noise band at the latest baseline, the change points,
- * and a marker for each of the last MARKERS records, linked to its build
- * (else its row) and titled with its commit and value.
+ * and a marker for the latest record and for each record whose status, stored
+ * or today's, is a failure (the last MARKERS of them), linked to its build
+ * (else its row) and titled with its commit and value. Every other record
+ * is a point of the line and a row of the records table: a marker each
+ * would make the page of a long history several times larger.
  */
 static void
 chart(buf *b, const struct site *s, const struct cohort *c, int m)
@@ -1478,17 +1604,39 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		hi = fmax(hi, fmax(med, edge));
 	}
 	svgaxis_linear(&ya, lo, hi, 4);
-	buf_addf(b, "<figure id=\"m-%s\"><figcaption>%s (%s)</figcaption>"
-	    "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", metric_table[m].key,
-	    metric_table[m].label, units[m], CW, CH);
+	buf_adds(b, "<figure id=\"m-");
+	buf_adds(b, metric_table[m].key);
+	buf_adds(b, "\"><figcaption>");
+	buf_adds(b, metric_table[m].label);
+	buf_adds(b, " (");
+	buf_adds(b, units[m]);
+	buf_adds(b, ")</figcaption><svg viewBox=\"0 0 ");
+	icoord(b, CW);
+	buf_addc(b, ' ');
+	icoord(b, CH);
+	buf_adds(b, "\" role=\"img\"><title>");
 	xml_escape(b, c->label);
-	buf_addf(b, ": %s</title><path class=\"g\" d=\"", metric_table[m].key);
-	for (int t = 0; t < ya.n; t++)
-		buf_addf(b, "M%.0f %.1fH%.0f", PL, y_of(&ya, ya.v[t]), CW - PR);
+	buf_adds(b, ": ");
+	buf_adds(b, metric_table[m].key);
+	buf_adds(b, "</title><path class=\"g\" d=\"");
+	for (int t = 0; t < ya.n; t++) {
+		buf_addc(b, 'M');
+		icoord(b, PL);
+		buf_addc(b, ' ');
+		coord1(b, y_of(&ya, ya.v[t]));
+		buf_addc(b, 'H');
+		icoord(b, CW - PR);
+	}
 	buf_adds(b, "\"/>");
-	for (int t = 0; t < ya.n; t++)
-		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">%s</text>", PL - 4,
-		    y_of(&ya, ya.v[t]) + 3.5, ya.label[t]);
+	for (int t = 0; t < ya.n; t++) {
+		buf_adds(b, "<text class=\"yl\" x=\"");
+		icoord(b, PL - 4);
+		buf_adds(b, "\" y=\"");
+		coord1(b, y_of(&ya, ya.v[t]) + 3.5);
+		buf_adds(b, "\">");
+		buf_adds(b, ya.label[t]);
+		buf_adds(b, "</text>");
+	}
 	/* Dates under five evenly spaced records. */
 	for (int t = 0; t < 5 && n > 0; t++) {
 		size_t k = n < 2 ? 0 : (size_t)lround((double)t * (double)(n - 1) / 4);
@@ -1499,8 +1647,15 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		    s->r[idx[0]].instant < 5 * 86400 * 1000000LL ? "%m-%d %H:%M" : "%Y-%m-%d");
 		double x = x_of(k, n);
 		const char *an = svgaxis_anchor(x, svgaxis_text_width(lab.s, 10), 0, CW);
-		buf_addf(b, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"%s\">%s</text>", x, CH - 8,
-		    an, lab.s);
+		buf_adds(b, "<text x=\"");
+		coord1(b, x);
+		buf_adds(b, "\" y=\"");
+		icoord(b, CH - 8);
+		buf_adds(b, "\" text-anchor=\"");
+		buf_adds(b, an);
+		buf_adds(b, "\">");
+		buf_adds(b, lab.s);
+		buf_adds(b, "</text>");
 		buf_free(&lab);
 		if (n < 2)
 			break;
@@ -1513,14 +1668,27 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		if (ns->known && ns->spread > 0) {
 			double a = y_of(&ya, fmin(hi, med * (1 + ns->spread)));
 			double z = y_of(&ya, fmax(lo, med * (1 - ns->spread)));
-			buf_addf(b, "<rect class=\"noise\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
-			    "height=\"%.1f\"><title>noise: ", PL, a, PW, z - a);
+			buf_adds(b, "<rect class=\"noise\" x=\"");
+			icoord(b, PL);
+			buf_adds(b, "\" y=\"");
+			coord1(b, a);
+			buf_adds(b, "\" width=\"");
+			icoord(b, PW);
+			buf_adds(b, "\" height=\"");
+			coord1(b, z - a);
+			buf_adds(b, "\"><title>noise: ");
 			pct_text(b, ns->spread);
 			buf_adds(b, " of the median</title></rect>");
 		}
-		buf_addf(b, "<rect class=\"band\" x=\"%.0f\" y=\"%.1f\" width=\"%.0f\" "
-		    "height=\"%.1f\"><title>gate: baseline median ", PL, fmin(y1, y2), PW,
-		    fabs(y2 - y1));
+		buf_adds(b, "<rect class=\"band\" x=\"");
+		icoord(b, PL);
+		buf_adds(b, "\" y=\"");
+		coord1(b, fmin(y1, y2));
+		buf_adds(b, "\" width=\"");
+		icoord(b, PW);
+		buf_adds(b, "\" height=\"");
+		coord1(b, fabs(y2 - y1));
+		buf_adds(b, "\"><title>gate: baseline median ");
 		num_text(&lab, med, prec);
 		buf_addf(b, "%s %s, regression past ", lab.s, units[m]);
 		buf_reset(&lab);
@@ -1531,22 +1699,24 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 	/* The rolling baseline median of each record, then the values. */
 	buf_adds(b, "<path class=\"md\" d=\"");
 	{
-		struct pen p = { false, 0, 0, 0 };
+		struct pen p = { false, 0, 0, 0, 0 };
 
 		for (size_t k = 0; k < n; k++) {
 			const struct srec *r = &s->r[idx[k]];
 			if (!r->has_base[m])
-				p.down = false;
+				pen_end(b, &p);
 			else
 				step(b, &p, x_of(k, n), y_of(&ya, r->base[m]));
 		}
+		pen_end(b, &p);
 	}
 	buf_adds(b, "\"/><path class=\"ln\" d=\"");
 	{
-		struct pen p = { false, 0, 0, 0 };
+		struct pen p = { false, 0, 0, 0, 0 };
 
 		for (size_t k = 0; k < n; k++)
 			step(b, &p, x_of(k, n), y_of(&ya, s->r[idx[k]].v[m]));
+		pen_end(b, &p);
 	}
 	buf_adds(b, "\"/>");
 	/* Change points: a line at the first record at or after each. */
@@ -1560,8 +1730,15 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			;
 		if (k == n)
 			continue;
-		buf_addf(b, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\">"
-		    "<title>", h->worse ? "cw" : "cb", x_of(k, n), x_of(k, n), PT, CH - PB);
+		buf_addf(b, "<line class=\"%s\" x1=\"", h->worse ? "cw" : "cb");
+		coord1(b, x_of(k, n));
+		buf_adds(b, "\" x2=\"");
+		coord1(b, x_of(k, n));
+		buf_adds(b, "\" y1=\"");
+		icoord(b, PT);
+		buf_adds(b, "\" y2=\"");
+		icoord(b, CH - PB);
+		buf_adds(b, "\"><title>");
 		buf lab = BUF_INIT;
 		change_text(&lab, h);
 		/* the title is text: drop the span */
@@ -1571,21 +1748,30 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 				break;
 			memmove(p, e + 1, strlen(e + 1) + 1);
 		}
-		buf_addf(b, "change point: %s, commit %.7s, %s", lab.s,
-		    json_str(h->cp, "commit_sha") ? json_str(h->cp, "commit_sha") : "",
-		    h->state);
+		buf_addf(b, "change point: %s, commit ", lab.s);
+		short_commit(b, json_str(h->cp, "commit_sha") ? json_str(h->cp, "commit_sha") : "");
+		buf_adds(b, ", ");
+		xml_escape(b, h->state);
 		culprit_text(b, h->cp);
 		buf_adds(b, "</title></line>");
 		buf_free(&lab);
 	}
-	/* The markers, a group per status (its colour). */
+	/* The markers (the last MARKERS, found once), a group per status (its colour). */
+	size_t mk[MARKERS], nm = 0;
+	int shapes[MARKERS];
+	for (size_t k = n; k-- > 0 && nm < MARKERS;)
+		if (marked(&s->r[idx[k]], k + 1 == n)) {
+			shapes[nm] = shape_of(s->r[idx[k]].status);
+			mk[nm++] = k;
+		}
 	for (int shape = 0; shape < 4; shape++) {
 		bool open = false;
 
-		for (size_t k = n > MARKERS ? n - MARKERS : 0; k < n; k++) {
+		for (size_t j = nm; j-- > 0;) {
+			size_t k = mk[j];
 			const struct srec *r = &s->r[idx[k]];
 
-			if (shape_of(r->status) != shape)
+			if (shapes[j] != shape)
 				continue;
 			if (!open)
 				buf_addf(b, "<g class=\"p%d\">", shape);
@@ -1604,11 +1790,12 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 			buf_adds(b, "\" r=\"3\"><title>");
 			fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
 			buf_addc(b, ' ');
-			buf_add(b, *r->commit ? r->commit : "unknown",
-			    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
+			short_commit(b, r->commit);
 			buf_addc(b, ' ');
 			num_text(b, r->v[m], prec > 3 ? prec : 3);
-			buf_addf(b, " %s ", units[m]);
+			buf_addc(b, ' ');
+			buf_adds(b, units[m]);
+			buf_addc(b, ' ');
 			xml_escape(b, *r->status ? r->status : "no status");
 			buf_adds(b, "</title></circle></a>");
 		}
@@ -1632,7 +1819,8 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 	    "<th data-k data-f=\"e\">Eligible</th>");
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (s->column[m])
-			buf_addf(b, "<th data-k>%s</th>", metric_table[m].label);
+			buf_addf(b, "<th data-k data-m=\"%s\">%s</th>", metric_table[m].key,
+			    metric_table[m].label);
 	buf_adds(b, "<th data-k>Status (stored, today)</th><th>Reason</th></tr></thead><tbody>\n");
 	for (size_t i = c->n; i-- > 0;) {
 		const struct srec *r = &s->r[c->rows[i]];
@@ -1651,11 +1839,10 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 			xml_escape(b, r->url);
 			buf_adds(b, "\">");
 		}
-		buf_add(b, *r->commit ? r->commit : "unknown",
-		    *r->commit ? (strlen(r->commit) > 7 ? 7 : strlen(r->commit)) : 7);
+		short_commit(b, r->commit);
 		buf_adds(b, r->url != NULL ? "</a><td>" : "<td>");
 		xml_escape(b, *r->src ? r->src : "unknown");
-		buf_addf(b, "<td>%s", r->eligible ? "yes" : "no");
+		buf_adds(b, r->eligible ? "<td>yes" : "<td>no");
 		for (int m = 0; m < METRIC_COUNT; m++) {
 			if (!s->column[m])
 				continue;
@@ -1666,9 +1853,9 @@ records_table(buf *b, const struct site *s, const struct cohort *c)
 		}
 		buf_adds(b, "<td>");
 		statuses(b, r);
-		buf_adds(b, "<td>");
-		if (history_failing(r->status)) {
+		if (history_failing(r->status)) {	/* else no Reason cell: a row may be short */
 			char *cut = strlen(r->reason) > 300 ? easprintf("%.297s...", r->reason) : NULL;
+			buf_adds(b, "<td>");
 			xml_escape(b, cut != NULL ? cut : r->reason);
 			free(cut);
 		}
@@ -1946,6 +2133,33 @@ feed(buf *b, const struct site *s)
 	free(a);
 }
 
+/* The columns of a cohort's data (then one per metric). */
+static const char *const data_cols[] = { "time", "commit_sha" };
+#define DATA_COLS (int)(sizeof data_cols / sizeof *data_cols)
+
+/* An instant as seconds since the epoch, exact: a fraction only when it has one. */
+static void
+epoch_seconds(buf *b, int64_t us)
+{
+	int64_t sec = us / 1000000, frac = us % 1000000;
+	char d[8];
+	int n = 6;
+
+	if (frac < 0) {
+		sec--;
+		frac += 1000000;
+	}
+	history_add_int(b, (long long)sec);
+	if (frac == 0)
+		return;
+	for (int i = 5; i >= 0; i--, frac /= 10)
+		d[i] = (char)('0' + frac % 10);
+	while (d[n - 1] == '0')
+		n--;
+	buf_addc(b, '.');
+	buf_add(b, d, (size_t)n);
+}
+
 /* A JSON array of one column of the cohort's records, oldest first. */
 static void
 data_column(buf *b, const struct site *s, const struct cohort *c, int col)
@@ -1959,22 +2173,16 @@ data_column(buf *b, const struct site *s, const struct cohort *c, int col)
 		if (i > 0)
 			buf_addc(b, ',');
 		switch (col) {
-		case 0: json_write_string(b, r->ts); break;
-		case 1: json_write_string(b, r->commit); break;
-		case 2: json_write_string(b, r->src); break;
-		case 3: buf_adds(b, r->eligible ? "true" : "false"); break;
-		case 4: buf_adds(b, r->success ? "true" : "false"); break;
-		case 5: json_write_string(b, r->status); break;
-		case 6: json_write_string(b, r->today); break;
-		case 7:
-			if (r->url != NULL)
-				json_write_string(b, r->url);
-			else
+		case 0:
+			if (r->instant == ISOTIME_MIN)
 				buf_adds(b, "null");
+			else
+				epoch_seconds(b, r->instant);
 			break;
-		default:	/* metric col - 8: finite where present */
-			if (r->has[col - 8])
-				buf_adds(b, num_repr(num, r->v[col - 8]));
+		case 1: json_write_string(b, r->commit); break;
+		default:	/* metric col - DATA_COLS: finite where present */
+			if (r->has[col - DATA_COLS])
+				buf_adds(b, num_repr(num, r->v[col - DATA_COLS]));
 			else
 				buf_adds(b, "null");
 		}
@@ -1985,14 +2193,16 @@ data_column(buf *b, const struct site *s, const struct cohort *c, int col)
 /*
  * A cohort's series, by column: each key of "records" is an array with
  * one element per record, oldest first ("metrics" holds one such array
- * per metric, null where the record has none). Written directly, as
- * json_write() writes it compact, without a tree of 7,000 nodes.
+ * per metric, null where the record has none). The series only: the
+ * instant and the commit of each record and its values as stored. Run
+ * sources, statuses, build links and reasons are in the records table of
+ * the cohort's page, which holds every record: both in full would make
+ * the site of 200 cohorts of 500 runs half again as large (issue 26's
+ * budget: 40 MB). Written directly, without a tree of thousands of nodes.
  */
 static void
 data_json(buf *b, const struct site *s, const struct cohort *c)
 {
-	static const char *const cols[] = { "timestamp", "commit_sha", "run_source",
-	    "baseline_eligible", "success", "comparison_status", "today_status", "build_url" };
 	static const char *const head[] = { "cohort", "label", "kind", "model_id", "gpu_type" };
 	const char *val[] = { c->id, c->label, c->key[0], c->last->model, c->last->gpu };
 	bool first = true;
@@ -2011,9 +2221,9 @@ data_json(buf *b, const struct site *s, const struct cohort *c)
 		json_write_string(b, c->key[3 + k]);
 	}
 	buf_adds(b, "},\"records\":");
-	for (int k = 0; k < 8; k++) {
+	for (int k = 0; k < DATA_COLS; k++) {
 		buf_addc(b, k == 0 ? '{' : ',');
-		json_write_string(b, cols[k]);
+		json_write_string(b, data_cols[k]);
 		buf_addc(b, ':');
 		data_column(b, s, c, k);
 	}
@@ -2025,7 +2235,7 @@ data_json(buf *b, const struct site *s, const struct cohort *c)
 		first = false;
 		json_write_string(b, metric_table[m].key);
 		buf_addc(b, ':');
-		data_column(b, s, c, 8 + m);
+		data_column(b, s, c, DATA_COLS + m);
 	}
 	buf_adds(b, first ? "{}}}\n" : "}}}\n");
 }
@@ -2114,8 +2324,8 @@ site_free(struct site *s)
 		cJSON_Delete(s->cps[i]);
 	for (size_t i = 0; i < s->nabs; i++)
 		cJSON_Delete(s->abs[i]);
-	strset_free(&s->pool);
-	strset_free(&s->paths);
+	strmap_free(&s->pool);
+	strmap_free(&s->paths);
 	free(s->c);
 	free(s->sorted);
 	free(s->ch);

@@ -51,7 +51,7 @@ char *
 git_redact(const char *text)
 {
 	const char *tok = git_token(), *p, *at, *end;
-	buf b = { 0 };
+	buf b = BUF_INIT;
 	size_t tn = tok != NULL ? strlen(tok) : 0;
 
 	for (p = text; *p != '\0';) {
@@ -79,8 +79,6 @@ git_redact(const char *text)
 		}
 		buf_addc(&b, *p++);
 	}
-	if (b.s == NULL)
-		buf_adds(&b, "");
 	return buf_detach(&b);
 }
 
@@ -91,7 +89,7 @@ git_redact(const char *text)
 char *
 git_last_error(const buf *err)
 {
-	const char *s = err->s != NULL ? err->s : "", *p = s, *pick = NULL, *last = NULL;
+	const char *s = err->s, *p = s, *pick = NULL, *last = NULL;
 	size_t pn = 0, ln = 0, rank = 0;
 	char *copy, *red;
 
@@ -141,8 +139,8 @@ is_error_line(const char *p, size_t n)
 char *
 git_errors(const buf *err)
 {
-	const char *p = err->s != NULL ? err->s : "";
-	buf b = { 0 };
+	const char *p = err->s;
+	buf b = BUF_INIT;
 	char *red;
 
 	while (*p != '\0') {
@@ -158,7 +156,7 @@ git_errors(const buf *err)
 		}
 		p += len + (e != NULL);
 	}
-	if (b.s == NULL)
+	if (b.len == 0)
 		return git_last_error(err);
 	red = git_redact(b.s);
 	buf_free(&b);

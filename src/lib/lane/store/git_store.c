@@ -41,7 +41,7 @@ static int
 run(gitstore *g, const char *what, const char *const *args, const char *in,
     size_t n, buf *out)
 {
-	buf err = { 0 };
+	buf err = BUF_INIT;
 	char *msg;
 	int rc = git_run(g->dir, args, in, n, out, &err);
 
@@ -58,10 +58,10 @@ run(gitstore *g, const char *what, const char *const *args, const char *in,
 static char *
 line_of(gitstore *g, const char *const *args)
 {
-	buf out = { 0 };
+	buf out = BUF_INIT;
 	size_t n;
 
-	if (run(g, NULL, args, NULL, 0, &out) != 0 || out.s == NULL) {
+	if (run(g, NULL, args, NULL, 0, &out) != 0 || out.len == 0) {
 		buf_free(&out);
 		return NULL;
 	}
@@ -186,7 +186,7 @@ static int
 clone(gitstore *g)
 {
 	char *tmp = easprintf("%s.tmp-%ld", g->dir, (long)getpid());
-	buf err = { 0 };
+	buf err = BUF_INIT;
 	char *msg;
 	int rc;
 
@@ -228,7 +228,7 @@ lock(gitstore *g)
 static int
 fetch(gitstore *g)
 {
-	buf err = { 0 };
+	buf err = BUF_INIT;
 	int rc;
 
 	free(g->remote_error);
@@ -258,7 +258,7 @@ read_head(gitstore *g)
 static int
 integrate(gitstore *g)
 {
-	buf out = { 0 };
+	buf out = BUF_INIT;
 	int rc;
 
 	read_head(g);
@@ -274,7 +274,7 @@ integrate(gitstore *g)
 	run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out);
 	run(g, NULL, ARGS("rebase", "--abort"), NULL, 0, NULL);
 	warnx_("%s: a record of an earlier upload that was never pushed conflicts with "
-	    "the remote: %s", g->shown, out.s != NULL ? strtok(out.s, "\n") : "?");
+	    "the remote: %s", g->shown, out.len > 0 ? strtok(out.s, "\n") : "?");
 	buf_free(&out);
 	return -1;
 }
@@ -380,7 +380,7 @@ gitstore_head(const gitstore *g)
 int
 gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg)
 {
-	buf list = { 0 };
+	buf list = BUF_INIT;
 	int rc;
 
 	for (size_t i = 0; i < n; i++)
@@ -437,7 +437,7 @@ static int
 push(gitstore *g, const char *rev, char **why, char **lock)
 {
 	char *ref = easprintf("%s:refs/heads/%s", rev, g->branch);
-	buf out = { 0 }, err = { 0 };
+	buf out = BUF_INIT, err = BUF_INIT;
 	int rc = git_run(g->dir, ARGS("push", "--porcelain", "-q", "origin", ref), NULL, 0,
 	    &out, &err);
 
@@ -545,7 +545,7 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 {
 	char *index = easprintf("%s/.git/perfkite-cas-index-%ld", g->dir, (long)getpid());
 	char *envv[] = { NULL, NULL }, *tree = NULL, *commit = NULL, *why = NULL, *lock = NULL;
-	buf res = { 0 }, err = { 0 };
+	buf res = BUF_INIT, err = BUF_INIT;
 	int rc = -1;
 	size_t i;
 
@@ -559,7 +559,7 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 
 		buf_reset(&res);
 		if (git_run_env(g->dir, envv, ARGS("hash-object", "-w", "--no-filters",
-		    "--stdin"), bytes[i], len[i], &res, &err) != 0 || res.s == NULL)
+		    "--stdin"), bytes[i], len[i], &res, &err) != 0 || res.len == 0)
 			goto git_failed;
 		k = strcspn(res.s, "\n");
 		res.s[k] = '\0';
@@ -573,13 +573,13 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 	}
 	buf_reset(&res);
 	if (git_run_env(g->dir, envv, ARGS("write-tree"), NULL, 0, &res, &err) != 0 ||
-	    res.s == NULL)
+	    res.len == 0)
 		goto git_failed;
 	tree = estrndup(res.s, strcspn(res.s, "\n"));
 	buf_reset(&res);
 	if (git_run_env(g->dir, envv, g->head[0] != '\0' ?
 	    ARGS("commit-tree", tree, "-p", g->head, "-m", msg) :
-	    ARGS("commit-tree", tree, "-m", msg), NULL, 0, &res, &err) != 0 || res.s == NULL)
+	    ARGS("commit-tree", tree, "-m", msg), NULL, 0, &res, &err) != 0 || res.len == 0)
 		goto git_failed;
 	commit = estrndup(res.s, strcspn(res.s, "\n"));
 	/* Without force: a remote that moved since the fetch refuses it. */

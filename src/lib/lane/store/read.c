@@ -19,6 +19,7 @@
 #include "core/jsonl.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
+#include "lane/store/index.h"
 #include "lane/identity.h"
 #include "lane/store/read.h"
 #include "core/text.h"
@@ -83,6 +84,7 @@ struct scan {
 	const char *root;
 	int threads;
 	const struct store_units *u;	/* store_scan_units(), or NULL */
+	const struct store_index_plan *plan;	/* the index's plan, or NULL */
 };
 
 /* One reader's own state. */
@@ -613,7 +615,7 @@ path_pop(buf *full, buf *rel, size_t flen, size_t rlen)
 	full->len = flen;
 	full->s[flen] = '\0';
 	rel->len = rlen;
-	if (rel->s != NULL)
+	if (rel->cap > 0)
 		rel->s[rlen] = '\0';
 }
 
@@ -714,7 +716,10 @@ walk(struct worker *w, buf *full, buf *rel)
 				isdir = de->d_type == DT_UNKNOWN && S_ISDIR(st.st_mode);
 			}
 		}
-		if (isdir)
+		/* A directory the index covers is read on its own (scan_plan). */
+		if (isdir && w->sc->plan != NULL && store_index_known(w->sc->plan, rel->s))
+			;
+		else if (isdir)
 			rc = walk(w, full, rel);
 		else if (isreg && json_name(de->d_name))
 			rc = read_file(w, dirfd(d), de->d_name, full->s, rel->s,
@@ -870,6 +875,54 @@ scan_root(struct scan *sc, struct worker *main_w)
 	free(sc->units);
 }
 
+/*
+ * The store through its index: the files the plan names, then the
+ * directories that changed since the index was written.
+ */
+static void
+scan_plan(struct scan *sc, struct worker *w, const struct store_index_plan *p)
+{
+	buf full = BUF_INIT, rel = BUF_INIT;
+	int dfd;
+
+	if ((dfd = open(sc->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+		store_failed(sc, sc->root, errno);
+		return;
+	}
+	buf_adds(&full, sc->root);
+	buf_adds(&rel, "");
+	for (size_t i = 0; i < p->nfiles; i++) {
+		if (worker_batch(w) == NULL) {
+			path_push(&full, &rel, p->files[i]);
+			read_file(w, dfd, p->files[i], full.s, rel.s, true);
+			path_pop(&full, &rel, strlen(sc->root), 0);
+			continue;
+		}
+		w->name_at[w->nnames++] = w->names.len;
+		buf_add(&w->names, p->files[i], strlen(p->files[i]) + 1);
+		if (w->nnames == FILE_BATCH_MAX)
+			read_waiting(w, dfd, &full, &rel);
+	}
+	read_waiting(w, dfd, &full, &rel);
+	close(dfd);
+	for (size_t i = 0; i < p->ndirs && !sc->failed; i++) {
+		buf_reset(&full);
+		buf_reset(&rel);
+		if (strcmp(p->dirs[i], ".") == 0) {
+			buf_adds(&full, sc->root);
+			buf_adds(&rel, "");
+		} else {
+			buf_addf(&full, "%s/%s", sc->root, p->dirs[i]);
+			buf_adds(&rel, p->dirs[i]);
+		}
+		w->unit = 0;
+		walk(w, &full, &rel);
+	}
+	buf_free(&full);
+	buf_free(&rel);
+	w->nrecords += p->nrecords;
+}
+
 int
 store_scan(store *s, const struct store_query *q, int nq,
     void (*hit)(const struct store_hit *, void *), void *ctx, char **raised)
@@ -923,9 +976,19 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 	}
 	worker_init(&w, &sc);
 	if (s->root != NULL) {
+		struct store_index_plan *plan = NULL;
+
 		sc.root = s->root;
 		sc.threads = s->threads;
-		scan_root(&sc, &w);
+		/* The index answers queries that name cohorts, read whole. */
+		if (!s->slow && u == NULL)
+			plan = store_index_plan(s->root, q, nq, s->nstreams == 0);
+		if (plan != NULL) {
+			sc.plan = plan;
+			scan_plan(&sc, &w, plan);
+			store_index_plan_free(plan);
+		} else
+			scan_root(&sc, &w);
 	}
 	rc = sc.failed ? -1 : 0;
 	for (i = 0; rc == 0 && i < s->nstreams; i++)

@@ -39,6 +39,15 @@ struct store_query {
 	int nkeys;
 	bool successful_only;	/* drop records whose success is present and falsy */
 	bool eligible_only;	/* baseline_eligible is true, or neither key present */
+	/*
+	 * Hints for a scan through the store index (index.h): the caller's
+	 * answer depends only on the newest (by timestamp, then path) newest
+	 * matches (0: on all), or, with distinct, on one match of each
+	 * combination of identity values and filter inputs (what
+	 * identity_add_other_recipe() reads). A scan may still deliver more.
+	 */
+	int newest;
+	bool distinct;
 };
 
 /* A record that matched at least one query; valid during the callback only. */

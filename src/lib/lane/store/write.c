@@ -13,6 +13,7 @@
 #include "core/err.h"
 #include "core/lock.h"
 #include "lane/store/git_store.h"
+#include "lane/store/index.h"
 #include "lane/store/write.h"
 
 #define LOCK_FILE ".perfkite-lock"
@@ -178,7 +179,7 @@ store_writer_check(store_writer *w, const char *rel, const char *data, size_t n)
 	char *path = easprintf("%s/%s", w->dir, rel);
 	enum store_writer_have have = STOREW_OTHER;
 	struct stat st;
-	buf b = { 0 };
+	buf b = BUF_INIT;
 	char chunk[65536];
 	ssize_t r;
 	int fd;
@@ -250,6 +251,27 @@ store_writer_put(store_writer *w, const char *rel, const char *data, size_t n)
 	return rc;
 }
 
+bool
+store_writer_indexed(const store_writer *w)
+{
+	char *path = easprintf("%s/" STORE_INDEX_DIR, w->dir);
+	struct stat st;
+	bool has = store_index_enabled() && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(path);
+	return has;
+}
+
+int
+store_writer_reindex(store_writer *w, bool full)
+{
+	if (w->git != NULL) {
+		warnx_("%s: a git store's index is not kept yet", gitstore_shown(w->git));
+		return -1;
+	}
+	return store_index_update(w->dir, NULL, 0, full);
+}
+
 static void
 forget_added(store_writer *w)
 {
@@ -268,6 +290,13 @@ store_writer_commit(store_writer *w, const char *msg)
 	if (w->git == NULL) {
 		/* Counted when its first record was placed (store_writer_put). */
 		w->counted = false;
+		/*
+		 * A store with an index gets the batch in it, still under the
+		 * lock. The records are in place already: an index that could
+		 * not be written is stale, which its readers see (index.h).
+		 */
+		if (w->nadded > 0 && store_writer_indexed(w))
+			store_index_update(w->dir, w->added, w->nadded, false);
 		forget_added(w);
 		return 0;
 	}

@@ -76,6 +76,18 @@ const char *store_writer_revision(const store_writer *w);
 int store_writer_swap(store_writer *w, char *const *rel, char *const *data, const size_t *len,
     size_t n, const char *msg, char out[64]);
 
+/*
+ * Whether the store keeps an index (its ".perfkite-index" exists and
+ * PERF_STORE_INDEX is not 0): then every commit updates it (index.h).
+ */
+bool store_writer_indexed(const store_writer *w);
+
+/*
+ * Builds the directory store's index, or repairs it (full: from nothing).
+ * Returns 0, or -1 after reporting.
+ */
+int store_writer_reindex(store_writer *w, bool full);
+
 void store_writer_close(store_writer *w);
 
 #endif

@@ -1,0 +1,67 @@
+/* strvec: see strvec.h. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "core/err.h"
+#include "core/strvec.h"
+
+char *strvec_empty[1];
+
+/* Appends s, which the vector then owns. */
+static void
+push_owned(struct strvec *sv, char *s)
+{
+	if (sv->n + 2 > sv->cap) {
+		size_t cap = sv->cap ? sv->cap * 2 : 16;
+
+		sv->v = sv->cap ? erealloc(sv->v, cap * sizeof *sv->v) :
+		    emalloc(cap * sizeof *sv->v);
+		sv->cap = cap;
+	}
+	sv->v[sv->n++] = s;
+	sv->v[sv->n] = NULL;
+}
+
+void
+strvec_push(struct strvec *sv, const char *s)
+{
+	push_owned(sv, estrdup(s));
+}
+
+void
+strvec_pushv(struct strvec *sv, const char *const *v)
+{
+	for (; *v != NULL; v++)
+		strvec_push(sv, *v);
+}
+
+void
+strvec_pushf(struct strvec *sv, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		die("cannot format an argument");
+	s = emalloc((size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf(s, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	push_owned(sv, s);
+}
+
+void
+strvec_clear(struct strvec *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	if (sv->cap > 0)
+		free(sv->v);
+	sv->v = strvec_empty;
+	sv->n = sv->cap = 0;
+}

@@ -1,0 +1,74 @@
+/*
+ * index: the store index (perfkite(7) "Store index"), a cache of a
+ * directory store that lets a reader of a few cohorts read a few files.
+ *
+ * It lives in the store's hidden directory ".perfkite-index" (hidden, and
+ * no "*.json" in it: the reference's loader and every record reader skip
+ * it): a MANIFEST, and one file per cohort (the str() of workload_id,
+ * variant_id and benchmark_version, as the lookups compare them) listing
+ * each record file of the cohort with its identity, the inputs of the
+ * successful and baseline-eligible filters, its timestamp and its path.
+ *
+ * The MANIFEST records, for every directory of the store, what it was
+ * when indexed (inode, modification and change times); a reader stats
+ * them and reads in full every directory that changed since, so that a
+ * foreign write (a file added, removed, renamed over, a directory added
+ * or renamed) is never missed and the answer equals a full scan. A file
+ * rewritten in place, without a rename, changes no directory: that alone
+ * is not seen until the directory changes or the index is rebuilt.
+ *
+ * The writers update it under the store's lock after placing their
+ * records; a writer killed half-way leaves directories whose times no
+ * longer match (read in full) or cohort files whose generation the
+ * MANIFEST does not name (the index is then not used at all): stale,
+ * never wrong. PERF_STORE_INDEX=0 turns it off for every reader.
+ */
+#ifndef PERF_LANE_STORE_INDEX_H
+#define PERF_LANE_STORE_INDEX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lane/store/read.h"
+
+#define STORE_INDEX_DIR ".perfkite-index"
+
+/* Whether readers and writers use the index (PERF_STORE_INDEX is not "0"). */
+bool store_index_enabled(void);
+
+/*
+ * Brings the index of the directory store root up to date: the
+ * directories that changed since it was written are read again (the
+ * store-relative files written[0..n) always are), or, with full or
+ * without a usable index, every directory. The caller holds the store's
+ * lock. Returns 0, or -1 after reporting.
+ */
+int store_index_update(const char *root, char *const *written, size_t n, bool full);
+
+/* What a scan reads when the index can answer its queries. */
+struct store_index_plan {
+	char **files;		/* store-relative record files, sorted */
+	size_t nfiles;
+	char **dirs;		/* directories that changed: read their files */
+	size_t ndirs;
+	char **known;		/* every directory the index covers, sorted */
+	size_t nknown;
+	size_t nrecords;	/* the records of the directories that did not change */
+};
+
+/*
+ * The plan for the queries q[0..nq) on the store root, or NULL when the
+ * index cannot answer them (none, unusable, disabled, or a query that
+ * does not name a cohort). With hints, a query's newest and distinct are
+ * honoured (no history stream is read beside the store).
+ */
+struct store_index_plan *store_index_plan(const char *root, const struct store_query *q,
+    int nq, bool hints);
+
+/* Whether the store-relative directory rel is one the plan covers. */
+bool store_index_known(const struct store_index_plan *p, const char *rel);
+
+void store_index_plan_free(struct store_index_plan *p);
+
+#endif

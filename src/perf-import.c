@@ -1,0 +1,144 @@
+/*
+ * perf-import: a benchmark tool's output to raw records, one per
+ * benchmark (perf-import(1)): Google Benchmark, pytest-benchmark,
+ * hyperfine, go test -bench, Catch2, Criterion.rs, JMH, BenchmarkDotNet
+ * and perfkite's generic JSON, the format recognised from the content
+ * unless --format names it. Every input is read and checked before any
+ * record is written, so a malformed one leaves nothing half-written.
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/cli.h"
+#include "core/err.h"
+#include "core/json.h"
+#include "core/jsonl.h"
+#include "lane/gpu.h"
+#include "lane/import/import.h"
+#include "lane/provenance.h"
+
+static struct {
+	const char *format;
+	const char **identity;		/* --identity KEY=VALUE, NULL-terminated */
+	size_t nidentity;
+	struct provenance_env env;
+	struct gpu gpu;
+} opt;
+
+static const char usage_text[] =
+    "usage: perf-import [-f format] [-i key=value ...] [file ...]\n"
+    "\n"
+    "options:\n"
+    "  -f, --format format       google-benchmark, pytest-benchmark, hyperfine, go, catch2,\n"
+    "                            criterion, jmh, benchmarkdotnet, perfkite, customSmallerIsBetter\n"
+    "                            or customBiggerIsBetter (default: recognised from the content)\n"
+    "  -i, --identity key=value  set an identity or provenance key of every record\n"
+    "  -h, --help                print usage and exit\n"
+    "  --version                 print the version and exit\n";
+
+/* The records of one suite appended to out; *failed counts failed ones. */
+static int
+records(struct import_suite *s, const struct import_identity *id, buf *out,
+    const char *label)
+{
+	buf where = BUF_INIT;
+	int rc = 0;
+
+	for (size_t i = 0; i < s->nb && rc == 0; i++) {
+		cJSON *rec = import_record(s, &s->b[i], id);
+
+		buf_reset(&where);
+		if (json_write(out, rec, JSON_COMPACT, &where) != 0) {
+			diag(label, 0, "%s: cannot write %s: not a finite number", s->b[i].id,
+			    where.s);
+			rc = -1;
+		}
+		buf_addc(out, '\n');
+		cJSON_Delete(rec);
+	}
+	buf_free(&where);
+	return rc;
+}
+
+static void
+add_identity(const char *kv)
+{
+	char msg[160];
+
+	if (!import_identity_valid(kv, msg, sizeof msg)) {
+		warnx_("%s", msg);
+		cli_usage(usage_text, EXIT_TROUBLE);
+	}
+	opt.identity = erealloc(opt.identity, (opt.nidentity + 2) * sizeof *opt.identity);
+	opt.identity[opt.nidentity++] = kv;
+	opt.identity[opt.nidentity] = NULL;
+}
+
+int
+main(int argc, char *argv[])
+{
+	static const struct option longopts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "identity", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct import_identity id;
+	struct import_suite s;
+	buf out = BUF_INIT;
+	long failed = 0;
+	int c, n, bad = 0;
+
+	err_init(argv[0]);
+	while ((c = getopt_long(argc, argv, "hf:i:", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			if (!import_format_known(optarg)) {
+				warnx_("unknown format '%s'", optarg);
+				cli_usage(usage_text, EXIT_TROUBLE);
+			}
+			opt.format = optarg;
+			break;
+		case 'i': add_identity(optarg); break;
+		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'V': cli_version();
+		default: cli_usage(usage_text, EXIT_TROUBLE);
+		}
+	}
+	provenance_env_load(&opt.env);
+	gpu_open(&opt.gpu);
+	memset(&id, 0, sizeof id);
+	import_provenance(&id, &opt.env);
+	id.device = gpu_device_name(&opt.gpu);
+	id.hardware = import_hardware_profile(&opt.gpu, opt.gpu.cuda ? opt.gpu.count : 0);
+	id.overrides = opt.identity;
+	n = argc - optind;
+	for (int i = 0; i < (n > 0 ? n : 1); i++) {
+		const char *path = n > 0 ? argv[optind + i] : "-";
+		const char *label = strcmp(path, "-") == 0 ? "<stdin>" : path;
+
+		if (import_read(opt.format, path, label, &s) != 0) {
+			bad++;
+			continue;
+		}
+		failed += import_report_failures(&s, label);
+		if (records(&s, &id, &out, label) != 0)
+			bad++;
+		import_suite_free(&s);
+	}
+	/* All or nothing: a malformed input writes no record at all. */
+	if (bad == 0 && out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len)
+		bad++;
+	if (jsonl_finish(stdout, "standard output") != 0)
+		bad++;
+	buf_free(&out);
+	cJSON_Delete(id.hardware);
+	gpu_close(&opt.gpu);
+	free(opt.identity);
+	return bad > 0 ? EXIT_TROUBLE : failed > 0 ? EXIT_GATE : EXIT_PASS;
+}
