@@ -18,7 +18,6 @@
 #include "core/strmap.h"
 #include "lane/store/read.h"
 #include "core/svg_axis.h"
-#include "core/text.h"
 #include "core/unit.h"
 #include "core/xml.h"
 
