@@ -453,15 +453,20 @@ decision_of(const struct found *f)
 	const struct decision *d;
 	int64_t lo = ISOTIME_MIN, hi = ISOTIME_MIN;
 
-	/* Decisions name one of the six metrics. */
-	if (!f->c->v2 || decisions.n == 0 || f->c->name != NULL)
+	if (!f->c->v2 || decisions.n == 0)
 		return NULL;
-	if ((d = decisions_latest(&decisions, f->c->ident, f->metric, f->at[AT_PATH])) != NULL)
+	/* A named metric's series: the decisions on that name (perf-seed --metric NAME). */
+	d = f->c->name != NULL ? decisions_latest_named(&decisions, f->c->ident, f->c->name,
+	    f->at[AT_PATH]) : decisions_latest(&decisions, f->c->ident, f->metric, f->at[AT_PATH]);
+	if (d != NULL)
 		return d;
 	if (!isotime_parse(f->before[AT_TIMESTAMP], &lo))
 		lo = ISOTIME_MIN;
 	if (!isotime_parse(f->at[AT_TIMESTAMP], &hi))
 		hi = ISOTIME_MIN;
+	if (f->c->name != NULL)
+		return decisions_accept_between_named(&decisions, f->c->ident, f->c->name, lo,
+		    f->before[AT_PATH], hi, f->at[AT_PATH]);
 	return decisions_accept_between(&decisions, f->c->ident, f->metric, lo,
 	    f->before[AT_PATH], hi, f->at[AT_PATH]);
 }

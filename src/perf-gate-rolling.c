@@ -82,6 +82,7 @@ struct current {
 	struct named_metric *nm;
 	struct nm_policy *npol;
 	size_t nnm;
+	const struct decision **naccept;	/* the accept in force per named metric */
 };
 
 /* The store's decisions, read once with the history. */
@@ -263,13 +264,15 @@ named_values(const struct current *c, const cJSON *rec)
 
 /*
  * A record of a cohort with an accept: each metric keeps it when the
- * accept's baseline admits it (or, without an accept, the store's rule;
- * named metrics always by the store's rule).
+ * accept's baseline admits it (or, without an accept, the store's rule),
+ * each named metric as its own accept (perf-seed accept --metric NAME)
+ * or the store's rule says.
  */
 static struct hist_point *
 add_decided(struct current *c, const struct store_hit *h)
 {
 	bool trusted = store_query_matches(&c->trusted, h->record), in[METRIC_COUNT], any = false;
+	bool *nin = c->nnm > 0 ? emalloc(c->nnm * sizeof *nin) : NULL, anyn = false;
 	struct hist_point *p;
 
 	for (int m = 0; m < METRIC_COUNT; m++) {
@@ -277,16 +280,25 @@ add_decided(struct current *c, const struct store_hit *h)
 		    h->record, trusted) : trusted;
 		any = any || in[m];
 	}
-	if (!(any || (trusted && c->nnm > 0)) || (p = history_add(&c->past, h)) == NULL)
+	for (size_t j = 0; j < c->nnm; j++) {
+		nin[j] = c->naccept[j] != NULL ? decision_admits(c->naccept[j], h->instant,
+		    h->path, h->record, trusted) : trusted;
+		anyn = anyn || nin[j];
+	}
+	if (!(any || anyn) || (p = history_add(&c->past, h)) == NULL) {
+		free(nin);
 		return NULL;
+	}
 	for (int m = 0; m < METRIC_COUNT; m++)
 		p->has[m] = p->has[m] && in[m];
-	if (!trusted && c->nnm > 0) {
-		/* Named values of a record the store's rule does not trust: none. */
-		p->named = emalloc(c->nnm * sizeof *p->named);
+	if (c->nnm > 0) {
+		/* Named values of a record their baseline does not admit: none. */
+		p->named = named_values(c, h->record);
 		for (size_t j = 0; j < c->nnm; j++)
-			p->named[j] = NAN;
+			if (!nin[j])
+				p->named[j] = NAN;
 	}
+	free(nin);
 	return p;
 }
 
@@ -306,6 +318,13 @@ load_decisions(store *st, struct current *cur, size_t n)
 		for (int m = 0; m < METRIC_COUNT; m++) {
 			cur[i].accept[m] = decisions_accept(&decisions, cur[i].id.value, m);
 			cur[i].decided = cur[i].decided || cur[i].accept[m] != NULL;
+		}
+		if (cur[i].nnm > 0)
+			cur[i].naccept = ecalloc(cur[i].nnm, sizeof *cur[i].naccept);
+		for (size_t j = 0; j < cur[i].nnm; j++) {
+			cur[i].naccept[j] = decisions_accept_named(&decisions, cur[i].id.value,
+			    cur[i].nm[j].name);
+			cur[i].decided = cur[i].decided || cur[i].naccept[j] != NULL;
 		}
 	}
 	return 0;
@@ -839,10 +858,11 @@ static cJSON *
 baseline_since(const struct current *c)
 {
 	const struct decision *a = NULL;
-	cJSON *o = json_new_object(), *metrics = json_new_array();
+	cJSON *o = json_new_object(), *metrics = json_new_array(), *named = json_new_array();
 
-	for (int i = 0; i < METRIC_COUNT; i++) {
-		const struct decision *x = c->accept[i];
+	for (int i = 0; i < METRIC_COUNT + (int)c->nnm; i++) {
+		const struct decision *x = i < METRIC_COUNT ? c->accept[i] :
+		    c->naccept[i - METRIC_COUNT];
 
 		if (x != NULL && (a == NULL || decision_order(x->record_instant, x->record,
 		    a->record_instant, a->record) > 0))
@@ -851,6 +871,9 @@ baseline_since(const struct current *c)
 	for (int i = 0; i < METRIC_COUNT; i++)
 		if (c->accept[i] == a)
 			json_append(metrics, json_new_string(metric_table[i].key));
+	for (size_t j = 0; j < c->nnm; j++)
+		if (c->naccept[j] == a)
+			json_append(named, json_new_string(c->nm[j].name));
 	json_set(o, "decision", json_new_string(a->id));
 	json_set(o, "record", json_new_string(a->record));
 	json_set(o, "timestamp", a->record_timestamp != NULL ?
@@ -858,6 +881,11 @@ baseline_since(const struct current *c)
 	json_set(o, "by", json_new_string(a->by));
 	json_set(o, "reason", json_new_string(a->reason));
 	json_set(o, "metrics", metrics);
+	/* Only when an accept on a named metric starts it: the rest stay as they were. */
+	if (cJSON_GetArraySize(named) > 0)
+		json_set(o, "named_metrics", named);
+	else
+		cJSON_Delete(named);
 	return o;
 }
 
@@ -1001,6 +1029,7 @@ free_current(struct current *c)
 	identity_free(&c->id);
 	free(c->nm);
 	free(c->npol);
+	free(c->naccept);
 	cJSON_Delete(c->rec);
 }
 

@@ -75,6 +75,8 @@ static struct {
 	const char *change;	/* a perf-changes line's file, "-" for stdin */
 	const char *decision;	/* the decision a revert undoes */
 	bool metric[METRIC_COUNT];
+	char **names;		/* --metric: named metrics (a name or "<benchmark>/<name>") */
+	int nnames;
 	bool any_metric;
 	bool json;
 	bool now_given;
@@ -2071,9 +2073,10 @@ read_crecs(const char *dir, char *const *v, struct crecs *c)
  */
 static size_t
 next_window(const struct crecs *c, const struct decisions *ds, char *const *v, int m,
-    size_t *from, size_t *to)
+    const char *name, size_t *from, size_t *to)
 {
-	const struct decision *a = ds != NULL ? decisions_accept(ds, v, m) : NULL;
+	const struct decision *a = ds == NULL ? NULL : name != NULL ?
+	    decisions_accept_named(ds, v, name) : decisions_accept(ds, v, m);
 	size_t k = 0, i = c->n;
 
 	*from = *to = c->n;
@@ -2122,7 +2125,53 @@ metric_words(const struct decision *d)
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (d->metric[m])
 			buf_addf(&b, "%s%s", b.len > 0 ? ", " : "", metric_table[m].key);
+	for (size_t j = 0; j < d->nnamed; j++)
+		buf_addf(&b, "%s%s", b.len > 0 ? ", " : "", d->named[j]);
 	return buf_detach(&b);
+}
+
+/*
+ * The named metric that --metric arg names in a record: arg is a name in
+ * its "metrics", or "<model_id>/<name>" (the key globs name); NULL when
+ * none (the name borrows from rec).
+ */
+static const char *
+named_in(const cJSON *rec, const char *arg)
+{
+	const cJSON *metrics = json_get(rec, "metrics"), *e;
+	const char *model = json_str(rec, "model_id");
+	size_t n = strlen(model);
+
+	if (!cJSON_IsObject(metrics))
+		return NULL;
+	if ((e = json_get(metrics, arg)) != NULL)
+		return e->string;
+	if (n > 0 && strncmp(arg, model, n) == 0 && arg[n] == '/' &&
+	    (e = json_get(metrics, arg + n + 1)) != NULL)
+		return e->string;
+	return NULL;
+}
+
+/* Whether a record holds named metric name with a measured (finite) value. */
+static bool
+named_holds(const cJSON *rec, const char *name)
+{
+	const cJSON *v = json_get(json_get(json_get(rec, "metrics"), name), "value");
+
+	return cJSON_IsNumber(v) && isfinite(v->valuedouble);
+}
+
+/* Metric i of a decision: one of the six below METRIC_COUNT, else a named one. */
+static const char *
+decided_metric(const struct decision *d, size_t i)
+{
+	return i < METRIC_COUNT ? metric_table[i].key : d->named[i - METRIC_COUNT];
+}
+
+static bool
+decides(const struct decision *d, size_t i)
+{
+	return i >= METRIC_COUNT || d->metric[i];
 }
 
 /*
@@ -2135,29 +2184,32 @@ print_window_change(const struct crecs *c, const struct decisions *before,
     const struct decisions *after, const struct decision *d, const char *model,
     const char *gpu)
 {
-	char *w0[METRIC_COUNT] = { NULL }, *w1[METRIC_COUNT] = { NULL };
-	bool done[METRIC_COUNT] = { false };
+	size_t all = METRIC_COUNT + d->nnamed;
+	char **w0 = ecalloc(all, sizeof *w0), **w1 = ecalloc(all, sizeof *w1);
+	bool *done = ecalloc(all, sizeof *done);
 
-	for (int m = 0; m < METRIC_COUNT; m++) {
+	for (size_t m = 0; m < all; m++) {
 		size_t f0, t0, f1, t1, k0, k1;
+		const char *name = m < METRIC_COUNT ? NULL : d->named[m - METRIC_COUNT];
 
-		if (!d->metric[m])
+		if (!decides(d, m))
 			continue;
-		k0 = next_window(c, before, d->identity, m, &f0, &t0);
-		k1 = next_window(c, after, d->identity, m, &f1, &t1);
+		k0 = next_window(c, before, d->identity, (int)m, name, &f0, &t0);
+		k1 = next_window(c, after, d->identity, (int)m, name, &f1, &t1);
 		w0[m] = window_words(c, k0, f0, t0);
 		w1[m] = window_words(c, k1, f1, t1);
 	}
 	/* One line for the metrics whose windows change alike. */
-	for (int m = 0; m < METRIC_COUNT; m++) {
+	for (size_t m = 0; m < all; m++) {
 		buf names = BUF_INIT;
 
-		if (!d->metric[m] || done[m])
+		if (!decides(d, m) || done[m])
 			continue;
-		for (int j = m; j < METRIC_COUNT; j++)
-			if (d->metric[j] && !done[j] && strcmp(w0[j], w0[m]) == 0 &&
+		for (size_t j = m; j < all; j++)
+			if (decides(d, j) && !done[j] && strcmp(w0[j], w0[m]) == 0 &&
 			    strcmp(w1[j], w1[m]) == 0) {
-				buf_addf(&names, "%s%s", names.len > 0 ? ", " : "", metric_table[j].key);
+				buf_addf(&names, "%s%s", names.len > 0 ? ", " : "",
+				    decided_metric(d, j));
 				done[j] = true;
 			}
 		if (strcmp(w0[m], w1[m]) == 0)
@@ -2168,10 +2220,13 @@ print_window_change(const struct crecs *c, const struct decisions *before,
 			    "%s.\n", model, gpu, names.s, w1[m], w0[m]);
 		buf_free(&names);
 	}
-	for (int m = 0; m < METRIC_COUNT; m++) {
+	for (size_t m = 0; m < all; m++) {
 		free(w0[m]);
 		free(w1[m]);
 	}
+	free(w0);
+	free(w1);
+	free(done);
 }
 
 /* The decisions of ds and d (a copy that borrows every string). */
@@ -2259,6 +2314,9 @@ check_decision(const char *dir, const struct decisions *ds, const struct decisio
 		if (policy_coerce(json_get(rec, metric_table[m].key), &x) != COERCE_OK)
 			rc = fail("the record %s has no %s", d->record, metric_table[m].key);
 	}
+	for (size_t j = 0; j < d->nnamed && rc == 0; j++)
+		if (!named_holds(rec, d->named[j]))
+			rc = fail("the record %s has no metric '%s'", d->record, d->named[j]);
 	if (rc == 0 && d->kind == DECISION_ACCEPT &&
 	    (!cJSON_IsString(json_get(rec, "run_source")) ||
 	    strcmp(json_get(rec, "run_source")->valuestring, "scheduled_main") != 0))
@@ -2269,23 +2327,31 @@ check_decision(const char *dir, const struct decisions *ds, const struct decisio
 		t = &ds->d[i];
 		if (!decision_on(t, d->identity) || t->kind == DECISION_REVERT)
 			continue;
-		for (int m = 0; m < METRIC_COUNT && rc == 0; m++) {
-			if (!d->metric[m] || !t->metric[m])
+		for (size_t m = 0; m < METRIC_COUNT + d->nnamed && rc == 0; m++) {
+			const char *name = m < METRIC_COUNT ? NULL : d->named[m - METRIC_COUNT];
+			const char *what = decided_metric(d, m);
+			const struct decision *in_force = name != NULL ?
+			    decisions_latest_named(ds, d->identity, name, d->record) :
+			    decisions_latest(ds, d->identity, (int)m, d->record);
+			const struct decision *acc = name != NULL ?
+			    decisions_accept_named(ds, d->identity, name) :
+			    decisions_accept(ds, d->identity, (int)m);
+
+			if (name != NULL ? !decision_on_named(t, name) : !d->metric[m] || !t->metric[m])
 				continue;
 			if (strcmp(t->record, d->record) == 0 && t->instant >= d->instant)
 				rc = fail("it contradicts the later decision %s (%s of %s at %s, %s)",
-				    t->id, decision_kind_name(t->kind), metric_table[m].key, t->record,
-				    t->when);
+				    t->id, decision_kind_name(t->kind), what, t->record, t->when);
 			else if (strcmp(t->record, d->record) == 0 && t->in_force &&
-			    t->kind == d->kind && decisions_latest(ds, d->identity, m, d->record) == t)
+			    t->kind == d->kind && in_force == t)
 				rc = fail("%s of %s at %s is decided already: decision %s",
-				    decision_kind_name(t->kind), metric_table[m].key, t->record, t->id);
+				    decision_kind_name(t->kind), what, t->record, t->id);
 			else if (d->kind == DECISION_ACCEPT && t->kind == DECISION_ACCEPT &&
-			    t->in_force && decisions_accept(ds, d->identity, m) == t &&
+			    t->in_force && acc == t &&
 			    decision_order(t->record_instant, t->record, d->record_instant,
 			    d->record) > 0)
 				rc = fail("it contradicts the later accept %s of %s at %s", t->id,
-				    metric_table[m].key, t->record);
+				    what, t->record);
 		}
 	}
 	return rc;
@@ -2344,15 +2410,30 @@ read_change(struct decision *d, char **model, char **gpu)
 		else
 			d->identity[k] = estrdup(v->valuestring);
 	}
-	if (rc == 0 && ((m = policy_metric_index(json_str(o, "metric"))) < 0 ||
-	    *json_str(o, "path") == '\0'))
+	if (rc == 0 && (*json_str(o, "metric") == '\0' || *json_str(o, "path") == '\0'))
 		rc = fail("%s: a change point names its metric and path", opt.change);
+	/* Not one of the six: a named metric's change point, its name within the cohort. */
+	m = rc == 0 ? policy_metric_index(json_str(o, "metric")) : -1;
 	if (rc == 0) {
-		for (int i = 0; i < METRIC_COUNT; i++)
+		const char *metric = json_str(o, "metric"), *mid = json_str(o, "model_id");
+		size_t n = strlen(mid);
+
+		for (int i = 0; i < METRIC_COUNT && rc == 0; i++)
 			if (opt.any_metric && opt.metric[i] && i != m)
 				rc = fail("%s: the change point is of %s, not %s", opt.change,
-				    metric_table[m].key, metric_table[i].key);
-		d->metric[m] = true;
+				    metric, metric_table[i].key);
+		for (int i = 0; i < opt.nnames && rc == 0; i++)
+			if (m >= 0 || (strcmp(opt.names[i], metric) != 0 &&
+			    !(n > 0 && strncmp(opt.names[i], mid, n) == 0 &&
+			    opt.names[i][n] == '/' && strcmp(opt.names[i] + n + 1, metric) == 0)))
+				rc = fail("%s: the change point is of %s, not %s", opt.change,
+				    metric, opt.names[i]);
+	}
+	if (rc == 0) {
+		if (m >= 0)
+			d->metric[m] = true;
+		else
+			decision_add_named(d, json_str(o, "metric"));
 		d->record = estrdup(json_str(o, "path"));
 		if (*json_str(o, "timestamp") != '\0')
 			d->record_timestamp = estrdup(json_str(o, "timestamp"));
@@ -2365,6 +2446,30 @@ read_change(struct decision *d, char **model, char **gpu)
 	cJSON_Delete(extra);
 	jsonl_close(r);
 	return rc;
+}
+
+/*
+ * The named metrics of a decision on the record of s: those --metric
+ * names (each must be in the record), else every one it measured.
+ */
+static int
+read_target_named(struct decision *d, const struct doc *s)
+{
+	const cJSON *e;
+	const char *name;
+
+	for (int i = 0; i < opt.nnames; i++) {
+		if ((name = named_in(s->rec, opt.names[i])) == NULL)
+			return fail("%s: --metric: unknown metric '%s': the record has no such metric (one "
+			    "of the six, a name in its \"metrics\", or \"%s/NAME\")", s->arg,
+			    opt.names[i], json_str(s->rec, "model_id"));
+		decision_add_named(d, name);
+	}
+	if (!opt.any_metric)
+		cJSON_ArrayForEach(e, json_get(s->rec, "metrics"))
+			if (named_holds(s->rec, e->string))
+				decision_add_named(d, e->string);
+	return 0;
 }
 
 /* --source-result: the cohort, metrics and record of a tracking record or artifact. */
@@ -2395,6 +2500,7 @@ read_target(struct decision *d, char **model, char **gpu)
 		for (int m = 0; m < METRIC_COUNT; m++)
 			d->metric[m] = opt.any_metric ? opt.metric[m] :
 			    policy_coerce(json_get(s.rec, metric_table[m].key), &x) == COERCE_OK;
+		rc = read_target_named(d, &s);
 		*model = json_pystr_dup(json_get(s.rec, "model_id"));
 		*gpu = json_get(s.rec, "gpu_type") != NULL ?
 		    json_pystr_dup(json_get(s.rec, "gpu_type")) : estrdup("unknown");
@@ -2550,6 +2656,8 @@ decide(enum decision_kind kind)
 		for (int k = 0; k < IDENTITY_KEYS; k++)
 			d.identity[k] = estrdup(t->identity[k]);
 		memcpy(d.metric, t->metric, sizeof d.metric);
+		for (size_t j = 0; j < t->nnamed; j++)
+			decision_add_named(&d, t->named[j]);
 		d.record = estrdup(t->record);
 		d.record_timestamp = t->record_timestamp != NULL ? estrdup(t->record_timestamp) : NULL;
 		d.commit = t->commit != NULL ? estrdup(t->commit) : NULL;
@@ -2885,11 +2993,19 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		case 'Y': opt.confirm = true; break;
 		case 'E': opt.reason = optarg; break;
 		case 'm':
-			if (policy_metric_index(optarg) < 0) {
-				warnx_("--metric: unknown metric '%s'", optarg);
+			/* Not one of the six: a named metric, checked against the record. */
+			if (*optarg == '\0') {
+				warnx_("--metric: empty metric name");
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
-			opt.metric[policy_metric_index(optarg)] = opt.any_metric = true;
+			if (policy_metric_index(optarg) >= 0)
+				opt.metric[policy_metric_index(optarg)] = true;
+			else {
+				opt.names = erealloc(opt.names, (size_t)(opt.nnames + 1) *
+				    sizeof *opt.names);
+				opt.names[opt.nnames++] = optarg;
+			}
+			opt.any_metric = true;
 			break;
 		case 'B': opt.by = *optarg != '\0' ? optarg : NULL; break;
 		case 'L': opt.link = *optarg != '\0' ? optarg : NULL; break;
@@ -2922,6 +3038,7 @@ main(int argc, char *argv[])
 		opt.staging = ".";
 	rc = cmd->run(cmd->name, argc - optind, argv + optind);
 	free(opt.sources);
+	free(opt.names);
 	/* What was staged or uploaded is named on stdout: losing it is a failure. */
 	if (jsonl_finish(stdout, "standard output") != 0)
 		rc = EXIT_TROUBLE;

@@ -1322,6 +1322,32 @@ shell_quoted(buf *b, const char *s)
 }
 
 /*
+ * A REGRESSION on named metrics: " --metric M" for each metric that
+ * regressed (the six's keys, then the named metrics' names, quoted), so
+ * that the accept is on what failed alone; nothing when only the six
+ * regressed (the accept is on all of them, as before named metrics).
+ */
+static void
+decide_metrics(buf *cmd, const cJSON *rec)
+{
+	const cJSON *cmp = json_get(rec, "comparison"), *e;
+	bool named = false;
+
+	cJSON_ArrayForEach(e, json_get(cmp, "named_metrics"))
+		named = named || cJSON_IsTrue(json_get(e, "regressed"));
+	if (!named)
+		return;
+	cJSON_ArrayForEach(e, json_get(cmp, "metrics"))
+		if (cJSON_IsTrue(json_get(e, "regressed")))
+			buf_addf(cmd, " --metric %s", e->string);
+	cJSON_ArrayForEach(e, json_get(cmp, "named_metrics"))
+		if (cJSON_IsTrue(json_get(e, "regressed"))) {
+			buf_adds(cmd, " --metric ");
+			shell_quoted(cmd, e->string);
+		}
+}
+
+/*
  * --decide: the "Decide" section after the reference's table: for each
  * scheduled-main REGRESSION, the perf-seed(1) command that would accept
  * it, and for each CALIBRATION_NEEDED, the one that would seed it, each
@@ -1360,6 +1386,8 @@ md_decide(buf *b, const struct batch *in, bool accept_only)
 		buf_adds(&cmd, regression ? "perf-seed accept --source-result " :
 		    "perf-seed prepare --source-result ");
 		shell_quoted(&cmd, path);
+		if (regression)
+			decide_metrics(&cmd, rec);
 		buf_adds(&cmd, regression ? " --reason 'why the change is intended'" :
 		    " --intent-rationale 'why this is the baseline'");
 		buf_adds(b, "| ");

@@ -88,7 +88,7 @@ deps() {
 	assert_equal "${stderr_lines[1]}" \
 		"  sudo apt-get install -y --no-install-recommends gcc make libc6-dev libcjson-dev zlib1g-dev libssl-dev git jq shellcheck mandoc groff-base man-db"
 	deps test
-	[[ ${stderr_lines[1]} == *" shellcheck mandoc groff-base man-db gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema g++ libbenchmark-dev python3-pytest-benchmark hyperfine catch2 golang-go chromium" ]]
+	[[ ${stderr_lines[1]} == *" shellcheck mandoc groff-base man-db gzip bats bats-assert bats-support lighttpd python3-yaml python3-jsonschema python3-html5lib g++ libbenchmark-dev python3-pytest-benchmark hyperfine catch2 golang-go chromium" ]]
 	# CI (no profile) gets everything, clang's libFuzzer too
 	deps
 	[[ ${stderr_lines[1]} == *" golang-go clang libclang-rt-dev chromium" ]]

@@ -11,6 +11,7 @@ load lib/common
 load lib/store
 
 SCENARIO=$FIXTURES/perf-seed/decision-step/scenario.sh
+NAMED=$FIXTURES/perf-seed/named-decision
 
 setup_file() {
 	unset BUILDKITE_BUILD_CREATOR PERF_STORE_CACHE HF_TOKEN
@@ -21,6 +22,12 @@ setup_file() {
 		bash "$SCENARIO" "$BATS_FILE_TMPDIR/$mode" "$mode" >"$BATS_FILE_TMPDIR/$mode.log" 2>&1 ||
 			{ cat "$BATS_FILE_TMPDIR/$mode.log" >&2; return 1; }
 	done
+	# named metrics: runs 1-8 (a 10% step of "time" at run 8), then 9-14 undecided
+	bash "$NAMED/scenario.sh" "$BATS_FILE_TMPDIR/named" >"$BATS_FILE_TMPDIR/named.log" 2>&1 ||
+		{ cat "$BATS_FILE_TMPDIR/named.log" >&2; return 1; }
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	(cd "$BATS_FILE_TMPDIR/named" && source "$NAMED/runs.bash" &&
+		for k in 9 10 11 12 13 14; do one_run store-none "$k"; done)
 }
 
 setup() {
@@ -413,4 +420,152 @@ $(cat store/.perfkite-revision)"
 	grep -qF 'https://example.com/issues/41</title>' dash.html
 	# latency was not decided: red, as before
 	assert_equal "$(grep -o 'stroke="#c62828" stroke-width="1.4" stroke-dasharray="3 2"' dash.html | wc -l)" 1
+}
+
+# named_copy: the named scenario after run 8 in ., its store as store.
+named_copy() {
+	cp -r "$BATS_FILE_TMPDIR/named/." .
+	rm -f out-store-none-*.json
+	revision=$(cat store/.perfkite-revision)
+	decisions=
+}
+
+# decide_cmd: the accept command that run 8's summary (--decide) prints.
+decide_cmd() {
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	sed -n 's/^| wan-t2v-1.3b-2gpu | NVIDIA L40S | REGRESSION | `\(perf-seed accept .*\)` |$/\1/p' decide.md
+}
+
+# named_accept: the printed accept, staged and uploaded into store.
+named_accept() {
+	eval "$(decide_cmd) -s store --staging-root staging --by tester --now 2026-01-09T12:00:00Z" >decide.log
+	perf-seed upload -s store --confirm "$(find staging/.decision-reservations -name manifest)" >>decide.log
+	rm -rf staging
+}
+
+@test "named metric: --decide prints the accept of the failing metric alone; after it the next gate passes" {
+	named_copy
+	jq -e '.comparison_status == "REGRESSION" and .comparison.named_metrics.time.regressed
+		and (.comparison.named_metrics.rss.regressed | not)' out-store-8.json
+	assert_equal "$(decide_cmd)" "perf-seed accept --source-result 'reports/results/normalized_perf_wan-t2v-1.3b-2gpu_2026-01-09T00_00_00_00_00_0000000000000000000000000000000000000008.json' --metric 'time' --reason 'why the change is intended'"
+	# the lane's annotation says the same, through --annotate-decide
+	run --separate-stderr perf-summarize --annotate-decide --reports-dir reports out-store-8.json
+	assert_success
+	grep -qF "\`$(decide_cmd)\`" <<<"$output"
+	run --separate-stderr eval "$(decide_cmd) -s store --staging-root staging --by tester --now 2026-01-09T12:00:00Z"
+	assert_success
+	grep -qF "Decision " <<<"$output"
+	grep -qF ": accept of time at wan-t2v-1.3b-2gpu/2026-01-09T00_00_00_00_00_0000000000000000000000000000000000000008.json" <<<"$output"
+	grep -qF "The next run of wan-t2v-1.3b-2gpu on NVIDIA L40S will be compared on time with 1 record from 2026-01-09 instead of 5 records from 2026-01-04 to 2026-01-08." <<<"$output"
+	run --separate-stderr perf-seed upload -s store --confirm "$(find staging/.decision-reservations -name manifest)"
+	assert_success
+	# run 9: passes with the decision, fails without
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	source "$NAMED/runs.bash"
+	one_run store 9
+	jq -e '.comparison_status == "PASS" and .baseline_eligible' out-store-9.json
+	jq -e '.comparison_status == "REGRESSION"' "$BATS_FILE_TMPDIR/named/out-store-none-9.json"
+}
+
+@test "named metric: an accept moves only that metric's window; the six and the other named metric keep theirs" {
+	named_copy
+	named_accept
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	source "$NAMED/runs.bash"
+	one_run store 9
+	# time: the accepted run 8 alone, like a seed
+	jq -e '.comparison.named_metrics.time.baseline == 0.002199
+		and (.comparison.named_metrics.time.regressed | not)
+		and .comparison.baseline_since.metrics == []
+		and .comparison.baseline_since.named_metrics == ["time"]
+		and .comparison.baseline_since.record == "wan-t2v-1.3b-2gpu/2026-01-09T00_00_00_00_00_0000000000000000000000000000000000000008.json"
+		and .comparison.baseline_since.by == "tester"' out-store-9.json
+	# without the decision: time against runs 3-7; everything else identical
+	local none=$BATS_FILE_TMPDIR/named/out-store-none-9.json
+	jq -e '.comparison.named_metrics.time.baseline == 0.002' "$none"
+	assert_equal "$(jq -cS '.comparison | del(.named_metrics.time, .baseline_since, .failures)' out-store-9.json)" \
+		"$(jq -cS '.comparison | del(.named_metrics.time, .failures)' "$none")"
+	assert_equal "$(jq -c '.comparison.named_metrics.rss.baseline, .comparison.metrics.latency.baseline' out-store-9.json)" "1000000
+10"
+}
+
+@test "named metric: an unknown --metric is exit 2 naming it; the key <benchmark>/<name> is the same metric" {
+	named_copy
+	decide accept --source-result out-store-8.json --metric nope --reason intended
+	refused "unknown metric 'nope'"
+	decide accept --source-result out-store-8.json --metric dit_time_s --metric 'wan-t2v-1.3b-2gpu/nope' --reason intended
+	refused "unknown metric 'wan-t2v-1.3b-2gpu/nope'"
+	decide accept --source-result out-store-8.json --metric wan-t2v-1.3b-2gpu/time --reason intended
+	assert_success
+	local by_key
+	by_key=$(basename "$(find staging/.decision-reservations -name '*.decision')")
+	jq -e '.metrics == [] and .named_metrics == ["time"]' staging/.decision-reservations/*/"$by_key"
+	rm -rf staging
+	decide accept --source-result out-store-8.json --metric time --reason intended
+	assert_success
+	assert_equal "$(basename "$(find staging/.decision-reservations -name '*.decision')")" "$by_key"
+	# a metric the stored record did not measure is refused at the store
+	rm -rf staging
+	jq -c '.metrics.gone = {"value": 1.0, "unit": "s"}' out-store-8.json >edited.json
+	decide accept --source-result edited.json --metric gone --reason intended
+	refused "has no metric 'gone'"
+}
+
+@test "named metric: decisions lists it; without --metric an accept covers the record's named metrics too" {
+	named_copy
+	named_accept
+	run --separate-stderr perf-seed decisions -s store
+	assert_success
+	[[ $output == "2026-01-09T12:00:00+00:00 "*" accept      wan-t2v/1.3b-sp2 on hw-"*": time at wan-t2v-1.3b-2gpu/2026-01-09T00_00_00_00_00_0000000000000000000000000000000000000008.json by tester: why the change is intended" ]]
+	run --separate-stderr perf-seed decisions -s store --json
+	assert_success
+	jq -e '.kind == "accept" and .metrics == [] and .named_metrics == ["time"] and .in_force' <<<"$output"
+	decide acknowledge --source-result out-store-8.json --reason "all of it"
+	assert_success
+	jq -e '.metrics == ["latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
+		"vae_decode_time_s"] and .named_metrics == ["rss", "time"]' staging/.decision-reservations/*/*.decision
+}
+
+@test "named metric: perf-changes shows the accepted change point, which no longer gates; --md and the dashboard say so" {
+	named_copy
+	named_accept
+	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	source "$NAMED/runs.bash"
+	for k in 9 10 11 12 13 14; do one_run store "$k"; done
+	run --separate-stderr perf-changes -s "$BATS_FILE_TMPDIR/named/store-none" --all -m time
+	assert_failure 1
+	jq -e '.metric == "time" and .direction == "worse" and (has("decision") | not)' <<<"$output"
+	run --separate-stderr perf-changes -s store --all -m time
+	assert_success
+	jq -e '.metric == "time" and .direction == "worse" and .decision.kind == "accepted"
+		and .decision.by == "tester" and .path == "wan-t2v-1.3b-2gpu/2026-01-09T00_00_00_00_00_0000000000000000000000000000000000000008.json"' <<<"$output"
+	printf '%s\n' "$output" >cps.jsonl
+	run --separate-stderr perf-changes -s store --all -m time --md
+	assert_success
+	grep -qF '| time | worse +10.0% (accepted) |' <<<"$output"
+	run --separate-stderr perf-summarize --html dash.html --changes cps.jsonl -s store --days 400 \
+		--now 2026-01-20T00:00:00Z
+	assert_success
+	grep -qF 'stroke="#757575" stroke-width="1.4" stroke-dasharray="3 2"/><title>change point: worse +10.0%' dash.html
+	grep -qF 'accepted by tester: why the change is intended' dash.html
+}
+
+@test "named metric: acknowledge --change on a named change point; it stops gating, the baseline stays" {
+	cp -r "$BATS_FILE_TMPDIR/named/store-none" store
+	revision=$(cat store/.perfkite-revision)
+	decisions=
+	perf-changes -s store --all -m time >cp.jsonl || true
+	decide acknowledge --change cp.jsonl --metric rss --reason known
+	refused "the change point is of time, not rss"
+	decide acknowledge --change cp.jsonl --metric wan-t2v-1.3b-2gpu/time --reason known
+	assert_success
+	jq -e '.metrics == [] and .named_metrics == ["time"]' staging/.decision-reservations/*/*.decision
+	run --separate-stderr perf-seed upload -s store --confirm "$(find staging/.decision-reservations -name manifest)"
+	assert_success
+	run --separate-stderr perf-changes -s store --all -m time
+	assert_success
+	jq -e '.decision.kind == "acknowledged" and .decision.reason == "known"' <<<"$output"
+	run --separate-stderr perf-gate-rolling -s store -a art "$BATS_FILE_TMPDIR/named/runs/run-14.json"
+	assert_failure 1
+	jq -e '.comparison_status == "REGRESSION" and (.comparison | has("baseline_since") | not)' <<<"$output"
 }

@@ -320,7 +320,7 @@ clean() {
 	run --separate-stderr perf-changes -s "$PWD/store"
 	assert_failure 1
 	printf '%s\n' "$output" >before.jsonl
-	! grep -q culprit before.jsonl
+	run ! grep -q culprit before.jsonl
 	grep '"metric":"latency"' before.jsonl >change.jsonl
 	assert_equal "$(jq -r '"\(.previous.commit_sha) \(.commit_sha)"' change.jsonl)" "$good $bad"
 	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --from-change \

@@ -588,7 +588,7 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	assert_equal "$(git -C srv/pages.git ls-tree -r --name-only gh-pages)" "$(cd site && find . -type f | sed 's|^\./||' | LC_ALL=C sort)"
 	git -C srv/pages.git show gh-pages:index.html | cmp - site/index.html
 	# The store's default branch is left alone; the site holds no git files.
-	! git -C srv/pages.git rev-parse -q --verify main
+	run ! git -C srv/pages.git rev-parse -q --verify main
 	[ ! -e site/.git ]
 	# A wrong token: exit 2, the remote's refusal said, the token never shown.
 	HF_TOKEN=wrong-t0ken run --separate-stderr $N -s store -o site --now $NOW \
@@ -608,4 +608,37 @@ print([s for s in steps if s.get("key") == "performance-site"][0]["command"].rep
 	assert_failure 2
 	assert_equal "${stderr_lines[0]}" "perf-site: --publish: '$PWD/pages' is not a git remote (git+URL[#branch])"
 	[ ! -e site2 ]
+}
+
+@test "named metrics: a chart per named metric in its display unit, a column per named metric on the index; their change points" {
+	local d v
+	mkdir -p store/bm
+	for d in 1 2 3 4 5 6; do
+		v=0.00200$d
+		[ "$d" -lt 4 ] || v=0.00220$d
+		printf '{"model_id":"bm","gpu_type":"cpu","timestamp":"2026-06-%02dT00:00:00+00:00","commit_sha":"c%s","success":true,"run_source":"scheduled_main","baseline_eligible":true,"result_schema_version":2,"workload_id":"wl","variant_id":"v","benchmark_version":1,"recipe_fingerprint":"rf","hardware_profile_id":"hw-1","software_profile_id":"sw-1","comparison_status":"PASS","metrics":{"BM_<Sort>/time":{"value":%s,"unit":"s","better":"lower"},"rate":{"value":1.5e9,"unit":"B/s"},"failed":{"value":null,"unit":"s"}}}\n' \
+			"$d" "$d" "$v" >"store/bm/2026-06-0${d}T00_00_00_00_00_c$d.json"
+	done
+	printf '%s\n' '{"workload_id":"wl","variant_id":"v","benchmark_version":"1","recipe_fingerprint":"rf","hardware_profile_id":"hw-1","software_profile_id":"sw-1","model_id":"bm","gpu_type":"cpu","metric":"BM_<Sort>/time","unit":"s","better":"lower","direction":"worse","index":3,"timestamp":"2026-06-04T00:00:00+00:00","commit_sha":"c4","path":"bm/2026-06-04T00_00_00_00_00_c4.json","forward_change_percent":10.0}' >cps.jsonl
+	run --separate-stderr $N -s store --changes cps.jsonl --now "$NOW" -o site
+	assert_success
+	local page
+	page=$(ls site/c/*.html)
+	# one chart each, captioned with its name (escaped) and unit; a failed metric has none
+	grep -qF '<figure id="n-0"><figcaption>BM_&lt;Sort&gt;/time (s)</figcaption>' "$page"
+	grep -qF '<figure id="n-1"><figcaption>rate (B/s)</figcaption>' "$page"
+	not grep -qF '>failed (' "$page"
+	# values and axis labels in the display unit
+	grep -qF ' c4 2.2 ms</title></circle>' "$page"
+	grep -qF ' c1 2.0 ms</title></circle>' "$page"
+	grep -qF '>1.5 GB/s</text>' "$page"
+	# the change point: a line on its chart, a line in the page's list, the index and changes.html
+	grep -qF '<title>change point: worse, commit c4, undecided</title></line>' "$page"
+	grep -qF 'BM_&lt;Sort&gt;/time <span class="w">worse +10.0%</span>' "$page"
+	grep -qF '<td>BM_&lt;Sort&gt;/time <span class="w">worse +10.0%</span>' site/index.html
+	grep -qF '<td>BM_&lt;Sort&gt;/time</td>' site/changes.html
+	grep -qF "<title>wl / v / v1: BM_&lt;Sort&gt;/time worse +10.0%</title>" site/feed.xml
+	# the index: a column per named metric, the latest run against the five before it
+	grep -qF '<th data-k title="latest against the median of the five eligible runs before it">BM_&lt;Sort&gt;/time</th><th data-k title="latest against the median of the five eligible runs before it">rate</th><th data-k>Latest change point</th>' site/index.html
+	grep -qF '<td data-v="10.13"><span class="w">+10.1%</span><td data-v="0.00">+0.0%<td>BM_&lt;Sort&gt;/time <span class="w">worse +10.0%</span>' site/index.html
 }

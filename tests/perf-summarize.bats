@@ -770,3 +770,23 @@ NM=$FIXTURES/named-metrics
 	[[ $stderr == *"Loaded 2 records across 2 model(s), 1 GPU type(s), "* ]]
 	grep -q '<p class="meta">2 records in 2 cohorts, ' d.html
 }
+
+@test "--decide: a REGRESSION on a named metric names each regressed metric with --metric, shell-quoted" {
+	sed 's/"run_source": *"pr"/"run_source":"scheduled_main"/' "$S/cases/worked-example.in.jsonl" |
+		jq -c '.metrics = {"it'"'"'s time": {"value": 0.0022, "unit": "s", "better": "lower"},
+				"rss": {"value": 1000000, "unit": "B"}}
+			| .comparison.named_metrics = {
+				"it'"'"'s time": {"unit": "s", "better": "lower", "better_from": "record",
+					"current": 0.0022, "baseline": 0.002, "regressed": true},
+				"rss": {"unit": "B", "better": "lower", "better_from": "unit",
+					"current": 1000000, "baseline": 1000000, "regressed": false}}' >named.jsonl
+	run --separate-stderr $N --decide --reports-dir rep named.jsonl
+	assert_success
+	assert_line --regexp "^\| wan-t2v-1\.3b-2gpu \| NVIDIA L40S \| REGRESSION \| \`perf-seed accept --source-result 'rep/results/normalized_perf_wan-t2v-1\.3b-2gpu_[^']*\.json' --metric latency --metric dit_time_s --metric 'it'\\\\''s time' --reason 'why the change is intended'\` \|\$"
+	# the command is a shell word list: the name comes back whole
+	local cmd
+	# shellcheck disable=SC2016 # the backquotes are Markdown's
+	cmd=$(sed -n 's/^| .* | REGRESSION | `\(perf-seed accept .*\)` |$/\1/p' <<<"$output")
+	eval "set -- $cmd"
+	assert_equal "${10}" "it's time"
+}

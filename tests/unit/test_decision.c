@@ -158,6 +158,58 @@ main(void)
 	    strcmp(decisions_accept(&ds, ident, dit)->id, b.id) == 0,
 	    "the older accept is in force again");
 	decisions_free(&ds);
+	/* Named metrics: kept sorted once, stored as named_metrics, decided alone. */
+	{
+		struct decision n;
+		const cJSON *nm;
+		int64_t lo, hi;
+
+		o = decision_json(&a);
+		ok(json_get(o, "named_metrics") == NULL,
+		    "a decision on the six alone has no named_metrics: its bytes and id stay");
+		cJSON_Delete(o);
+		make(&n, DECISION_ACCEPT, "m/45.json", 15, 16, NULL);
+		n.metric[dit] = false;
+		decision_add_named(&n, "time");
+		decision_add_named(&n, "BM/x");
+		decision_add_named(&n, "time");
+		ok(n.nnamed == 2 && strcmp(n.named[0], "BM/x") == 0 &&
+		    strcmp(n.named[1], "time") == 0, "named metrics sorted, each once");
+		o = decision_json(&n);
+		nm = json_get(o, "named_metrics");
+		ok(cJSON_GetArraySize(json_get(o, "metrics")) == 0 && cJSON_GetArraySize(nm) == 2,
+		    "stored: no six, two named metrics");
+		ok((why = decision_parse(o, &x)) == NULL && x.nnamed == 2 &&
+		    decision_on_named(&x, "time") && !decision_on_named(&x, "rss"),
+		    "a decision on named metrics alone parses back");
+		free(why);
+		decision_free(&x);
+		cJSON_ReplaceItemInArray((cJSON *)nm, 0, json_new_string("bad\nname"));
+		why = decision_parse(o, &x);
+		ok(why != NULL, "a named metric with a control character is refused: %s",
+		    why != NULL ? why : "");
+		free(why);
+		decision_free(&x);
+		cJSON_Delete(o);
+		store(dir, &n);
+		ok(decisions_load(dir, &ds) == 0 && ds.n == 4, "the named decision read");
+		ok(decisions_accept_named(&ds, ident, "time") != NULL &&
+		    strcmp(decisions_accept_named(&ds, ident, "time")->id, n.id) == 0,
+		    "the accept of a named metric");
+		ok(decisions_accept_named(&ds, ident, "rss") == NULL, "not of another named metric");
+		ok(strcmp(decisions_accept(&ds, ident, dit)->id, b.id) == 0,
+		    "the six's accept is not moved by a named one");
+		ok(decisions_latest_named(&ds, ident, "BM/x", "m/45.json") != NULL &&
+		    decisions_latest_named(&ds, ident, "BM/x", "m/44.json") == NULL,
+		    "named decisions by record");
+		isotime_parse("2026-02-14T00:00:00+00:00", &lo);
+		isotime_parse("2026-02-15T00:00:00+00:00", &hi);
+		ok(decisions_accept_between_named(&ds, ident, "time", lo, "m/44.json", hi,
+		    "m/45.json") != NULL && decisions_accept_between(&ds, ident, dit, lo, "m/44.json",
+		    hi, "m/45.json") == NULL, "the accept between two records, by name only");
+		decisions_free(&ds);
+		decision_free(&n);
+	}
 	/* A file that is not a decision is reported, with its name. */
 	{
 		char *bad = easprintf("%s/" DECISIONS_DIR "/bad" DECISION_SUFFIX, dir);

@@ -158,7 +158,7 @@ bisect_reports_load(const char *dir, struct bisect_reports *rs)
 		if (buf_read_file(&text, file) != 0) {
 			warnx_("%s: %s", file, strerror(errno));
 			bad++;
-		} else if ((o = json_parse(text.s != NULL ? text.s : "", text.len, &e)) == NULL) {
+		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
 			warnx_("%s:%ld: %s", file, e.line, e.msg);
 			bad++;
 		} else {

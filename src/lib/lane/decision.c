@@ -10,6 +10,7 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "lane/decision.h"
+#include "lane/named_metric.h"
 
 static const char *const kind_names[] = { "accept", "acknowledge", "invalid", "revert" };
 static const char *const state_names[] = { "accepted", "acknowledged", "invalid", "reverted" };
@@ -62,6 +63,13 @@ decision_json(struct decision *d)
 		if (d->metric[m])
 			json_append(metrics, json_new_string(metric_table[m].key));
 	json_set(o, "metrics", metrics);
+	if (d->nnamed > 0) {
+		cJSON *named = json_new_array();
+
+		for (size_t j = 0; j < d->nnamed; j++)
+			json_append(named, json_new_string(d->named[j]));
+		json_set(o, "named_metrics", named);
+	}
 	json_set(o, "record", json_new_string(d->record));
 	json_set(o, "record_timestamp", string_or_null(d->record_timestamp));
 	json_set(o, "commit_sha", string_or_null(d->commit));
@@ -117,6 +125,8 @@ char *
 decision_parse(const cJSON *o, struct decision *d)
 {
 	const cJSON *v, *ident = json_get(o, "identity"), *metrics = json_get(o, "metrics");
+	const cJSON *named = json_get(o, "named_metrics");
+	const char *why;
 	char *kind = NULL;
 	bool any = false;
 
@@ -160,6 +170,14 @@ decision_parse(const cJSON *o, struct decision *d)
 			return estrdup("a decision's metrics must name metrics");
 		d->metric[m] = any = true;
 	}
+	if (named != NULL && !cJSON_IsArray(named))
+		return estrdup("a decision's named_metrics must be an array");
+	cJSON_ArrayForEach(v, named) {
+		if (!cJSON_IsString(v) || !nm_name_valid(v->valuestring, &why))
+			return estrdup("a decision's named_metrics must name metrics");
+		decision_add_named(d, v->valuestring);
+		any = true;
+	}
 	if (!any)
 		return estrdup("a decision names at least one metric");
 	decision_set_record_instant(d);
@@ -177,6 +195,9 @@ decision_free(struct decision *d)
 	free(d->link);
 	for (int k = 0; k < IDENTITY_KEYS; k++)
 		free(d->identity[k]);
+	for (size_t j = 0; j < d->nnamed; j++)
+		free(d->named[j]);
+	free(d->named);
 	free(d->record);
 	free(d->record_timestamp);
 	free(d->commit);
@@ -298,6 +319,38 @@ decisions_find(const struct decisions *ds, const char *id)
 	return NULL;
 }
 
+void
+decision_add_named(struct decision *d, const char *name)
+{
+	size_t at = 0;
+	int c = 1;
+
+	while (at < d->nnamed && (c = strcmp(d->named[at], name)) < 0)
+		at++;
+	if (at < d->nnamed && c == 0)
+		return;
+	d->named = erealloc(d->named, (d->nnamed + 1) * sizeof *d->named);
+	memmove(d->named + at + 1, d->named + at, (d->nnamed - at) * sizeof *d->named);
+	d->named[at] = estrdup(name);
+	d->nnamed++;
+}
+
+bool
+decision_on_named(const struct decision *d, const char *name)
+{
+	for (size_t j = 0; j < d->nnamed; j++)
+		if (strcmp(d->named[j], name) == 0)
+			return true;
+	return false;
+}
+
+/* Whether d is on metric m of the six (name NULL) or on the named metric name. */
+static bool
+on_metric(const struct decision *d, int m, const char *name)
+{
+	return name != NULL ? decision_on_named(d, name) : d->metric[m];
+}
+
 bool
 decision_on(const struct decision *d, char *const *v)
 {
@@ -307,13 +360,14 @@ decision_on(const struct decision *d, char *const *v)
 	return true;
 }
 
-const struct decision *
-decisions_latest(const struct decisions *ds, char *const *v, int m, const char *record)
+static const struct decision *
+latest(const struct decisions *ds, char *const *v, int m, const char *name,
+    const char *record)
 {
 	for (size_t i = 0; i < ds->n; i++) {
 		const struct decision *d = &ds->d[i];
 
-		if (d->in_force && d->kind != DECISION_REVERT && d->metric[m] &&
+		if (d->in_force && d->kind != DECISION_REVERT && on_metric(d, m, name) &&
 		    strcmp(d->record, record) == 0 && decision_on(d, v))
 			return d;
 	}
@@ -321,24 +375,49 @@ decisions_latest(const struct decisions *ds, char *const *v, int m, const char *
 }
 
 const struct decision *
-decisions_accept(const struct decisions *ds, char *const *v, int m)
+decisions_latest(const struct decisions *ds, char *const *v, int m, const char *record)
+{
+	return latest(ds, v, m, NULL, record);
+}
+
+const struct decision *
+decisions_latest_named(const struct decisions *ds, char *const *v, const char *name,
+    const char *record)
+{
+	return latest(ds, v, 0, name, record);
+}
+
+static const struct decision *
+accept_of(const struct decisions *ds, char *const *v, int m, const char *name)
 {
 	const struct decision *best = NULL;
 
 	for (size_t i = 0; i < ds->n; i++) {
 		const struct decision *d = &ds->d[i];
 
-		if (!d->in_force || d->kind != DECISION_ACCEPT || !d->metric[m] ||
+		if (!d->in_force || d->kind != DECISION_ACCEPT || !on_metric(d, m, name) ||
 		    !decision_on(d, v))
 			continue;
 		/* The newest decision on a record wins: an older accept there is superseded. */
-		if (decisions_latest(ds, v, m, d->record) != d)
+		if (latest(ds, v, m, name, d->record) != d)
 			continue;
 		if (best == NULL || decision_order(d->record_instant, d->record,
 		    best->record_instant, best->record) > 0)
 			best = d;
 	}
 	return best;
+}
+
+const struct decision *
+decisions_accept(const struct decisions *ds, char *const *v, int m)
+{
+	return accept_of(ds, v, m, NULL);
+}
+
+const struct decision *
+decisions_accept_named(const struct decisions *ds, char *const *v, const char *name)
+{
+	return accept_of(ds, v, 0, name);
 }
 
 bool
@@ -356,18 +435,32 @@ decision_admits(const struct decision *a, int64_t instant, const char *path,
 	    instant < a->instant;
 }
 
-const struct decision *
-decisions_accept_between(const struct decisions *ds, char *const *v, int m, int64_t lo,
-    const char *lo_path, int64_t hi, const char *hi_path)
+static const struct decision *
+accept_between(const struct decisions *ds, char *const *v, int m, const char *name,
+    int64_t lo, const char *lo_path, int64_t hi, const char *hi_path)
 {
 	for (size_t i = 0; i < ds->n; i++) {
 		const struct decision *d = &ds->d[i];
 
-		if (d->in_force && d->kind == DECISION_ACCEPT && d->metric[m] &&
-		    decision_on(d, v) && decisions_latest(ds, v, m, d->record) == d &&
+		if (d->in_force && d->kind == DECISION_ACCEPT && on_metric(d, m, name) &&
+		    decision_on(d, v) && latest(ds, v, m, name, d->record) == d &&
 		    decision_order(d->record_instant, d->record, lo, lo_path) > 0 &&
 		    decision_order(d->record_instant, d->record, hi, hi_path) <= 0)
 			return d;
 	}
 	return NULL;
+}
+
+const struct decision *
+decisions_accept_between(const struct decisions *ds, char *const *v, int m, int64_t lo,
+    const char *lo_path, int64_t hi, const char *hi_path)
+{
+	return accept_between(ds, v, m, NULL, lo, lo_path, hi, hi_path);
+}
+
+const struct decision *
+decisions_accept_between_named(const struct decisions *ds, char *const *v, const char *name,
+    int64_t lo, const char *lo_path, int64_t hi, const char *hi_path)
+{
+	return accept_between(ds, v, 0, name, lo, lo_path, hi, hi_path);
 }

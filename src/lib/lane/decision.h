@@ -35,6 +35,14 @@ struct decision {
 	int64_t instant;		/* of when */
 	char *identity[IDENTITY_KEYS];	/* str() of each identity value */
 	bool metric[METRIC_COUNT];
+	/*
+	 * Named metrics (lane/named_metric.h) by their name within the
+	 * cohort, sorted, no duplicate; stored as "named_metrics", a member
+	 * written only when there is one, so that a decision on the six
+	 * keeps its bytes and its id.
+	 */
+	char **named;
+	size_t nnamed;
 	char *record;			/* the store path of the record it applies to */
 	char *record_timestamp, *commit;
 	int64_t record_instant;
@@ -92,6 +100,12 @@ int decision_order(int64_t a, const char *ap, int64_t b, const char *bp);
 /* The decision with that id, or NULL. */
 const struct decision *decisions_find(const struct decisions *ds, const char *id);
 
+/* Adds the named metric name to d (kept sorted, once). */
+void decision_add_named(struct decision *d, const char *name);
+
+/* Whether the decision is on the named metric name. */
+bool decision_on_named(const struct decision *d, const char *name);
+
 /* Whether the decision is on the cohort of the identity values v. */
 bool decision_on(const struct decision *d, char *const *v);
 
@@ -116,6 +130,18 @@ const struct decision *decisions_accept(const struct decisions *ds, char *const 
  */
 const struct decision *decisions_accept_between(const struct decisions *ds, char *const *v,
     int m, int64_t lo, const char *lo_path, int64_t hi, const char *hi_path);
+
+/*
+ * decisions_latest, decisions_accept and decisions_accept_between for the
+ * named metric name (its name within the cohort) instead of one of the six.
+ */
+const struct decision *decisions_latest_named(const struct decisions *ds, char *const *v,
+    const char *name, const char *record);
+const struct decision *decisions_accept_named(const struct decisions *ds, char *const *v,
+    const char *name);
+const struct decision *decisions_accept_between_named(const struct decisions *ds,
+    char *const *v, const char *name, int64_t lo, const char *lo_path, int64_t hi,
+    const char *hi_path);
 
 /*
  * Whether a record of the cohort (at instant, stored at path) is in the

@@ -21,9 +21,11 @@
 #include "core/num.h"
 #include "core/strmap.h"
 #include "core/svg_axis.h"
+#include "core/unit.h"
 #include "core/xml.h"
 #include "lane/history_view.h"
 #include "lane/identity.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "lane/site.h"
@@ -61,7 +63,19 @@ struct srec {
 	unsigned exceeded, regressed;	/* bit per metric */
 	const char *today;		/* the status today's thresholds give */
 	bool anchor;			/* the first record of its commit: it holds the id */
+	struct snamed *named;		/* its named metrics with a value (site_add_named) */
+	size_t nnamed;
 };
+
+/* A named metric's value in a record (perfkite(7) "Named metrics"); strings interned. */
+struct snamed {
+	const char *name, *unit;
+	double v;
+	enum better better;	/* the record's, else the unit rule's */
+};
+
+/* The index's columns of named metrics: those most cohorts have, at most this many. */
+#define NAMED_COLUMNS 6
 
 struct schange {
 	const cJSON *cp;
@@ -70,6 +84,7 @@ struct schange {
 	int64_t instant;
 	bool worse;
 	const char *state;
+	const char *name;	/* a named metric's change point: its name (metric -1) */
 };
 
 struct sab {
@@ -123,6 +138,8 @@ struct site {
 	size_t nabs;
 	bool grouped;
 	bool streams;			/* site_streams(): paths are remembered */
+	const char **ncols;		/* the index's named-metric columns (named_headers) */
+	size_t nncols;
 	const char *last[F_COUNT];	/* field_of(): the record before's values */
 };
 
@@ -131,7 +148,8 @@ const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_s
     "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
     "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
     "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
-    "vae_decode_time_s", "regression_thresholds", "build_url" };
+    "vae_decode_time_s", "regression_thresholds", "build_url",
+    "metrics" };	/* the last, past F_COUNT: read by site_add_named() */
 const size_t site_nkeys = sizeof site_keys / sizeof *site_keys;
 
 /* ---- strings ---- */
@@ -296,6 +314,27 @@ record_kind(struct site *s, const cJSON *const *f, struct srec *r)
 	r->kind = history_kind(r->ident, f + F_IDENT, f[F_SCHEMA]);
 }
 
+/* A record's named metrics with a finite value into r (a bad "metrics": none). */
+static void
+site_add_named(struct site *s, struct srec *r, const cJSON *metrics)
+{
+	struct named_metric *m;
+	size_t n;
+	char err[160];
+
+	if (metrics == NULL || (m = nm_parse(metrics, &n, err, sizeof err)) == NULL)
+		return;
+	for (size_t j = 0; j < n; j++) {
+		if (!m[j].has_value)
+			continue;
+		r->named = erealloc(r->named, (r->nnamed + 1) * sizeof *r->named);
+		r->named[r->nnamed++] = (struct snamed){ intern(s, m[j].name),
+		    intern(s, m[j].unit), m[j].value, m[j].better != BETTER_UNKNOWN ?
+		    m[j].better : unit_better(m[j].unit) };
+	}
+	free(m);
+}
+
 void
 site_add(struct site *s, const struct store_hit *h)
 {
@@ -340,6 +379,7 @@ site_add(struct site *s, const struct store_hit *h)
 	}
 	if (policy_merge(f[F_POLICY], r->pol, bad, sizeof bad) != 0)
 		policy_merge(NULL, r->pol, bad, sizeof bad);
+	site_add_named(s, r, json_get(h->record, "metrics"));
 	if (r->instant != ISOTIME_MIN && r->instant > s->newest)
 		s->newest = r->instant;
 }
@@ -658,8 +698,11 @@ site_add_change(struct site *s, const cJSON *cp)
 {
 	int m = policy_metric_index(json_str(cp, "metric"));
 	const char *dir = json_str(cp, "direction");
+	/* A named metric's change point carries its unit (perf-changes(1)). */
+	bool named = m < 0 && *json_str(cp, "metric") != '\0' &&
+	    cJSON_IsString(json_get(cp, "unit"));
 
-	if (m < 0 || *dir == '\0')
+	if ((m < 0 && !named) || *dir == '\0')
 		return false;
 	s->cps = erealloc(s->cps, (s->nch + 1) * sizeof *s->cps);
 	s->cps[s->nch] = cJSON_Duplicate(cp, true);
@@ -668,6 +711,7 @@ site_add_change(struct site *s, const cJSON *cp)
 	s->ch[s->nch].cp = s->cps[s->nch];
 	s->ch[s->nch].metric = m;
 	s->ch[s->nch].worse = strcmp(dir, "worse") == 0;
+	s->ch[s->nch].name = named ? intern(s, json_str(cp, "metric")) : NULL;
 	if (!isotime_parse(json_str(cp, "timestamp") ? json_str(cp, "timestamp") : "",
 	    &s->ch[s->nch].instant))
 		s->ch[s->nch].instant = ISOTIME_MIN;
@@ -1174,8 +1218,10 @@ change_text(buf *b, const struct schange *h)
 	const cJSON *fc = json_get(h->cp, "forward_change_percent");
 	char t[NUM_BUFSZ];
 
-	buf_addf(b, "%s <span class=\"%s\">%s %s%s%%</span>", metric_table[h->metric].key,
-	    h->worse ? "w" : "b", h->worse ? "worse" : "better",
+	if (h->name != NULL)
+		xml_escape(b, h->name);
+	buf_addf(b, "%s <span class=\"%s\">%s %s%s%%</span>", h->name != NULL ? "" :
+	    metric_table[h->metric].key, h->worse ? "w" : "b", h->worse ? "worse" : "better",
 	    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
 	    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
 }
@@ -1194,6 +1240,124 @@ culprit_text(buf *b, const cJSON *cp)
 		buf_adds(b, " (");
 		xml_escape(b, json_str(k, "subject"));
 		buf_addc(b, ')');
+	}
+}
+
+/* The named metric of record r called name (any unit), or NULL. */
+static const struct snamed *
+named_of(const struct srec *r, const char *name)
+{
+	for (size_t j = 0; j < r->nnamed; j++)
+		if (r->named[j].name == name)
+			return &r->named[j];
+	return NULL;
+}
+
+/*
+ * The index's named-metric columns: the names of the NAMED_COLUMNS
+ * named metrics the most cohorts have (ties: the name first seen), into
+ * a new array of *n.
+ */
+static const char **
+named_column_names(const struct site *s, size_t *n)
+{
+	const char **name = NULL;
+	size_t *count = NULL, nn = 0;
+
+	for (size_t i = 0; i < s->nc; i++) {
+		const struct cohort *c = &s->c[i];
+		const struct srec *last = c->last;
+
+		/* A cohort counts for the names of its latest record. */
+		for (size_t j = 0; j < last->nnamed; j++) {
+			size_t k = 0;
+
+			while (k < nn && name[k] != last->named[j].name)
+				k++;
+			if (k == nn) {
+				name = erealloc(name, (nn + 1) * sizeof *name);
+				count = erealloc(count, (nn + 1) * sizeof *count);
+				name[nn] = last->named[j].name;
+				count[nn++] = 0;
+			}
+			count[k]++;
+		}
+	}
+	/* Most cohorts first, stably: a selection of the first NAMED_COLUMNS. */
+	for (size_t i = 0; i < nn && i < NAMED_COLUMNS; i++) {
+		size_t best = i;
+
+		for (size_t k = i + 1; k < nn; k++)
+			if (count[k] > count[best])
+				best = k;
+		for (size_t k = best; k > i; k--) {
+			const char *t = name[k];
+			size_t tc = count[k];
+
+			name[k] = name[k - 1];
+			count[k] = count[k - 1];
+			name[k - 1] = t;
+			count[k - 1] = tc;
+		}
+	}
+	free(count);
+	*n = nn < NAMED_COLUMNS ? nn : NAMED_COLUMNS;
+	return name;
+}
+
+/* The index's header cells of its named-metric columns, chosen here. */
+static void
+named_headers(buf *b, struct site *s)
+{
+	free(s->ncols);
+	s->ncols = named_column_names(s, &s->nncols);
+	for (size_t k = 0; k < s->nncols; k++) {
+		buf_adds(b, "<th data-k title=\"latest against the median of the five eligible "
+		    "runs before it\">");
+		xml_escape(b, s->ncols[k]);
+		buf_adds(b, "</th>");
+	}
+}
+
+/*
+ * The index's named-metric cells of cohort c (named_headers() first):
+ * the change of its latest record's value from the median of the five
+ * eligible records before it with that metric in the same unit, in
+ * percent, red or green past 5% when its direction is known.
+ */
+static void
+named_cells(buf *b, const struct site *s, const struct cohort *c)
+{
+	const char *const *name = s->ncols;
+	char t[NUM_BUFSZ];
+
+	for (size_t k = 0; k < s->nncols; k++) {
+		const struct snamed *cur, *e;
+		double v[WINDOW];
+		size_t nv = 0;
+
+		buf_adds(b, "<td");
+		cur = named_of(c->last, name[k]);
+		for (size_t i = c->n; cur != NULL && i-- > 0 && nv < WINDOW;) {
+			const struct srec *r = &s->r[c->rows[i]];
+
+			if (r != c->last && r->eligible && (e = named_of(r, name[k])) != NULL &&
+			    e->unit == cur->unit)
+				v[nv++] = e->v;
+		}
+		if (nv > 0 && small_median(v, nv) > 0) {
+			double pct = (cur->v / small_median(v, nv) - 1) * 100;
+			double worse = cur->better == BETTER_HIGHER ? -pct : pct;
+			bool past = cur->better != BETTER_UNKNOWN && fabs(pct) > 5;
+
+			buf_addf(b, " data-v=\"%s\">", num_fixed(t, pct, 2));
+			if (past)
+				buf_addf(b, "<span class=\"%s\">", worse > 0 ? "w" : "b");
+			buf_addf(b, "%s%s%%", pct >= 0 ? "+" : "", num_fixed(t, pct, 1));
+			if (past)
+				buf_adds(b, "</span>");
+		} else
+			buf_adds(b, ">");
 	}
 }
 
@@ -1216,6 +1380,7 @@ index_row(buf *b, const struct site *s, const struct cohort *c)
 	for (int m = 0; m < METRIC_COUNT; m++)
 		if (s->column[m])
 			change_cell(b, s, c, m);
+	named_cells(b, s, c);
 	buf_adds(b, "<td>");
 	if (c->latest_change != NULL) {
 		change_text(b, c->latest_change);
@@ -1413,6 +1578,7 @@ index_page(buf *b, struct site *s)
 		if (s->column[m])
 			buf_addf(b, "<th data-k title=\"latest against its baseline median\">%s</th>",
 			    metric_table[m].label);
+	named_headers(b, s);
 	buf_adds(b, "<th data-k>Latest change point</th><th data-k>Last run</th></tr></thead>"
 	    "<tbody>\n");
 	for (size_t i = 0; i < s->nc; i++)
@@ -1806,6 +1972,129 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 	free(idx);
 }
 
+/* The value of named metric name in unit of record r; false when it has none. */
+static bool
+named_value(const struct srec *r, const char *name, const char *unit, double *v)
+{
+	for (size_t j = 0; j < r->nnamed; j++)
+		if (r->named[j].name == name && r->named[j].unit == unit) {
+			*v = r->named[j].v;
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The chart of a named metric (name and unit interned) of the cohort: its
+ * records in order, the values and their labels scaled by unit_format()
+ * ("2.2 ms"), its change points; no gate band (its policy is the record's).
+ */
+static void
+named_chart(buf *b, const struct site *s, const struct cohort *c, const char *name,
+    const char *unit, int k)
+{
+	size_t *idx = emalloc((c->n + 1) * sizeof *idx), n = 0;
+	double *val = emalloc((c->n + 1) * sizeof *val), lo = INFINITY, hi = -INFINITY;
+	char t[UNIT_FMTSZ];
+	struct svgaxis ya;
+
+	for (size_t i = 0; i < c->n; i++)
+		if (named_value(&s->r[c->rows[i]], name, unit, &val[n])) {
+			idx[n] = c->rows[i];
+			lo = fmin(lo, val[n]);
+			hi = fmax(hi, val[n++]);
+		}
+	svgaxis_linear(&ya, lo, hi, 4);
+	buf_addf(b, "<figure id=\"n-%d\"><figcaption>", k);
+	xml_escape(b, name);
+	buf_adds(b, " (");
+	xml_escape(b, *unit != '\0' ? unit : "no unit");
+	buf_addf(b, ")</figcaption><svg viewBox=\"0 0 %.0f %.0f\" role=\"img\"><title>", CW, CH);
+	xml_escape(b, c->label);
+	buf_adds(b, ": ");
+	xml_escape(b, name);
+	buf_adds(b, "</title><path class=\"g\" d=\"");
+	for (int i = 0; i < ya.n; i++)
+		buf_addf(b, "M%.0f %.1fH%.0f", PL, y_of(&ya, ya.v[i]), CW - PR);
+	buf_adds(b, "\"/>");
+	for (int i = 0; i < ya.n; i++) {
+		buf_addf(b, "<text class=\"yl\" x=\"%.0f\" y=\"%.1f\">", PL - 4,
+		    y_of(&ya, ya.v[i]) + 3.5);
+		xml_escape(b, unit_format(t, ya.v[i], unit));
+		buf_adds(b, "</text>");
+	}
+	buf_adds(b, "<path class=\"ln\" d=\"");
+	{
+		struct pen p = { false, 0, 0, 0, 0 };
+
+		for (size_t i = 0; i < n; i++)
+			step(b, &p, x_of(i, n), y_of(&ya, val[i]));
+		pen_end(b, &p);
+	}
+	buf_adds(b, "\"/>");
+	for (size_t i = 0; i < s->nch; i++) {
+		const struct schange *h = &s->ch[i];
+		size_t at;
+
+		if (h->name != name || h->cohort != (size_t)(c - s->c))
+			continue;
+		for (at = 0; at < n && s->r[idx[at]].instant < h->instant; at++)
+			;
+		if (at == n)
+			continue;
+		buf_addf(b, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\">"
+		    "<title>change point: %s, commit %.7s, ", h->worse ? "cw" : "cb", x_of(at, n),
+		    x_of(at, n), PT, CH - PB, h->worse ? "worse" : "better",
+		    json_str(h->cp, "commit_sha"));
+		xml_escape(b, h->state);
+		buf_adds(b, "</title></line>");
+	}
+	buf_adds(b, "<g class=\"p0\">");
+	for (size_t i = n > MARKERS ? n - MARKERS : 0; i < n; i++) {
+		const struct srec *r = &s->r[idx[i]];
+
+		buf_adds(b, "<circle cx=\"");
+		icoord(b, x_of(i, n));
+		buf_adds(b, "\" cy=\"");
+		icoord(b, y_of(&ya, val[i]));
+		buf_adds(b, "\" r=\"3\"><title>");
+		fmt_time(b, r->instant, "%Y-%m-%d %H:%M");
+		buf_addf(b, " %.7s ", *r->commit ? r->commit : "unknown");
+		xml_escape(b, unit_format(t, val[i], unit));
+		buf_adds(b, "</title></circle>");
+	}
+	buf_adds(b, "</g></svg></figure>\n");
+	free(idx);
+	free(val);
+}
+
+/* A chart per named metric (name and unit) of the cohort, in order of first appearance. */
+static void
+named_charts(buf *b, const struct site *s, const struct cohort *c)
+{
+	const struct snamed **seen = NULL;
+	size_t ns = 0;
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct srec *r = &s->r[c->rows[i]];
+
+		for (size_t j = 0; j < r->nnamed; j++) {
+			size_t k = 0;
+
+			while (k < ns && (seen[k]->name != r->named[j].name ||
+			    seen[k]->unit != r->named[j].unit))
+				k++;
+			if (k == ns) {
+				seen = erealloc(seen, (ns + 1) * sizeof *seen);
+				seen[ns++] = &r->named[j];
+			}
+		}
+	}
+	for (size_t k = 0; k < ns; k++)
+		named_chart(b, s, c, seen[k]->name, seen[k]->unit, (int)k);
+	free(seen);
+}
+
 /*
  * The records, newest first: each row's id is its commit (the first row
  * of that commit). End tags of cells and rows are left out, as HTML5
@@ -1972,6 +2261,7 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 		if (any)
 			chart(b, s, c, m);
 	}
+	named_charts(b, s, c);
 	{
 		bool any = false;
 		for (size_t i = 0; i < s->nch; i++) {
@@ -2032,8 +2322,12 @@ changes_page(buf *b, const struct site *s)
 			xml_escape(b, json_str(h->cp, "model_id") ? json_str(h->cp, "model_id") : "");
 			buf_adds(b, " (not in the store)");
 		}
-		buf_addf(b, "</td><td>%s</td><td class=\"n\" data-v=\"%s\"><span class=\"%s\">%s "
-		    "%s%s%%</span></td><td class=\"n\">", metric_table[h->metric].key,
+		buf_adds(b, "</td><td>");
+		if (h->name != NULL)
+			xml_escape(b, h->name);
+		buf_addf(b, "%s</td><td class=\"n\" data-v=\"%s\"><span class=\"%s\">%s "
+		    "%s%s%%</span></td><td class=\"n\">", h->name != NULL ? "" :
+		    metric_table[h->metric].key,
 		    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 2),
 		    h->worse ? "w" : "b", h->worse ? "worse" : "better",
 		    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
@@ -2111,9 +2405,11 @@ feed(buf *b, const struct site *s)
 		if (e->rank == 0) {
 			const char *commit = json_str(e->h->cp, "commit_sha");
 			const cJSON *fc = json_get(e->h->cp, "forward_change_percent");
-			buf_addf(&id, "urn:perfkite:change:%s:%s:%s", e->c->id,
-			    metric_table[e->metric].key, commit ? commit : "");
-			buf_addf(&title, "%s: %s worse %s%s%%", e->c->label, metric_table[e->metric].key,
+			const char *mk = e->h->name != NULL ? e->h->name : metric_table[e->metric].key;
+
+			buf_addf(&id, "urn:perfkite:change:%s:%s:%s", e->c->id, mk,
+			    commit ? commit : "");
+			buf_addf(&title, "%s: %s worse %s%s%%", e->c->label, mk,
 			    cJSON_IsNumber(fc) && fc->valuedouble >= 0 ? "+" : "",
 			    num_fixed(t, cJSON_IsNumber(fc) ? fc->valuedouble : 0, 1));
 			buf_addf(&sum, "change point at commit %s", commit ? commit : "unknown");
@@ -2332,7 +2628,10 @@ site_free(struct site *s)
 	free(s->cps);
 	free(s->ab);
 	free(s->abs);
+	for (size_t i = 0; i < s->n; i++)
+		free(s->r[i].named);
 	free(s->r);
+	free(s->ncols);
 	free(s->title);
 	free(s);
 }

@@ -776,7 +776,7 @@ import_read(const char *format, const char *path, const char *label,
 		buf_free(&b);
 		return -1;
 	}
-	rc = import_text(format, path, b.s != NULL ? b.s : "", b.len, label, s);
+	rc = import_text(format, path, b.s, b.len, label, s);
 	buf_free(&b);
 	return rc;
 }

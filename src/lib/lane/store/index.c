@@ -216,7 +216,7 @@ read_index_file(const char *path, buf *b)
 	if (buf_read_file(&raw, path) != 0)
 		goto out;
 	if (raw.len < 2 || (unsigned char)raw.s[0] != 0x1f || (unsigned char)raw.s[1] != 0x8b) {
-		buf_add(b, raw.s != NULL ? raw.s : "", raw.len);
+		buf_add(b, raw.s, raw.len);
 		rc = 0;
 		goto out;
 	}
