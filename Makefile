@@ -18,6 +18,7 @@
 #                        the six alone (issue 24)
 #   make bench-index     the store index part of them alone
 #   make bench-import    the perf-import part of them alone
+#   make bench-index-git the index of a git store served over http
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
 #                        command); demo, test, lint and fuzz each install only
@@ -200,6 +201,9 @@ bench-index: all
 bench-import: all
 	@bash bench/import.sh
 
+bench-index-git: all
+	@bash bench/index-git.sh
+
 demo:
 	@sh tests/deps.sh build
 	@$(MAKE) --no-print-directory all
@@ -210,4 +214,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index bench-import demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index bench-import bench-index-git demo fuzz fuzz-build clean FORCE

@@ -86,12 +86,6 @@ same_answers() {
 	assert_failure 2
 	[[ $stderr == *"turned off"* ]]
 	[ ! -e store/.perfkite-index ]
-	# a git store's index is not kept yet: said, and nothing committed
-	bare_remote remote.git
-	run --separate-stderr perf-upload --reindex -s "git+file://$PWD/remote.git" --cache cache
-	assert_failure 2
-	[[ $stderr == *"git store's index is not kept yet"* ]]
-	[ -z "$(remote_files remote.git)" ]
 }
 
 @test "the gate reads a few files through the index, all of them without" {

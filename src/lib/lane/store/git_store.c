@@ -1,6 +1,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,7 @@
 #include "core/lock.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
+#include "lane/store/index.h"
 #include "core/text.h"
 
 struct gitstore {
@@ -26,7 +28,11 @@ struct gitstore {
 	char head[41];		/* the fetched remote head, "" for none */
 	char *remote_error;	/* why the fetch failed, or NULL */
 	int lockfd;
+	bool fresh;		/* opened: the work tree was clean then */
 };
+
+/* In .git: the last user of the cache left it clean (gitstore_close_clean). */
+#define CLEAN_MARK "perfkite-clean"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
 
@@ -252,6 +258,45 @@ read_head(gitstore *g)
 }
 
 /*
+ * In a rebase stopped by conflicts: when every conflicting path is the
+ * store index's, takes the remote's side of each (in a rebase, "ours")
+ * and says true; false when a record conflicts, or nothing does.
+ */
+static bool
+index_conflicts(gitstore *g)
+{
+	buf out = BUF_INIT;
+	char *line, *save = NULL;
+	bool all = true, any = false;
+
+	if (run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out) != 0 ||
+	    out.len == 0) {
+		buf_free(&out);
+		return false;
+	}
+	for (line = strtok_r(out.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n",
+	    &save)) {
+		any = true;
+		all &= strncmp(line, STORE_INDEX_DIR "/", strlen(STORE_INDEX_DIR) + 1) == 0;
+	}
+	if (!any || !all) {
+		buf_free(&out);
+		return false;
+	}
+	/* Out of the text again: strtok_r cut it. */
+	buf_reset(&out);
+	run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out);
+	for (line = strtok_r(out.s, "\n", &save); line != NULL; line = strtok_r(NULL, "\n",
+	    &save))
+		if (run(g, NULL, ARGS("checkout", "--ours", "--", line), NULL, 0, NULL) != 0 ||
+		    run(g, NULL, ARGS("add", "--", line), NULL, 0, NULL) != 0)
+			/* Removed on the remote's side. */
+			run(g, NULL, ARGS("rm", "-q", "-f", "--", line), NULL, 0, NULL);
+	buf_free(&out);
+	return true;
+}
+
+/*
  * Puts the local commits on top of the fetched head. A local commit that
  * adds a file the remote holds with other bytes cannot be: reported.
  */
@@ -264,11 +309,31 @@ integrate(gitstore *g)
 	read_head(g);
 	if (g->head[0] == '\0')
 		return 0;
-	if (run(g, NULL, ARGS("rev-parse", "-q", "--verify", "HEAD"), NULL, 0, NULL) != 0)
+	if (run(g, NULL, ARGS("rev-parse", "-q", "--verify", "HEAD"), NULL, 0, &out) != 0) {
+		buf_free(&out);
 		return run(g, "cannot check out the store", ARGS("reset", "-q", "--hard",
 		    g->head), NULL, 0, NULL) == 0 ? 0 : -1;
+	}
+	/* Nothing fetched and nothing local: nothing to rebase (a rebase reads every file). */
+	if (strncmp(out.s, g->head, 40) == 0) {
+		buf_free(&out);
+		return 0;
+	}
+	buf_reset(&out);
 	rc = run(g, NULL, ARGS("-c", "core.editor=true", "rebase", "-q", g->head), NULL, 0,
 	    NULL);
+	/* Both changed the index: the remote's copy (stale, never wrong). */
+	for (int step = 0; rc != 0 && step < 1000 && index_conflicts(g); step++) {
+		rc = run(g, NULL, ARGS("-c", "core.editor=true", "rebase", "--continue"), NULL,
+		    0, NULL);
+		/* A commit of nothing but the index is left empty by it: dropped. */
+		if (rc != 0 && run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL,
+		    0, &out) == 0 && out.len == 0 && run(g, NULL, ARGS("diff", "--cached",
+		    "--quiet"), NULL, 0, NULL) == 0)
+			rc = run(g, NULL, ARGS("-c", "core.editor=true", "rebase", "--skip"), NULL,
+			    0, NULL);
+		buf_reset(&out);
+	}
 	if (rc == 0)
 		return 0;
 	run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out);
@@ -324,12 +389,21 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 	if (lock(g) != 0)
 		goto fail;
 	git = easprintf("%s/.git", g->dir);
-	if (stat(git, &st) != 0 && clone(g) != 0) {
-		free(git);
-		goto fail;
+	if (stat(git, &st) != 0) {
+		if (clone(g) != 0) {
+			free(git);
+			goto fail;
+		}
+	} else {
+		/* Left clean by a reader: nothing to clear (and the mark goes). */
+		char *mark = easprintf("%s/" CLEAN_MARK, git);
+
+		if (unlink(mark) != 0)
+			recover(g);
+		free(mark);
 	}
 	free(git);
-	recover(g);
+	g->fresh = true;
 	g->branch = line_of(g, ARGS("symbolic-ref", "--short", "HEAD"));
 	if (g->branch == NULL)
 		g->branch = estrdup("main");
@@ -378,15 +452,26 @@ gitstore_head(const gitstore *g)
 }
 
 int
-gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg)
+gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg, bool index)
 {
 	buf list = BUF_INIT;
-	int rc;
+	int rc = 0;
 
 	for (size_t i = 0; i < n; i++)
 		buf_add(&list, paths[i], strlen(paths[i]) + 1);
-	rc = run(g, "cannot add the records", ARGS("add", "--pathspec-from-file=-",
-	    "--pathspec-file-nul"), list.s, list.len, NULL);
+	if (n > 0)
+		rc = run(g, "cannot add the records", ARGS("add", "--pathspec-from-file=-",
+		    "--pathspec-file-nul"), list.s, list.len, NULL);
+	/* The index's files, then its MANIFEST again with the trees staged. */
+	if (rc == 0 && index)
+		rc = run(g, "cannot add the store index", ARGS("add", "-A", "--",
+		    STORE_INDEX_DIR), NULL, 0, NULL) != 0 || store_index_seal(g->dir, NULL) != 0 ||
+		    run(g, "cannot add the store index", ARGS("add", "--",
+		    STORE_INDEX_DIR "/MANIFEST"), NULL, 0, NULL) != 0 ? -1 : 0;
+	if (rc == 0 && run(g, NULL, ARGS("diff", "--cached", "--quiet"), NULL, 0, NULL) == 0) {
+		buf_free(&list);
+		return 0;
+	}
 	if (rc == 0)
 		rc = run(g, "cannot commit the records", ARGS("-c", "commit.gpgsign=false",
 		    "commit", "-q", "--no-verify", "-m", msg), NULL, 0, NULL);
@@ -539,6 +624,36 @@ gitstore_push(gitstore *g, int tries)
 	return rc == 0 ? 0 : -1;
 }
 
+/*
+ * The store index of the work tree (at the fetched head) brought up to
+ * date with files[0..n) written in it: the work tree is reset after the
+ * commit. false when the store keeps no index, the work tree holds local
+ * commits, or the update failed (the commit then leaves the index stale).
+ */
+static bool
+index_for_head(gitstore *g, char *const *files, char *const *bytes, const size_t *len,
+    size_t n)
+{
+	char *path = easprintf("%s/" STORE_INDEX_DIR, g->dir), *h;
+	struct stat st;
+	bool ok = store_index_enabled() && lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+
+	free(path);
+	h = ok ? line_of(g, ARGS("rev-parse", "-q", "--verify", "HEAD")) : NULL;
+	ok = h != NULL && strcmp(h, g->head) == 0;
+	free(h);
+	for (size_t i = 0; ok && i < n; i++) {
+		char *full = easprintf("%s/%s", g->dir, files[i]), *slash = strrchr(full, '/');
+
+		*slash = '\0';
+		ok = atomic_mkdirs(full) == 0;
+		*slash = '/';
+		ok = ok && atomic_write_file(full, bytes[i], len[i]) == 0;
+		free(full);
+	}
+	return ok && store_index_update(g->dir, files, n, false, true) == 0;
+}
+
 int
 gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
     const size_t *len, size_t n, const char *msg, char out[41])
@@ -546,10 +661,12 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 	char *index = easprintf("%s/.git/perfkite-cas-index-%ld", g->dir, (long)getpid());
 	char *envv[] = { NULL, NULL }, *tree = NULL, *commit = NULL, *why = NULL, *lock = NULL;
 	buf res = BUF_INIT, err = BUF_INIT;
+	bool indexed;
 	int rc = -1;
 	size_t i;
 
 	envv[0] = easprintf("GIT_INDEX_FILE=%s", index);
+	indexed = g->head[0] != '\0' && index_for_head(g, files, bytes, len, n);
 	if (git_run_env(g->dir, envv, g->head[0] != '\0' ? ARGS("read-tree", g->head) :
 	    ARGS("read-tree", "--empty"), NULL, 0, NULL, &err) != 0)
 		goto git_failed;
@@ -571,6 +688,12 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 		}
 		free(info);
 	}
+	/* The index with them, as gitstore_commit has it. */
+	if (indexed && (git_run_env(g->dir, envv, ARGS("add", "-A", "--", STORE_INDEX_DIR),
+	    NULL, 0, NULL, &err) != 0 || store_index_seal(g->dir, envv) != 0 ||
+	    git_run_env(g->dir, envv, ARGS("add", "--", STORE_INDEX_DIR "/MANIFEST"), NULL, 0,
+	    NULL, &err) != 0))
+		goto git_failed;
 	buf_reset(&res);
 	if (git_run_env(g->dir, envv, ARGS("write-tree"), NULL, 0, &res, &err) != 0 ||
 	    res.len == 0)
@@ -605,6 +728,11 @@ git_failed:
 	why = git_last_error(&err);
 	warnx_("%s: cannot make the commit: %s", g->shown, why);
 done:
+	/* The work tree as HEAD has it: what was pushed comes with the next fetch. */
+	if (indexed) {
+		run(g, NULL, ARGS("reset", "-q", "--hard", "HEAD"), NULL, 0, NULL);
+		run(g, NULL, ARGS("clean", "-f", "-d", "-q"), NULL, 0, NULL);
+	}
 	unlink(index);
 	free(index);
 	free(envv[0]);
@@ -614,6 +742,23 @@ done:
 	buf_free(&res);
 	buf_free(&err);
 	return rc;
+}
+
+void
+gitstore_close_clean(gitstore *g)
+{
+	char *mark;
+	int fd;
+
+	if (g == NULL)
+		return;
+	if (g->fresh && g->dir != NULL) {
+		mark = easprintf("%s/.git/" CLEAN_MARK, g->dir);
+		if ((fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0666)) >= 0)
+			close(fd);
+		free(mark);
+	}
+	gitstore_close(g);
 }
 
 void
@@ -636,7 +781,7 @@ gitstore_close(gitstore *g)
 static int
 publish_run(const char *shown, const char *what, const char *dir, const char *const *args)
 {
-	buf err = { 0 };
+	buf err = BUF_INIT;
 	char *msg;
 	int rc = git_run(dir, args, NULL, 0, NULL, &err);
 

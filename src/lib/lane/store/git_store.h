@@ -26,7 +26,8 @@ bool gitstore_is_spec(const char *spec);
 
 /*
  * Opens the store: locks, clones or recovers the cache, fetches, rebases
- * local commits. With offline_ok, a fetch that fails is remembered (see
+ * local commits (where both changed the store index, the remote's copy is
+ * taken: stale for the local records, which its readers see). With offline_ok, a fetch that fails is remembered (see
  * gitstore_remote_error) and the cache is used as it is; otherwise it is
  * reported and NULL returned. NULL after reporting any other problem.
  */
@@ -47,9 +48,13 @@ const char *gitstore_head(const gitstore *g);
 
 /*
  * Commits the files at paths (store-relative, already written in the work
- * tree) as one commit with message msg. Returns 0, or -1 after reporting.
+ * tree) as one commit with message msg; with index, the store index as
+ * its writer left it in the work tree too, its MANIFEST sealed with the
+ * commit's trees (index.h). Nothing to commit: nothing is. Returns 0, or
+ * -1 after reporting.
  */
-int gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg);
+int gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg,
+    bool index);
 
 /*
  * Pushes the commits that are not on the remote yet (none: nothing
@@ -74,6 +79,13 @@ int gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 
 /* Unlocks and releases. */
 void gitstore_close(gitstore *g);
+
+/*
+ * gitstore_close for a caller that wrote nothing in the work tree: the
+ * next gitstore_open skips clearing what a killed run may have left
+ * (a git reset and clean, which read every file of the store).
+ */
+void gitstore_close_clean(gitstore *g);
 
 /*
  * Publishes the directory dir (a site, say) as the whole tree of a branch

@@ -22,6 +22,7 @@
 #include "core/json.h"
 #include "core/utf8.h"
 #include "lane/identity.h"
+#include "lane/store/git_command.h"
 #include "lane/store/index.h"
 #include "lane/store/read.h"
 
@@ -70,7 +71,9 @@ struct dir {
 	struct dirstat st;
 	bool uncovered;		/* holds a name the index cannot list: always read */
 	size_t nfiles;		/* its record files */
+	char *tree;		/* a git store's: its tree when indexed ("t" line), or NULL */
 	bool dirty, gone;
+	bool moved;		/* a git store's: its tree is not the one indexed */
 };
 
 struct mcohort {
@@ -89,6 +92,7 @@ struct manifest {
 	size_t nk;
 	char **always;		/* record files read whenever the index is used */
 	size_t na;
+	bool git;		/* it has "t" lines: a git store's coverage */
 };
 
 bool
@@ -243,8 +247,10 @@ out:
 static void
 manifest_free(struct manifest *m)
 {
-	for (size_t i = 0; i < m->nd; i++)
+	for (size_t i = 0; i < m->nd; i++) {
 		free(m->d[i].rel);
+		free(m->d[i].tree);
+	}
 	free(m->d);
 	for (size_t i = 0; i < m->nk; i++) {
 		for (size_t j = 0; j < m->k[i].ndirs; j++)
@@ -257,6 +263,8 @@ manifest_free(struct manifest *m)
 	free(m->always);
 	memset(m, 0, sizeof *m);
 }
+
+static struct dir *find_dir(const struct manifest *m, const char *rel);
 
 /* Reads the MANIFEST of root; -1 when there is none or it is not whole. */
 static int
@@ -313,6 +321,13 @@ manifest_load(const char *root, struct manifest *m)
 			}
 			m->k = erealloc(m->k, (m->nk + 1) * sizeof *m->k);
 			m->k[m->nk++] = k;
+		} else if (strcmp(f[0], "t") == 0 && n == 3) {
+			struct dir *d = find_dir(m, f[2]);
+
+			if (d == NULL || d->tree != NULL)
+				goto out;
+			d->tree = estrdup(f[1]);
+			m->git = true;
 		} else if (strcmp(f[0], "a") == 0 && n == 2) {
 			m->always = erealloc(m->always, (m->na + 1) * sizeof *m->always);
 			m->always[m->na++] = estrdup(f[1]);
@@ -420,6 +435,230 @@ check_dirs(const char *root, struct manifest *m)
 		}
 		free(full);
 	}
+}
+
+/* ---- a git store's coverage ---- */
+
+#define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })
+
+/* A directory of a git tree: its path ("." for the top) and what covers it. */
+struct tree {
+	char *path;
+	char *hash;
+};
+
+struct trees {
+	struct tree *t;
+	size_t n;
+};
+
+static int
+cmp_tree(const void *a, const void *b)
+{
+	return strcmp(((const struct tree *)a)->path, ((const struct tree *)b)->path);
+}
+
+static void
+trees_free(struct trees *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		free(t->t[i].path);
+		free(t->t[i].hash);
+	}
+	free(t->t);
+	memset(t, 0, sizeof *t);
+}
+
+static void
+trees_add(struct trees *t, const char *path, const char *hash)
+{
+	t->t = erealloc(t->t, (t->n + 1) * sizeof *t->t);
+	t->t[t->n].path = estrdup(path);
+	t->t[t->n++].hash = estrdup(hash);
+}
+
+/* Whether a git path is the index or inside it. */
+static bool
+in_index(const char *path)
+{
+	size_t n = strlen(STORE_INDEX_DIR);
+
+	return strncmp(path, STORE_INDEX_DIR, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * The coverage of rev (a commit or a tree) of the git work tree root: the
+ * tree hash of every directory below the top, and for the top, whose tree
+ * holds the index itself, the SHA-256 of its listing without the index.
+ * Two git ls-tree, whatever the store's size. -1 when git cannot tell.
+ */
+static int
+git_trees(const char *root, const char *rev, struct trees *out)
+{
+	char *gd = easprintf("--git-dir=%s/.git", root), *line, *next, *tab, hex[SHA256_HEX];
+	buf top = BUF_INIT, all = BUF_INIT, kept = BUF_INIT;
+	int rc = -1;
+
+	memset(out, 0, sizeof *out);
+	if (git_run(root, ARGS(gd, "ls-tree", rev), NULL, 0, &top, NULL) != 0 ||
+	    git_run(root, ARGS(gd, "ls-tree", "-r", "-d", rev), NULL, 0, &all, NULL) != 0)
+		goto out;
+	for (line = top.s; line != NULL && *line != '\0'; line = next) {
+		next = strchr(line, '\n');
+		next = next != NULL ? next + 1 : line + strlen(line);
+		tab = memchr(line, '\t', (size_t)(next - line));
+		if (tab != NULL && strncmp(tab + 1, STORE_INDEX_DIR "\n",
+		    strlen(STORE_INDEX_DIR) + 1) == 0)
+			continue;
+		buf_add(&kept, line, (size_t)(next - line));
+	}
+	canon_sha256_hex(kept.s, kept.len, hex);
+	trees_add(out, ".", hex);
+	for (line = all.s; line != NULL && *line != '\0'; line = next) {
+		char *f[3], *sp;
+
+		next = strchr(line, '\n');
+		if (next == NULL)
+			goto out;
+		*next++ = '\0';
+		/* "<mode> tree <hash>\t<path>" */
+		if ((tab = strchr(line, '\t')) == NULL)
+			goto out;
+		*tab = '\0';
+		f[0] = line;
+		if ((sp = strchr(f[0], ' ')) == NULL || (f[1] = strchr(sp + 1, ' ')) == NULL)
+			goto out;
+		f[2] = tab + 1;
+		if (!in_index(f[2]))
+			trees_add(out, f[2], f[1] + 1);
+	}
+	qsort(out->t, out->n, sizeof *out->t, cmp_tree);
+	rc = 0;
+out:
+	if (rc != 0)
+		trees_free(out);
+	buf_free(&top);
+	buf_free(&all);
+	buf_free(&kept);
+	free(gd);
+	return rc;
+}
+
+/* What covers the directory rel in t: "-" when the tree has no such directory. */
+static const char *
+tree_of(const struct trees *t, const char *rel)
+{
+	struct tree key = { .path = (char *)rel }, *f;
+
+	f = bsearch(&key, t->t, t->n, sizeof *t->t, cmp_tree);
+	return f != NULL ? f->hash : "-";
+}
+
+/*
+ * Marks the manifest's directories whose git tree is not the one indexed
+ * (or that the index cannot list): a foreign commit's, read again.
+ */
+static void
+git_check_dirs(const char *root, struct manifest *m, const struct trees *t)
+{
+	for (size_t i = 0; i < m->nd; i++) {
+		struct dir *d = &m->d[i];
+		char *full;
+		struct stat st;
+
+		d->moved = d->tree == NULL || strcmp(d->tree, tree_of(t, d->rel)) != 0;
+		d->dirty = d->uncovered || d->moved;
+		if (d->dirty) {
+			full = full_path(root, d->rel);
+			d->gone = lstat(full, &st) != 0 || !S_ISDIR(st.st_mode);
+			free(full);
+		}
+	}
+}
+
+/*
+ * Checks the manifest's coverage: a git store's by its HEAD's trees (-1
+ * when the manifest has none, or git cannot tell), else by stat.
+ */
+static int
+check_coverage(const char *root, struct manifest *m, bool git)
+{
+	struct trees t;
+
+	if (!git) {
+		check_dirs(root, m);
+		return 0;
+	}
+	if (!m->git || git_trees(root, "HEAD", &t) != 0)
+		return -1;
+	git_check_dirs(root, m, &t);
+	trees_free(&t);
+	return 0;
+}
+
+int
+store_index_seal(const char *root, char *const *env)
+{
+	char *path = easprintf("%s/" MANIFEST, root), *gd = easprintf("--git-dir=%s/.git", root);
+	char *line, *next, *tree = NULL;
+	buf b = BUF_INIT, res = BUF_INIT, err = BUF_INIT, out = BUF_INIT, tl = BUF_INIT;
+	struct trees t = { 0 };
+	bool ended = false;
+	int rc = -1;
+
+	if (buf_read_file(&b, path) != 0 || b.len == 0 || b.s[b.len - 1] != '\n') {
+		warnx_("%s: cannot read the store index", path);
+		goto out;
+	}
+	if (git_run_env(root, env, ARGS(gd, "write-tree"), NULL, 0, &res, &err) != 0 ||
+	    res.len == 0) {
+		char *msg = git_last_error(&err);
+
+		warnx_("%s: cannot seal the store index: %s", root, msg);
+		free(msg);
+		goto out;
+	}
+	tree = estrndup(res.s, strcspn(res.s, "\n"));
+	if (git_trees(root, tree, &t) != 0) {
+		warnx_("%s: cannot list the trees of the store", root);
+		goto out;
+	}
+	/* The MANIFEST again, its "t" lines those of this tree, before the end line. */
+	for (line = b.s; *line != '\0'; line = next) {
+		next = strchr(line, '\n') + 1;
+		if (strncmp(line, "t\t", 2) == 0)
+			continue;
+		if (strncmp(line, "end\t", 4) == 0) {
+			buf_add(&out, tl.s, tl.len);
+			ended = true;
+		} else if (strncmp(line, "d\t", 2) == 0) {
+			const char *from = line;
+			char *rel;
+
+			for (int k = 0; k < 6; k++)
+				from = strchr(from, '\t') + 1;
+			rel = estrndup(from, (size_t)(next - 1 - from));
+			buf_addf(&tl, "t\t%s\t%s\n", tree_of(&t, rel), rel);
+			free(rel);
+		}
+		buf_add(&out, line, (size_t)(next - line));
+	}
+	if (!ended) {
+		warnx_("%s: the store index is not whole", path);
+		goto out;
+	}
+	rc = save(path, out.s, out.len);
+out:
+	trees_free(&t);
+	free(tree);
+	buf_free(&b);
+	buf_free(&res);
+	buf_free(&err);
+	buf_free(&out);
+	buf_free(&tl);
+	free(gd);
+	free(path);
+	return rc;
 }
 
 /* The cohort file name of the three str() values of a cohort. */
@@ -647,6 +886,7 @@ struct kept {
 	char hash[17];
 	struct combo cb;	/* borrowed from its old cohort */
 	int64_t instant;
+	bool any_ino;		/* a git store's, its tree unchanged: whatever its inode */
 };
 
 struct update {
@@ -669,6 +909,7 @@ struct update {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool failed;
+	bool git;		/* a git store: the old index's coverage is by trees */
 };
 
 /* One record file a directory holds, as its reader found it. */
@@ -896,7 +1137,7 @@ index_dir(struct update *u, struct reader *r, const char *rel)
 		key.path = path;
 		k = plainfile && u->nkept > 0 ? bsearch(&key, u->kept, u->nkept,
 		    sizeof *u->kept, cmp_kept) : NULL;
-		if (k != NULL && k->ino == f->ino && !was_written(u, path))
+		if (k != NULL && (k->ino == f->ino || k->any_ino) && !was_written(u, path))
 			f->kept = k;
 		else if (!plainfile)
 			f->always = true;	/* a link: its target may change unseen */
@@ -1076,8 +1317,15 @@ take_old(struct update *u, char *const *dirty, size_t ndirty)
 			char *dir = dir_of(c->e[j].path);
 
 			if (in_dirs(dirty, ndirty, dir)) {
+				struct dir *d = find_dir(&u->old, dir);
 				struct kept k;
 
+				/*
+				 * In a git store whose tree of the directory is the
+				 * indexed one, only the files written now changed; a
+				 * clone's inodes are its own.
+				 */
+				k.any_ino = u->git && d != NULL && !d->moved;
 				k.path = c->e[j].path;
 				k.ino = c->e[j].ino;
 				memcpy(k.hash, c->hash, 17);
@@ -1275,7 +1523,8 @@ make_dirs(const char *root)
 }
 
 static int
-update_once(const char *root, char *const *written, size_t nw, bool full, bool *retry)
+update_once(const char *root, char *const *written, size_t nw, bool full, bool git,
+    bool *retry)
 {
 	struct update u;
 	char **dirty = NULL;
@@ -1295,8 +1544,13 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool *
 		return -1;
 	}
 	u.have_old = !full && manifest_load(root, &u.old) == 0;
+	u.git = git;
+	if (u.have_old && check_coverage(root, &u.old, git) != 0) {
+		/* A git store's index without its trees: built anew. */
+		manifest_free(&u.old);
+		u.have_old = false;
+	}
 	if (u.have_old) {
-		check_dirs(root, &u.old);
 		for (size_t i = 0; i < nw; i++) {
 			char *dir = dir_of(written[i]);
 			struct dir *d = find_dir(&u.old, dir);
@@ -1317,6 +1571,7 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool *
 				struct dir nd = *d;
 
 				nd.rel = estrdup(d->rel);
+				nd.tree = NULL;
 				u.d = erealloc(u.d, (u.nd + 1) * sizeof *u.d);
 				u.d[u.nd++] = nd;
 			}
@@ -1367,13 +1622,13 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool *
 }
 
 int
-store_index_update(const char *root, char *const *written, size_t n, bool full)
+store_index_update(const char *root, char *const *written, size_t n, bool full, bool git)
 {
 	bool retry;
-	int rc = update_once(root, written, n, full, &retry);
+	int rc = update_once(root, written, n, full, git, &retry);
 
 	if (rc != 0 && retry)
-		rc = update_once(root, written, n, true, &retry);
+		rc = update_once(root, written, n, true, git, &retry);
 	return rc;
 }
 
@@ -1616,7 +1871,7 @@ out:
 }
 
 struct store_index_plan *
-store_index_plan(const char *root, const struct store_query *q, int nq, bool hints)
+store_index_plan(const char *root, const struct store_query *q, int nq, bool hints, bool git)
 {
 	struct store_index_plan *p;
 	struct manifest m;
@@ -1636,7 +1891,11 @@ store_index_plan(const char *root, const struct store_query *q, int nq, bool hin
 		free(hash);
 		return NULL;
 	}
-	check_dirs(root, &m);
+	if (check_coverage(root, &m, git) != 0) {
+		manifest_free(&m);
+		free(hash);
+		return NULL;
+	}
 	p = ecalloc(1, sizeof *p);
 	for (i = 0; i < nq; i++) {
 		const struct store_query **mine;

@@ -22,6 +22,12 @@
  * longer match (read in full) or cohort files whose generation the
  * MANIFEST does not name (the index is then not used at all): stale,
  * never wrong. PERF_STORE_INDEX=0 turns it off for every reader.
+ *
+ * A git store's index is committed with the records. Inodes and times
+ * mean nothing on another clone: its MANIFEST also records each
+ * directory's git tree ("t" lines; for the store's top, whose tree holds
+ * the index, the SHA-256 of its listing without it), and a reader of a
+ * git store compares them with its HEAD's (git ls-tree) instead.
  */
 #ifndef PERF_LANE_STORE_INDEX_H
 #define PERF_LANE_STORE_INDEX_H
@@ -41,10 +47,19 @@ bool store_index_enabled(void);
  * Brings the index of the directory store root up to date: the
  * directories that changed since it was written are read again (the
  * store-relative files written[0..n) always are), or, with full or
- * without a usable index, every directory. The caller holds the store's
- * lock. Returns 0, or -1 after reporting.
+ * without a usable index, every directory. With git, root is the work
+ * tree of a git store's clone and what changed is told by HEAD's trees.
+ * The caller holds the store's lock. Returns 0, or -1 after reporting.
  */
-int store_index_update(const char *root, char *const *written, size_t n, bool full);
+int store_index_update(const char *root, char *const *written, size_t n, bool full, bool git);
+
+/*
+ * Records in the MANIFEST of the git work tree root the trees of what
+ * git's index holds staged (the records and the index's other files;
+ * env: NAME=VALUE entries for git, GIT_INDEX_FILE say, or NULL): to be
+ * staged and committed with them. Returns 0, or -1 after reporting.
+ */
+int store_index_seal(const char *root, char *const *env);
 
 /* What a scan reads when the index can answer its queries. */
 struct store_index_plan {
@@ -61,10 +76,11 @@ struct store_index_plan {
  * The plan for the queries q[0..nq) on the store root, or NULL when the
  * index cannot answer them (none, unusable, disabled, or a query that
  * does not name a cohort). With hints, a query's newest and distinct are
- * honoured (no history stream is read beside the store).
+ * honoured (no history stream is read beside the store). With git, root
+ * is a git store's work tree, checked against its HEAD's trees.
  */
 struct store_index_plan *store_index_plan(const char *root, const struct store_query *q,
-    int nq, bool hints);
+    int nq, bool hints, bool git);
 
 /* Whether the store-relative directory rel is one the plan covers. */
 bool store_index_known(const struct store_index_plan *p, const char *rel);

@@ -248,7 +248,8 @@ store_close(store *s)
 {
 	if (s == NULL)
 		return;
-	gitstore_close(s->git);
+	/* A reader never writes in the cache: it leaves it as clean as it found it. */
+	gitstore_close_clean(s->git);
 	for (int i = 0; i < s->nstreams; i++)
 		free(s->streams[i]);
 	free(s->streams);
@@ -982,7 +983,8 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 		sc.threads = s->threads;
 		/* The index answers queries that name cohorts, read whole. */
 		if (!s->slow && u == NULL)
-			plan = store_index_plan(s->root, q, nq, s->nstreams == 0);
+			plan = store_index_plan(s->root, q, nq, s->nstreams == 0,
+			    s->git != NULL);
 		if (plan != NULL) {
 			sc.plan = plan;
 			scan_plan(&sc, &w, plan);

@@ -265,11 +265,19 @@ store_writer_indexed(const store_writer *w)
 int
 store_writer_reindex(store_writer *w, bool full)
 {
-	if (w->git != NULL) {
-		warnx_("%s: a git store's index is not kept yet", gitstore_shown(w->git));
+	if (w->git == NULL)
+		return store_index_update(w->dir, NULL, 0, full, false);
+	if (store_index_update(w->dir, NULL, 0, full, true) != 0 ||
+	    gitstore_commit(w->git, NULL, 0, "perfkite: the store index built anew", true) != 0)
+		return -1;
+	if (gitstore_unpushed(w->git) == 0)
+		return 0;
+	if (gitstore_remote_error(w->git) != NULL) {
+		warnx_("%s: cannot reach the store: %s", gitstore_shown(w->git),
+		    gitstore_remote_error(w->git));
 		return -1;
 	}
-	return store_index_update(w->dir, NULL, 0, full);
+	return gitstore_push(w->git, 20);
 }
 
 static void
@@ -296,12 +304,22 @@ store_writer_commit(store_writer *w, const char *msg)
 		 * not be written is stale, which its readers see (index.h).
 		 */
 		if (w->nadded > 0 && store_writer_indexed(w))
-			store_index_update(w->dir, w->added, w->nadded, false);
+			store_index_update(w->dir, w->added, w->nadded, false, false);
 		forget_added(w);
 		return 0;
 	}
-	if (w->nadded > 0 && gitstore_commit(w->git, w->added, w->nadded, msg) != 0)
-		rc = -1;
+	/*
+	 * An index the store has is brought up to date and committed with the
+	 * records; one that could not be is left as it was: stale, which its
+	 * readers see by the trees.
+	 */
+	if (w->nadded > 0) {
+		bool indexed = store_writer_indexed(w) &&
+		    store_index_update(w->dir, w->added, w->nadded, false, true) == 0;
+
+		if (gitstore_commit(w->git, w->added, w->nadded, msg, indexed) != 0)
+			rc = -1;
+	}
 	forget_added(w);
 	if (rc != 0)
 		return -1;

@@ -83,8 +83,8 @@ int store_writer_swap(store_writer *w, char *const *rel, char *const *data, cons
 bool store_writer_indexed(const store_writer *w);
 
 /*
- * Builds the directory store's index, or repairs it (full: from nothing).
- * Returns 0, or -1 after reporting.
+ * Builds the store's index, or repairs it (full: from nothing); a git
+ * store's is committed and pushed. Returns 0, or -1 after reporting.
  */
 int store_writer_reindex(store_writer *w, bool full);
 
