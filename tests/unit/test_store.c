@@ -131,5 +131,21 @@ main(void)
 	json_set(v, "timestamp", json_new_int(5));
 	ok(store_record_path(v) == NULL, "a non-string timestamp has no path");
 	cJSON_Delete(v);
+
+	/* One thread count for the scan and for perf-changes' analysis. */
+	setenv("PERF_STORE_THREADS", "8", 1);
+	ok(store_thread_count(0) == 8 && store_thread_count(2) == 8,
+	    "PERF_STORE_THREADS wins over what is asked, and over the 4 of the default");
+	setenv("PERF_STORE_THREADS", "1000", 1);
+	ok(store_thread_count(0) == STORE_MAX_THREADS, "PERF_STORE_THREADS at most 64");
+	setenv("PERF_STORE_THREADS", "junk", 1);
+	ok(store_thread_count(3) == 1, "a PERF_STORE_THREADS that is no number is 1");
+	setenv("PERF_STORE_THREADS", "-2", 1);
+	ok(store_thread_count(3) == 1, "a PERF_STORE_THREADS below 1 is 1");
+	unsetenv("PERF_STORE_THREADS");
+	ok(store_thread_count(3) == 3 && store_thread_count(9) == 4,
+	    "without the variable, what is asked, at most 4");
+	ok(store_thread_count(0) >= 1 && store_thread_count(0) <= 4,
+	    "without either, the CPUs, at most 4: %d", store_thread_count(0));
 	return done_testing();
 }

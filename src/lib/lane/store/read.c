@@ -810,17 +810,14 @@ work(void *arg)
 	return NULL;
 }
 
-/*
- * How many threads read a store: PERF_STORE_THREADS, else what the caller
- * asked, else the CPUs (up to 4).
- */
-static int
-thread_count(int asked)
+int
+store_thread_count(int asked)
 {
 	const char *env = getenv("PERF_STORE_THREADS");
 	long n = env != NULL ? atol(env) : asked > 0 ? asked : sysconf(_SC_NPROCESSORS_ONLN);
+	long most = env != NULL ? STORE_MAX_THREADS : 4;
 
-	return n < 1 ? 1 : n > (env != NULL ? 64 : 4) ? (env != NULL ? 64 : 4) : (int)n;
+	return n < 1 ? 1 : n > most ? (int)most : (int)n;
 }
 
 /*
@@ -832,7 +829,7 @@ scan_root(struct scan *sc, struct worker *main_w)
 {
 	struct dirent *de;
 	struct stat st;
-	pthread_t tid[64];
+	pthread_t tid[STORE_MAX_THREADS];
 	int nthreads, started = 0;
 	DIR *d;
 
@@ -864,7 +861,7 @@ scan_root(struct scan *sc, struct worker *main_w)
 	if (errno != 0)
 		store_failed(sc, sc->root, errno);
 	closedir(d);
-	nthreads = thread_count(sc->threads);
+	nthreads = store_thread_count(sc->threads);
 	if ((size_t)nthreads > sc->nunits)
 		nthreads = (int)sc->nunits;
 	for (; nthreads > 1 && started < nthreads; started++)

@@ -148,6 +148,18 @@ void store_want(store *s, const char *const *keys, size_t n);
  */
 void store_threads(store *s, int n);
 
+/* The most threads store_thread_count() ever answers. */
+#define STORE_MAX_THREADS 64
+
+/*
+ * How many threads a pass over the store (or over what it read) uses:
+ * PERF_STORE_THREADS when set (1 to STORE_MAX_THREADS; below 1 or not a
+ * number: 1), else asked when above 0, else the CPUs; without the
+ * variable, at most 4. What a scan uses (store_threads()), and what a
+ * program that analyses the history on threads of its own should use.
+ */
+int store_thread_count(int asked);
+
 /* Adds a JSON-lines history stream (file name, "-" for stdin). */
 void store_add_stream(store *s, const char *file);
 
