@@ -160,7 +160,8 @@ walk(const char *dir, struct import_suite *s, int depth, char *msg, size_t msgsz
 			names[n++] = estrdup(e->d_name);
 		}
 	closedir(d);
-	qsort(names, n, sizeof *names, cmp_str);
+	if (n > 1)
+		qsort(names, n, sizeof *names, cmp_str);
 	for (size_t i = 0; i < n; i++) {
 		char *path = easprintf("%s/%s", dir, names[i]);
 		struct stat st;

@@ -334,8 +334,10 @@ integrate(gitstore *g)
 			    0, NULL);
 		buf_reset(&out);
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		buf_free(&out);
 		return 0;
+	}
 	run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out);
 	run(g, NULL, ARGS("rebase", "--abort"), NULL, 0, NULL);
 	warnx_("%s: a record of an earlier upload that was never pushed conflicts with "

@@ -532,7 +532,8 @@ git_trees(const char *root, const char *rev, struct trees *out)
 		if (!in_index(f[2]))
 			trees_add(out, f[2], f[1] + 1);
 	}
-	qsort(out->t, out->n, sizeof *out->t, cmp_tree);
+	if (out->n > 1)
+		qsort(out->t, out->n, sizeof *out->t, cmp_tree);
 	rc = 0;
 out:
 	if (rc != 0)
@@ -1340,7 +1341,8 @@ take_old(struct update *u, char *const *dirty, size_t ndirty)
 		c->ne = keep;
 		c->changed = true;
 	}
-	qsort(u->kept, u->nkept, sizeof *u->kept, cmp_kept);
+	if (u->nkept > 1)
+		qsort(u->kept, u->nkept, sizeof *u->kept, cmp_kept);
 }
 
 /* Writes cohort c as generation gen (its combinations renumbered to those in use). */
@@ -1352,7 +1354,8 @@ cohort_write(const char *root, struct cohort *c, long gen)
 	buf b = BUF_INIT, gz = BUF_INIT;
 	int rc;
 
-	qsort(c->e, c->ne, sizeof *c->e, cmp_entry);
+	if (c->ne > 1)
+		qsort(c->e, c->ne, sizeof *c->e, cmp_entry);
 	for (size_t i = 0; i < c->nc; i++)
 		map[i] = (size_t)-1;
 	for (size_t i = 0; i < c->ne; i++)
@@ -1418,8 +1421,10 @@ manifest_write(struct update *u, long gen)
 	size_t nk = 0;
 	int rc;
 
-	qsort(u->d, u->nd, sizeof *u->d, cmp_dir);
-	qsort(u->always, u->na, sizeof *u->always, cmp_str);
+	if (u->nd > 1)
+		qsort(u->d, u->nd, sizeof *u->d, cmp_dir);
+	if (u->na > 1)
+		qsort(u->always, u->na, sizeof *u->always, cmp_str);
 	buf_addf(&b, "perfkite-index %d %ld\n", FORMAT, gen);
 	for (size_t i = 0; i < u->nd; i++)
 		buf_addf(&b, "d\t%c\t%llu\t%lld.%09lld\t%lld.%09lld\t%zu\t%s\n",
@@ -1924,7 +1929,8 @@ store_index_plan(const char *root, const struct store_query *q, int nq, bool hin
 	for (size_t a = 0; a < m.na; a++)
 		if (clean_dir(&m, m.always[a]))
 			plan_add(p, m.always[a]);
-	qsort(p->files, p->nfiles, sizeof *p->files, cmp_str);
+	if (p->nfiles > 1)
+		qsort(p->files, p->nfiles, sizeof *p->files, cmp_str);
 	for (size_t f = 0; f < p->nfiles; f++) {
 		if (w > 0 && strcmp(p->files[w - 1], p->files[f]) == 0)
 			free(p->files[f]);
@@ -1942,7 +1948,8 @@ store_index_plan(const char *root, const struct store_query *q, int nq, bool hin
 			p->dirs[p->ndirs++] = estrdup(m.d[d].rel);
 		}
 	}
-	qsort(p->known, p->nknown, sizeof *p->known, cmp_str);
+	if (p->nknown > 1)
+		qsort(p->known, p->nknown, sizeof *p->known, cmp_str);
 	manifest_free(&m);
 	free(hash);
 	return p;
