@@ -34,8 +34,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (size_t i = 0; i < s.nb; i++) {
 			cJSON *rec = import_record(&s, &s.b[i], &id);
 			buf_reset(&out);
-			if (json_write(&out, rec, JSON_COMPACT, NULL) != 0)
-				abort();	/* a record never holds a non-finite number */
+			/*
+			 * A tool's non-finite setting or param (Catch2's samples="nan")
+			 * cannot be written: perf-import names it and exits 2.
+			 */
+			(void)json_write(&out, rec, JSON_COMPACT, NULL);
 			cJSON_Delete(rec);
 		}
 		import_report_failures(&s, "fuzz");

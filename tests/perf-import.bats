@@ -297,3 +297,10 @@ m() {
 	run jq -r '.metrics | keys_unsorted[1]' <<<"$(perf-import "$BATS_TEST_TMPDIR/names.json" 2>/dev/null)"
 	assert_output 'tab key'
 }
+
+@test "catch2: a non-finite setting (samples=\"nan\") is exit 2 naming the benchmark and the setting, never a crash" {
+	run --separate-stderr perf-import "$F/catch2-nan-samples.xml"
+	assert_failure 2
+	assert_equal "$output" ""
+	[[ $stderr == *"encode 64 B: cannot write recipe.tool.settings.samples: not a finite number"* ]]
+}
