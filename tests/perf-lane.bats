@@ -224,10 +224,12 @@ stale_results() {
 
 @test "worker logs are mirrored as Markdown: fences escaped, no .log in the reports, only this job's" {
 	stale_results
-	# a runner whose log holds fences
+	# a runner whose log holds fences, appended before the fake runner's
+	# first line (its stdout is relayed by perf-collect and could land
+	# after the fake runner's own appends)
 	cat >fence-runner.sh <<-'EOF'
 		#!/bin/sh
-		printf 'new line\n```\nsneaky ```` fence\n'
+		printf 'new line\n```\nsneaky ```` fence\n' >>"$PERF_WORKER_LOG"
 	EOF
 	printf 'exec %q "$@"\n' "$ROOT_DIR/fixtures/runners/fake-runner.sh" >>fence-runner.sh
 	chmod +x fence-runner.sh
