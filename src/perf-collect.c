@@ -689,7 +689,7 @@ str_or_empty(const char *s)
 	return json_new_string(s != NULL ? s : "");
 }
 
-/* The raw record of 2.7. */
+/* The raw record, its keys in the reference's order. */
 static cJSON *
 build_record(const struct bench *b, const struct plan *p, const char *log,
     const struct measured *ms, size_t n, const cJSON *runtime, const cJSON *named,

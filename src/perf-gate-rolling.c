@@ -214,10 +214,20 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
  * benchmarks apart: identity_other_benchmark), the last two, only when a record
  * of the batch has named metrics.
  */
-static const char *const wanted_keys[] = { "latency", "throughput", "memory",
-    "text_encoder_time_s", "dit_time_s", "vae_decode_time_s", "recipe_fingerprint",
-    "comparison_status", "metrics", "recipe" };
-#define WANTED_SIX (sizeof wanted_keys / sizeof *wanted_keys - 2)
+enum { WANTED_METRIC, WANTED_RECIPE_FP = WANTED_METRIC + METRIC_COUNT, WANTED_STATUS,
+	WANTED_NAMED, WANTED_RECIPE, WANTED_KEYS };
+static const char *wanted_keys[WANTED_KEYS] = { [WANTED_STATUS] = "comparison_status",
+    [WANTED_NAMED] = "metrics", [WANTED_RECIPE] = "recipe" };
+
+/* wanted_keys[] made whole from metric_table[] and identity_keys[]. */
+static const char *const *
+wanted(void)
+{
+	for (int i = 0; i < METRIC_COUNT; i++)
+		wanted_keys[WANTED_METRIC + i] = metric_table[i].key;
+	wanted_keys[WANTED_RECIPE_FP] = identity_keys[IDENTITY_RECIPE];
+	return wanted_keys;
+}
 
 /* What the scan of the history is asked, and where the answers go. */
 struct lookup {
@@ -345,7 +355,7 @@ on_hit(const struct store_hit *h, void *ctx)
 			continue;
 		if (lk->is_cohort[q]) {
 			if (!identity_other_benchmark(c->rec, h->record))
-				identity_add_other_recipe(h->record, c->id.value[3], &c->fps,
+				identity_add_other_recipe(h->record, c->id.value[IDENTITY_RECIPE], &c->fps,
 				    &c->nfps);
 			continue;
 		}
@@ -385,7 +395,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 		if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 			rc = -1;
 		else {
-			store_want(st, wanted_keys, named ? WANTED_SIX + 2 : WANTED_SIX);
+			store_want(st, wanted(), named ? WANTED_KEYS : WANTED_NAMED);
 			/* Decisions that cannot be read: no cohort is decided, nothing scanned. */
 			rc = load_decisions(st, cur, n);
 			/* A cohort with an accept is read whole: the accept decides. */
@@ -802,7 +812,8 @@ comparison_status(struct current *c, bool unattributed, const char *raised, size
 		*reason = easprintf("%s recipe_fingerprint=%s does not match baseline "
 		    "records for the same workload, variant, and benchmark version "
 		    "across hardware and software profiles; existing "
-		    "recipe_fingerprint values: %s", c->model_id, c->id.value[3], b.s);
+		    "recipe_fingerprint values: %s", c->model_id,
+		    c->id.value[IDENTITY_RECIPE], b.s);
 		buf_free(&b);
 		return "RECIPE_MISMATCH";
 	}
@@ -819,11 +830,11 @@ comparison_status(struct current *c, bool unattributed, const char *raised, size
 		return "INFRA_ERROR";
 	}
 	if (n == 0 && c->id.complete) {
-		*reason = easprintf("No baseline found for exact comparable identity "
-		    "(workload_id=%s, variant_id=%s, benchmark_version=%s, "
-		    "recipe_fingerprint=%s, hardware_profile_id=%s, "
-		    "software_profile_id=%s)", c->id.value[0], c->id.value[1],
-		    c->id.value[2], c->id.value[3], c->id.value[4], c->id.value[5]);
+		buf_adds(&b, "No baseline found for exact comparable identity (");
+		for (int k = 0; k < IDENTITY_KEYS; k++)
+			buf_addf(&b, "%s%s=%s", k ? ", " : "", identity_keys[k], c->id.value[k]);
+		buf_adds(&b, ")");
+		*reason = buf_detach(&b);
 		return "CALIBRATION_NEEDED";
 	}
 	if (n == 0) {

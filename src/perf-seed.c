@@ -324,7 +324,7 @@ on_found(const struct store_hit *h, void *ctx)
 	if (h->match[0])
 		f->eligible = true;
 	if (h->match[1] && !identity_other_benchmark(f->rec, h->record))
-		identity_add_other_recipe(h->record, f->id->value[3], &f->fps, &f->nfps);
+		identity_add_other_recipe(h->record, f->id->value[IDENTITY_RECIPE], &f->fps, &f->nfps);
 }
 
 /*
@@ -2527,10 +2527,10 @@ names_of(const char *dir, const struct decision *t, char **model, char **gpu)
 
 	if (buf_read_file(&text, path) == 0)
 		rec = json_parse(text.s, text.len, &e);
-	*model = cJSON_IsString(json_get(rec, "model_id")) ?
-	    estrdup(json_get(rec, "model_id")->valuestring) : estrdup(t->identity[0]);
-	*gpu = cJSON_IsString(json_get(rec, "gpu_type")) ?
-	    estrdup(json_get(rec, "gpu_type")->valuestring) : estrdup(t->identity[4]);
+	*model = estrdup(cJSON_IsString(json_get(rec, "model_id")) ?
+	    json_get(rec, "model_id")->valuestring : t->identity[IDENTITY_WORKLOAD]);
+	*gpu = estrdup(cJSON_IsString(json_get(rec, "gpu_type")) ?
+	    json_get(rec, "gpu_type")->valuestring : t->identity[IDENTITY_HARDWARE]);
 	cJSON_Delete(rec);
 	buf_free(&text);
 	free(path);
@@ -2816,8 +2816,9 @@ list_decisions(void)
 			char *metrics = metric_words(d);
 
 			printf("%s %s %-11s %s/%s on %s: %s at %s by %s%s%s: %s\n", d->when, d->id,
-			    decision_kind_name(d->kind), d->identity[0], d->identity[1],
-			    d->identity[4], metrics, d->record, d->by,
+			    decision_kind_name(d->kind), d->identity[IDENTITY_WORKLOAD],
+			    d->identity[IDENTITY_VARIANT], d->identity[IDENTITY_HARDWARE], metrics,
+			    d->record, d->by,
 			    d->reverts != NULL ? " reverts " : "",
 			    d->reverts != NULL ? d->reverts : "", d->reason);
 			if (!d->in_force)

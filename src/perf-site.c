@@ -177,6 +177,8 @@ read_history(struct site *s)
 	struct stat st;
 	store *st_;
 	bool ok = true;
+	const char *const *keys;
+	size_t nkeys;
 
 	if (opt.store != NULL || opt.nhistories == 0) {
 		if ((spec = store_spec(opt.store)) == NULL)
@@ -189,7 +191,8 @@ read_history(struct site *s)
 	if ((st_ = store_open_cache(spec, opt.cache)) == NULL)
 		return false;
 	memset(&all, 0, sizeof all);
-	store_want(st_, site_keys, site_nkeys);
+	keys = site_keys(&nkeys);
+	store_want(st_, keys, nkeys);
 	store_threads(st_, 1);	/* every record is a hit: one thread costs least */
 	if (opt.nhistories > 0)
 		site_streams(s);

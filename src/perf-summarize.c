@@ -947,7 +947,8 @@ cohort_label(const cJSON *rec, const struct identity *id)
 	buf label = BUF_INIT;
 
 	if (id->complete)
-		buf_addf(&label, "%s / %s / v%s (", id->value[0], id->value[1], id->value[2]);
+		buf_addf(&label, "%s / %s / v%s (", id->value[IDENTITY_WORKLOAD],
+		    id->value[IDENTITY_VARIANT], id->value[IDENTITY_BENCHMARK_VERSION]);
 	pystr_key(&label, rec, "model_id");
 	buf_adds(&label, " | ");
 	pystr_key(&label, rec, "gpu_type");
@@ -1177,6 +1178,8 @@ dashboard(buf *page, const struct batch *in)
 	store *st;
 	bool ok = true;
 	char *raised = NULL;
+	const char *const *keys;
+	size_t nkeys;
 
 	memset(&all, 0, sizeof all);
 	for (size_t i = 0; i < in->n; i++)
@@ -1186,7 +1189,8 @@ dashboard(buf *page, const struct batch *in)
 	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
 		ok = false;
 	else {
-		store_want(st, dash_keys, dash_nkeys);
+		keys = dash_keys(&nkeys);
+		store_want(st, keys, nkeys);
 		store_threads(st, 1);	/* every record is a hit: one thread costs least */
 		for (int i = 0; i < opt.nhistories; i++)
 			store_add_stream(st, opt.histories[i]);

@@ -120,6 +120,10 @@ main(void)
 		n = keyindex_put(&ki, joined, 7, &added);
 		ok(n == 7 && added, "a new key takes the next number");
 		history_cohort_key(key, KIND_LEGACY_V1, "m", "g", ident);
+		ok(HISTORY_KEY_PARTS == 9 && strcmp(key[HKEY_KIND], "legacy_v1") == 0 &&
+		    strcmp(key[HKEY_MODEL], "m") == 0 && strcmp(key[HKEY_GPU], "g") == 0 &&
+		    strcmp(key[HKEY_IDENT + IDENTITY_RECIPE], "r") == 0,
+		    "the key's parts by name: kind, model, gpu, the identity's slots");
 		joined = history_key_join(key);
 		is_str(joined, "legacy_v1\x1fm\x1fg\x1fw\x1fv\x1f" "2\x1fr\x1fh\x1fs\x1f",
 		    "a legacy key holds them");

@@ -26,12 +26,21 @@ main(void)
 	struct identity id;
 
 	of("{" FULL "}", &id);
-	ok(id.complete && id.uses_v2 && id.error == NULL, "six keys: complete (10.6 row 20)");
-	is_str(id.value[2], "2", "benchmark_version 2 reads as \"2\"");
+	ok(id.complete && id.uses_v2 && id.error == NULL, "six keys: complete");
+	is_str(id.value[IDENTITY_BENCHMARK_VERSION], "2", "benchmark_version 2 reads as \"2\"");
+	is_str(id.value[IDENTITY_WORKLOAD], "wan-t2v", "the workload's slot holds workload_id");
+	is_str(id.value[IDENTITY_VARIANT], "1.3b-sp2", "the variant's slot holds variant_id");
+	is_str(id.value[IDENTITY_RECIPE], "recipe-1", "the recipe's slot holds recipe_fingerprint");
+	is_str(id.value[IDENTITY_HARDWARE], "hw-l40s-2",
+	    "the hardware's slot holds hardware_profile_id");
+	is_str(id.value[IDENTITY_SOFTWARE], "sw-cuda", "the software's slot holds software_profile_id");
+	ok(IDENTITY_KEYS == 6 && strcmp(identity_keys[IDENTITY_RECIPE], "recipe_fingerprint") == 0 &&
+	    strcmp(identity_keys[IDENTITY_SOFTWARE], "software_profile_id") == 0,
+	    "identity_keys[] is indexed by the slots");
 	identity_free(&id);
 
 	of("{\"result_schema_version\":2," FULL ",\"benchmark_version\":0}", &id);
-	is_str(id.value[2], "0", "version 0 is valid and reads \"0\" (10.6 row 22)");
+	is_str(id.value[IDENTITY_BENCHMARK_VERSION], "0", "version 0 is valid and reads \"0\"");
 	ok(id.complete, "0 is not missing");
 	identity_free(&id);
 
@@ -39,7 +48,7 @@ main(void)
 	ok(!id.complete && id.uses_v2, "blank and null values are missing; keys make it v2");
 	is_str(id.error, "Performance record missing required comparison identity fields: "
 	    "variant_id, benchmark_version, recipe_fingerprint, hardware_profile_id, "
-	    "software_profile_id", "missing keys in canonical order (10.6 row 21)");
+	    "software_profile_id", "missing keys in canonical order");
 	identity_free(&id);
 
 	of("{\"result_schema_version\":\"2\"}", &id);

@@ -57,25 +57,31 @@ main(void)
 	    !metric_table[METRIC_LATENCY].higher_is_better, "directions");
 	ok(policy_metric_index("dit_time_s") == METRIC_DIT &&
 	    policy_metric_index("nope") == -1, "metric lookup");
+	is_str(metric_table[METRIC_LATENCY].unit, "s", "latency is in seconds");
+	is_str(metric_table[METRIC_THROUGHPUT].unit, "fps", "throughput is in frames a second");
+	is_str(metric_table[METRIC_MEMORY].unit, "MB", "memory is in megabytes");
+	ok(strcmp(metric_table[METRIC_TEXT_ENCODER].unit, "s") == 0 &&
+	    strcmp(metric_table[METRIC_DIT].unit, "s") == 0 &&
+	    strcmp(metric_table[METRIC_VAE_DECODE].unit, "s") == 0, "the stages are in seconds");
 
 	s = merged(NULL);
 	is_str(s, defaults, "no overrides: the defaults, written as the reference");
 	free(s);
 	s = merged("[\"not\",\"a\",\"mapping\"]");
-	is_str(s, defaults, "a non-object container gives the defaults (10.6 row 13)");
+	is_str(s, defaults, "a non-object container gives the defaults");
 	free(s);
 	s = merged("{\"latency\":{\"threshold_percent\":0.09,\"threshold_absolute\":0.75,"
 	    "\"gated\":true},\"throughput\":{\"gated\":false}}");
 	is_str(s, "{\"latency\":{\"threshold_percent\":0.09,\"threshold_absolute\":0.75,"
 	    "\"gated\":true},\"throughput\":{\"threshold_percent\":0.08,"
 	    "\"threshold_absolute\":0.05,\"gated\":false}," DEF_REST,
-	    "overrides merge per metric and field (10.6 row 12)");
+	    "overrides merge per metric and field");
 	free(s);
 	s = merged("{\"latency\":{\"threshold_percent\":true,\"threshold_absolute\":false,"
 	    "\"gated\":\"false\"}}");
 	is_str(s, "{\"latency\":{\"threshold_percent\":0.08,\"threshold_absolute\":0.5,"
 	    "\"gated\":false}," DEF_THROUGHPUT "," DEF_REST,
-	    "boolean thresholds are ignored, a \"false\" string is read (10.6 row 14)");
+	    "boolean thresholds are ignored, a \"false\" string is read");
 	free(s);
 	s = merged("{\"latency\":{\"threshold_percent\":1,\"threshold_absolute\":\" 2_0 \","
 	    "\"gated\":\" ON \"},\"memory\":{\"gated\":1,\"threshold_absolute\":\"x\"},"

@@ -56,7 +56,7 @@ parse_cohort(const cJSON *change, struct bisect_report *r)
 	if (!cJSON_IsObject(change))
 		return;
 	r->has_cohort = true;
-	r->v2 = json_get(change, identity_keys[0]) != NULL;
+	r->v2 = json_get(change, identity_keys[IDENTITY_WORKLOAD]) != NULL;
 	for (int k = 0; r->v2 && k < IDENTITY_KEYS; k++)
 		r->identity[k] = pystr_dup(change, identity_keys[k]);
 	r->model = pystr_dup(change, "model_id");

@@ -196,7 +196,7 @@ model_label(buf *out, const struct event *ev, size_t ne, size_t i)
 {
 	const cJSON *a = ev[i].cp[0];
 	bool differs[IDENTITY_KEYS] = { false }, kind = false, any = false;
-	bool av2 = json_get(a, identity_keys[0]) != NULL;
+	bool av2 = json_get(a, identity_keys[IDENTITY_WORKLOAD]) != NULL;
 
 	for (size_t j = 0; j < ne; j++) {
 		const cJSON *b = ev[j].cp[0];
@@ -205,7 +205,7 @@ model_label(buf *out, const struct event *ev, size_t ne, size_t i)
 		    strcmp(json_str(a, "model_id"), json_str(b, "model_id")) != 0 ||
 		    strcmp(json_str(a, "gpu_type"), json_str(b, "gpu_type")) != 0)
 			continue;
-		if (av2 != (json_get(b, identity_keys[0]) != NULL)) {
+		if (av2 != (json_get(b, identity_keys[IDENTITY_WORKLOAD]) != NULL)) {
 			kind = any = true;
 			continue;
 		}

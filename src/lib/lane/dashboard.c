@@ -104,15 +104,27 @@ struct dash {
 	size_t nnames;
 };
 
-static const char *const units[METRIC_COUNT] = { "s", "fps", "MB", "s", "s", "s" };
+/* The positions of the keys the dashboard reads (dash_keys()). */
+enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_RUN_SOURCE, F_STATUS, F_BSTATUS, F_REASON,
+	F_SUCCESS, F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
+	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_BUILD_URL, F_NAMED, F_COUNT };
 
-const char *const dash_keys[] = { "model_id", "gpu_type", "timestamp", "commit_sha",
+/* The keys; those of the identity and the metrics come from their tables. */
+static const char *key_of[F_COUNT] = { "model_id", "gpu_type", "timestamp", "commit_sha",
     "run_source", "comparison_status", "baseline_status", "comparison_status_reason",
-    "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
-    "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
-    "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
-    "vae_decode_time_s", "regression_thresholds", "comparison", "build_url", "metrics" };
-const size_t dash_nkeys = sizeof dash_keys / sizeof *dash_keys;
+    "success", "baseline_eligible", "result_schema_version",
+    [F_POLICY] = "regression_thresholds", "comparison", "build_url", "metrics" };
+
+const char *const *
+dash_keys(size_t *n)
+{
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		key_of[F_IDENT + i] = identity_keys[i];
+	for (int i = 0; i < METRIC_COUNT; i++)
+		key_of[F_METRIC + i] = metric_table[i].key;
+	*n = F_COUNT;
+	return key_of;
+}
 
 /* One copy of each distinct string. */
 static const char *
@@ -141,7 +153,9 @@ struct dash *
 dash_new(int64_t now, long days)
 {
 	struct dash *d = ecalloc(1, sizeof *d);
+	size_t n;
 
+	dash_keys(&n);	/* the keys made whole before a record is read */
 	d->now = now;
 	d->days = days;
 	d->since = now - (int64_t)days * 86400 * 1000000;
@@ -157,11 +171,6 @@ dash_count(const struct dash *d)
 		n += !d->r[i].dropped;
 	return n;
 }
-
-/* dash_keys' positions. */
-enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_RUN_SOURCE, F_STATUS, F_BSTATUS, F_REASON,
-	F_SUCCESS, F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
-	F_POLICY = F_METRIC + METRIC_COUNT, F_COMPARISON, F_BUILD_URL, F_NAMED, F_COUNT };
 
 void
 dash_add(struct dash *d, const cJSON *rec, bool current)
@@ -319,7 +328,7 @@ dash_add_at(struct dash *d, const cJSON *rec, bool current, int64_t instant,
 		return;
 	if (!current && key != NULL && strmap_find(&d->batch_paths, key) != NULL)
 		return;		/* the batch's record, read back from the store */
-	history_fields(rec, dash_keys, F_COUNT, f);
+	history_fields(rec, key_of, F_COUNT, f);
 	if (d->n == d->cap) {
 		d->cap = d->cap ? d->cap * 2 : 256;
 		d->r = erealloc(d->r, d->cap * sizeof *d->r);
@@ -366,7 +375,7 @@ cmp_key(const char *const *a, const char *const *b)
 {
 	int c;
 
-	for (int i = 0; i < 9; i++)
+	for (int i = 0; i < HISTORY_KEY_PARTS; i++)
 		if ((c = strcmp(a[i], b[i])) != 0)
 			return c;
 	return 0;
@@ -528,26 +537,28 @@ short_value(buf *b, const char *v)
 static void
 cohort_title(const struct group *g, buf *title, buf *detail)
 {
-	const char *const *k = g->key + 3;
+	const char *const *k = g->key + HKEY_IDENT;
+	const char *work = k[IDENTITY_WORKLOAD], *var = k[IDENTITY_VARIANT],
+	    *ver = k[IDENTITY_BENCHMARK_VERSION];
 
 	buf_reset(title);
 	buf_reset(detail);
 	buf_add(detail, "", 0);	/* an empty detail is still a string */
-	if (strcmp(g->key[0], "legacy_v1") == 0) {
+	if (strcmp(g->key[HKEY_KIND], "legacy_v1") == 0) {
 		buf_adds(title, "Legacy v1");
 		return;
 	}
-	if (strcmp(g->key[0], "v2") == 0)
-		buf_addf(title, "%s / %s / v%s", k[0], k[1], k[2]);
+	if (strcmp(g->key[HKEY_KIND], "v2") == 0)
+		buf_addf(title, "%s / %s / v%s", work, var, ver);
 	else
-		buf_addf(title, "Invalid v2: %s / %s / %s%s", *k[0] ? k[0] : "missing",
-		    *k[1] ? k[1] : "missing", *k[2] ? "v" : "", *k[2] ? k[2] : "missing");
+		buf_addf(title, "Invalid v2: %s / %s / %s%s", *work ? work : "missing",
+		    *var ? var : "missing", *ver ? "v" : "", *ver ? ver : "missing");
 	buf_adds(detail, "recipe ");
-	short_value(detail, k[3]);
+	short_value(detail, k[IDENTITY_RECIPE]);
 	buf_adds(detail, " | ");
-	short_value(detail, k[4]);
+	short_value(detail, k[IDENTITY_HARDWARE]);
 	buf_adds(detail, " | ");
-	short_value(detail, k[5]);
+	short_value(detail, k[IDENTITY_SOFTWARE]);
 }
 
 /* form is always one of this file's literals. */
@@ -931,13 +942,13 @@ change_lines(const struct dash *d, const struct group *g, int m, const struct xa
 {
 	for (size_t i = 0; i < d->nchanges; i++) {
 		const struct dchange *c = &d->changes[i];
-		bool same = c->metric == m && strcmp(c->kind, g->key[0]) == 0 &&
-		    (c->ident[0] != NULL || (strcmp(c->model, g->key[1]) == 0 &&
-		    strcmp(c->gpu, g->key[2]) == 0));
+		bool same = c->metric == m && strcmp(c->kind, g->key[HKEY_KIND]) == 0 &&
+		    (c->ident[IDENTITY_WORKLOAD] != NULL || (strcmp(c->model, g->key[HKEY_MODEL]) == 0 &&
+		    strcmp(c->gpu, g->key[HKEY_GPU]) == 0));
 		double x;
 
-		for (int k = 0; same && c->ident[0] != NULL && k < IDENTITY_KEYS; k++)
-			same = strcmp(c->ident[k], g->key[3 + k]) == 0;
+		for (int k = 0; same && c->ident[IDENTITY_WORKLOAD] != NULL && k < IDENTITY_KEYS; k++)
+			same = strcmp(c->ident[k], g->key[HKEY_IDENT + k]) == 0;
 		if (!same || !change_x(d, g, m, xa, c->instant, &x))
 			continue;
 		buf_addf(b, "<g><line x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\" "
@@ -957,6 +968,7 @@ dash_add_change(struct dash *d, const cJSON *cp)
 	buf tip = BUF_INIT;
 	int m = policy_metric_index(json_str(cp, "metric"));
 	int64_t t;
+	bool v2;
 
 	/* A named metric's change point carries its unit. */
 	if (cJSON_IsString(json_get(cp, "unit")) && cJSON_IsString(json_get(cp, "metric")))
@@ -969,10 +981,11 @@ dash_add_change(struct dash *d, const cJSON *cp)
 	c->metric = m;
 	c->instant = t;
 	c->worse = strcmp(json_str(cp, "direction"), "worse") == 0;
-	c->kind = json_get(cp, identity_keys[0]) != NULL ? "v2" : "legacy_v1";
+	v2 = json_get(cp, identity_keys[IDENTITY_WORKLOAD]) != NULL;
+	c->kind = v2 ? "v2" : "legacy_v1";
 	c->model = str_of(d, json_get(cp, "model_id"), "None");
 	c->gpu = str_of(d, json_get(cp, "gpu_type"), "None");
-	for (int k = 0; json_get(cp, identity_keys[0]) != NULL && k < IDENTITY_KEYS; k++)
+	for (int k = 0; v2 && k < IDENTITY_KEYS; k++)
 		c->ident[k] = str_of(d, json_get(cp, identity_keys[k]), "");
 	buf_addf(&tip, "change point: %s %s%s%%\ncommit %.7s\n", c->worse ? "worse" :
 	    strcmp(json_str(cp, "direction"), "unknown") == 0 ? "changed" : "better",
@@ -1062,7 +1075,7 @@ chart_title(buf *b, const struct group *g, const char *title_text)
 	buf_adds(b, "\n");
 	for (size_t i = 0; i < IDENTITY_KEYS; i++) {
 		buf_addf(b, "%s=", identity_keys[i]);
-		xml_escape(b, *g->key[3 + i] ? g->key[3 + i] : "(missing)");
+		xml_escape(b, *g->key[HKEY_IDENT + i] ? g->key[HKEY_IDENT + i] : "(missing)");
 		buf_adds(b, i + 1 < IDENTITY_KEYS ? "\n" : "");
 	}
 	buf_adds(b, "</title>");
@@ -1104,7 +1117,7 @@ value_text(buf *b, const struct dash *d, const struct group *g, int m, double v,
 	}
 	prec = metric_table[m].precision;
 	history_label_num(&lab, v, decimals > prec ? decimals : prec);
-	buf_addf(b, "%s %s", lab.s, units[m]);
+	buf_addf(b, "%s %s", lab.s, metric_table[m].unit);
 	buf_free(&lab);
 }
 
@@ -1475,7 +1488,8 @@ cohort_section(buf *out, const struct dash *d, const struct group *g, size_t i,
 			buf_addf(&t, "%s | ", detail.s);
 		buf_adds(&t, metric_key(d, m));
 		if (m < METRIC_COUNT)
-			buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label, units[m]);
+			buf_addf(out, "<figure><figcaption>%s (%s)", metric_table[m].label,
+			    metric_table[m].unit);
 		else
 			named_caption(out, d, g, m);
 		index_note(out, d, g, m);

@@ -19,9 +19,8 @@
 
 struct dash;
 
-/* The top-level keys of a record the dashboard reads. */
-extern const char *const dash_keys[];
-extern const size_t dash_nkeys;
+/* The top-level keys of a record the dashboard reads, *n of them. */
+const char *const *dash_keys(size_t *n);
 
 /* A dashboard of the records not older than days before now (µs). */
 struct dash *dash_new(int64_t now, long days);
@@ -51,7 +50,7 @@ void dash_add_change(struct dash *d, const cJSON *cp);
 void dash_render(struct dash *d, buf *out);
 
 /*
- * The console lines of 7.1: "Loaded N records across ...", the skipped
+ * The dashboard's console lines: "Loaded N records across ...", the skipped
  * plots, "Generated N metric plot(s)".
  */
 void dash_report(struct dash *d, FILE *fp);

@@ -101,11 +101,11 @@ void
 history_cohort_key(const char *key[HISTORY_KEY_PARTS], int kind, const char *model,
     const char *gpu, const char *const ident[IDENTITY_KEYS])
 {
-	key[0] = history_kind_name[kind];
-	key[1] = kind == KIND_V2 ? "" : model;
-	key[2] = kind == KIND_V2 ? "" : gpu;
+	key[HKEY_KIND] = history_kind_name[kind];
+	key[HKEY_MODEL] = kind == KIND_V2 ? "" : model;
+	key[HKEY_GPU] = kind == KIND_V2 ? "" : gpu;
 	for (int j = 0; j < IDENTITY_KEYS; j++)
-		key[3 + j] = ident[j];
+		key[HKEY_IDENT + j] = ident[j];
 }
 
 char *

@@ -21,8 +21,14 @@
 enum { KIND_V2, KIND_INVALID_V2, KIND_LEGACY_V1 };
 extern const char *const history_kind_name[3];
 
-/* The parts of a cohort key: kind, model, gpu (not v2), the identity values. */
-#define HISTORY_KEY_PARTS (3 + IDENTITY_KEYS)
+/*
+ * The parts of a cohort key: kind, model, gpu (empty for v2), then the
+ * identity values, key[HKEY_IDENT + IDENTITY_RECIPE] the recipe's.
+ */
+enum history_key_part {
+	HKEY_KIND, HKEY_MODEL, HKEY_GPU, HKEY_IDENT,
+	HISTORY_KEY_PARTS = HKEY_IDENT + IDENTITY_KEYS
+};
 
 /*
  * The kind of a record from its identity: ident the str() of each key

@@ -8,8 +8,12 @@
 #include "core/text.h"
 
 const char *const identity_keys[IDENTITY_KEYS] = {
-	"workload_id", "variant_id", "benchmark_version",
-	"recipe_fingerprint", "hardware_profile_id", "software_profile_id",
+	[IDENTITY_WORKLOAD] = "workload_id",
+	[IDENTITY_VARIANT] = "variant_id",
+	[IDENTITY_BENCHMARK_VERSION] = "benchmark_version",
+	[IDENTITY_RECIPE] = "recipe_fingerprint",
+	[IDENTITY_HARDWARE] = "hardware_profile_id",
+	[IDENTITY_SOFTWARE] = "software_profile_id",
 };
 
 bool
@@ -79,7 +83,7 @@ identity_free(struct identity *id)
 }
 
 /*
- * 5.8: when rec is a trusted record (run_source "scheduled_main", or
+ * The other recipe of a cohort: when rec is a trusted record (run_source "scheduled_main", or
  * baseline_eligible true) of another recipe than fp (its non-blank
  * recipe_fingerprint differs), str() of its fingerprint as a new string;
  * else NULL.

@@ -10,10 +10,18 @@
 
 #include <cjson/cJSON.h>
 
-#define IDENTITY_KEYS 6
+/* The identity's slots, in the canonical order of identity_keys[]. */
+enum identity_slot {
+	IDENTITY_WORKLOAD,		/* workload_id */
+	IDENTITY_VARIANT,		/* variant_id */
+	IDENTITY_BENCHMARK_VERSION,	/* benchmark_version */
+	IDENTITY_RECIPE,		/* recipe_fingerprint */
+	IDENTITY_HARDWARE,		/* hardware_profile_id */
+	IDENTITY_SOFTWARE,		/* software_profile_id */
+	IDENTITY_KEYS
+};
 
-/* workload_id, variant_id, benchmark_version, recipe_fingerprint,
- * hardware_profile_id, software_profile_id: the canonical order. */
+/* The keys of the slots: identity_keys[IDENTITY_RECIPE] is "recipe_fingerprint". */
 extern const char *const identity_keys[IDENTITY_KEYS];
 
 struct identity {

@@ -12,17 +12,17 @@
 
 const struct metric metric_table[METRIC_COUNT] = {
 	{ "latency", "avg_generation_time_s", "max_generation_time_s",
-	  "Latency", 3, false, 0.08, 0.5, true },
+	  "Latency", "s", 3, false, 0.08, 0.5, true },
 	{ "throughput", "throughput_fps", NULL,
-	  "Throughput", 3, true, 0.08, 0.05, true },
+	  "Throughput", "fps", 3, true, 0.08, 0.05, true },
 	{ "memory", "max_peak_memory_mb", "max_peak_memory_mb",
-	  "Memory", 1, false, 0.05, 256.0, true },
+	  "Memory", "MB", 1, false, 0.05, 256.0, true },
 	{ "text_encoder_time_s", "text_encoder_time_s", "max_text_encoder_time_s",
-	  "Text Enc", 3, false, 0.05, 0.25, true },
+	  "Text Enc", "s", 3, false, 0.05, 0.25, true },
 	{ "dit_time_s", "dit_time_s", "max_dit_time_s",
-	  "DiT", 3, false, 0.05, 0.25, true },
+	  "DiT", "s", 3, false, 0.05, 0.25, true },
 	{ "vae_decode_time_s", "vae_decode_time_s", "max_vae_decode_time_s",
-	  "VAE Decode", 3, false, 0.05, 0.25, true },
+	  "VAE Decode", "s", 3, false, 0.05, 0.25, true },
 };
 
 int

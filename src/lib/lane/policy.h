@@ -26,6 +26,7 @@ struct metric {
 	const char *raw_key;	/* raw record key */
 	const char *static_key;	/* key in a static thresholds block, or NULL */
 	const char *label;	/* Markdown column label */
+	const char *unit;	/* the unit of its values ("s", "fps", "MB"), as charts caption them */
 	int precision;		/* decimals in tables and failure strings */
 	bool higher_is_better;
 	double threshold_percent;	/* default, as a fraction */
@@ -68,7 +69,7 @@ int policy_merge(const cJSON *overrides, struct metric_policy p[METRIC_COUNT],
 /* The serialized effective policy: six metrics, each {percent, absolute, gated}. */
 cJSON *policy_to_json(const struct metric_policy p[METRIC_COUNT]);
 
-/* The upload policy of 5.1: never, pass or always. */
+/* The upload policy (PERF_UPLOAD_POLICY): never, pass or always. */
 enum upload_policy { UPLOAD_NEVER, UPLOAD_PASS, UPLOAD_ALWAYS };
 
 /*

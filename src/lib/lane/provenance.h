@@ -32,7 +32,7 @@ bool provenance_run_source_valid(const char *s);
 char *provenance_strip_lower(const char *s);
 
 /*
- * The run source of 2.5: the explicit value if valid after strip/lower,
+ * The run source of a record: the explicit value if valid after strip/lower,
  * else pr, scheduled_main, local or unknown from the other variables.
  * When warn is set and the explicit value is non-empty and invalid,
  * prints the reference's "Invalid PERF_RUN_SOURCE=<repr>; inferring run

@@ -39,7 +39,8 @@ int recipe_fingerprint(const cJSON *recipe, char hex[65]);
 
 /*
  * The hardware profile of count GPUs of which nvisible are described in
- * gpus (cuda false: the CPU profile); interconnect as 2.6.5.
+ * gpus (cuda false: the CPU profile); interconnect the GPUs' link (as
+ * "none_or_partial"), written "single_gpu" for one GPU.
  */
 cJSON *recipe_hardware_profile(bool cuda, long count, const struct hw_gpu *gpus,
     int nvisible, const char *interconnect);

@@ -53,7 +53,7 @@ struct events {
 int events_read(const char *path, const char *label, struct events *ev);
 void events_free(struct events *ev);
 
-/* 2.4: the three component times of one run from its stages mapping. */
+/* The three component times of one run from its stages mapping. */
 void events_components(const cJSON *stages, double comp[COMP_COUNT],
     bool has[COMP_COUNT]);
 

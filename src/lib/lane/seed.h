@@ -35,7 +35,7 @@ char *seed_provenance(const cJSON *rec);
 
 /* The six-key identity as an object of strings (the manifest's "identity"). */
 cJSON *seed_identity_json(const struct identity *id);
-/* workload_id, variant_id, benchmark_version as strings (8.5 "recipe_cohort"). */
+/* workload_id, variant_id, benchmark_version as strings (the manifest's "recipe_cohort"). */
 cJSON *seed_cohort_json(const struct identity *id);
 
 /*

@@ -110,7 +110,7 @@ struct cohort {
 	const struct schange *latest_change;
 };
 
-/* site_keys' positions. */
+/* The positions of the keys the site reads (site_keys()). */
 enum { F_MODEL, F_GPU, F_TS, F_COMMIT, F_SRC, F_STATUS, F_BSTATUS, F_REASON, F_SUCCESS,
 	F_ELIGIBLE, F_SCHEMA, F_IDENT, F_METRIC = F_IDENT + IDENTITY_KEYS,
 	F_POLICY = F_METRIC + METRIC_COUNT, F_URL, F_COUNT };
@@ -143,14 +143,25 @@ struct site {
 	const char *last[F_COUNT];	/* field_of(): the record before's values */
 };
 
-const char *const site_keys[] = { "model_id", "gpu_type", "timestamp", "commit_sha",
+/*
+ * The keys, by position; those of the identity and the metrics come from
+ * their tables. The last, past F_COUNT, is read by site_add_named().
+ */
+static const char *key_of[F_COUNT + 1] = { "model_id", "gpu_type", "timestamp", "commit_sha",
     "run_source", "comparison_status", "baseline_status", "comparison_status_reason",
-    "success", "baseline_eligible", "result_schema_version", "workload_id", "variant_id",
-    "benchmark_version", "recipe_fingerprint", "hardware_profile_id", "software_profile_id",
-    "latency", "throughput", "memory", "text_encoder_time_s", "dit_time_s",
-    "vae_decode_time_s", "regression_thresholds", "build_url",
-    "metrics" };	/* the last, past F_COUNT: read by site_add_named() */
-const size_t site_nkeys = sizeof site_keys / sizeof *site_keys;
+    "success", "baseline_eligible", "result_schema_version",
+    [F_POLICY] = "regression_thresholds", "build_url", [F_COUNT] = "metrics" };
+
+const char *const *
+site_keys(size_t *n)
+{
+	for (int i = 0; i < IDENTITY_KEYS; i++)
+		key_of[F_IDENT + i] = identity_keys[i];
+	for (int i = 0; i < METRIC_COUNT; i++)
+		key_of[F_METRIC + i] = metric_table[i].key;
+	*n = F_COUNT + 1;
+	return key_of;
+}
 
 /* ---- strings ---- */
 
@@ -286,7 +297,9 @@ struct site *
 site_new(const char *title, int64_t now, long days)
 {
 	struct site *s = ecalloc(1, sizeof *s);
+	size_t n;
 
+	site_keys(&n);	/* the keys made whole before a record is read */
 	s->title = estrdup(title);
 	s->now = now;
 	s->since = days > 0 ? now - (int64_t)days * 86400 * 1000000 : INT64_MIN;
@@ -348,7 +361,7 @@ site_add(struct site *s, const struct store_hit *h)
 		return;
 	if (s->streams && path_seen(s, path, !h->stream) && h->stream)
 		return;		/* a stream's copy of a record of the store */
-	history_fields(h->record, site_keys, F_COUNT, f);
+	history_fields(h->record, key_of, F_COUNT, f);
 	if (s->n == s->cap) {
 		s->cap = s->cap ? s->cap * 2 : 256;
 		s->r = erealloc(s->r, s->cap * sizeof *s->r);
@@ -419,18 +432,20 @@ cmp_cohort(const void *a, const void *b)
 static char *
 cohort_label(const struct cohort *c)
 {
-	const char *const *k = c->key + 3;
+	const char *const *k = c->key + HKEY_IDENT;
+	const char *kind = c->key[HKEY_KIND], *model = c->key[HKEY_MODEL],
+	    *gpu = c->key[HKEY_GPU];
+	const char *work = k[IDENTITY_WORKLOAD], *var = k[IDENTITY_VARIANT],
+	    *ver = k[IDENTITY_BENCHMARK_VERSION];
 
-	switch (c->key[0][0] == 'v' ? KIND_V2 : c->key[0][0] == 'i' ? KIND_INVALID_V2 :
-	    KIND_LEGACY_V1) {
+	switch (kind[0] == 'v' ? KIND_V2 : kind[0] == 'i' ? KIND_INVALID_V2 : KIND_LEGACY_V1) {
 	case KIND_V2:
-		return easprintf("%s / %s / v%s", k[0], k[1], k[2]);
+		return easprintf("%s / %s / v%s", work, var, ver);
 	case KIND_INVALID_V2:
-		return easprintf("Invalid v2: %s / %s / %s%s (%s | %s)", *k[0] ? k[0] : "missing",
-		    *k[1] ? k[1] : "missing", *k[2] ? "v" : "", *k[2] ? k[2] : "missing",
-		    c->key[1], c->key[2]);
+		return easprintf("Invalid v2: %s / %s / %s%s (%s | %s)", *work ? work : "missing",
+		    *var ? var : "missing", *ver ? "v" : "", *ver ? ver : "missing", model, gpu);
 	default:
-		return easprintf("Legacy v1: %s | %s", c->key[1], c->key[2]);
+		return easprintf("Legacy v1: %s | %s", model, gpu);
 	}
 }
 
@@ -672,7 +687,7 @@ group(struct site *s)
 static size_t
 change_cohort(struct site *s, const cJSON *cp)
 {
-	bool v2 = json_get(cp, identity_keys[0]) != NULL;
+	bool v2 = json_get(cp, identity_keys[IDENTITY_WORKLOAD]) != NULL;
 	const char *model = str_of(s, json_get(cp, "model_id"), "None");
 	const char *gpu = str_of(s, json_get(cp, "gpu_type"), "None");
 	const char *ident[IDENTITY_KEYS];
@@ -681,12 +696,12 @@ change_cohort(struct site *s, const cJSON *cp)
 		ident[k] = v2 ? str_of(s, json_get(cp, identity_keys[k]), "") : "";
 	for (size_t i = 0; i < s->nc; i++) {
 		const struct cohort *c = &s->c[i];
-		bool same = strcmp(c->key[0], v2 ? "v2" : "legacy_v1") == 0;
+		bool same = strcmp(c->key[HKEY_KIND], v2 ? "v2" : "legacy_v1") == 0;
 
 		if (same && !v2)
-			same = c->key[1] == model && c->key[2] == gpu;
+			same = c->key[HKEY_MODEL] == model && c->key[HKEY_GPU] == gpu;
 		for (int k = 0; same && k < IDENTITY_KEYS; k++)
-			same = c->key[3 + k] == ident[k];
+			same = c->key[HKEY_IDENT + k] == ident[k];
 		if (same)
 			return i;
 	}
@@ -2262,7 +2277,7 @@ cohort_page(buf *b, struct site *s, const struct cohort *c)
 	buf_addf(b, " &middot; <a href=\"../data/%s.json\">data</a></p>\n<table><tbody>", c->id);
 	for (int k = 0; k < IDENTITY_KEYS; k++) {
 		buf_addf(b, "<tr><th>%s</th><td><code>", identity_keys[k]);
-		xml_escape(b, *c->key[3 + k] ? c->key[3 + k] : "(missing)");
+		xml_escape(b, *c->key[HKEY_IDENT + k] ? c->key[HKEY_IDENT + k] : "(missing)");
 		buf_adds(b, "</code></td></tr>");
 	}
 	buf_adds(b, "</tbody></table>\n");
@@ -2554,7 +2569,7 @@ static void
 data_json(buf *b, const struct site *s, const struct cohort *c)
 {
 	static const char *const head[] = { "cohort", "label", "kind", "model_id", "gpu_type" };
-	const char *val[] = { c->id, c->label, c->key[0], c->last->model, c->last->gpu };
+	const char *val[] = { c->id, c->label, c->key[HKEY_KIND], c->last->model, c->last->gpu };
 	bool first = true;
 
 	for (int k = 0; k < 5; k++) {
@@ -2568,7 +2583,7 @@ data_json(buf *b, const struct site *s, const struct cohort *c)
 		buf_addc(b, k == 0 ? '{' : ',');
 		json_write_string(b, identity_keys[k]);
 		buf_addc(b, ':');
-		json_write_string(b, c->key[3 + k]);
+		json_write_string(b, c->key[HKEY_IDENT + k]);
 	}
 	buf_adds(b, "},\"records\":");
 	for (int k = 0; k < DATA_COLS; k++) {

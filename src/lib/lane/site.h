@@ -19,9 +19,8 @@
 
 struct site;
 
-/* The top-level keys of a record the site reads. */
-extern const char *const site_keys[];
-extern const size_t site_nkeys;
+/* The top-level keys of a record the site reads, *n of them. */
+const char *const *site_keys(size_t *n);
 
 /*
  * A site titled title, generated at now (µs), of the records not older

@@ -88,7 +88,7 @@ typedef struct store store;
 /*
  * The two lookups of a comparison identity (values: str() of the six
  * identity keys, in identity order): its exact cohort, successful and
- * baseline-eligible (5.4), and its (workload, variant, version) across
+ * baseline-eligible (the rolling baseline), and its (workload, variant, version) across
  * profiles, successful.
  */
 void store_identity_queries(char *const *values, struct store_query *exact,
