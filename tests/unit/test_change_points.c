@@ -6,6 +6,7 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -222,6 +223,137 @@ check_appends(void)
 	free(x);
 }
 
+/*
+ * The split step's candidate in plain loops, the reference the lanes of
+ * changes_candidate() are held to: Otava's _get_Q_vals() over the window
+ * w[0..m) and its interval [s, e), every sum in numpy's order, no lanes,
+ * no shortcuts.
+ */
+static void
+scalar_candidate(const double *w, size_t m, size_t s, size_t e, size_t *index, double *qhat)
+{
+	size_t m1 = m - 1, n = e - 1 - s, r, c, i, j, bi = 0;
+	double *T = calloc(m1 * m1, sizeof *T), *V = calloc(m1, sizeof *V);
+	double *A = calloc(m1, sizeof *A), *H = calloc(m1 * m1, sizeof *H);
+	double *cv = calloc(n, sizeof *cv), *R = calloc(n * n, sizeof *R);
+	double *col = calloc(n, sizeof *col), best = -INFINITY, acc = 0, q;
+
+	/* T = triu(D, 1)[:-1, 1:]; H its cumsum along rows. */
+	for (r = 0; r < m1; r++)
+		for (c = 0; c < m1; c++) {
+			T[r * m1 + c] = c >= r ? fabs(w[r] - w[c + 1]) : 0.0;
+			H[r * m1 + c] = (c > 0 ? H[r * m1 + c - 1] : 0.0) + T[r * m1 + c];
+		}
+	/* Each column of T: V over all rows, A over the rows above s. */
+	for (c = 0; c < m1; c++)
+		for (r = 0; r < m1; r++) {
+			V[c] += T[r * m1 + c];
+			if (r < s)
+				A[c] += T[r * m1 + c];
+		}
+	for (j = 0; j < n; j++) {
+		acc += V[s + j] - A[s + j];
+		cv[j] = acc;
+	}
+	/* R[i][j]: column j of the interval's H summed from the bottom to row i + 1. */
+	for (j = 0; j < n; j++)
+		for (i = n - 1; i-- > 0;)
+			R[i * n + j] = R[(i + 1) * n + j] + H[(s + i + 1) * m1 + s + j];
+	for (i = 0; i < n; i++) {
+		double prev = i >= 1 ? cv[i - 1] : 0.0, di = (double)i;
+
+		for (j = 0; j < n; j++) {
+			double dj = (double)j, a, b, cc;
+
+			col[j] += H[(s + i) * m1 + s + j];
+			if (j < i) {
+				q = 0.0;
+			} else {
+				a = 2.0 / (dj + 2) * (col[j] - prev);
+				b = i >= 1 ? 2.0 * (dj - di + 1) / ((dj + 2) * di) * prev : 0.0;
+				cc = j > i ? 2.0 * (di + 1) / ((dj + 2) * (dj - di)) * R[i * n + j] : 0.0;
+				q = a - b - cc;
+			}
+			if (isnan(q) || q > best) {
+				best = q;
+				bi = i;
+			}
+			if (isnan(q))
+				goto done;
+		}
+	}
+done:
+	*index = bi + 1 + s;
+	*qhat = best;
+	free(T);
+	free(V);
+	free(A);
+	free(H);
+	free(cv);
+	free(R);
+	free(col);
+}
+
+/* A 64-bit xorshift: the same random series on every machine. */
+static uint64_t
+next_random(uint64_t *st)
+{
+	*st ^= *st << 13;
+	*st ^= *st >> 7;
+	*st ^= *st << 17;
+	return *st;
+}
+
+/*
+ * changes_candidate() against scalar_candidate() on random windows of 2
+ * to 48 points (in windows of their size and larger), every interval:
+ * continuous values, values of a few levels (ties), steps, and constants.
+ */
+static void
+check_lanes(void)
+{
+	uint64_t st = 0x9e3779b97f4a7c15u;
+	double w[48];
+	size_t cases = 0, bad = 0, m, s, e, k, i, want_i, got_i;
+	double want_q, got_q;
+
+	for (k = 0; k < 240; k++) {
+		m = 2 + next_random(&st) % 47;
+		for (i = 0; i < m; i++) {
+			uint64_t u = next_random(&st);
+
+			switch (k % 4) {
+			case 0:	/* continuous */
+				w[i] = 10 + (double)(u >> 11) * 0x1p-53;
+				break;
+			case 1:	/* a few levels: ties everywhere */
+				w[i] = (double)(u % 4) * 0.25;
+				break;
+			case 2:	/* a step, with ties and noise */
+				w[i] = (i < m / 2 ? 10 : 12) + (double)(u % 3) * 0.1;
+				break;
+			default:	/* constant */
+				w[i] = 7.5;
+			}
+		}
+		for (s = 0; s + 2 <= m; s++)
+			for (e = s + 2; e <= m; e++) {
+				size_t window = m + (k % 3 == 0 ? k % 7 : 0);
+
+				scalar_candidate(w, m, s, e, &want_i, &want_q);
+				changes_candidate(w, m, window, s, e, &got_i, &got_q);
+				cases++;
+				if (got_i != want_i || memcmp(&got_q, &want_q, sizeof got_q) != 0) {
+					if (bad++ < 5)
+						printf("# m %zu [%zu, %zu): lanes %zu %.17g, scalar %zu %.17g\n",
+						    m, s, e, got_i, got_q, want_i, want_q);
+				}
+			}
+	}
+	ok(bad == 0 && cases > 50000, "the split step's lanes equal plain loops, bit for bit, "
+	    "on %zu random intervals (%zu differ)", cases, bad);
+}
+
 int
 main(void)
 {
@@ -261,5 +393,6 @@ main(void)
 	cp = (struct change_point){ .mean_before = 0, .mean_after = 2 };
 	ok(changes_forward(&cp) == 0 && changes_magnitude(&cp) == 1,
 	    "a zero mean before: forward change 0, magnitude from the other side");
+	check_lanes();
 	return done_testing();
 }

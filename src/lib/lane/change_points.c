@@ -537,6 +537,18 @@ calc_candidate(struct calc *k, size_t s, size_t e, size_t *index, double *qhat)
 	*qhat = best;
 }
 
+void
+changes_candidate(const double *w, size_t m, size_t window, size_t s, size_t e,
+    size_t *index, double *qhat)
+{
+	struct calc k;
+
+	calc_alloc(&k, window);
+	calc_init(&k, w, m);
+	calc_candidate(&k, s, e, index, qhat);
+	calc_free(&k);
+}
+
 struct cand {
 	size_t index;
 	double qhat;

@@ -60,6 +60,15 @@ struct changes_split {
 };
 
 /*
+ * The split step's candidate in the interval [s, e) (e - s >= 2) of the
+ * window w[0..m) (m <= window): *index, the position of Otava's first
+ * largest Q = A - B - C, and *qhat that Q, computed in lanes as the split
+ * step computes them. For the unit test that holds it to plain loops.
+ */
+void changes_candidate(const double *w, size_t m, size_t window, size_t s, size_t e,
+    size_t *index, double *qhat);
+
+/*
  * Runs (or continues, when s->n > 0) the split step over x[0..n) with
  * windows of window >= 2 points at significance alpha.
  */
