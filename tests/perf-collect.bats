@@ -102,7 +102,7 @@ $N: $F/typos/string-threshold.json:11: regression_thresholds.latency.threshold_a
 	assert_output "other/v2.json	wan-t2v-1.3b-2gpu	v2"
 }
 
-@test "--plan on two L40S: thresholds, recipe fingerprint, hardware id of the reference (2.8)" {
+@test "--plan on two L40S: thresholds, recipe fingerprint, hardware id of the reference" {
 	two_l40s
 	run --separate-stderr $N --plan "$ROOT_DIR/fixtures/configs"
 	assert_success
@@ -160,7 +160,7 @@ hw_of() {
 		"single_gpu $(awk '$1 == 1 { print $3 }' "$F/hw-ids.txt")" ]
 }
 
-@test "runs the fixture benchmarks: records on stdout and in results/, worker logs, 2.7's key order" {
+@test "runs the fixture benchmarks: records on stdout and in results/, worker logs, the raw record's key order" {
 	two_l40s
 	run --separate-stderr $N "$ROOT_DIR/fixtures/configs"
 	assert_success
@@ -183,7 +183,7 @@ hw_of() {
 	diff <(jq -cS . "$f") <(grep wan-t2v-1.3b-2gpu <<<"$out" | jq -cS .)
 }
 
-@test "measures and aggregates as the reference (10.2 row 1, 2.3)" {
+@test "measures and aggregates as the reference" {
 	two_l40s
 	run --separate-stderr env RUNNER_EVENTS="$F/row1.events.jsonl" PERF_RUN_SOURCE=scheduled_main \
 		BUILDKITE_COMMIT=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa BUILDKITE_PULL_REQUEST=false \

@@ -10,7 +10,7 @@ load lib/common
 N=perf-gate-rolling
 G=$FIXTURES/$N
 
-@test "the 6.1 worked example: medians 10.1, 4.5, 10000.0, 8.1 and both failure strings" {
+@test "the reference's worked example: medians 10.1, 4.5, 10000.0, 8.1 and both failure strings" {
 	run_case $N $N/worked-example
 	run jq -c '.comparison.metrics | [.latency.baseline, .throughput.baseline, .memory.baseline, .dit_time_s.baseline]' <<<"$output"
 	assert_output '[10.1,4.5,10000,8.1]'
@@ -18,26 +18,26 @@ G=$FIXTURES/$N
 	[[ $stderr == *"wan-t2v-1.3b-2gpu dit_time_s regressed by 6.2% and 0.500 (current=8.600, baseline_median=8.100, threshold=gated, >5.0% and >0.250)"* ]]
 }
 
-@test "gated metrics fail only past both floors, with each record's own policy (10.6 row 24)" {
+@test "gated metrics fail only past both floors, with each record's own policy" {
 	run_case $N $N/both-floors
 	run jq -r .comparison_status <<<"$output"
 	assert_output $'PASS\nPASS\nREGRESSION'
 }
 
-@test "throughput is higher-better; memory and component floors (10.6 rows 25-27)" {
+@test "throughput is higher-better; memory and component floors" {
 	run_case $N $N/directions-and-floors
 	[[ $stderr == *"throughput regressed by 10.0% and 1.000"* ]]
 	[[ $stderr == *"memory regressed by 6.0% and 600.0"* ]]
 	[[ $stderr == *"dit_time_s regressed by 7.5% and 0.600"* ]]
 }
 
-@test "a non-gated metric past its floors is informational (10.6 row 28)" {
+@test "a non-gated metric past its floors is informational" {
 	run_case $N $N/informational
 	run jq -c '.comparison.metrics.throughput | [.percent_delta * 100, .gated, .threshold_exceeded, .regressed]' <<<"$output"
 	assert_output '[20,false,true,false]'
 }
 
-@test "PASS, REGRESSION and CALIBRATION_NEEDED (10.6 rows 30-32)" {
+@test "PASS, REGRESSION and CALIBRATION_NEEDED, each with its reason" {
 	run_case $N $N/pass
 	run_case $N $N/regression
 	[[ $stderr == *"latency regressed by 10.0%"* ]]
@@ -45,48 +45,48 @@ G=$FIXTURES/$N
 	[[ $stderr == *"No baseline found for exact comparable identity (workload_id=wan-t2v, variant_id=1.3b-sp2, benchmark_version=2, recipe_fingerprint=recipe-1, hardware_profile_id=hw-l40s-2, software_profile_id=sw-cuda)"* ]]
 }
 
-@test "a reviewed seed in the store is a baseline (10.6 row 33)" {
+@test "a reviewed seed in the store is a baseline" {
 	run_case $N $N/seed-then-compare
 	run jq -r '[.comparison_status, .baseline_status, .baseline_eligible] | @tsv' <<<"$output"
 	assert_output $'PASS\tcompared\tfalse'
 }
 
-@test "RECIPE_MISMATCH lists the trusted fingerprints of the cohort, sorted (10.6 row 85)" {
+@test "RECIPE_MISMATCH lists the trusted fingerprints of the cohort, sorted" {
 	run_case $N $N/recipe-mismatch
 	[[ $stderr == *"existing recipe_fingerprint values: recipe-0, recipe-1"* ]]
 }
 
-@test "the same recipe on another profile is not a mismatch (10.6 row 86)" {
+@test "the same recipe on another profile is not a mismatch" {
 	run_case $N $N/same-recipe-other-profile
 	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
 }
 
-@test "recipe mismatch beats a static failure (10.6 row 87)" {
+@test "recipe mismatch beats a static failure" {
 	run_case $N $N/mismatch-beats-static
 	[[ $stderr != *"fixed threshold"* ]]
 }
 
-@test "PR calibration records are not trusted (10.6 row 88)" {
+@test "PR calibration records are not trusted" {
 	run_case $N $N/pr-calibration-not-trusted
 	[ "$(jq -r .comparison_status <<<"$output")" = CALIBRATION_NEEDED ]
 }
 
-@test "v2 records ignore legacy history in the same model directory (10.6 row 89)" {
+@test "v2 records ignore legacy history in the same model directory" {
 	run_case $N $N/v2-ignores-legacy-history
 }
 
-@test "a renamed model_id and GPU with the same identity is compared (10.6 rows 90-91)" {
+@test "a renamed model_id and GPU with the same identity is compared" {
 	run_case $N $N/renamed-model-same-identity
 	[ "$(jq -r .baseline_status <<<"$output")" = compared ]
 }
 
-@test "a static failure does not contaminate the other records (10.6 row 92)" {
+@test "a static failure does not contaminate the other records" {
 	run_case $N $N/no-contamination
 	run jq -c '[.comparison_status, .success, .baseline_eligible]' <<<"$output"
 	assert_output $'["REGRESSION",false,false]\n["PASS",true,true]'
 }
 
-@test "a failed collection without static failures is INFRA_ERROR for all (10.6 row 93, 5.10)" {
+@test "a failed collection without static failures is INFRA_ERROR for all" {
 	run_case $N $N/unattributed
 }
 
@@ -98,7 +98,7 @@ G=$FIXTURES/$N
 	[[ $stderr == *"--collect-rc: not an integer: 'bogus'"* ]]
 }
 
-@test "a partial v2 identity beats static failures (10.6 row 94)" {
+@test "a partial v2 identity beats static failures" {
 	run_case $N $N/partial-v2-beats-static
 }
 
@@ -108,7 +108,7 @@ G=$FIXTURES/$N
 	assert_output '[1,true,["wan-t2v-1.3b-2gpu avg_generation_time_s exceeded fixed threshold (current=20.000, threshold=15.000)"]]'
 }
 
-@test "the window is the last five by timestamp, whatever the directory (10.6 row 95)" {
+@test "the window is the last five by timestamp, whatever the directory" {
 	run_case $N $N/last-five-by-timestamp
 	[ "$(jq -r '.comparison.metrics.latency.baseline' <<<"$output")" = 5 ]
 }
@@ -124,7 +124,7 @@ G=$FIXTURES/$N
 	assert_output '[5,3]'
 }
 
-@test "legacy records are never compared: PASS, or REGRESSION on a static failure (10.6 row 18)" {
+@test "legacy records are never compared: PASS, or REGRESSION on a static failure" {
 	run_case $N $N/legacy-record
 	run jq -c '[.baseline_status, .comparison_status, .success, .baseline_eligible]' <<<"$output"
 	assert_output $'["skipped_missing_identity","PASS",true,false]\n["skipped_missing_identity","REGRESSION",false,false]'
@@ -144,7 +144,7 @@ G=$FIXTURES/$N
 	run_case $N $N/history-not-utf8
 }
 
-@test "only a scheduled-main PASS becomes baseline eligible (10.6 rows 23, 99)" {
+@test "only a scheduled-main PASS becomes baseline eligible" {
 	run_case $N $N/eligibility
 	run jq -c .baseline_eligible <<<"$output"
 	assert_output $'true\nfalse\nfalse'

@@ -9,7 +9,7 @@ N=perf-gate-static
 D=$(printf '=%.0s' {1..78})
 V2RAW='{"benchmark_id":"wan-t2v-1.3b-2gpu","device":"NVIDIA L40S","avg_generation_time_s":18.252,"max_peak_memory_mb":10000.0,"thresholds":{"max_generation_time_s":10.0,"max_peak_memory_mb":30000.0}'
 
-@test "prints the reference's attribution string and exits 1 (4.2 example)" {
+@test "prints the reference's attribution string and exits 1 (the reference's example)" {
 	run_case $N $N/reference-example
 	assert_output --partial '"static_failures":["wan-t2v-1.3b-2gpu avg_generation_time_s exceeded fixed threshold (current=18.252, threshold=10.000)"]'
 }
@@ -54,7 +54,7 @@ V2RAW='{"benchmark_id":"wan-t2v-1.3b-2gpu","device":"NVIDIA L40S","avg_generatio
 	assert_output "static_failures zz_last"
 }
 
-@test "--tail prints the worker log after a breach (10.6 row 101)" {
+@test "--tail prints the worker log after a breach" {
 	printf 'loading model\nattention backend fell back to slow path\n' >"$BATS_TEST_TMPDIR/w.log"
 	run --separate-stderr $N --tail <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/w.log\"}"
 	assert_failure 1
@@ -67,7 +67,7 @@ attention backend fell back to slow path
 $D"
 }
 
-@test "--tail without a recorded log prints the unavailable block (10.6 row 102)" {
+@test "--tail without a recorded log prints the unavailable block" {
 	run --separate-stderr $N -t <<<"$V2RAW}"
 	assert_failure 1
 	assert_equal "$stderr" "$D
@@ -77,7 +77,7 @@ $D
 $D"
 }
 
-@test "--tail with a missing log file names it and says unavailable (10.7 rows 5-6)" {
+@test "--tail with a missing log file names it and says unavailable" {
 	run --separate-stderr $N -t <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/gone.log\"}"
 	assert_failure 1
 	assert_equal "$stderr" "$D
@@ -87,7 +87,7 @@ $D
 $D"
 }
 
-@test "--tail keeps the last 200 of 250 lines (10.7 row 3)" {
+@test "--tail keeps the last 200 of 250 lines" {
 	for i in $(seq 0 249); do echo "line $i"; done >"$BATS_TEST_TMPDIR/w.log"
 	run --separate-stderr $N -t <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/w.log\"}"
 	assert_failure 1
@@ -97,7 +97,7 @@ $D"
 	[ "$(grep -c '^line ' <<<"$stderr")" -eq 200 ]
 }
 
-@test "--tail reads the rotated log before the live one (10.7 row 4)" {
+@test "--tail reads the rotated log before the live one" {
 	echo "older rotated line" >"$BATS_TEST_TMPDIR/w.log.1"
 	echo "newer live line" >"$BATS_TEST_TMPDIR/w.log"
 	run --separate-stderr $N -t <<<"$V2RAW,\"worker_log_path\":\"$BATS_TEST_TMPDIR/w.log\"}"

@@ -142,7 +142,7 @@ stored() {
 	find store -name '*.json' -print0 2>/dev/null | xargs -0 -r jq -r '"\(.model_id) \(.comparison_status)"' | sort
 }
 
-@test "9.3: a PR whose benchmarks fail: no comparison, no summary, no normalized JSON" {
+@test "a PR whose benchmarks fail: no comparison, no summary, no normalized JSON" {
 	BUILDKITE_PULL_REQUEST=7 FAKE_SLOWDOWN=20 lane "$LANE/configs"
 	assert_failure 1
 	grep -q 'Worker log tail for lane-bench' <<<"$stderr"
@@ -159,7 +159,7 @@ stored() {
 	[ -n "$(find reports -maxdepth 1 -name 'dashboard_*.html')" ]
 }
 
-@test "9.3: a PR that passes is compared, and stores its passing record" {
+@test "a PR that passes is compared, and stores its passing record" {
 	BUILDKITE_PULL_REQUEST=7 lane "$LANE/configs" "$LANE/more"
 	assert_success
 	assert_line --partial "| lane-bench |"
@@ -171,7 +171,7 @@ stored() {
 	jq -e '.run_source == "pr" and .pr_number == "7"' store/lane-bench/*.json >/dev/null
 }
 
-@test "9.3: scheduled main compares even after a failure, and stores every record" {
+@test "scheduled main compares even after a failure, and stores every record" {
 	BUILDKITE_BRANCH=main BUILDKITE_SOURCE=schedule FAKE_SLOWDOWN=20 lane "$LANE/configs" "$LANE/more"
 	assert_failure 1
 	grep -q 'Performance pytest failure attributed to per-record static thresholds: PERF_PYTEST_RC=1' <<<"$stderr"
@@ -180,7 +180,7 @@ stored() {
 	jq -e '.success == false and .run_source == "scheduled_main"' store/lane-bench/*.json >/dev/null
 }
 
-@test "9.3: scheduled main that passes stores every record; direct stores the passing; others none" {
+@test "scheduled main that passes stores every record; direct stores the passing; others none" {
 	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs"
 	assert_success
 	assert_equal "$(stored)" "lane-bench CALIBRATION_NEEDED"

@@ -6,55 +6,55 @@ load lib/common
 
 N=perf-normalize
 
-@test "explicit PERF_RUN_SOURCE wins over a PR (10.6 row 6)" {
+@test "explicit PERF_RUN_SOURCE wins over a PR" {
 	run_case $N $N/explicit-run-source
 }
 
-@test "infers pr from BUILDKITE_PULL_REQUEST (10.6 row 7)" {
+@test "infers pr from BUILDKITE_PULL_REQUEST" {
 	run_case $N $N/infer-pr
 }
 
-@test "infers scheduled_main from branch main and scope full (10.6 row 8)" {
+@test "infers scheduled_main from branch main and scope full" {
 	run_case $N $N/infer-scheduled-main
 }
 
-@test "takes provenance from the environment, pr_number from the record (10.6 row 11)" {
+@test "takes provenance from the environment, pr_number from the record" {
 	run_case $N $N/source-metadata
 }
 
-@test "writes the effective policy of all six metrics (10.6 row 12)" {
+@test "writes the effective policy of all six metrics" {
 	run_case $N $N/effective-thresholds
 }
 
-@test "a threshold container that is not an object gives the defaults (10.6 row 13)" {
+@test "a threshold container that is not an object gives the defaults" {
 	run_case $N $N/invalid-threshold-container
 }
 
-@test "ignores boolean threshold values and reads gated strings (10.6 row 14)" {
+@test "ignores boolean threshold values and reads gated strings" {
 	run_case $N $N/boolean-threshold-values
 }
 
-@test "copies identity metadata verbatim (10.6 row 15)" {
+@test "copies identity metadata verbatim" {
 	run_case $N $N/identity-metadata
 }
 
-@test "raw provenance wins over the environment, pr_number false becomes empty (10.6 row 16)" {
+@test "raw provenance wins over the environment, pr_number false becomes empty" {
 	run_case $N $N/raw-provenance-wins
 }
 
-@test "a v1 record gets no result_schema_version (10.6 row 17)" {
+@test "a v1 record gets no result_schema_version" {
 	run_case $N $N/v1-no-schema-version
 	run jq -c 'has("result_schema_version")' "$FIXTURES/$N/v1-no-schema-version.out.jsonl"
 	assert_output false
 }
 
-@test "fills identity from recipe.benchmark after the identity keys (10.6 row 19)" {
+@test "fills identity from recipe.benchmark after the identity keys" {
 	run_case $N $N/identity-from-recipe
 	run jq -r 'keys_unsorted[-4:] | join(" ")' <<<"$output"
 	assert_output "variant_metadata workload_id variant_id benchmark_version"
 }
 
-@test "keeps the six identity values with their types, drops null ones (10.6 rows 20-22, 29)" {
+@test "keeps the six identity values with their types, drops null ones" {
 	run_case $N $N/v2-identity
 	run jq -c '[.workload_id, .variant_id, .benchmark_version, .recipe_fingerprint, .hardware_profile_id, .software_profile_id]' <<<"$output"
 	assert_line --index 0 '["wan-t2v","1.3b-sp2",2,"recipe-1","hw-l40s-2","sw-cuda"]'

@@ -121,7 +121,7 @@ fails_with() {
 	golden perf-seed/golden/upload-again perf-seed upload "$m" -s store --confirm
 }
 
-@test "row 33: seed then compare: the seed is the baseline of a later run" {
+@test "seed then compare: the seed is the baseline of a later run" {
 	variant src.json
 	prepare --source-result src.json --operator test
 	assert_success
@@ -139,13 +139,13 @@ fails_with() {
 		.baseline_eligible == false and .comparison.baseline_n == 1' <<<"$output" >/dev/null
 }
 
-@test "row 34: a source that is not CALIBRATION_NEEDED" {
+@test "refuses a source that is not CALIBRATION_NEEDED" {
 	variant src.json 's/"comparison_status": "CALIBRATION_NEEDED"/"comparison_status": "PASS"/'
 	prepare --source-result src.json
 	fails_with "src.json: baseline seeds require a CALIBRATION_NEEDED source artifact"
 }
 
-@test "rows 35-39: untrusted sources" {
+@test "refuses sources that are not scheduled_main" {
 	variant a.json 's/"run_source": "scheduled_main"/"run_source": "pr"/' 's/"pr_number": ""/"pr_number": "123"/'
 	prepare --source-result a.json
 	fails_with "a.json: baseline seeds require a scheduled_main source artifact (its run_source is 'pr')"
@@ -185,7 +185,7 @@ fails_with() {
 	done
 }
 
-@test "rows 40-41: not a normalized v2 CALIBRATION_NEEDED artifact" {
+@test "refuses a source that is not a normalized v2 CALIBRATION_NEEDED artifact" {
 	variant a.json 's/"result_schema_version": 2,/"result_schema_version": 1,/'
 	prepare --source-result a.json
 	fails_with "baseline seeds require a normalized v2 source artifact"
@@ -207,14 +207,14 @@ fails_with() {
 	fails_with "Performance record missing required comparison identity fields: workload_id, variant_id"
 }
 
-@test "row 42: mixed identities" {
+@test "refuses a batch of mixed identities" {
 	variant a.json
 	variant b.json 's/"job-41"/"job-2"/' 's/"variant_id": "1.3b-sp2"/"variant_id": "1.3b-sp4"/'
 	prepare --source-result a.json --source-result b.json
 	fails_with "source artifact 2 does not match the first exact comparable identity"
 }
 
-@test "rows 43-44: provenance ignores model_id and prefers job_id" {
+@test "provenance ignores model_id and prefers job_id" {
 	variant a.json
 	variant b.json 's/"model_id": "wan-t2v-1.3b-2gpu"/"model_id": "renamed"/'
 	prepare --source-result a.json --source-result b.json
@@ -234,7 +234,7 @@ fails_with() {
 	fails_with "source artifact 2 duplicates source content"
 }
 
-@test "row 45: there is no --upload option" {
+@test "prepare has no --upload option" {
 	variant a.json
 	prepare --source-result a.json --upload
 	assert_failure 2
@@ -242,7 +242,7 @@ fails_with() {
 	[ ! -e staging ]
 }
 
-@test "row 46: sources are seeded in timestamp order" {
+@test "sources are seeded in timestamp order" {
 	local d i args=()
 	for i in 1 2 3 4 5 6; do
 		d=$((7 - i))
@@ -267,7 +267,7 @@ fails_with() {
 	assert_equal "$(jq -r '.source_records[0].path' "$m")" "$PWD/s1.json"
 }
 
-@test "row 47: a baseline-eligible record of the identity already in the store" {
+@test "refuses when a baseline-eligible record of the identity is already in the store" {
 	mkdir -p store/x
 	sed -e 's/"baseline_eligible": false/"baseline_eligible": true/' \
 		-e 's/"comparison_status": "CALIBRATION_NEEDED"/"comparison_status": "PASS"/' \
@@ -279,7 +279,7 @@ fails_with() {
 	[ ! -e staging ]
 }
 
-@test "row 48: trusted records of another recipe in the cohort" {
+@test "refuses when the cohort has trusted records of another recipe" {
 	mkdir -p store/renamed
 	sed -e 's/"recipe_fingerprint": "[^"]*"/"recipe_fingerprint": "recipe-current"/' \
 		-e 's/"hardware_profile_id": "[^"]*"/"hardware_profile_id": "hw-other"/' \
@@ -293,7 +293,7 @@ fails_with() {
 	[ ! -e staging ]
 }
 
-@test "rows 49 and 51: a replay finds the reservation; only one of two racing prepares wins" {
+@test "a replay finds the reservation; only one of two racing prepares wins" {
 	variant src.json
 	prepare --source-result src.json
 	assert_success
@@ -313,7 +313,7 @@ fails_with() {
 	assert_equal "$(cat race1 race2 race3 race4 | grep -c 'already has a reservation')" 3
 }
 
-@test "row 50: staging inside the tracking root" {
+@test "refuses a staging root nested with the tracking root" {
 	variant src.json
 	run --separate-stderr perf-seed prepare -s store --staging-root store/staging \
 		--intent-rationale r --source-result src.json
@@ -349,7 +349,7 @@ fails_with() {
 	[ ! -e staging ]
 }
 
-@test "row 52: a source that changes while the manifest is written releases the reservation" {
+@test "a source that changes while the manifest is written releases the reservation" {
 	variant src.json
 	sed 's/"latency": 10.0,/"latency": 10.5,/' src.json >changed.json
 	mkfifo fifo
@@ -366,7 +366,7 @@ fails_with() {
 	assert_success
 }
 
-@test "row 59: undated sources keep their input order after the dated ones, with warnings" {
+@test "undated sources keep their input order after the dated ones, with warnings" {
 	variant a.json 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "2026-06-02T00:00:00+00:00"/' 's/"job-41"/"job-a"/'
 	variant b.json '/"timestamp": /d' 's/"job-41"/"job-b"/'
 	variant c.json 's/"timestamp": "2026-06-16T00:00:00+00:00"/"timestamp": "yesterday"/' 's/"job-41"/"job-c"/'
@@ -383,7 +383,7 @@ fails_with() {
 	assert_equal "$(jq -r .job_id "${lines[3]}")" job-c
 }
 
-@test "rows 60-62: the whole batch is validated before anything is written" {
+@test "the whole batch is validated before anything is written" {
 	variant a.json
 	variant b.json 's/"run_source": "scheduled_main"/"run_source": "pr"/' 's/"job-41"/"job-2"/'
 	prepare --source-result a.json --source-result b.json
@@ -411,7 +411,7 @@ measurement_case() {
 	fails_with "bad.json: baseline seed records require a $message measurement"
 }
 
-@test "rows 63-82: invalid measurements" {
+@test "refuses invalid measurements, naming the metric" {
 	measurement_case '/"latency": 10.0,/d' "finite positive latency"
 	measurement_case 's/"latency": 10.0,/"latency": true,/' "finite latency"
 	measurement_case '/"throughput": 4.5,/d' "finite positive throughput"
@@ -429,7 +429,7 @@ measurement_case() {
 	assert_success
 }
 
-@test "rows 83-84: an inconsistent batch, with the printed table" {
+@test "an inconsistent batch, with the printed table" {
 	variant a.json
 	variant b.json 's/"latency": 10.0,/"latency": 12.0,/' 's/"job-41"/"job-2"/'
 	prepare --source-result a.json --source-result b.json
@@ -502,7 +502,7 @@ prepared() {
 	grep -qF "remote tracking history already has a baseline-eligible record" <<<"$stderr"
 }
 
-@test "row 54: repository drift" {
+@test "upload refuses a manifest of another repository" {
 	prepared
 	run --separate-stderr perf-seed upload "$(manifest)" -s other-store --confirm
 	assert_failure 2
@@ -510,7 +510,7 @@ prepared() {
 	[ ! -e other-store ]
 }
 
-@test "row 55: a prepared record outside the reservation" {
+@test "upload refuses a prepared record outside the reservation" {
 	prepared
 	local m rec
 	m=$(manifest)
@@ -524,7 +524,7 @@ prepared() {
 	store_empty
 }
 
-@test "row 56: the store got a baseline after review: no commit" {
+@test "the store got a baseline after review: no commit" {
 	prepared
 	mkdir -p store/x
 	sed -e 's/"baseline_eligible": false/"baseline_eligible": true/' "$SEED/source.json" >store/x/late.json
@@ -535,7 +535,7 @@ prepared() {
 	[ -z "$(find store -name '*_seed*')" ]
 }
 
-@test "row 58: a staged file changed after review" {
+@test "upload refuses a staged file changed after review" {
 	prepared
 	local m rec
 	m=$(manifest)
@@ -551,7 +551,7 @@ prepared() {
 	store_empty
 }
 
-@test "8.6: the manifest's own checks, in order" {
+@test "the manifest's own checks, in order" {
 	prepared
 	local m
 	m=$(manifest)
@@ -592,7 +592,7 @@ prepared() {
 	grep -q "bad-manifest:3:" <<<"$stderr"
 }
 
-@test "row 53: one conditional commit on a git store, parent the reviewed head" {
+@test "one conditional commit on a git store, parent the reviewed head" {
 	bare_remote remote.git
 	perf-upload -s "git+file://$PWD/remote.git" --cache cache -p always \
 		"$FIXTURES/perf-upload/batch.in.jsonl" >/dev/null 2>&1
@@ -616,7 +616,7 @@ prepared() {
 	done
 }
 
-@test "row 57: the remote moved after the check: the push is refused, nothing retried, nothing marked" {
+@test "the remote moved after the check: the push is refused, nothing retried, nothing marked" {
 	bare_remote remote.git
 	perf-upload -s "git+file://$PWD/remote.git" --cache cache -p always \
 		"$FIXTURES/perf-upload/batch.in.jsonl" >/dev/null 2>&1

@@ -20,7 +20,7 @@ setup() {
 	unset DASHBOARD_DAYS
 }
 
-@test "the 6.1 worked example, byte for byte" {
+@test "the reference's worked example, byte for byte" {
 	run --separate-stderr $N "$S/cases/worked-example.in.jsonl"
 	assert_success
 	assert_equal "$output" "## Performance Baseline Comparison
@@ -238,7 +238,7 @@ for model in ("n", "s"):
 	cmp a.html b.html
 }
 
-@test "dashboard cohorts: v2 merges renames; legacy and invalid v2 stay apart (10.8 rows 2-5)" {
+@test "dashboard cohorts: v2 merges renames; legacy and invalid v2 stay apart" {
 	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
 	assert_success
 	[ "$(grep -c '<section id=' dash.html)" -eq 4 ]
@@ -249,7 +249,7 @@ for model in ("n", "s"):
 	not grep -q 'legacy / legacy' dash.html
 }
 
-@test "dashboard hover text: record, statuses, reason; identity on the chart (10.8 row 7)" {
+@test "dashboard hover text: record, statuses, reason; identity on the chart" {
 	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
 	assert_success
 	grep -q '^wan-t2v-1.3b | NVIDIA L40S$' dash.html  # a renamed record says so
@@ -260,7 +260,7 @@ for model in ("n", "s"):
 	grep -q '<rect class="band"' dash.html
 }
 
-@test "dashboard skipped plots: table with the reference's reasons and counts (10.8 row 8)" {
+@test "dashboard skipped plots: table with the reference's reasons and counts" {
 	run --separate-stderr $N --html dash.html --store "$S/store" --now $NOW "$S/batch.jsonl"
 	assert_success
 	grep -q '<h3 class="skipped">Skipped Metric Plots</h3>' dash.html

@@ -322,7 +322,7 @@ def isotime_vectors():
 
 
 # The recipe perfkite builds for fixtures/configs/wan-t2v-1.3b.json; its
-# fingerprint is the one the reference gives for that config (2.8).
+# fingerprint is the one the reference gives for that config.
 WAN_RECIPE = '{"recipe_schema_version":2,"benchmark":{"benchmark_id":"wan-t2v-1.3b-2gpu","workload_id":"wan-t2v","variant_id":"1.3b-sp2","benchmark_version":3},"model":{"model_path":"Wan-AI/Wan2.1-T2V-1.3B-Diffusers","revision":null,"resolved_revision":null},"init_kwargs":{"num_gpus":2,"flow_shift":7.0,"sp_size":2,"tp_size":1,"vae_sp":true,"vae_tiling":true,"text_encoder_precisions":["fp32"]},"generation_kwargs":{"height":480,"width":832,"num_frames":45,"num_inference_steps":4,"guidance_scale":3,"embedded_cfg_scale":6,"seed":1024,"fps":24},"inputs":{"prompt_count":1,"prompt_sha256":["85f2ae1a875cd86ae820c71c34a1295e2d8cdd9345cdcdcad6b609bb7f54fb50"],"negative_prompt_sha256":"e488b06083693241fbe71bed61a3eb0035f4ec96d858d235be1662c226452fac"},"attention":{"requested_backend":"auto","resolved_backend":null}}'
 WAN_FINGERPRINT = "ec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c"
 

@@ -92,15 +92,15 @@ main(void)
 	cJSON *c;
 	char *s;
 
-	/* 10.1 rows 1-16 */
-	valid("{\"benchmark_id\":\"legacy-benchmark\"}", "v1 (row 1)");
+	/* Which configs are valid, and the first error of an invalid one. */
+	valid("{\"benchmark_id\":\"legacy-benchmark\"}", "v1");
 	c = parse("{\"benchmark_id\":\"legacy-benchmark\"}");
 	ok(!config_is_v2(c), "a v1 config is not v2");
 	s = config_display_id(c);
 	is_str(s, "legacy-benchmark", "display id");
 	free(s);
 	cJSON_Delete(c);
-	valid("{" V2 ",\"quality_metadata\":{\"some\":\"data\"}}", "v2 with metadata (row 2)");
+	valid("{" V2 ",\"quality_metadata\":{\"some\":\"data\"}}", "v2 with metadata");
 	c = parse("{" V2 "}");
 	ok(config_is_v2(c), "v2");
 	cJSON_Delete(c);
@@ -137,7 +137,7 @@ main(void)
 	invalid("{" V2 ",\"quality_metadata\":[\"not\",\"an\",\"object\"]}",
 	    "wan.json: optional v2 metadata field 'quality_metadata' must be an object");
 	valid("{\"benchmark_id\":\"a\",\"regression_thresholds\":{\"latency\":"
-	    "{\"threshold_percent\":0.1}}}", "regression_thresholds object (row 16)");
+	    "{\"threshold_percent\":0.1}}}", "regression_thresholds object");
 	invalid("{\"benchmark_id\":\"a\",\"regression_thresholds\":[]}",
 	    "wan.json: benchmark config field 'regression_thresholds' must be an object");
 	invalid("{\"benchmark_id\":\"a\",\"regression_thresholds\":null}",
@@ -154,7 +154,7 @@ main(void)
 	    "wan.json: unsupported benchmark config_schema_version=True");
 	valid("{" V2 ",\"config_schema_version\":2.0}", "2.0 equals 2");
 
-	/* 10.1 rows 17-19: gpu_types */
+	/* gpu_types: a list of non-empty strings */
 	invalid("{\"benchmark_id\":\"a\",\"run_config\":{\"gpu_types\":\"GB10\"}}",
 	    "wan.json: run_config.gpu_types must be a list of non-empty strings");
 	invalid("{\"benchmark_id\":\"a\",\"run_config\":{\"gpu_types\":[\"GB10\",3]}}",
@@ -171,17 +171,17 @@ main(void)
 	ok(s == NULL, "GB10 runs on NVIDIA GB10");
 	s = config_gpu_types_skip(c, "NVIDIA L40S");
 	is_str(s, "b is restricted to gpu_types=['GB10'], current device is 'NVIDIA L40S'",
-	    "and is skipped elsewhere (row 17)");
+	    "and is skipped elsewhere");
 	free(s);
 	s = config_gpu_types_skip(c, "NVIDIA H100 80GB HBM3");
 	ok(s != NULL, "H100 skipped too");
 	free(s);
 	cJSON_Delete(c);
 	c = parse("{\"benchmark_id\":\"b\",\"run_config\":{\"gpu_types\":[]}}");
-	ok(config_gpu_types_skip(c, "NVIDIA L40S") == NULL, "[] runs anywhere (row 18)");
+	ok(config_gpu_types_skip(c, "NVIDIA L40S") == NULL, "[] runs anywhere");
 	cJSON_Delete(c);
 
-	/* 1.7 and 10.2 rows 3-5 */
+	/* The run counts: warm-up and measured runs, defaults and overrides. */
 	counts("{\"benchmark_id\":\"b\"}", 1, 3, NULL);
 	counts("{\"benchmark_id\":\"b\",\"run_config\":null}", 1, 3, NULL);
 	counts("{\"benchmark_id\":\"b\",\"run_config\":{\"num_warmup_runs\":2,"
@@ -198,7 +198,7 @@ main(void)
 	counts("{\"benchmark_id\":\"b\",\"run_config\":{\"num_warmup_runs\":true}}", 0, 0,
 	    "b: run_config.num_warmup_runs must be a non-negative integer");
 
-	/* 1.8 and 10.2 row 6 */
+	/* The GPUs a benchmark needs: required_gpus, else tp_size, else one. */
 	gpus("{\"benchmark_id\":\"b\",\"run_config\":{\"required_gpus\":2}}", 2, NULL);
 	gpus("{\"benchmark_id\":\"b\",\"init_kwargs\":{\"tp_size\":2}}", 2, NULL);
 	gpus("{\"benchmark_id\":\"b\"}", 1, NULL);
@@ -216,7 +216,7 @@ main(void)
 	gpus("{\"benchmark_id\":\"b\",\"init_kwargs\":{\"sp_size\":0}}", 0,
 	    "b: init_kwargs.sp_size must be -1 or a positive integer");
 
-	/* 4.1: first key in file order that is a substring, then default, then built-in. */
+	/* Static thresholds: first key in file order that is a substring, then default, then built-in. */
 	thresholds("{\"thresholds\":{\"L40S\":{\"max_generation_time_s\":34.0},"
 	    "\"default\":{\"max_generation_time_s\":120.0}}}", "NVIDIA L40S",
 	    "{\"max_generation_time_s\":34.0}");

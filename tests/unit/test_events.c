@@ -1,4 +1,4 @@
-/* Unit tests for events: the reference's stage mapping (10.3) and the event file. */
+/* Unit tests for events: the reference's stage mapping and the event file. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,26 +41,26 @@ main(void)
 	comps("{\"prompt_encoding_stage\":{\"execution_time\":1.2,\"stage_class\":\"TextEncodingStage\"},"
 	    "\"denoising_stage\":{\"execution_time\":3.4,\"stage_class\":\"DenoisingStage\"},"
 	    "\"decoding_stage\":{\"execution_time\":0.8,\"stage_class\":\"DecodingStage\"}}",
-	    "1.2,3.4,0.8", "stage_class lookup (row 2)");
+	    "1.2,3.4,0.8", "stage_class lookup");
 	comps("{\"x\":{\"execution_time\":2.0,\"stage_class\":\"MyDenoisingStage\","
-	    "\"component_metric\":\"dit_time_s\"}}", "null,2,null", "subclasses carry the metric (row 3)");
+	    "\"component_metric\":\"dit_time_s\"}}", "null,2,null", "subclasses carry the metric");
 	comps("{\"a\":{\"execution_time\":1.0,\"stage_class\":\"Cosmos25TextEncodingStage\","
 	    "\"component_metric\":\"text_encoder_time_s\"},\"b\":{\"execution_time\":2.0,"
 	    "\"stage_class\":\"Cosmos25AutoDenoisingStage\",\"component_metric\":\"dit_time_s\"}}",
-	    "1,2,null", "Cosmos25 stages (row 4)");
+	    "1,2,null", "Cosmos25 stages");
 	comps("{\"d\":{\"execution_time\":4.2,\"stage_class\":\"CosmosDenoisingStage\","
-	    "\"component_metric\":\"dit_time_s\"}}", "null,4.2,null", "component_metric wins (row 5)");
+	    "\"component_metric\":\"dit_time_s\"}}", "null,4.2,null", "component_metric wins");
 	comps("{\"TextEncodingStage\":{\"execution_time\":1.0},\"DenoisingStage\":{\"execution_time\":2.0},"
-	    "\"DecodingStage\":{\"execution_time\":3.0}}", "1,2,3", "legacy class-name keys (row 6)");
+	    "\"DecodingStage\":{\"execution_time\":3.0}}", "1,2,3", "legacy class-name keys");
 	comps("{\"a\":{\"execution_time\":2.0,\"stage_class\":\"DenoisingStage\"},"
 	    "\"b\":{\"execution_time\":3.5,\"stage_class\":\"DenoisingStage\"}}", "null,5.5,null",
-	    "duplicates accumulate (row 7)");
+	    "duplicates accumulate");
 	comps("{\"a\":{\"execution_time\":0.2,\"stage_class\":\"PostDecodeFrameProcessStage\"},"
 	    "\"b\":{\"execution_time\":0.4,\"stage_class\":\"VideoSaveStage\"},"
 	    "\"c\":{\"execution_time\":0.1,\"stage_class\":\"AudioMuxStage\"}}", "null,null,null",
-	    "unmapped stages are ignored (row 8)");
+	    "unmapped stages are ignored");
 	comps("{\"a\":null,\"b\":\"not-a-stage-metric-dict\",\"decoding\":{\"execution_time\":0.8,"
-	    "\"stage_class\":\"DecodingStage\"}}", "null,null,0.8", "malformed entries skipped (row 9)");
+	    "\"stage_class\":\"DecodingStage\"}}", "null,null,0.8", "malformed entries skipped");
 	comps("{\"a\":{\"execution_time\":1.0,\"stage_class\":null}}", "null,null,null",
 	    "a null stage_class is not the key");
 	comps("{\"DenoisingStage\":{\"stage_class\":\"DenoisingStage\"}}", "null,null,null",

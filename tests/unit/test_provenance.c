@@ -19,16 +19,16 @@ main(void)
 
 	e.run_source = "local";
 	e.pull_request = "123";
-	is_str(provenance_infer_run_source(&e, false), "local", "explicit run source wins (10.6 row 6)");
+	is_str(provenance_infer_run_source(&e, false), "local", "explicit run source wins");
 	e.run_source = "  Scheduled_Main ";
 	is_str(provenance_infer_run_source(&e, false), "scheduled_main", "trimmed and lower-cased");
 	e.run_source = NULL;
-	is_str(provenance_infer_run_source(&e, false), "pr", "a PR infers pr (10.6 row 7)");
+	is_str(provenance_infer_run_source(&e, false), "pr", "a PR infers pr");
 	e.pull_request = "false";
 	e.branch = "main";
 	e.test_scope = "full";
 	is_str(provenance_infer_run_source(&e, false), "scheduled_main",
-	    "main + full infers scheduled_main (10.6 row 8)");
+	    "main + full infers scheduled_main");
 	e.test_scope = "direct";
 	is_str(provenance_infer_run_source(&e, false), "local", "no commit infers local");
 	e.commit = "";

@@ -124,12 +124,12 @@ main(void)
 
 	s = fp(cfg, NULL);
 	is_str(s, "ec56b019a3e37278d55085fbf6bf77286d07b19790e9a44a5478c7620da0744c",
-	    "the shipped Wan config's recipe_fingerprint (2.8)");
+	    "the shipped Wan config's recipe_fingerprint");
 	free(s);
 	setenv("FASTVIDEO_ATTENTION_BACKEND", "FLASH_ATTN", 1);
 	s = fp(cfg, NULL);
 	is_str(s, "941e1db3f5bdac1289379fcc0a04eedbb61f6a08abdf24ae2b1583c4aed91c14",
-	    "with FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN (2.8)");
+	    "with FASTVIDEO_ATTENTION_BACKEND=FLASH_ATTN");
 	free(s);
 	setenv("PERF_ATTENTION_BACKEND", "  ", 1);
 	s = fp(cfg, NULL);
@@ -145,11 +145,11 @@ main(void)
 	cJSON_ArrayForEach(k, r)
 		buf_addf(&b, "%s ", k->string);
 	is_str(b.s, "recipe_schema_version benchmark model init_kwargs generation_kwargs "
-	    "inputs attention ", "stored key order (2.6.2)");
+	    "inputs attention ", "stored key order");
 	buf_reset(&b);
 	json_write(&b, json_get(r, "benchmark"), JSON_COMPACT, NULL);
 	is_str(b.s, "{\"benchmark_id\":\"wan-t2v-1.3b-2gpu\",\"workload_id\":\"wan-t2v\","
-	    "\"variant_id\":\"1.3b-sp2\",\"benchmark_version\":3}", "benchmark block (10.4 row 4)");
+	    "\"variant_id\":\"1.3b-sp2\",\"benchmark_version\":3}", "benchmark block");
 	buf_reset(&b);
 	json_write(&b, json_get(r, "init_kwargs"), JSON_COMPACT, NULL);
 	is_str(b.s, "{\"num_gpus\":2,\"flow_shift\":7.0,\"sp_size\":2,\"tp_size\":1,"
@@ -159,7 +159,7 @@ main(void)
 	    "neg_prompt leaves generation_kwargs");
 	cJSON_Delete(r);
 
-	/* 10.4 rows 5-15 */
+	/* The recipe: what it keeps, drops and fills in. */
 	{
 		cJSON *c = cJSON_Duplicate(cfg, true);
 		json_remove(c, "workload_id");
@@ -169,14 +169,14 @@ main(void)
 		cJSON_Delete(c);
 	}
 	same(cfg, "generation_kwargs", "output_path", json_new_string("/tmp/generated"),
-	    "output_path (row 7)");
+	    "output_path");
 	same(cfg, NULL, "benchmark_id", json_new_string("renamed"), "renaming the benchmark");
 	{
 		cJSON *c = cJSON_Duplicate(cfg, true);
 		json_append(json_get(c, "test_prompts"), json_new_string("unused"));
 		s = fp(cfg, NULL);
 		t = fp(c, NULL);
-		is_str(t, s, "unused prompts are ignored (row 9)");
+		is_str(t, s, "unused prompts are ignored");
 		free(s);
 		free(t);
 		cJSON_Delete(c);
@@ -185,7 +185,7 @@ main(void)
 	rt2 = parse("{\"resolved_attention_backend\":\"TORCH_SDPA\",\"resolved_model_revision\":\"bbbb2222\"}");
 	s = fp(cfg, rt);
 	t = fp(cfg, rt2);
-	is_str(t, s, "runtime values are ignored (row 8)");
+	is_str(t, s, "runtime values are ignored");
 	free(s);
 	free(t);
 	r = recipe_build(cfg, 2, rt, &err);
@@ -194,17 +194,17 @@ main(void)
 	is_str(json_get(json_get(r, "model"), "resolved_revision")->valuestring, "aaaa1111",
 	    "and the resolved revision");
 	cJSON_Delete(r);
-	changes(cfg, "generation_kwargs", "num_inference_steps", json_new_int(8), "steps 4 -> 8 (row 10)");
-	changes(cfg, NULL, "benchmark_version", json_new_int(2), "the version (row 11)");
+	changes(cfg, "generation_kwargs", "num_inference_steps", json_new_int(8), "steps 4 -> 8");
+	changes(cfg, NULL, "benchmark_version", json_new_int(2), "the version");
 	changes(cfg, "init_kwargs", "text_encoder_precisions", parse("[\"bf16\"]"),
-	    "precision (row 13)");
-	changes(cfg, "generation_kwargs", "width", json_new_int(1024), "width (row 14)");
-	changes(cfg, "generation_kwargs", "seed", json_new_int(2048), "seed (row 14)");
-	changes(cfg, "init_kwargs", "sp_size", json_new_int(1), "sp_size (row 15)");
+	    "precision");
+	changes(cfg, "generation_kwargs", "width", json_new_int(1024), "width");
+	changes(cfg, "generation_kwargs", "seed", json_new_int(2048), "seed");
+	changes(cfg, "init_kwargs", "sp_size", json_new_int(1), "sp_size");
 	changes(cfg, "generation_kwargs", "negative_prompt", json_new_null(),
 	    "a null negative_prompt (it wins over neg_prompt)");
 
-	/* 2.6.2: model paths */
+	/* model paths */
 	s = path_of("Wan-AI/Wan2.1-T2V-1.3B-Diffusers");
 	is_str(s, "Wan-AI/Wan2.1-T2V-1.3B-Diffusers", "a repo id is unchanged");
 	free(s);
@@ -212,10 +212,10 @@ main(void)
 	is_str(s, "org/repo", "org//repo is local and normalized");
 	free(s);
 	s = path_of("models/local/checkpoint");
-	is_str(s, "models/local/checkpoint", "models/local/checkpoint is local (row 20)");
+	is_str(s, "models/local/checkpoint", "models/local/checkpoint is local");
 	free(s);
 	s = path_of("C:\\models\\checkpoint");
-	is_str(s, "C:\\models\\checkpoint", "a backslash path is local (row 20)");
+	is_str(s, "C:\\models\\checkpoint", "a backslash path is local");
 	free(s);
 	s = path_of("//a/b/");
 	is_str(s, "//a/b", "two leading slashes stay");
@@ -250,22 +250,22 @@ main(void)
 		cJSON_Delete(c);
 	}
 
-	/* 2.6.5 and 10.4 rows 18-19 */
+	/* The hardware profile and its id. */
 	hw = recipe_hardware_profile(true, 2, l40s, 2, "none_or_partial");
 	s = id_of(hw, "hw-");
-	is_str(s, "hw-41f86157a00d7e43", "2x L40S none_or_partial (2.8)");
+	is_str(s, "hw-41f86157a00d7e43", "2x L40S none_or_partial");
 	free(s);
 	buf_reset(&b);
 	json_write(&b, json_get(hw, "gpus"), JSON_COMPACT, NULL);
 	is_str(b.s, "[{\"name\":\"NVIDIA L40S\",\"memory_gb\":48,\"compute_capability\":\"8.9\"},"
 	    "{\"name\":\"NVIDIA L40S\",\"memory_gb\":48,\"compute_capability\":\"8.9\"}]",
-	    "memory in GiB as an integer (row 18)");
+	    "memory in GiB as an integer");
 	cJSON_Delete(hw);
 	hw = recipe_hardware_profile(true, 2, l40s, 1, "unknown");
 	buf_reset(&b);
 	json_write(&b, json_get(hw, "gpus")->child->next, JSON_COMPACT, NULL);
 	is_str(b.s, "{\"name\":\"unknown\",\"memory_gb\":null,\"compute_capability\":null}",
-	    "padding beyond the visible devices (row 19)");
+	    "padding beyond the visible devices");
 	cJSON_Delete(hw);
 	hw = recipe_hardware_profile(false, 2, NULL, 0, "none");
 	buf_reset(&b);
@@ -277,13 +277,13 @@ main(void)
 	is_str(json_get(hw, "interconnect")->valuestring, "single_gpu", "one GPU is single_gpu");
 	cJSON_Delete(hw);
 
-	/* 2.6.6, 2.8 and 10.4 row 16, 10.5 row 5 */
+	/* The software profile and its id, as the reference gives them. */
 	cJSON_Delete(rt);
 	rt = parse("{\"python\":\"3.12.4\",\"pytorch\":\"2.12.0+cu130\",\"cuda\":\"13.0\","
 	    "\"packages\":{\"triton\":\"3.4.1\",\"fastvideo_kernel\":\"0.3.2\",\"flash_attn\":null}}");
 	sw = recipe_software_profile(rt);
 	s = id_of(sw, "sw-");
-	is_str(s, "sw-51a21bb706c36ab3", "the reference's software profile id (2.8)");
+	is_str(s, "sw-51a21bb706c36ab3", "the reference's software profile id");
 	free(s);
 	buf_reset(&b);
 	json_write(&b, sw, JSON_COMPACT, NULL);
@@ -323,7 +323,7 @@ main(void)
 	cJSON_Delete(sw);
 	sw = recipe_software_profile(rt);
 	t = id_of(sw, "sw-");
-	is_str(t, s, "but not the software profile id (10.5 row 5)");
+	is_str(t, s, "but not the software profile id");
 	free(s);
 	free(t);
 	setenv("FASTVIDEO_ATTENTION_BACKEND", "SAGE_ATTN", 1);
@@ -337,7 +337,7 @@ main(void)
 	ok(strstr(b.s, "\"attention_backend\":\"SAGE_ATTN\",\"flash_attention_4_enabled\":true,"
 	    "\"performance_profile_version\":\"perf-profile-v2\","
 	    "\"container_image_version\":\"py3.12-cuda13.0\"") != NULL,
-	    "the producer's additions (10.5 row 5): %s", b.s);
+	    "the producer's additions: %s", b.s);
 	s = id_of(sw, "sw-");
 	setenv("FASTVIDEO_FA4", "0", 1);
 	cJSON_Delete(sw);
