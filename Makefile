@@ -83,7 +83,7 @@ STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so $(BUILD)/stu
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
 SCRIPTS = $(sort .ci/run tests/run tests/deps.sh fuzz/run $(wildcard bench/*.sh bench/run bin/perf-lane hooks/environment hooks/command hooks/pre-exit hooks/lib/*.bash pipeline-templates/pre-push \
-	tests/lib/*.bash tests/*.bats tests/fixtures/*/*/*.sh fixtures/*.sh fixtures/runners/*.sh))
+	tests/lib/*.bash tests/lib/*.sh tests/*.bats tests/fixtures/*/*/*.sh fixtures/*.sh fixtures/runners/*.sh))
 
 # libFuzzer targets: clang, the library rebuilt with the fuzzer's coverage.
 FUZZ_TIME ?= 20
@@ -178,8 +178,13 @@ install: all
 check-layout:
 	@python3 tests/lib/check_layout.py
 
+# Commit subjects are at most 72 characters from this commit on (the
+# history before it has longer ones): make lint checks the commits after it.
+SUBJECT_BASE = c485108ec3052df21694d189e698ad086539e326
+
 lint: check-layout
 	@sh tests/deps.sh lint
+	@sh tests/lib/check_subjects.sh $(SUBJECT_BASE)
 	shellcheck -x $(SCRIPTS)
 	mandoc -Tlint -W warning $(MAN1) $(MAN7)
 	@for p in $(MAN1) $(MAN7); do groff -mandoc -Tutf8 -ww -z "$$p" 2>&1; \

@@ -126,3 +126,51 @@ src/lib/lane/l.c:3: #include "core/nope.h": no such header
 src/lib/misc/m.c: a library file outside core/, lane/, campaign/ and frames/
 src/perf-x.c:2: #include "campaign/k.h": nothing it declares is used here'
 }
+
+# A repository whose commits after the first have the given subjects.
+subject_repo() {
+	local r=$BATS_TEST_TMPDIR/repo s
+	git init -q "$r"
+	git -C "$r" -c user.name=t -c user.email=t@example.com commit -q --allow-empty \
+		-m "the base: a subject before the rule, longer than seventy-two characters is fine"
+	for s in "$@"; do
+		git -C "$r" -c user.name=t -c user.email=t@example.com commit -q --allow-empty -m "$s"
+	done
+	echo "$r"
+}
+
+@test "make lint's subject check: at most 72 characters after the base, none before" {
+	local r ok long
+	ok=$(printf '%072d' 0)
+	long=$(printf '%073d' 0)
+	r=$(subject_repo "$ok")
+	run --separate-stderr sh "$ROOT_DIR/tests/lib/check_subjects.sh" "$(git -C "$r" rev-parse HEAD~1)" "$r"
+	assert_success
+	assert_equal "$stderr" ""
+	r=$(subject_repo "a brief one" "$long")
+	run --separate-stderr sh "$ROOT_DIR/tests/lib/check_subjects.sh" "$(git -C "$r" rev-parse HEAD~2)" "$r"
+	assert_failure 1
+	grep -qF "subject of 73 characters, at most 72: $long" <<<"$stderr"
+	run ! grep -q "a brief one" <<<"$stderr"
+}
+
+@test "make lint's subject check passes on this history, and where the base is unknown" {
+	local r base
+	base=$(sed -n 's/^SUBJECT_BASE = //p' "$ROOT_DIR/Makefile")
+	[ ${#base} -eq 40 ]
+	if git -C "$ROOT_DIR" rev-parse -q --verify "$base^{commit}" >/dev/null; then
+		run --separate-stderr sh "$ROOT_DIR/tests/lib/check_subjects.sh" "$base" "$ROOT_DIR"
+		assert_success
+	fi
+	r=$(subject_repo "$(printf '%080d' 0)")
+	run --separate-stderr sh "$ROOT_DIR/tests/lib/check_subjects.sh" "$base" "$r"
+	assert_success
+	grep -qF "not in this history; subjects not checked" <<<"$stderr"
+}
+
+@test "test names say what they check, not a section of a document outside the tree" {
+	run grep -nE '^@test "([0-9]+\.[0-9]+:|rows? [0-9]+)|@test "[^"]*\([0-9]+\.[0-9]+( rows? [0-9]|[),])' \
+		"$ROOT_DIR"/tests/*.bats
+	assert_failure 1
+	assert_output ""
+}
