@@ -889,3 +889,32 @@ record() {
 	refute_line "--- perf-site"
 	[ ! -e pub2 ]
 }
+
+@test "the steps hand on what they find in lane_result alone: no step's status is a global" {
+	# a scheduled run on main: every step but the A/B runs
+	BUILDKITE_BRANCH=main BUILDKITE_SOURCE=schedule run --separate-stderr bash -c '. "$1"
+		lane_defaults
+		reports=reports results=results store=store operands=("$2" "$3")
+		lane_main >/dev/null 2>&1
+		echo "status $?"
+		for v in collect_rc static_rc pytest_rc normalize_rc rolling_rc upload_rc \
+			summarize_rc compare_rc changes_rc ab_rc measured nskipped telemetry changes_last; do
+			[ -z "${!v+set}" ] || echo "global $v"
+		done
+		declare -p lane_result | grep -o "\[[a-z]*\]=\"[^\"]*\"" | sort' \
+		_ "$ROOT_DIR/bin/perf-lane" "$LANE/configs" "$LANE/more"
+	assert_success
+	assert_output 'status 0
+[ab]="-"
+[changes]="0"
+[collect]="0"
+[compare]="0"
+[measured]="1"
+[normalize]="0"
+[nskipped]="0"
+[pytest]="0"
+[rolling]="0"
+[static]="0"
+[summarize]="0"
+[upload]="0"'
+}

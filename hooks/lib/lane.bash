@@ -11,6 +11,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/python.bash"
 
 prog=perf-lane
+# What the steps find, by name (see "the steps, in order" below).
+declare -gA lane_result=()
 # The programs the lane runs (the environment hook has them built).
 # shellcheck disable=SC2034 # read by the hooks
 lane_programs=(perf-collect perf-gate-static perf-normalize perf-gate-rolling perf-upload
@@ -280,7 +282,7 @@ mirror_log() {
 # .csv): those this job's perf-collect wrote, by the names it listed
 # (--written), never what earlier jobs left in the results directory (a
 # copy would get this job's time, and the plugin would upload it as this
-# job's).
+# job's). Reads: work ($work/written). Writes nothing.
 lane_mirror_reports() {
 	local f
 	while IFS= read -r f; do
@@ -294,7 +296,7 @@ lane_mirror_reports() {
 # --- the gates, shared with the pre-push hook --------------------------------
 
 # lane_static OUT RAW...: the raw records of RAW... through their fixed
-# thresholds into OUT; perf-gate-static's status.
+# thresholds into OUT; perf-gate-static's status. Reads no variable.
 lane_static() {
 	local out=$1
 	shift
@@ -306,6 +308,7 @@ lane_static() {
 # baseline of $store (perf-gate-rolling's ARGs added), on stdout; the two
 # statuses written to the file STATUSES as "normalize rolling"; the
 # pipeline's status (the last that failed).
+# Reads: run_source store cache_args (the pre-push hook sets them too).
 lane_rolling() {
 	local statuses=$1 gated=$2 collect_rc=$3
 	local -a rc
@@ -319,13 +322,21 @@ lane_rolling() {
 }
 
 # --- the steps, in order -------------------------------------------------------
-# They share the lane's state: work (a scratch directory), telemetry_pid,
-# cache_args, and each step's status (collect_rc static_rc pytest_rc
-# normalize_rc rolling_rc upload_rc summarize_rc compare_rc changes_rc
-# ab_rc, "-" for a step that did not run), measured and nskipped.
+# The steps read the lane's options (above) and hand on what they find in
+# one array, lane_result, which lane_start makes: each step's status by its
+# name (collect static pytest normalize rolling upload summarize compare
+# changes ab; "-" for a step that did not run), measured (0: nothing was
+# measured) and nskipped (the benchmarks perf-collect skipped). Beside it
+# the steps share only what lane_start sets up: work (the scratch
+# directory), cache_args (--cache as arguments) and telemetry_pid (the
+# telemetry in the background, which the traps stop). Each step's header
+# says what it reads and writes of these; a step given its inputs as
+# arguments reads nothing else of lane_result.
 
 # lane_start: the reports directory, the run's classification, the scratch
 # directory and the traps that remove it.
+# Writes: run_source policy (decided), work telemetry_pid cache_args,
+# lane_result (every entry "-", measured 1, nskipped 0).
 lane_start() {
 	mkdir -p "$reports" || { echo "$prog: $reports: cannot create the reports directory" >&2; exit 2; }
 	# DASHBOARD_DAYS too: perf-summarize reads it, and refuses a bad one
@@ -342,6 +353,8 @@ lane_start() {
 	trap 'lane_cleanup; exit 143' TERM
 	cache_args=()
 	if [ -n "$cache" ]; then cache_args=(--cache "$cache"); fi
+	declare -gA lane_result=([collect]=- [static]=- [pytest]=- [normalize]=- [rolling]=-
+		[upload]=- [summarize]=- [compare]=- [changes]=- [ab]=- [measured]=1 [nskipped]=0)
 }
 
 # lane_store_ready: a directory store that does not exist yet is made
@@ -363,10 +376,10 @@ lane_cleanup() {
 
 # lane_telemetry_start: GPU telemetry in the background: nvidia-smi when
 # there is one (every whole second or more: its -l takes no fraction), else
-# perf-collect's own (NVML), into the reports directory.
+# perf-collect's own (NVML), into the reports directory
+# (gpu_telemetry.csv, which lane_finish shows). Writes: telemetry_pid.
 lane_telemetry_start() {
-	local every=$((10#${interval%.*}))
-	telemetry=$reports/gpu_telemetry.csv
+	local every=$((10#${interval%.*})) telemetry=$reports/gpu_telemetry.csv
 	((every >= 1)) || every=1
 	if command -v nvidia-smi >/dev/null 2>&1; then
 		nvidia-smi --query-gpu=index,timestamp,clocks.sm,clocks.max.sm,power.draw,power.limit,temperature.gpu \
@@ -377,6 +390,7 @@ lane_telemetry_start() {
 	telemetry_pid=$!
 }
 
+# lane_telemetry_stop: the telemetry stopped. Reads and clears telemetry_pid.
 lane_telemetry_stop() {
 	if [ -n "$telemetry_pid" ]; then
 		kill "$telemetry_pid" 2>/dev/null
@@ -386,9 +400,12 @@ lane_telemetry_stop() {
 }
 
 # lane_collect: collect, then the fixed thresholds: together, the
-# reference's pytest (pytest_rc); then the benchmarks perf-collect skipped
-# (no GPU, too few, another GPU type), and whether anything was measured.
+# reference's pytest; then the benchmarks perf-collect skipped (no GPU, too
+# few, another GPU type), and whether anything was measured.
+# Reads: work. Writes: lane_result[collect static pytest measured nskipped];
+# $work/raw.jsonl gated.jsonl skipped written.
 lane_collect() {
+	local measured=1
 	local -a collect_args=()
 	echo "--- perf-collect"
 	# The files it writes, by name: the only ones mirrored into the reports.
@@ -401,31 +418,36 @@ lane_collect() {
 	# Its diagnostics are shown as they come and kept, for the skipped ones.
 	perf-collect "${collect_args[@]}" "${operands[@]}" 2>&1 >"$work/raw.jsonl" |
 		tee "$work/collect.err" >&2
-	collect_rc=${PIPESTATUS[0]}
+	lane_result[collect]=${PIPESTATUS[0]}
 	echo "--- perf-gate-static"
 	lane_static "$work/gated.jsonl" "$work/raw.jsonl"
-	static_rc=$?
-	pytest_rc=$collect_rc
-	[ "$pytest_rc" -ne 0 ] || pytest_rc=$static_rc
+	lane_result[static]=$?
+	lane_result[pytest]=${lane_result[collect]}
+	[ "${lane_result[pytest]}" -ne 0 ] || lane_result[pytest]=${lane_result[static]}
 
 	# "benchmark_id<TAB>reason" lines. When every one was skipped, nothing
 	# was measured: that is not a green lane unless --allow-empty says it
 	# may be.
 	sed -n 's/^perf-collect: \(.*\): skipped: \(.*\)$/\1\t\2/p' "$work/collect.err" >"$work/skipped"
-	nskipped=$(wc -l <"$work/skipped")
-	measured=1
-	if [ "$collect_rc" -eq 0 ] && ! grep -q '[^[:space:]]' "$work/raw.jsonl"; then
+	lane_result[nskipped]=$(wc -l <"$work/skipped")
+	if [ "${lane_result[collect]}" -eq 0 ] && ! grep -q '[^[:space:]]' "$work/raw.jsonl"; then
 		measured=0
 	fi
+	lane_result[measured]=$measured
 	write_skipped "$work/skipped" "$measured" "$reports/skipped.md"
 }
 
-# lane_compare: the rolling comparison, only when the collection passed or
-# the run uploads whatever happened, and something was measured; then the
-# change points, and how to seed the benchmarks that need calibration.
+# lane_compare MEASURED PYTEST_RC: the rolling comparison, only when the
+# collection passed (PYTEST_RC 0) or the run uploads whatever happened, and
+# something was measured (MEASURED not 0); then the change points, and how
+# to seed the benchmarks that need calibration.
+# Reads: work cache_args. Writes: lane_result[normalize rolling upload
+# summarize compare changes]; $work/compared.jsonl rolling.err.
 lane_compare() {
+	local measured=$1 pytest_rc=$2 normalize_rc rolling_rc
 	local -a statuses=()
-	normalize_rc=- rolling_rc=- upload_rc=- summarize_rc=- compare_rc=0 changes_rc=-
+	lane_result[normalize]=- lane_result[rolling]=- lane_result[upload]=-
+	lane_result[summarize]=- lane_result[compare]=0 lane_result[changes]=-
 	: >"$work/compared.jsonl"
 	: >"$work/rolling.err"
 	if [ "$measured" -eq 0 ]; then
@@ -446,8 +468,10 @@ lane_compare() {
 				>"$reports/annotation.md"
 		statuses=("${PIPESTATUS[@]}")
 		read -r normalize_rc rolling_rc <"$work/rolling.status"
-		upload_rc=${statuses[1]} summarize_rc=${statuses[3]}
-		compare_rc=$(lane_worst "$normalize_rc" "$rolling_rc" "$upload_rc" "$summarize_rc")
+		lane_result[normalize]=$normalize_rc lane_result[rolling]=$rolling_rc
+		lane_result[upload]=${statuses[1]} lane_result[summarize]=${statuses[3]}
+		lane_result[compare]=$(lane_worst "$normalize_rc" "$rolling_rc" "${statuses[1]}" \
+			"${statuses[3]}")
 		lane_changes
 		lane_seed_note >>"$reports/annotation.md"
 		lane_site
@@ -459,28 +483,31 @@ lane_compare() {
 }
 
 # lane_changes_step: whether this lane looks for change points: on
-# scheduled main runs, unless --changes off.
+# scheduled main runs, unless --changes off. Reads no step's result.
 lane_changes_step() {
 	[ "$run_source" = scheduled_main ] && [ "$changes" != off ]
 }
 
 # lane_changes: the change points of this batch's cohorts (perf-changes(1)),
 # on scheduled main runs after the upload, as JSON lines for the dashboard
-# ($work/changes.jsonl); a worse one introduced among the last
-# $changes_last records is listed in the annotation (perf-changes --md) and
-# makes the lane's status a warning (the annotation's style), or a failure
-# with --changes gate, which the annotation then says.
-changes_last=10
+# ($work/changes.jsonl); a worse one introduced among the last 10 records
+# is listed in the annotation (perf-changes --md) and makes the lane's
+# status a warning (the annotation's style), or a failure with --changes
+# gate, which the annotation then says.
+# Reads: work cache_args, $work/compared.jsonl. Writes:
+# lane_result[changes], and lane_result[compare] raised under --changes gate.
 # shellcheck disable=SC2016 # the backticks are Markdown's
 lane_changes() {
+	local last=10 rc
 	local -a args
 	lane_changes_step || return 0
 	echo "--- perf-changes"
-	args=(--store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" --last "$changes_last")
+	args=(--store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" --last "$last")
 	perf-changes "${args[@]}" >"$work/changes.jsonl"
-	changes_rc=$?
-	case $changes_rc in
-	0) echo "no worse change point among the last $changes_last records" ;;
+	rc=$?
+	lane_result[changes]=$rc
+	case $rc in
+	0) echo "no worse change point among the last $last records" ;;
 	1)
 		# The same change points as a table (its words on stderr were said once).
 		perf-changes "${args[@]}" --md >"$work/changes.md" 2>/dev/null
@@ -493,23 +520,23 @@ lane_changes() {
 				printf ' (`--changes gate`, the plugin option `changes: gate`).\n'
 			fi
 		} >>"$reports/annotation.md"
-		echo "$prog: worse change points among the last $changes_last records (see the annotation)" >&2
-		[ "$changes" = gate ] && [ "$compare_rc" -lt 1 ] && compare_rc=1 ;;
+		echo "$prog: worse change points among the last $last records (see the annotation)" >&2
+		[ "$changes" = gate ] && [ "${lane_result[compare]}" -lt 1 ] && lane_result[compare]=1 ;;
 	*)
-		echo "$prog: perf-changes failed (status $changes_rc)" >&2
+		echo "$prog: perf-changes failed (status $rc)" >&2
 		rm -f "$work/changes.jsonl"
 		if [ "$changes" = gate ]; then
-			compare_rc=2
+			lane_result[compare]=2
 			{
 				printf '\n**The lane failed because perf-changes could not look for change points**'
-				printf ' (status %s, `--changes gate`, the plugin option `changes: gate`); see the job log.\n' "$changes_rc"
+				printf ' (status %s, `--changes gate`, the plugin option `changes: gate`); see the job log.\n' "$rc"
 			} >>"$reports/annotation.md"
 		fi ;;
 	esac
 }
 
 # lane_seed_command WORD...: WORD... as one shell command line, each word
-# that the shell would read otherwise in single quotes.
+# that the shell would read otherwise in single quotes. Reads no variable.
 lane_seed_command() {
 	local w line=''
 	for w in "$@"; do
@@ -525,6 +552,7 @@ lane_seed_command() {
 # when this run can seed (a scheduled main run on main with TEST_SCOPE=full
 # and no pull request, what perf-seed takes), else which run can. Markdown
 # for the annotation on stdout; nothing when no benchmark needs it.
+# Reads: work ($work/rolling.err). Writes nothing.
 # shellcheck disable=SC2016 # the backticks are Markdown's
 lane_seed_note() {
 	local path store_shown k=0 staging rationale pr
@@ -589,6 +617,7 @@ lane_seedable() {
 # store's git transport (no prompts; the token, HF_TOKEN, by GIT_ASKPASS,
 # never on a command line). A site that cannot be made or published is
 # reported; the lane's status stays that of its gates.
+# Reads: work cache_args. Writes nothing (its status is not the lane's).
 lane_site() {
 	[ "$run_source" = scheduled_main ] && [ -n "$site" ] || return 0
 	local out=$site url branch=gh-pages st=0
@@ -623,6 +652,7 @@ lane_site() {
 # performance-bisect) for buildkite-agent pipeline upload, in a folded
 # block; nothing when its commits are not known. perf-changes writes the
 # change's commit_sha before its previous one's.
+# Reads: work ($work/changes.jsonl). Writes nothing.
 lane_bisect_trigger() {
 	local line
 	local -a shas
@@ -648,15 +678,18 @@ lane_bisect_trigger() {
 	EOF
 }
 
-# lane_ab: the A/B (perf-ab(1)), with --ab-base on pull requests whose
-# benchmarks perf-collect ran: base and head interleaved on this agent over
-# the configs measured here. Its table goes above the rolling comparison's
-# in annotation.md; the lane's status is the worse of the two, or the A/B's
-# alone with --ab-only.
+# lane_ab MEASURED COLLECT_RC COMPARED: the A/B (perf-ab(1)), with
+# --ab-base on pull requests whose benchmarks perf-collect ran (COLLECT_RC
+# 0) and measured something (MEASURED not 0): base and head interleaved on
+# this agent over the configs measured here. Its table goes above the
+# rolling comparison's in annotation.md (when COMPARED is 1: the
+# comparison ran and wrote it); the lane's status is the worse of the two,
+# or the A/B's alone with --ab-only.
+# Reads: work ($work/skipped). Writes: lane_result[ab].
 lane_ab() {
-	local path id skipped
+	local measured=$1 collect_rc=$2 compared=$3 path id skipped ab_rc
 	local -a confs=() check_args=() ab_args=()
-	ab_rc=-
+	lane_result[ab]=-
 	[ -n "$ab_base" ] || return 0
 	if [ "$run_source" != pr ]; then
 		echo "--- the A/B does not run: the run source is $run_source, not pr"
@@ -681,6 +714,7 @@ lane_ab() {
 	[ -n "$runner" ] && ab_args+=(--runner "$runner")
 	perf-ab "${ab_args[@]}" -- "${confs[@]}" >"$work/ab.md"
 	ab_rc=$?
+	lane_result[ab]=$ab_rc
 	if [ "$ab_rc" -gt 1 ] || ! [ -s "$work/ab.md" ]; then
 		printf '### A/B: head against base\n\nperf-ab could not compare head with %s (status %s); see the job log.\n' \
 			"$(md_cell "$ab_base")" "$ab_rc" >"$work/ab.md"
@@ -688,14 +722,15 @@ lane_ab() {
 	# The A/B's table first, then what the rolling comparison wrote.
 	{
 		cat "$work/ab.md"
-		[ "$normalize_rc" = - ] || ! [ -s "$reports/annotation.md" ] ||
+		[ "$compared" != 1 ] || ! [ -s "$reports/annotation.md" ] ||
 			{ echo; cat "$reports/annotation.md"; }
 	} >"$work/annotation.md" && mv "$work/annotation.md" "$reports/annotation.md"
 	echo
 	cat "$work/ab.md"
 }
 
-# lane_dashboard: the dashboard (its failure is ignored).
+# lane_dashboard: the dashboard (its failure is ignored), with the change
+# points this lane found. Reads: work cache_args. Writes nothing.
 lane_dashboard() {
 	local sha dashboard
 	local -a changes_args
@@ -717,36 +752,42 @@ lane_dashboard() {
 
 # lane_finish: the telemetry stopped and shown, what was not measured said,
 # the steps' statuses summed up; the lane's exit status.
+# Reads: work telemetry_pid, lane_result (all of it). Writes nothing.
 lane_finish() {
 	local status steps
+	local -n r=lane_result
 	lane_telemetry_stop
 	echo "--- GPU telemetry (clocks.sm vs clocks.max.sm reveals capped hosts) ---"
-	cat "$telemetry" 2>/dev/null
-	status=$(lane_status "$pytest_rc" "$compare_rc" "$ab_rc" "$ab_only" "$measured" "$allow_empty")
-	if [ "$measured" -eq 0 ]; then
-		if [ "$nskipped" -gt 0 ]; then
-			echo "$prog: nothing was measured: $nskipped skipped ($(cut -f2 "$work/skipped" |
+	cat "$reports/gpu_telemetry.csv" 2>/dev/null
+	status=$(lane_status "${r[pytest]}" "${r[compare]}" "${r[ab]}" "$ab_only" "${r[measured]}" \
+		"$allow_empty")
+	if [ "${r[measured]}" -eq 0 ]; then
+		if [ "${r[nskipped]}" -gt 0 ]; then
+			echo "$prog: nothing was measured: ${r[nskipped]} skipped ($(cut -f2 "$work/skipped" |
 				awk '!seen[$0]++ { printf "%s%s", n++ ? "; " : "", $0 }'))" >&2
 		else
 			echo "$prog: nothing was measured: no benchmark ran" >&2
 		fi
 	fi
-	steps="collect $collect_rc, static $static_rc, normalize $normalize_rc, rolling $rolling_rc"
-	steps+=", upload $upload_rc, summarize $summarize_rc"
-	! lane_changes_step || steps+=", changes $changes_rc"
-	[ -z "$ab_base" ] || steps+=", ab $ab_rc"
+	steps="collect ${r[collect]}, static ${r[static]}, normalize ${r[normalize]}"
+	steps+=", rolling ${r[rolling]}, upload ${r[upload]}, summarize ${r[summarize]}"
+	! lane_changes_step || steps+=", changes ${r[changes]}"
+	[ -z "$ab_base" ] || steps+=", ab ${r[ab]}"
 	echo "$prog: $steps: exit $status" >&2
 	return "$status"
 }
 
 # lane_main: the lane, its options read and checked: every step runs and
-# its status is kept; the lane's status is decided at the end.
+# its status is kept in lane_result; the lane's status is decided at the end.
 lane_main() {
+	local compared
 	lane_start
 	lane_telemetry_start
 	lane_collect
-	lane_compare
-	lane_ab
+	lane_compare "${lane_result[measured]}" "${lane_result[pytest]}"
+	compared=0
+	[ "${lane_result[normalize]}" = - ] || compared=1
+	lane_ab "${lane_result[measured]}" "${lane_result[collect]}" "$compared"
 	lane_dashboard
 	lane_mirror_reports
 	lane_finish
