@@ -27,8 +27,8 @@ static struct {
 	bool run_source_given;	/* --run-source: replaces the record's own */
 } opt;
 
-/* Copied when present and not null, in this order. */
-static const char *const identity_keys[] = {
+/* The identity and its metadata: copied when present and not null, in this order. */
+static const char *const metadata_keys[] = {
 	"result_schema_version", "workload_id", "variant_id",
 	"benchmark_version", "recipe", "recipe_fingerprint",
 	"hardware_profile", "hardware_profile_id", "software_profile",
@@ -271,10 +271,10 @@ normalize(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 	json_set(out, "build_id", provenance(raw, "build_id", opt.env.build_id));
 	json_set(out, "job_id", provenance(raw, "job_id", opt.env.job_id));
 	/* The raw record is not needed afterwards: move its subtrees over. */
-	for (i = 0; i < sizeof identity_keys / sizeof *identity_keys; i++) {
-		v = json_get(raw, identity_keys[i]);
+	for (i = 0; i < sizeof metadata_keys / sizeof *metadata_keys; i++) {
+		v = json_get(raw, metadata_keys[i]);
 		if (v != NULL && !cJSON_IsNull(v))
-			json_set(out, identity_keys[i], json_take(raw, identity_keys[i]));
+			json_set(out, metadata_keys[i], json_take(raw, metadata_keys[i]));
 	}
 	bench = json_get(json_get(out, "recipe"), "benchmark");
 	for (i = 0; i < sizeof fallback_keys / sizeof *fallback_keys; i++) {
