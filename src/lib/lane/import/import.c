@@ -83,7 +83,7 @@ import_unit(const char *unit, const char **canon)
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-		if (strcmp(units[i].unit, unit) == 0) {
+		if (units[i].unit[0] == unit[0] && strcmp(units[i].unit, unit) == 0) {
 			*canon = units[i].canon;
 			return units[i].factor;
 		}
@@ -350,6 +350,12 @@ import_parse(const char *format, const char *path, const char *text, size_t len,
 		return catch2_parse(text, len, suite, line, msg, msgsz);
 	if (format != NULL && strcmp(format, "criterion") == 0 && is_dir(path))
 		return criterion_parse_dir(path, suite, line, msg, msgsz);
+	/* Google Benchmark's usual file, read without a tree (the slow path's answer). */
+	if (json && (format == NULL || strcmp(format, "google-benchmark") == 0) &&
+	    gbench_fast(p, len - (size_t)(p - text), format == NULL, suite) == 0) {
+		suite->format = "google-benchmark";
+		return 0;
+	}
 	/* One parse, into an arena: a suite's file can be large. */
 	arena = json_arena_new();
 	if ((doc = json_parse_arena(p, len - (size_t)(p - text), NULL, 0, arena, &je)) == NULL) {
