@@ -330,9 +330,12 @@ done:
 static int
 key_index(const char *k, size_t n)
 {
+	/* fixed_keys' lengths: a name is compared only with those of its length. */
+	static const unsigned char len[sizeof fixed_keys / sizeof *fixed_keys] = {
+	    14, 14, 5, 16, 12, 8, 13, 14, 12, 16, 10, 5, 4, 25, 9, 16, 11, 3, 8, 8, 12, 7, 7, 9 };
+
 	for (size_t i = 0; i < sizeof fixed_keys / sizeof *fixed_keys; i++)
-		if (fixed_keys[i][0] == k[0] && strncmp(fixed_keys[i], k, n) == 0 &&
-		    fixed_keys[i][n] == '\0')
+		if (len[i] == n && memcmp(fixed_keys[i], k, n) == 0)
 			return (int)i;
 	return -1;
 }

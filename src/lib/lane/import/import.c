@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -995,15 +996,62 @@ read_whole(buf *b, const char *path)
 	return 0;
 }
 
+/* Files at least this large are mapped rather than read. */
+#define MAP_MIN (1 << 20)
+
+/*
+ * A large JSON file at path mapped whole (*len bytes): no copy of it is
+ * made, nor are pages zeroed for one. NULL for anything else (then it is
+ * read): a small file, not a regular one, or text that does not start as
+ * JSON does (the JSON parsers read no byte past *len; the text formats are
+ * given a terminated copy).
+ */
+static const char *
+map_json(const char *path, size_t *len)
+{
+	struct stat st;
+	const char *p;
+	void *m;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < MAP_MIN) {
+		close(fd);
+		return NULL;
+	}
+#ifdef MAP_POPULATE
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	p = skip_blank(m, *len);
+	if (p < (const char *)m + *len && (*p == '{' || *p == '['))
+		return m;
+	munmap(m, *len);
+	return NULL;
+}
+
 int
 import_read(const char *format, const char *path, const char *label,
     struct import_suite *s)
 {
 	bool stdin_ = path == NULL || strcmp(path, "-") == 0;
 	buf b = BUF_INIT;
+	const char *map;
+	size_t len;
 	int rc;
 
 	memset(s, 0, sizeof *s);
+	if (!stdin_ && !is_dir(path) && (map = map_json(path, &len)) != NULL) {
+		rc = import_text(format, path, map, len, label, s);
+		munmap((void *)map, len);
+		return rc;
+	}
 	if (is_dir(path)) {
 		if (format != NULL && strcmp(format, "criterion") != 0) {
 			diag(label, 0, "a directory is read only as criterion");
