@@ -547,6 +547,7 @@ json_scan_flat(const char *text, const char *stop, struct json_scan_member *m,
 		if (p >= end || *p != '"' || (p = fast_string(p, end)) == NULL || *n == max)
 			return NULL;
 		x = &m[(*n)++];
+		memset(x, 0, sizeof *x);
 		x->key = (const char *)key;
 		x->klen = (size_t)(p - key) - 1;
 		if (p < end && *p != ':')

@@ -363,7 +363,6 @@ row_of_members(const struct json_scan_member *m, size_t n, struct row *r,
 	const char **str;
 	uint32_t fixed = 0;
 	size_t nc = 0, no = 0;
-	char *copy;
 
 	memset(r, 0, sizeof *r);
 	r->name = r->run_name = r->run_type = r->agg = r->error_message = r->skip_message =
@@ -379,7 +378,7 @@ row_of_members(const struct json_scan_member *m, size_t n, struct row *r,
 					return false;
 			other[no++] = x;
 			if (x->type == cJSON_Number) {
-				c[nc].name = copy = t->s + t->len;
+				c[nc].name = t->s + t->len;
 				buf_add(t, x->key, x->klen);
 				buf_addc(t, '\0');
 				c[nc++].v = x->d;
@@ -400,7 +399,7 @@ row_of_members(const struct json_scan_member *m, size_t n, struct row *r,
 		default: str = NULL; break;
 		}
 		if (str != NULL && x->type == cJSON_String) {
-			*str = copy = t->s + t->len;
+			*str = t->s + t->len;
 			buf_add(t, x->s, x->n);
 			buf_addc(t, '\0');
 		}
