@@ -225,6 +225,74 @@ main(void)
 		ok(bad == 0, "num_parse_json matches strtod on 200000 literals");
 	}
 
+	/*
+	 * Numbers of 16 to 19 digits (a tool's %.17g), read in 64-bit
+	 * precision: bit for bit strtod's on millions of literals, the halfway
+	 * points between two doubles among them (integers whose low bits are
+	 * 100...0, and those one off), with a point or an exponent moved, and
+	 * the limits: subnormals, the largest double, past either end.
+	 */
+	{
+		static const char *const edge[] = { "4.9e-324", "5e-324", "2.4703282292062327e-324",
+		    "2.4703282292062328e-324", "2.2250738585072011e-308", "2.2250738585072014e-308",
+		    "1.7976931348623157e308", "1.7976931348623158e308", "1.7976931348623159e308",
+		    "1e-400", "1e400", "9007199254740993", "9007199254740992.5",
+		    "18446744073709551615", "18446744073709551616", "9223372036854775808",
+		    "9223372036854776833", "9223372036854776832", "1.0000000000000001110223024625156540e0",
+		    "0.30000000000000004", "123456789012345678e-27", "123456789012345678e27",
+		    "1844674407370955161.5e-27", "1e-27", "1e27", "1e28", "1e-28",
+		    "-0.0", "-0", "0e27", "0.000000000000000000000000001234567890123456789" };
+		unsigned long long st = 2024, k;
+		char lit[96];
+		long bad2 = 0, count = 0;
+		size_t len;
+		double want;
+
+		for (size_t q = 0; q < sizeof edge / sizeof *edge; q++) {
+			d = num_parse_json(edge[q], strlen(edge[q]));
+			want = strtod(edge[q], NULL);
+			count++;
+			if (memcmp(&d, &want, sizeof d) != 0 && bad2++ < 5)
+				printf("# %s: %a vs %a\n", edge[q], d, want);
+		}
+		for (long t = 0; t < 3000000; t++) {
+			int bits, shape, pt;
+
+			st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+			k = st ^ (st >> 29) * 0x9e3779b97f4a7c15ULL;
+			st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+			shape = (int)(st >> 59);
+			if (shape < 12) {
+				/* A halfway point of doubles of 54 to 64 bits, or one off. */
+				bits = 54 + (int)((st >> 40) % 11);
+				k = (k >> (64 - bits)) | 1ULL << (bits - 1);
+				k = (k & ~((1ULL << (bits - 53)) - 1)) | 1ULL << (bits - 54);
+				k += (unsigned long long)((int)((st >> 20) % 3) - 1);
+			} else
+				k %= 10000000000000000000ULL;	/* up to 19 digits */
+			len = (size_t)sprintf(lit, "%s%llu", st >> 58 & 1 ? "-" : "", k);
+			pt = (int)((st >> 8) % 24);
+			if (pt > 0 && pt < 12 && (size_t)pt < len - 1) {
+				/* a point pt digits from the end */
+				memmove(lit + len - pt + 1, lit + len - pt, (size_t)pt + 1);
+				lit[len - pt] = '.';
+				len++;
+			}
+			if ((st >> 16) % 3 == 0)
+				len += (size_t)sprintf(lit + len, "e%d", (int)((st >> 24) % 71) - 35);
+			else if ((st >> 16) % 7 == 1)
+				len += (size_t)sprintf(lit + len, "E+%d", (int)((st >> 24) % 300));
+			else if ((st >> 16) % 7 == 2)
+				len += (size_t)sprintf(lit + len, "e-%d", 280 + (int)((st >> 24) % 60));
+			d = num_parse_json(lit, len);
+			want = strtod(lit, NULL);
+			count++;
+			if (memcmp(&d, &want, sizeof d) != 0 && bad2++ < 5)
+				printf("# %s: %a vs %a\n", lit, d, want);
+		}
+		ok(bad2 == 0, "num_parse_json matches strtod on %ld long literals: halfway points, limits", count);
+	}
+
 	ok(num_opt_long("42", 0, 100, &l) && l == 42, "option integer");
 	ok(!num_opt_long("42x", 0, 100, &l), "option integer rejects trailing junk");
 	ok(!num_opt_long("", 0, 100, &l), "option integer rejects empty");

@@ -113,6 +113,46 @@ int json_keyset_index(const struct json_keyset *ks, const char *key);
 cJSON *json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
     struct json_arena *arena);
 
+/*
+ * The quick scanner's pieces, for a reader of one large document that
+ * builds only what it needs (perf-import's Google Benchmark reader). They
+ * read what json_parse_fast() reads (plain strings, numbers of the
+ * grammar, true, false, null, and containers of those) and return NULL
+ * for anything else, valid or not: the caller then parses the text with
+ * json_parse*(), which reports what is wrong. Each returns the position
+ * past what it read.
+ */
+/* Past JSON whitespace at p. */
+const char *json_scan_ws(const char *p, const char *end);
+/* Past the plain string whose opening quote is at p, or NULL. */
+const char *json_scan_string(const char *p, const char *end);
+/* Past the value at p (whitespace before it allowed), or NULL. */
+const char *json_scan_skip(const char *p, const char *end);
+
+/* One member of a flat object (json_scan_flat()). */
+struct json_scan_member {
+	const char *key;	/* its name: a span of the text, not terminated */
+	size_t klen;
+	int type;		/* cJSON_String, _Number, _True, _False, _NULL, _Object, _Array */
+	const char *s;		/* a string's text, a number's token (spans) */
+	size_t n;
+	double d;		/* a number's value, as the parser reads it */
+	bool isint;		/* a number without fraction or exponent */
+};
+
+/*
+ * The object at p (whitespace before it allowed) as at most max members
+ * m[0..*n), in order (a nested object or array is checked, its member
+ * given only its type); NULL when it is not an object, has more members,
+ * or holds anything the scanner does not read. A repeated name is the
+ * caller's to find.
+ */
+const char *json_scan_flat(const char *p, const char *end, struct json_scan_member *m,
+    size_t max, size_t *n);
+
+/* The number node the parser builds of a json_scan_flat() number (cJSON's, for cJSON_Delete()). */
+cJSON *json_scan_number_node(const struct json_scan_member *m);
+
 /* Number nodes. json_new_int keeps the exact text; json_new_float is a float. */
 cJSON *json_new_int(long long v);
 cJSON *json_new_float(double v);

@@ -505,3 +505,115 @@ json_parse_fast(const char *text, size_t len, const struct json_keyset *ks,
 	}
 	return fast_ws(p + 1, end) == end ? obj : NULL;
 }
+
+const char *
+json_scan_ws(const char *p, const char *end)
+{
+	return (const char *)fast_ws((const unsigned char *)p, (const unsigned char *)end);
+}
+
+const char *
+json_scan_string(const char *p, const char *end)
+{
+	if (p >= end || *p != '"')
+		return NULL;
+	return (const char *)fast_string((const unsigned char *)p, (const unsigned char *)end);
+}
+
+const char *
+json_scan_skip(const char *p, const char *end)
+{
+	return (const char *)fast_skip((const unsigned char *)p, (const unsigned char *)end, 0);
+}
+
+const char *
+json_scan_flat(const char *text, const char *stop, struct json_scan_member *m,
+    size_t max, size_t *n)
+{
+	const unsigned char *p = (const unsigned char *)text, *end = (const unsigned char *)stop;
+	const unsigned char *key, *q;
+	struct json_scan_member *x;
+	bool have;
+
+	*n = 0;
+	p = fast_ws(p, end);
+	if (p >= end || *p != '{')
+		return NULL;
+	p = fast_ws(p + 1, end);
+	if (p < end && *p == '}')
+		return (const char *)p + 1;
+	for (;;) {
+		key = p + 1;
+		if (p >= end || *p != '"' || (p = fast_string(p, end)) == NULL || *n == max)
+			return NULL;
+		x = &m[(*n)++];
+		memset(x, 0, sizeof *x);
+		x->key = (const char *)key;
+		x->klen = (size_t)(p - key) - 1;
+		if (p < end && *p != ':')
+			p = fast_ws(p, end);
+		if (p >= end || *p != ':')
+			return NULL;
+		p = fast_ws(p + 1, end);
+		if (p >= end)
+			return NULL;
+		x->s = (const char *)p;
+		switch (*p) {
+		case '"':
+			if ((q = fast_string(p, end)) == NULL)
+				return NULL;
+			x->type = cJSON_String;
+			x->s = (const char *)p + 1;
+			x->n = (size_t)(q - p) - 2;
+			break;
+		case 't':
+			x->type = cJSON_True;
+			q = fast_word(p, end, "true", 4);
+			break;
+		case 'f':
+			x->type = cJSON_False;
+			q = fast_word(p, end, "false", 5);
+			break;
+		case 'n':
+			x->type = cJSON_NULL;
+			q = fast_word(p, end, "null", 4);
+			break;
+		case '{':
+		case '[':
+			x->type = *p == '{' ? cJSON_Object : cJSON_Array;
+			q = fast_skip(p, end, 1);
+			break;
+		default:
+			x->type = cJSON_Number;
+			if ((q = fast_decimal(p, end, &x->isint, &x->d, &have)) == NULL)
+				return NULL;
+			x->n = (size_t)(q - p);
+			if (!have)
+				x->d = num_parse_json((const char *)p, x->n);
+			/* As number_node() stores it: an integer's -0 is 0. */
+			if (x->isint && x->d == 0)
+				x->d = 0.0;
+			break;
+		}
+		if ((p = q) == NULL)
+			return NULL;
+		if (p < end && *p != ',' && *p != '}')
+			p = fast_ws(p, end);
+		if (p < end && *p == ',') {
+			p = fast_ws(p + 1, end);
+			continue;
+		}
+		if (p < end && *p == '}')
+			return (const char *)p + 1;
+		return NULL;
+	}
+}
+
+cJSON *
+json_scan_number_node(const struct json_scan_member *m)
+{
+	struct parser ps;
+
+	memset(&ps, 0, sizeof ps);
+	return number_node(&ps, (const unsigned char *)m->s, m->n, m->isint, m->d);
+}

@@ -534,6 +534,20 @@ num_hex(char *o, double d)
 	return o;
 }
 
+/*
+ * Whether x87's 80-bit long double is there: one rounding of the exact
+ * m * 10^k to its 64-bit significand, checked for the one case where
+ * rounding that to a double's 53 bits could differ from rounding the
+ * exact value once (see num_parse_json()).
+ */
+#if LDBL_MANT_DIG == 64 && (defined(__x86_64__) || defined(__i386__))
+#define NUM_X87 1
+/* 10^0 .. 10^27: exact in a 64-bit significand (5^27 < 2^64). */
+static const long double pow10l[] = { 1e0L, 1e1L, 1e2L, 1e3L, 1e4L, 1e5L, 1e6L,
+	1e7L, 1e8L, 1e9L, 1e10L, 1e11L, 1e12L, 1e13L, 1e14L, 1e15L, 1e16L, 1e17L,
+	1e18L, 1e19L, 1e20L, 1e21L, 1e22L, 1e23L, 1e24L, 1e25L, 1e26L, 1e27L };
+#endif
+
 double
 num_parse_json(const char *s, size_t n)
 {
@@ -548,11 +562,12 @@ num_parse_json(const char *s, size_t n)
 		neg = true;
 		p++;
 	}
+	/* Up to 19 significant digits: m stays below 10^19 < 2^64. */
 	for (; p < end && isdig(*p); p++) {
 		if (m != 0 || *p != '0')
 			digits++;
 		m = m * 10 + (unsigned)(*p - '0');
-		if (digits > 15)
+		if (digits > 19)
 			goto slow;
 	}
 	if (p < end && *p == '.')
@@ -561,7 +576,7 @@ num_parse_json(const char *s, size_t n)
 				digits++;
 			m = m * 10 + (unsigned)(*p - '0');
 			e--;
-			if (digits > 15)
+			if (digits > 19)
 				goto slow;
 		}
 	if (p < end && (*p == 'e' || *p == 'E')) {
@@ -576,10 +591,30 @@ num_parse_json(const char *s, size_t n)
 	}
 	e += eneg ? -ex : ex;
 	/* Clinger's fast path: both operands exact, one correctly rounded op. */
-	if (e >= -22 && e <= 22) {
+	if (digits <= 15 && e >= -22 && e <= 22) {
 		d = e >= 0 ? (double)m * pow10[e] : (double)m / pow10[-e];
 		return neg ? -d : d;
 	}
+#ifdef NUM_X87
+	/*
+	 * The same in 64 bits: m and 10^|e| exact, r = m * 10^e rounded once.
+	 * Rounding r to a double gives the double nearest the exact value
+	 * unless r is exactly halfway between two doubles (its low 11 bits
+	 * 0x400): r on either side of a halfway point means the exact value
+	 * is on that side too. The range keeps r far from subnormals and
+	 * overflow. The halfway case is strtod()'s.
+	 */
+	if (e >= -27 && e <= 27) {
+		long double r = e >= 0 ? (long double)m * pow10l[e] : (long double)m / pow10l[-e];
+		uint64_t sig;
+
+		memcpy(&sig, &r, sizeof sig);	/* the significand: the first 8 bytes */
+		if (m == 0 || (sig & 0x7ff) != 0x400) {
+			d = (double)r;
+			return neg ? -d : d;
+		}
+	}
+#endif
 slow:
 	if (n < sizeof tmp) {
 		memcpy(tmp, s, n);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -83,7 +84,7 @@ import_unit(const char *unit, const char **canon)
 		return 1;
 	}
 	for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-		if (strcmp(units[i].unit, unit) == 0) {
+		if (units[i].unit[0] == unit[0] && strcmp(units[i].unit, unit) == 0) {
 			*canon = units[i].canon;
 			return units[i].factor;
 		}
@@ -144,9 +145,6 @@ import_add_bench(struct import_suite *s, const char *id)
 	b->settings = json_new_object();
 	return b;
 }
-
-#define CONTROL_CHARS "\001\002\003\004\005\006\007\010\011\012\013\014\015\016\017" \
-	"\020\021\022\023\024\025\026\027\030\031\032\033\034\035\036\037\177"
 
 /*
  * A metric name as records carry it: at most IMPORT_NAME_MAX bytes (cut
@@ -350,6 +348,12 @@ import_parse(const char *format, const char *path, const char *text, size_t len,
 		return catch2_parse(text, len, suite, line, msg, msgsz);
 	if (format != NULL && strcmp(format, "criterion") == 0 && is_dir(path))
 		return criterion_parse_dir(path, suite, line, msg, msgsz);
+	/* Google Benchmark's usual file, read without a tree (the slow path's answer). */
+	if (json && (format == NULL || strcmp(format, "google-benchmark") == 0) &&
+	    gbench_fast(p, len - (size_t)(p - text), format == NULL, suite) == 0) {
+		suite->format = "google-benchmark";
+		return 0;
+	}
 	/* One parse, into an arena: a suite's file can be large. */
 	arena = json_arena_new();
 	if ((doc = json_parse_arena(p, len - (size_t)(p - text), NULL, 0, arena, &je)) == NULL) {
@@ -542,15 +546,75 @@ struct record_parts {
 	char *bid;		/* benchmark_id */
 	const char *workload;
 	char *variant;
-	cJSON *recipe;
-	cJSON *version;		/* benchmark_version (in recipe) */
+	cJSON *recipe;		/* NULL when written without a tree */
+	cJSON *version;		/* benchmark_version (in recipe, if any) */
 	const char *fp_override;	/* --identity recipe_fingerprint */
 	char fp[SHA256_HEX];	/* "" when it could not be made */
 };
 
+/* The canonical JSON of a recipe without its benchmark_id: what recipe_fingerprint() hashes. */
+static int
+recipe_canonical(buf *c, const struct import_suite *s, const struct import_bench *b,
+    const struct record_parts *r)
+{
+	/* The keys in byte order, as JSON_CANONICAL sorts them. */
+	buf_adds(c, "{\"benchmark\":{\"benchmark_version\":");
+	if (json_write(c, r->version, JSON_CANONICAL, NULL) != 0)
+		return -1;
+	buf_adds(c, ",\"variant_id\":");
+	json_write_string(c, r->variant);
+	buf_adds(c, ",\"workload_id\":");
+	json_write_string(c, r->workload);
+	buf_adds(c, "},\"recipe_schema_version\":2,\"tool\":{\"benchmark\":");
+	json_write_string(c, b->id);
+	buf_adds(c, ",\"format\":");
+	json_write_string(c, s->format);
+	buf_adds(c, ",\"params\":");
+	if (json_write(c, b->params, JSON_CANONICAL, NULL) != 0)
+		return -1;
+	buf_adds(c, ",\"settings\":");
+	if (json_write(c, b->settings, JSON_CANONICAL, NULL) != 0)
+		return -1;
+	buf_adds(c, "}}");
+	return 0;
+}
+
+/* The recipe as json_write() writes record_parts()' tree of it, appended to out. */
+static int
+recipe_write(buf *out, const struct import_suite *s, const struct import_bench *b,
+    const struct record_parts *r)
+{
+	buf_adds(out, "{\"recipe_schema_version\":2,\"benchmark\":{\"benchmark_id\":");
+	json_write_string(out, r->bid);
+	buf_adds(out, ",\"workload_id\":");
+	json_write_string(out, r->workload);
+	buf_adds(out, ",\"variant_id\":");
+	json_write_string(out, r->variant);
+	buf_adds(out, ",\"benchmark_version\":");
+	if (json_write(out, r->version, JSON_COMPACT, NULL) != 0)
+		return -1;
+	buf_adds(out, "},\"tool\":{\"format\":");
+	json_write_string(out, s->format);
+	buf_adds(out, ",\"benchmark\":");
+	json_write_string(out, b->id);
+	buf_adds(out, ",\"params\":");
+	if (json_write(out, b->params, JSON_COMPACT, NULL) != 0)
+		return -1;
+	buf_adds(out, ",\"settings\":");
+	if (json_write(out, b->settings, JSON_COMPACT, NULL) != 0)
+		return -1;
+	buf_adds(out, "}}");
+	return 0;
+}
+
+/*
+ * The parts of b's record; tree: with the recipe as a tree (import_record()),
+ * else only what recipe_write() needs, the fingerprint hashed from
+ * recipe_canonical() (import_record_write(): the same bytes, no tree).
+ */
 static void
 record_parts(const struct import_suite *s, const struct import_bench *b,
-    const struct import_identity *id, struct record_parts *r)
+    const struct import_identity *id, struct record_parts *r, bool tree)
 {
 	cJSON *bench, *tool;
 	char *pv = import_variant(b->params);
@@ -565,7 +629,25 @@ record_parts(const struct import_suite *s, const struct import_bench *b,
 	r->bid = cJSON_GetArraySize(b->params) > 0 && !b->id_has_params ?
 	    easprintf("%s[%s]", b->id, pv) : estrdup(b->id);
 	free(pv);
+	if (!tree) {
+		buf c = BUF_INIT;
 
+		r->recipe = NULL;
+		if ((o = override(id, "benchmark_version")) != NULL)
+			r->version = json_new_int(strtoll(o, NULL, 10));
+		else
+			r->version = id->benchmark_version != NULL ?
+			    cJSON_Duplicate(id->benchmark_version, true) : json_new_int(1);
+		r->fp_override = override(id, "recipe_fingerprint");
+		if (r->fp_override == NULL) {
+			if (recipe_canonical(&c, s, b, r) == 0)
+				canon_sha256_hex(c.s, c.len, r->fp);
+			else
+				r->fp[0] = '\0';
+		}
+		buf_free(&c);
+		return;
+	}
 	r->recipe = json_new_object();
 	json_set(r->recipe, "recipe_schema_version", json_new_int(2));
 	bench = json_new_object();
@@ -591,11 +673,13 @@ record_parts(const struct import_suite *s, const struct import_bench *b,
 }
 
 static void
-record_parts_free(struct record_parts *r)
+record_parts_free(struct record_parts *r, bool tree)
 {
 	free(r->bid);
 	free(r->variant);
 	cJSON_Delete(r->recipe);
+	if (!tree)
+		cJSON_Delete(r->version);
 }
 
 cJSON *
@@ -606,7 +690,7 @@ import_record(struct import_suite *s, const struct import_bench *b,
 	struct record_parts r;
 	char ts[40];
 
-	record_parts(s, b, id, &r);
+	record_parts(s, b, id, &r, true);
 	json_set(rec, "benchmark_id", json_new_string(r.bid));
 	record_head(rec, id);
 	json_set(rec, "timestamp", json_new_string(isotime_format(ts, isotime_now())));
@@ -625,7 +709,7 @@ import_record(struct import_suite *s, const struct import_bench *b,
 	if (cJSON_GetArraySize(b->params) > 0)
 		json_set(rec, "params", cJSON_Duplicate(b->params, true));
 	r.recipe = NULL;	/* rec holds it */
-	record_parts_free(&r);
+	record_parts_free(&r, true);
 	return rec;
 }
 
@@ -720,7 +804,7 @@ import_record_write(struct import_suite *s, const struct import_bench *b,
 		if (members_text(o, &s->profiles) != 0)
 			return -1;
 	}
-	record_parts(s, b, id, &r);
+	record_parts(s, b, id, &r, false);
 	buf_adds(out, "{\"benchmark_id\":");
 	json_write_string(out, r.bid);
 	buf_addc(out, ',');
@@ -735,7 +819,7 @@ import_record_write(struct import_suite *s, const struct import_bench *b,
 	buf_adds(out, ",\"metrics\":");
 	metrics_write(out, b);
 	buf_adds(out, ",\"recipe\":");
-	if (json_write(out, r.recipe, JSON_COMPACT, NULL) != 0)
+	if (recipe_write(out, s, b, &r) != 0)
 		goto done;
 	buf_adds(out, ",\"recipe_fingerprint\":");
 	if (r.fp_override != NULL)
@@ -766,7 +850,7 @@ done:
 		if (out->cap > 0)
 			out->s[start] = '\0';
 	}
-	record_parts_free(&r);
+	record_parts_free(&r, false);
 	return rc;
 }
 
@@ -835,7 +919,10 @@ import_push_sample(struct import_bench *b, const char *name, double v, const cha
 	char *clean = NULL;
 
 	/* The name as stored (the common name needs no cleaning: no copy). */
-	if (strlen(name) > IMPORT_NAME_MAX || strpbrk(name, CONTROL_CHARS) != NULL)
+	const unsigned char *c = (const unsigned char *)name;
+	while (*c >= 0x20 && *c != 0x7f)
+		c++;
+	if (*c != '\0' || c - (const unsigned char *)name > IMPORT_NAME_MAX)
 		name = clean = metric_name(name);
 	for (size_t i = 0; i < b->nm; i++)
 		if (strcmp(b->m[i].name, name) == 0)
@@ -989,15 +1076,62 @@ read_whole(buf *b, const char *path)
 	return 0;
 }
 
+/* Files at least this large are mapped rather than read. */
+#define MAP_MIN (1 << 20)
+
+/*
+ * A large JSON file at path mapped whole (*len bytes): no copy of it is
+ * made, nor are pages zeroed for one. NULL for anything else (then it is
+ * read): a small file, not a regular one, or text that does not start as
+ * JSON does (the JSON parsers read no byte past *len; the text formats are
+ * given a terminated copy).
+ */
+static const char *
+map_json(const char *path, size_t *len)
+{
+	struct stat st;
+	const char *p;
+	void *m;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < MAP_MIN) {
+		close(fd);
+		return NULL;
+	}
+#ifdef MAP_POPULATE
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+#else
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+#endif
+	close(fd);
+	if (m == MAP_FAILED)
+		return NULL;
+	*len = (size_t)st.st_size;
+	p = skip_blank(m, *len);
+	if (p < (const char *)m + *len && (*p == '{' || *p == '['))
+		return m;
+	munmap(m, *len);
+	return NULL;
+}
+
 int
 import_read(const char *format, const char *path, const char *label,
     struct import_suite *s)
 {
 	bool stdin_ = path == NULL || strcmp(path, "-") == 0;
 	buf b = BUF_INIT;
+	const char *map;
+	size_t len;
 	int rc;
 
 	memset(s, 0, sizeof *s);
+	if (!stdin_ && !is_dir(path) && (map = map_json(path, &len)) != NULL) {
+		rc = import_text(format, path, map, len, label, s);
+		munmap((void *)map, len);
+		return rc;
+	}
 	if (is_dir(path)) {
 		if (format != NULL && strcmp(format, "criterion") != 0) {
 			diag(label, 0, "a directory is read only as criterion");

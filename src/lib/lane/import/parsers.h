@@ -15,6 +15,13 @@
 #include "lane/import/import.h"
 
 int gbench_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz);
+/*
+ * gbench_parse() of text without its tree, where the text is Google
+ * Benchmark's usual output (detect: only when it is recognised as that):
+ * 0, or -1 with s emptied (its format kept) for any text it does not read,
+ * valid or not, and the caller parses the text.
+ */
+int gbench_fast(const char *text, size_t len, bool detect, struct import_suite *s);
 int pytest_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz);
 int hyperfine_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz);
 int jmh_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz);
