@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -1076,43 +1075,45 @@ read_whole(buf *b, const char *path)
 	return 0;
 }
 
-/* Files at least this large are mapped rather than read. */
-#define MAP_MIN (1 << 20)
+/* Files at least this large are read at their size in one go. */
+#define WHOLE_MIN (1 << 20)
 
 /*
- * A large JSON file at path mapped whole (*len bytes): no copy of it is
- * made, nor are pages zeroed for one. NULL for anything else (then it is
- * read): a small file, not a regular one, or text that does not start as
- * JSON does (the JSON parsers read no byte past *len; the text formats are
- * given a terminated copy).
+ * A large JSON file at path read whole into a buffer of its size (*len
+ * bytes): one allocation, no growth, no zeroed copy. NULL for anything
+ * else (then it is read as before): a small file, not a regular one, or
+ * text that does not start as JSON does (the JSON parsers read no byte
+ * past *len; the text formats are given a terminated copy). Not mapped: a
+ * file truncated by another process while it is read would be SIGBUS, not
+ * the error it is here (a short read sends it down the ordinary path).
  */
-static const char *
-map_json(const char *path, size_t *len)
+static char *
+read_json(const char *path, size_t *len)
 {
 	struct stat st;
 	const char *p;
-	void *m;
+	size_t got = 0;
+	ssize_t n;
+	char *m;
 	int fd;
 
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return NULL;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < MAP_MIN) {
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < WHOLE_MIN) {
 		close(fd);
 		return NULL;
 	}
-#ifdef MAP_POPULATE
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
-#else
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-#endif
+	m = emalloc((size_t)st.st_size);
+	while (got < (size_t)st.st_size &&
+	    ((n = read(fd, m + got, (size_t)st.st_size - got)) > 0 || (n < 0 && errno == EINTR)))
+		if (n > 0)
+			got += (size_t)n;
 	close(fd);
-	if (m == MAP_FAILED)
-		return NULL;
-	*len = (size_t)st.st_size;
-	p = skip_blank(m, *len);
-	if (p < (const char *)m + *len && (*p == '{' || *p == '['))
+	*len = got;
+	p = skip_blank(m, got);
+	if (got == (size_t)st.st_size && p < m + got && (*p == '{' || *p == '['))
 		return m;
-	munmap(m, *len);
+	free(m);
 	return NULL;
 }
 
@@ -1122,14 +1123,14 @@ import_read(const char *format, const char *path, const char *label,
 {
 	bool stdin_ = path == NULL || strcmp(path, "-") == 0;
 	buf b = BUF_INIT;
-	const char *map;
+	char *whole;
 	size_t len;
 	int rc;
 
 	memset(s, 0, sizeof *s);
-	if (!stdin_ && !is_dir(path) && (map = map_json(path, &len)) != NULL) {
-		rc = import_text(format, path, map, len, label, s);
-		munmap((void *)map, len);
+	if (!stdin_ && !is_dir(path) && (whole = read_json(path, &len)) != NULL) {
+		rc = import_text(format, path, whole, len, label, s);
+		free(whole);
 		return rc;
 	}
 	if (is_dir(path)) {
