@@ -912,7 +912,7 @@ base_config(struct job *j, struct conf *cf)
 	slash = strrchr(there, '/');
 	*slash = '\0';
 	if (atomic_mkdirs(there) != 0) {
-		warnx_("%s: cannot create: %s", there, strerror(errno));
+		warn("%s: cannot create", there);
 		free(there);
 		return -1;
 	}
@@ -1192,7 +1192,7 @@ dir_writable(const char *name, const char *p)
 		*slash = '\0';
 	probe = easprintf("%s/.perf-ab-XXXXXX", real);
 	if ((fd = mkstemp(probe)) < 0) {
-		warnx_("%s %s: cannot write in %s: %s", name, p, real, strerror(errno));
+		warn("%s %s: cannot write in %s", name, p, real);
 		free(probe);
 		free(real);
 		return false;
@@ -1234,7 +1234,7 @@ check_outputs(char **configs, int n)
 		/* A device or FIFO is written in place. */
 		if (stat(out[k], &st) == 0 && !S_ISREG(st.st_mode)) {
 			if (access(out[k], W_OK) != 0) {
-				warnx_("%s %s: cannot write: %s", name[k], out[k], strerror(errno));
+				warn("%s %s: cannot write", name[k], out[k]);
 				return -1;
 			}
 		} else if (!dir_writable(name[k], out[k]))

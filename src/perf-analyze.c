@@ -366,11 +366,11 @@ analyze(const char *plan_file, const char *results_file)
 	cJSON *rep = NULL;
 
 	if (buf_read_file(&ptext, plan_file) != 0) {
-		warnx_("%s: %s", plan_file, strerror(errno));
+		warn("%s", plan_file);
 		return NULL;
 	}
 	if (buf_read_file(&rtext, results_file) != 0) {
-		warnx_("%s: %s", results_file, strerror(errno));
+		warn("%s", results_file);
 		buf_free(&ptext);
 		return NULL;
 	}
@@ -428,7 +428,7 @@ main(int argc, char *argv[])
 	if (opt.svg != NULL && !export("SVG", opt.svg, campaign_svg, rep))
 		rc = EXIT_TROUBLE;
 	if (fwrite(out.s, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
-		warnx_("write error on standard output: %s", strerror(errno));
+		warn("write error on standard output");
 		rc = EXIT_TROUBLE;
 	}
 	cJSON_Delete(rep);

@@ -864,7 +864,7 @@ main(int argc, char *argv[])
 	parse_options(argc, argv);
 	for (int i = optind; i < argc; i++)
 		if (access(argv[i], R_OK) != 0) {
-			warnx_("%s: %s", argv[i], strerror(errno));
+			warn("%s", argv[i]);
 			return opt.step ? STEP_ABORT : EXIT_TROUBLE;
 		}
 	if (opt.from_change && read_change(&j) != 0) {

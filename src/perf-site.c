@@ -182,7 +182,7 @@ read_history(struct site *s)
 		if ((spec = store_spec(opt.store)) == NULL)
 			return false;
 		if (strncmp(spec, "git+", 4) != 0 && stat(spec, &st) != 0) {
-			warnx_("%s: cannot read the store: %s", spec, strerror(errno));
+			warn("%s: cannot read the store", spec);
 			return false;
 		}
 	}
@@ -219,7 +219,7 @@ main(int argc, char *argv[])
 	parse_options(argc, argv);
 	/* An unwritable destination is found before any work. */
 	if ((tmp = atomic_dir_begin(opt.out)) == NULL) {
-		warnx_("%s: cannot write the site: %s", opt.out, strerror(errno));
+		warn("%s: cannot write the site", opt.out);
 		return EXIT_TROUBLE;
 	}
 	s = site_new(opt.title, opt.now, opt.days);
@@ -228,7 +228,7 @@ main(int argc, char *argv[])
 	if (ok && site_write(s, tmp) != 0)
 		ok = false;
 	if (ok && atomic_dir_commit(tmp, opt.out) != 0) {
-		warnx_("%s: cannot put the site in place: %s", opt.out, strerror(errno));
+		warn("%s: cannot put the site in place", opt.out);
 		ok = false;
 	}
 	if (!ok)

@@ -2620,7 +2620,7 @@ site_write(struct site *s, const char *dir)
 	for (int k = 0; k < 2; k++) {
 		sub = easprintf("%s/%s", dir, k == 0 ? "c" : "data");
 		if (mkdir(sub, 0777) != 0) {
-			warnx_("%s: cannot create: %s", sub, strerror(errno));
+			warn("%s: cannot create", sub);
 			free(sub);
 			return -1;
 		}
