@@ -1129,9 +1129,13 @@ telemetry(void)
 	return fclose(fp) == 0 ? EXIT_PASS : EXIT_TROUBLE;
 }
 
-/* The results directory must take files before anything runs. */
-static bool
-results_writable(void)
+/*
+ * The results directory must take files before anything runs: makes its
+ * worker_logs and probes it with a file made and removed. 0, or -1 after
+ * saying why.
+ */
+static int
+results_ready(void)
 {
 	char *logs = easprintf("%s/worker_logs", opt.results), *probe;
 	int fd;
@@ -1139,20 +1143,20 @@ results_writable(void)
 	if (atomic_mkdirs(logs) != 0) {
 		warn("%s: cannot create", logs);
 		free(logs);
-		return false;
+		return -1;
 	}
 	probe = easprintf("%s/.perf-collect-XXXXXX", opt.results);
 	if ((fd = mkstemp(probe)) < 0) {
 		warn("%s: cannot write", opt.results);
 		free(probe);
 		free(logs);
-		return false;
+		return -1;
 	}
 	close(fd);
 	unlink(probe);
 	free(probe);
 	free(logs);
-	return true;
+	return 0;
 }
 
 static double
@@ -1234,7 +1238,7 @@ mode_run(const struct configs *cf)
 {
 	int failed = 0, trouble = 0;
 
-	if (cf->bad || !results_writable())
+	if (cf->bad || results_ready() != 0)
 		return EXIT_TROUBLE;
 	if (opt.written != NULL && (opt.written_fp = fopen(opt.written, "w")) == NULL) {
 		warn("%s: cannot write", opt.written);

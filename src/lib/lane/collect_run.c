@@ -225,24 +225,24 @@ collect_worktree_prune(const char *repo)
 	git_run(repo, prune, NULL, 0, NULL, NULL);
 }
 
-bool
+int
 collect_save_report(const cJSON *rep, const char *path)
 {
 	buf out = BUF_INIT;
-	bool ok;
+	int rc;
 
 	json_write(&out, rep, JSON_INDENT2, NULL);
 	buf_addc(&out, '\n');
-	ok = atomic_save("report", path, out.s, out.len) == 0;
+	rc = atomic_save("report", path, out.s, out.len);
 	buf_free(&out);
-	return ok;
+	return rc;
 }
 
-bool
+int
 collect_print_report(const cJSON *rep, bool md, void (*table)(buf *, const cJSON *))
 {
 	buf out = BUF_INIT;
-	bool ok = true;
+	int rc = 0;
 
 	if (md)
 		table(&out, rep);
@@ -255,10 +255,10 @@ collect_print_report(const cJSON *rep, bool md, void (*table)(buf *, const cJSON
 		/* Said here, with the reason, not as EIO by jsonl_finish(). */
 		warn("write error on standard output");
 		clearerr(stdout);
-		ok = false;
+		rc = -1;
 	}
 	buf_free(&out);
-	return ok;
+	return rc;
 }
 
 int
