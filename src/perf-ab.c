@@ -339,10 +339,10 @@ compare_identities(struct conf *cf)
 /*
  * The named metrics of the record of one run into their slots (a value
  * that is not above 0 is not measured: no ratio); *out gets {NAME: value
- * or null} for the report's run, NULL when it has none. False with the
- * reason in err when its metrics are invalid.
+ * or null} for the report's run, NULL when it has none. 0, or -1 with
+ * the reason in err when its metrics are invalid.
  */
-static bool
+static int
 run_named(struct job *j, int pair, int c, int side, const cJSON *rec, const char *prefix,
     cJSON **out, char *err, size_t errn)
 {
@@ -350,7 +350,7 @@ run_named(struct job *j, int pair, int c, int side, const cJSON *rec, const char
 	size_t n;
 
 	if ((ms = nm_parse(json_get(rec, "metrics"), &n, err, errn)) == NULL)
-		return false;
+		return -1;
 	for (size_t i = 0; i < n; i++) {
 		struct named_metric x = ms[i];
 		char *name = prefix != NULL ? easprintf("%s/%s", prefix, x.name) : NULL;
@@ -366,7 +366,7 @@ run_named(struct job *j, int pair, int c, int side, const cJSON *rec, const char
 		free(name);
 	}
 	free(ms);
-	return true;
+	return 0;
 }
 
 /* qsort: records by benchmark_id. */
@@ -436,8 +436,8 @@ run_one(struct job *j, int pair, int c, int side, int position)
 		qsort(sorted, nrecs, sizeof *sorted, cmp_benchmark_id);
 	named = NULL;
 	for (size_t i = 0; i < (nrecs > 0 ? nrecs : 1); i++)
-		if (!run_named(j, pair, c, side, sorted[i], nrecs > 0 ?
-		    json_str(sorted[i], "benchmark_id") : NULL, &named, err, sizeof err)) {
+		if (run_named(j, pair, c, side, sorted[i], nrecs > 0 ?
+		    json_str(sorted[i], "benchmark_id") : NULL, &named, err, sizeof err) != 0) {
 			warnx_("%s: the record's %s", what, err);
 			cJSON_Delete(run);
 			cJSON_Delete(named);
@@ -912,7 +912,7 @@ base_config(struct job *j, struct conf *cf)
 	slash = strrchr(there, '/');
 	*slash = '\0';
 	if (atomic_mkdirs(there) != 0) {
-		warnx_("%s: cannot create: %s", there, strerror(errno));
+		warn("%s: cannot create", there);
 		free(there);
 		return -1;
 	}
@@ -1074,38 +1074,39 @@ any_slower(const struct job *j)
 	return false;
 }
 
-/* The report to -o, --svg and stdout; false when one could not be written. */
-static bool
+/* The report to -o, --svg and stdout. 0, or -1 when one could not be (said). */
+static int
 write_report(const cJSON *rep)
 {
 	buf out = BUF_INIT;
-	bool ok = true;
+	int rc = 0;
 
-	if (opt.out != NULL && !collect_save_report(rep, opt.out))
-		ok = false;
+	if (opt.out != NULL && collect_save_report(rep, opt.out) != 0)
+		rc = -1;
 	if (opt.svg != NULL) {
 		ab_svg(&out, rep);
 		if (atomic_save("SVG", opt.svg, out.s, out.len) != 0)
-			ok = false;
+			rc = -1;
 	}
 	buf_free(&out);
-	return collect_print_report(rep, opt.md, table) && ok;
+	return collect_print_report(rep, opt.md, table) != 0 ? -1 : rc;
 }
 
 /* The whole job; returns the exit status. */
 static int
 run_job(struct job *j, char **paths, int npaths)
 {
-	bool slower, ok;
+	bool slower;
 	cJSON *rep;
+	int rc;
 
 	if (start_job(j, paths, npaths) != 0 || run_pairs(j) != 0)
 		return EXIT_TROUBLE;
 	slower = any_slower(j);
 	rep = report(j, slower);
-	ok = write_report(rep);
+	rc = write_report(rep);
 	cJSON_Delete(rep);
-	return !ok ? EXIT_TROUBLE : slower ? EXIT_GATE : EXIT_PASS;
+	return rc != 0 ? EXIT_TROUBLE : slower ? EXIT_GATE : EXIT_PASS;
 }
 
 /* Reads the options into opt; exits on a usage error. */
@@ -1179,9 +1180,12 @@ check_options(int argc)
 	}
 }
 
-/* Whether the directory of the output p takes a new file (a probe made and removed). */
-static bool
-dir_writable(const char *name, const char *p)
+/*
+ * Probes whether the directory of the output p takes a new file (a probe
+ * made and removed). 0, or -1 after saying why.
+ */
+static int
+probe_dir(const char *name, const char *p)
 {
 	char *real = path_resolve(p), *slash = strrchr(real, '/'), *probe;
 	int fd;
@@ -1192,16 +1196,16 @@ dir_writable(const char *name, const char *p)
 		*slash = '\0';
 	probe = easprintf("%s/.perf-ab-XXXXXX", real);
 	if ((fd = mkstemp(probe)) < 0) {
-		warnx_("%s %s: cannot write in %s: %s", name, p, real, strerror(errno));
+		warn("%s %s: cannot write in %s", name, p, real);
 		free(probe);
 		free(real);
-		return false;
+		return -1;
 	}
 	close(fd);
 	unlink(probe);
 	free(probe);
 	free(real);
-	return true;
+	return 0;
 }
 
 /*
@@ -1234,10 +1238,10 @@ check_outputs(char **configs, int n)
 		/* A device or FIFO is written in place. */
 		if (stat(out[k], &st) == 0 && !S_ISREG(st.st_mode)) {
 			if (access(out[k], W_OK) != 0) {
-				warnx_("%s %s: cannot write: %s", name[k], out[k], strerror(errno));
+				warn("%s %s: cannot write", name[k], out[k]);
 				return -1;
 			}
-		} else if (!dir_writable(name[k], out[k]))
+		} else if (probe_dir(name[k], out[k]) != 0)
 			return -1;
 	}
 	if (out[0] != NULL && out[1] != NULL && path_same_file(out[0], out[1])) {

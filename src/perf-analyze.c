@@ -366,11 +366,11 @@ analyze(const char *plan_file, const char *results_file)
 	cJSON *rep = NULL;
 
 	if (buf_read_file(&ptext, plan_file) != 0) {
-		warnx_("%s: %s", plan_file, strerror(errno));
+		warn("%s", plan_file);
 		return NULL;
 	}
 	if (buf_read_file(&rtext, results_file) != 0) {
-		warnx_("%s: %s", results_file, strerror(errno));
+		warn("%s", results_file);
 		buf_free(&ptext);
 		return NULL;
 	}
@@ -387,17 +387,17 @@ analyze(const char *plan_file, const char *results_file)
 	return rep;
 }
 
-/* Renders the report with fn and saves it to path; false when it could not. */
-static bool
+/* Renders the report with fn and saves it to path. 0, or -1 (said). */
+static int
 export(const char *what, const char *path, void (*fn)(buf *, const cJSON *), const cJSON *rep)
 {
 	buf b = BUF_INIT;
-	bool ok;
+	int rc;
 
 	fn(&b, rep);
-	ok = atomic_save(what, path, b.s, b.len) == 0;
+	rc = atomic_save(what, path, b.s, b.len);
 	buf_free(&b);
-	return ok;
+	return rc;
 }
 
 static void
@@ -423,12 +423,12 @@ main(int argc, char *argv[])
 	if ((rep = analyze(argv[optind], argv[optind + 1])) == NULL)
 		return EXIT_TROUBLE;
 	(opt.json ? json_report : text_report)(&out, rep);
-	if (opt.csv != NULL && !export("CSV", opt.csv, csv_report, rep))
+	if (opt.csv != NULL && export("CSV", opt.csv, csv_report, rep) != 0)
 		rc = EXIT_TROUBLE;
-	if (opt.svg != NULL && !export("SVG", opt.svg, campaign_svg, rep))
+	if (opt.svg != NULL && export("SVG", opt.svg, campaign_svg, rep) != 0)
 		rc = EXIT_TROUBLE;
 	if (fwrite(out.s, 1, out.len, stdout) != out.len || fflush(stdout) != 0) {
-		warnx_("write error on standard output: %s", strerror(errno));
+		warn("write error on standard output");
 		rc = EXIT_TROUBLE;
 	}
 	cJSON_Delete(rep);

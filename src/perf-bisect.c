@@ -552,13 +552,13 @@ table(buf *out, const cJSON *rep)
 	}
 }
 
-/* The report to -o and stdout; false when it could not be written. */
-static bool
+/* The report to -o and stdout. 0, or -1 when it could not be written (said). */
+static int
 write_report(const cJSON *rep)
 {
-	bool ok = opt.out == NULL || collect_save_report(rep, opt.out);
+	int rc = opt.out == NULL ? 0 : collect_save_report(rep, opt.out);
 
-	return collect_print_report(rep, opt.md, table) && ok;
+	return collect_print_report(rep, opt.md, table) != 0 ? -1 : rc;
 }
 
 /* The worktrees and the scratch directory, gone. */
@@ -648,9 +648,9 @@ start_job(struct job *j, char **configs, int nconf, long *span)
 /*
  * --store: the report as a record of its own kind, under the hidden
  * directory .perfkite/bisect/ that neither the reference's loader nor any
- * tracking reader looks into. false after saying why.
+ * tracking reader looks into. 0 (pushed or not), or -1 after saying why.
  */
-static bool
+static int
 store_report(const cJSON *rep)
 {
 	store_writer *w = store_writer_open(opt.store, NULL);
@@ -661,7 +661,7 @@ store_report(const cJSON *rep)
 	cJSON *rec;
 
 	if (w == NULL)
-		return false;
+		return -1;
 	isotime_format(ts, now);
 	rec = cJSON_Duplicate(rep, true);
 	cJSON_Delete(json_take(rec, "event"));
@@ -683,7 +683,7 @@ store_report(const cJSON *rep)
 	buf_free(&text);
 	free(rel);
 	free(msg);
-	return rc >= 0;
+	return rc >= 0 ? 0 : -1;
 }
 
 /*
@@ -763,7 +763,9 @@ run_job(struct job *j, char **configs, int nconf)
 		return EXIT_TROUBLE;
 	}
 	rep = report(j, b, o);
-	rc = !write_report(rep) || (opt.store != NULL && !store_report(rep)) ? EXIT_TROUBLE : o == DONE_FOUND ? EXIT_PASS :
+	rc = write_report(rep) != 0 ||
+	    (opt.store != NULL && store_report(rep) != 0) ? EXIT_TROUBLE :
+	    o == DONE_FOUND ? EXIT_PASS :
 	    o == DONE_NOT_REPRODUCED ? EXIT_NOT_REPRODUCED : EXIT_GATE;
 	cJSON_Delete(rep);
 	bisect_free(b);
@@ -864,7 +866,7 @@ main(int argc, char *argv[])
 	parse_options(argc, argv);
 	for (int i = optind; i < argc; i++)
 		if (access(argv[i], R_OK) != 0) {
-			warnx_("%s: %s", argv[i], strerror(errno));
+			warn("%s", argv[i]);
 			return opt.step ? STEP_ABORT : EXIT_TROUBLE;
 		}
 	if (opt.from_change && read_change(&j) != 0) {

@@ -392,7 +392,7 @@ random_hex(char out[33])
 	int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || read(fd, b, sizeof b) != (ssize_t)sizeof b)
-		die("cannot read /dev/urandom: %s", strerror(errno));
+		die_errno("cannot read /dev/urandom");
 	close(fd);
 	for (int i = 0; i < 16; i++)
 		sprintf(out + 2 * i, "%02x", b[i]);
@@ -408,7 +408,7 @@ save_json(const char *path, const cJSON *doc)
 	buf_addc(&t, '\n');
 	rc = atomic_write_file(path, t.s, t.len);
 	if (rc != 0)
-		warnx_("%s: cannot write: %s", path, strerror(errno));
+		warn("%s: cannot write", path);
 	buf_free(&t);
 	return rc;
 }
@@ -510,7 +510,7 @@ open_campaign(struct runner *rn)
 		snprintf(rn->campaign, sizeof rn->campaign, "%s", cJSON_IsString(v) ?
 		    v->valuestring : "");
 	} else if (errno != ENOENT) {
-		warnx_("%s: %s", jpath, strerror(errno));
+		warn("%s", jpath);
 		rc = EXIT_TROUBLE;
 		goto done;
 	} else
@@ -548,7 +548,7 @@ open_campaign(struct runner *rn)
 		json_set(rn->results, "plan_sha256", json_new_string(rn->pl->sha));
 		json_set(rn->results, "runs", json_new_array());
 	} else {
-		warnx_("%s: %s", rpath, strerror(errno));
+		warn("%s", rpath);
 		rc = EXIT_TROUBLE;
 		goto done;
 	}
@@ -691,7 +691,7 @@ start_job(struct runner *rn, struct job *jb)
 		strvec_push(&argv, e->valuestring);
 	/* Locked before the fork: the supervisor holds it from its first moment. */
 	if ((lk = lock_open(lockp, 0)) < 0) {
-		warnx_("%s: %s", lockp, strerror(errno));
+		warn("%s", lockp);
 		goto done;
 	}
 	fflush(NULL);
@@ -703,7 +703,7 @@ start_job(struct runner *rn, struct job *jb)
 	}
 	close(lk);
 	if (pid < 0) {
-		warnx_("cannot start a job: %s", strerror(errno));
+		warn("cannot start a job");
 		goto done;
 	}
 	rc = 0;
@@ -1040,7 +1040,7 @@ cmd_run(int argc, char **argv)
 	rc = EXIT_TROUBLE;
 	lock = -1;
 	if (atomic_mkdirs(argv[optind + 2]) != 0 || (real = realpath(argv[optind + 2], NULL)) == NULL) {
-		warnx_("%s: %s", argv[optind + 2], strerror(errno));
+		warn("%s", argv[optind + 2]);
 		goto out;
 	}
 	rn.dir = real;
@@ -1050,7 +1050,7 @@ cmd_run(int argc, char **argv)
 			warnx_("%s: another perf-campaign runs this campaign (%s)", rn.dir,
 			    lock_why(lockpath, errno, why, sizeof why));
 		else
-			warnx_("%s: %s", rn.dir, strerror(errno));
+			warn("%s", rn.dir);
 		free(lockpath);
 		goto out;
 	}
@@ -1219,7 +1219,7 @@ cmd_collect(int argc, char **argv)
 	if (stat(argv[optind + 1], &st) != 0 || !S_ISDIR(st.st_mode)) {
 		if (!S_ISDIR(st.st_mode) && st.st_mode != 0)
 			errno = ENOTDIR;
-		warnx_("%s: %s", argv[optind + 1], strerror(errno));
+		warn("%s", argv[optind + 1]);
 		plan_free(&pl);
 		return EXIT_TROUBLE;
 	}
@@ -1238,7 +1238,7 @@ cmd_collect(int argc, char **argv)
 
 		if (buf_read_file(&t, p) != 0) {
 			if (errno != ENOENT) {
-				warnx_("%s: %s", p, strerror(errno));
+				warn("%s", p);
 				bad++;
 			}
 		} else if ((rep = json_parse_strict(t.s, t.len, &e)) == NULL) {
@@ -1274,7 +1274,7 @@ cmd_collect(int argc, char **argv)
 		json_write(&t, res, JSON_INDENT2, NULL);
 		buf_addc(&t, '\n');
 		if (fwrite(t.s, 1, t.len, stdout) != t.len || fflush(stdout) != 0) {
-			warnx_("write error on standard output: %s", strerror(errno));
+			warn("write error on standard output");
 			rc = EXIT_TROUBLE;
 		}
 		buf_free(&t);

@@ -203,8 +203,8 @@ trusted_query(struct store_query *q)
 	memset(q, 0, sizeof *q);
 }
 
-/* Reads JSON-lines records from the operands; false when one was bad. */
-static bool
+/* Reads JSON-lines records from the operands. 0, or -1 when one was bad (said). */
+static int
 read_records(struct run *run, char *const *paths, int n)
 {
 	jsonl_reader *r = jsonl_open(paths, n);
@@ -212,7 +212,8 @@ read_records(struct run *run, char *const *paths, int n)
 	struct store_hit h;
 	jsonl_span s;
 	cJSON *rec;
-	bool good, ok;
+	bool good;
+	int rc;
 	double d;
 	char *path, *where, err[256];
 	struct named_metric *ms;
@@ -252,20 +253,20 @@ read_records(struct run *run, char *const *paths, int n)
 		}
 		cJSON_Delete(rec);
 	}
-	ok = jsonl_errors(r) == 0;
+	rc = jsonl_errors(r) == 0 ? 0 : -1;
 	jsonl_close(r);
-	return ok;
+	return rc;
 }
 
-/* Reads the cohorts of --batch; false when a record was bad. */
-static bool
+/* Reads the cohorts of --batch. 0, or -1 when a record was bad (said). */
+static int
 read_batch(struct run *run)
 {
 	jsonl_reader *r = jsonl_open((char *const *)&opt.batch, 1);
 	struct view w;
 	jsonl_span s;
 	cJSON *rec;
-	bool ok;
+	int rc;
 
 	while ((rec = jsonl_next(r, &s)) != NULL) {
 		buf b = BUF_INIT;
@@ -278,11 +279,11 @@ read_batch(struct run *run)
 		buf_free(&b);
 		cJSON_Delete(rec);
 	}
-	ok = jsonl_errors(r) == 0;
+	rc = jsonl_errors(r) == 0 ? 0 : -1;
 	jsonl_close(r);
 	if (run->nbatch > 0)	/* run->batch is NULL for an empty batch */
 		qsort(run->batch, run->nbatch, sizeof *run->batch, text_cmp_ptr);
-	return ok;
+	return rc;
 }
 
 /* Whether a cohort is analysed: every one, or those of --batch. */
@@ -875,7 +876,7 @@ main(int argc, char *argv[])
 		run->cs.spill_at = (size_t)strtoull(getenv("PERF_CHANGES_SPILL"), NULL, 10);
 	/* The cohorts of --batch and the saved state are needed while reading. */
 	if (opt.batch != NULL)
-		trouble |= !read_batch(run);
+		trouble |= read_batch(run) != 0;
 	if (opt.state != NULL) {
 		cJSON *head = change_state_header(opt.window, opt.pvalue, opt.all);
 		change_state_load(&run->st, opt.state, head);
@@ -885,7 +886,7 @@ main(int argc, char *argv[])
 	if ((opt.store != NULL || opt.nhistories > 0) && read_store(run) != 0)
 		return EXIT_TROUBLE;
 	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
-		trouble |= !read_records(run, argv + optind, argc - optind);
+		trouble |= read_records(run, argv + optind, argc - optind) != 0;
 	cohort_analyse_all(&run->cs);
 	if (run->cs.n > 1)
 		qsort(run->cs.c, run->cs.n, sizeof *run->cs.c, cmp_cohort);

@@ -102,7 +102,7 @@ add_configs(const char *path, char ***list, size_t *n)
 	size_t len;
 
 	if (stat(path, &st) != 0) {
-		warnx_("%s: %s", path, strerror(errno));
+		warn("%s", path);
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -111,7 +111,7 @@ add_configs(const char *path, char ***list, size_t *n)
 		return 0;
 	}
 	if ((d = opendir(path)) == NULL) {
-		warnx_("%s: %s", path, strerror(errno));
+		warn("%s", path);
 		return -1;
 	}
 	while ((de = readdir(d)) != NULL) {
@@ -162,7 +162,7 @@ load_configs(char **paths, size_t n, struct bench **out)
 		b[i].path = paths[i];
 		buf_reset(&text);
 		if ((fp = fopen(paths[i], "rb")) == NULL) {
-			warnx_("%s: %s", paths[i], strerror(errno));
+			warn("%s", paths[i]);
 			bad++;
 			continue;
 		}
@@ -509,7 +509,7 @@ execute(char **argv, char **env, const char *log, long count, const char *id,
 	if (smp.logfd >= 0)
 		close(smp.logfd);
 	if (rc != 0) {
-		warnx_("%s: cannot run %s: %s", id, argv[0], strerror(errno));
+		warn("%s: cannot run %s", id, argv[0]);
 		return -1;
 	}
 	if (res.interrupted || res.timed_out || !WIFEXITED(res.status) ||
@@ -609,7 +609,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	}
 	events = easprintf("%s/perf-events-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp");
 	if ((fd = mkstemp(events)) < 0) {
-		warnx_("%s: cannot create the events file: %s", events, strerror(errno));
+		warn("%s: cannot create the events file", events);
 		free(events);
 		strvec_clear(&argv);
 		return -1;
@@ -834,7 +834,7 @@ write_record(const cJSON *rec, const char *id)
 		warnx_("%s: the record holds a number that is not finite", id);
 		rc = -1;
 	} else if (atomic_write_file(path, text.s, text.len) != 0) {
-		warnx_("%s: cannot write: %s", path, strerror(errno));
+		warn("%s: cannot write", path);
 		rc = -2;
 	} else {
 		note_written(path, false);
@@ -1020,7 +1020,7 @@ run_benchmark(const struct bench *b)
 		goto done;
 	}
 	if (atomic_write_file(path, text.s, text.len) != 0) {
-		warnx_("%s: cannot write: %s", path, strerror(errno));
+		warn("%s: cannot write", path);
 		rc = -2;	/* perf-collect failed, not the benchmark */
 		goto done;
 	}
@@ -1106,7 +1106,7 @@ telemetry(void)
 		return EXIT_TROUBLE;
 	}
 	if ((fp = fopen(opt.telemetry, "a")) == NULL) {
-		warnx_("%s: %s", opt.telemetry, strerror(errno));
+		warn("%s", opt.telemetry);
 		return EXIT_TROUBLE;
 	}
 	if (fstat(fileno(fp), &st) == 0 && st.st_size == 0)
@@ -1116,7 +1116,7 @@ telemetry(void)
 		buf_reset(&line);
 		gpu_telemetry(&opt.gpu, &line);
 		if (fwrite(line.s, 1, line.len, fp) != line.len || fflush(fp) != 0) {
-			warnx_("%s: %s", opt.telemetry, strerror(errno));
+			warn("%s", opt.telemetry);
 			fclose(fp);
 			return EXIT_TROUBLE;
 		}
@@ -1129,30 +1129,34 @@ telemetry(void)
 	return fclose(fp) == 0 ? EXIT_PASS : EXIT_TROUBLE;
 }
 
-/* The results directory must take files before anything runs. */
-static bool
-results_writable(void)
+/*
+ * The results directory must take files before anything runs: makes its
+ * worker_logs and probes it with a file made and removed. 0, or -1 after
+ * saying why.
+ */
+static int
+results_ready(void)
 {
 	char *logs = easprintf("%s/worker_logs", opt.results), *probe;
 	int fd;
 
 	if (atomic_mkdirs(logs) != 0) {
-		warnx_("%s: cannot create: %s", logs, strerror(errno));
+		warn("%s: cannot create", logs);
 		free(logs);
-		return false;
+		return -1;
 	}
 	probe = easprintf("%s/.perf-collect-XXXXXX", opt.results);
 	if ((fd = mkstemp(probe)) < 0) {
-		warnx_("%s: cannot write: %s", opt.results, strerror(errno));
+		warn("%s: cannot write", opt.results);
 		free(probe);
 		free(logs);
-		return false;
+		return -1;
 	}
 	close(fd);
 	unlink(probe);
 	free(probe);
 	free(logs);
-	return true;
+	return 0;
 }
 
 static double
@@ -1234,10 +1238,10 @@ mode_run(const struct configs *cf)
 {
 	int failed = 0, trouble = 0;
 
-	if (cf->bad || !results_writable())
+	if (cf->bad || results_ready() != 0)
 		return EXIT_TROUBLE;
 	if (opt.written != NULL && (opt.written_fp = fopen(opt.written, "w")) == NULL) {
-		warnx_("%s: cannot write: %s", opt.written, strerror(errno));
+		warn("%s: cannot write", opt.written);
 		return EXIT_TROUBLE;
 	}
 	gpu_open(&opt.gpu);
@@ -1248,7 +1252,7 @@ mode_run(const struct configs *cf)
 		case -1: failed++; break;
 		}
 	if (opt.written_fp != NULL && (fclose(opt.written_fp) != 0 || opt.written_failed)) {
-		warnx_("%s: cannot write: %s", opt.written, strerror(errno));
+		warn("%s: cannot write", opt.written);
 		trouble++;
 	}
 	return proc_stop_signal() != 0 || trouble ? EXIT_TROUBLE : failed ? EXIT_GATE :

@@ -852,7 +852,7 @@ write_outputs(const struct comparison *cmp)
 		goto done;
 	if (fwrite(std.s, 1, std.len, stdout) != std.len ||
 	    fflush(stdout) != 0) {
-		warnx_("write error on standard output: %s", strerror(errno));
+		warn("write error on standard output");
 		goto done;
 	}
 	rc = EXIT_PASS;

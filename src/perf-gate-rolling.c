@@ -111,10 +111,10 @@ static const char usage_text[] =
 
 /*
  * Reads the named metrics of a record of the batch and resolves their
- * policies, warning about each whose direction is unknown. False after
+ * policies, warning about each whose direction is unknown. 0, or -1 after
  * reporting a bad metrics object or policy block.
  */
-static bool
+static int
 load_named(jsonl_reader *r, const jsonl_span *s, const cJSON *rec, struct current *c)
 {
 	const cJSON *block = json_get(json_get(rec, "regression_thresholds"), "metrics");
@@ -123,17 +123,17 @@ load_named(jsonl_reader *r, const jsonl_span *s, const cJSON *rec, struct curren
 
 	if ((c->nm = nm_parse(json_get(rec, "metrics"), &c->nnm, err, sizeof err)) == NULL) {
 		jsonl_error(r, s, "%s", err);
-		return false;
+		return -1;
 	}
 	if (nm_policy_check(block, err, sizeof err) != 0) {
 		jsonl_error(r, s, "regression_thresholds.metrics%s%s", err[0] == '\'' ? "." : " ",
 		    err);
 		free(c->nm);
 		c->nm = NULL;
-		return false;
+		return -1;
 	}
 	if (c->nnm == 0)
-		return true;
+		return 0;
 	bench = id != NULL ? json_pystr_dup(id) : estrdup("unknown");
 	c->npol = ecalloc(c->nnm, sizeof *c->npol);
 	for (size_t j = 0; j < c->nnm; j++) {
@@ -147,11 +147,11 @@ load_named(jsonl_reader *r, const jsonl_span *s, const cJSON *rec, struct curren
 		free(key);
 	}
 	free(bench);
-	return true;
+	return 0;
 }
 
-/* Reads a record of the batch; false after reporting it. */
-static bool
+/* Reads a record of the batch. 0, or -1 after reporting it. */
+static int
 load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
     struct current *c)
 {
@@ -168,35 +168,35 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
 			if (!isfinite(d)) {
 				jsonl_error(r, s, "%s is not a finite number",
 				    metric_table[i].key);
-				return false;
+				return -1;
 			}
 			c->cur[i] = d;
 			c->has_cur[i] = true;
 			break;
 		default:
 			jsonl_error(r, s, "%s must be a number", metric_table[i].key);
-			return false;
+			return -1;
 		}
 	}
 	if (policy_merge(json_get(rec, "regression_thresholds"), c->pol, bad,
 	    sizeof bad) != 0) {
 		jsonl_error(r, s, "regression_thresholds.%s is not a finite number", bad);
-		return false;
+		return -1;
 	}
 	if (sf != NULL) {
 		if (!cJSON_IsArray(sf)) {
 			jsonl_error(r, s, "static_failures must be an array of strings");
-			return false;
+			return -1;
 		}
 		cJSON_ArrayForEach(e, sf)
 			if (!cJSON_IsString(e)) {
 				jsonl_error(r, s, "static_failures must be an array of strings");
-				return false;
+				return -1;
 			}
 		c->static_failures = cJSON_GetArraySize(sf) > 0 ? (cJSON *)sf : NULL;
 	}
-	if (!load_named(r, s, rec, c))
-		return false;
+	if (load_named(r, s, rec, c) != 0)
+		return -1;
 	c->rec = rec;
 	c->file = estrdup(s->file);
 	c->line = s->line;
@@ -205,7 +205,7 @@ load_current(jsonl_reader *r, const jsonl_span *s, cJSON *rec,
 	c->gpu_type = json_get(rec, "gpu_type") ? json_pystr_dup(json_get(rec, "gpu_type")) :
 	    estrdup("unknown");
 	identity_of(rec, &c->id);
-	return true;
+	return 0;
 }
 
 /*
@@ -980,13 +980,13 @@ classify(struct current *c, bool unattributed, const char *raised,
 	free(reason);
 }
 
-/* Writes the normalized artifact of a compared record; false on failure. */
-static bool
+/* Writes the normalized artifact of a compared record. 0, or -1 (said). */
+static int
 write_artifact(const struct current *c)
 {
 	char *rel = store_record_path(c->rec), *path = NULL, *slash;
 	buf text = BUF_INIT;
-	bool ok = false;
+	int rc = -1;
 
 	if (rel == NULL) {
 		fprintf(stderr, "Failed to write normalized performance result artifact: "
@@ -1005,12 +1005,12 @@ write_artifact(const struct current *c)
 		goto done;
 	}
 	fprintf(stderr, "Normalized performance result written to %s\n", path);
-	ok = true;
+	rc = 0;
 done:
 	free(rel);
 	free(path);
 	buf_free(&text);
-	return ok;
+	return rc;
 }
 
 /* The collector's exit status, read as the reference reads PERF_PYTEST_RC. */
@@ -1050,56 +1050,56 @@ free_current(struct current *c)
 
 /*
  * Reads the batch: *cur gets its records, *n their count, *static_any
- * whether one has static failures. False when a record was bad.
+ * whether one has static failures. 0, or -1 when a record was bad (said).
  */
-static bool
+static int
 read_batch(char *const *paths, int npaths, struct current **cur, size_t *n,
     bool *static_any)
 {
 	jsonl_reader *r = jsonl_open(paths, npaths);
 	jsonl_span s;
 	cJSON *rec;
-	bool ok;
+	int rc;
 
 	*cur = NULL;
 	*n = 0;
 	*static_any = false;
 	while ((rec = jsonl_next(r, &s)) != NULL) {
 		*cur = erealloc(*cur, (*n + 1) * sizeof **cur);
-		if (load_current(r, &s, rec, &(*cur)[*n])) {
+		if (load_current(r, &s, rec, &(*cur)[*n]) == 0) {
 			*static_any |= (*cur)[*n].static_failures != NULL;
 			(*n)++;
 		} else
 			cJSON_Delete(rec);
 	}
-	ok = jsonl_errors(r) == 0;
+	rc = jsonl_errors(r) == 0 ? 0 : -1;
 	jsonl_close(r);
-	return ok;
+	return rc;
 }
 
 /*
  * Classifies each record, writes its artifact and emits it, its failure
- * strings appended to failures. False when an artifact or a record could
- * not be written.
+ * strings appended to failures. 0, or -1 when an artifact or a record
+ * could not be written (said).
  */
-static bool
+static int
 gate_batch(struct current *cur, size_t n, bool unattributed, const char *raised,
     cJSON *failures)
 {
-	bool ok = true;
+	int rc = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		classify(&cur[i], unattributed, raised, failures);
-		if (opt.artifacts != NULL && !write_artifact(&cur[i]))
-			ok = false;
+		if (opt.artifacts != NULL && write_artifact(&cur[i]) != 0)
+			rc = -1;
 		if (jsonl_emit(stdout, cur[i].rec, NULL) != 0) {
 			diag(cur[i].file, cur[i].line, "cannot write the record: "
 			    "not a finite number");
-			ok = false;
+			rc = -1;
 		}
 		free_current(&cur[i]);
 	}
-	return ok;
+	return rc;
 }
 
 /* The closing words: every failure string, or that the comparison passed. */
@@ -1207,7 +1207,8 @@ main(int argc, char *argv[])
 		collect_status(getenv("PERF_PYTEST_RC"), false);
 	if (opt.artifacts == NULL && (env = getenv("PERF_REPORTS_DIR")) != NULL)
 		opt.artifacts = artifacts_default = easprintf("%s/results", env);
-	trouble = !read_batch(argv + optind, argc - optind, &cur, &n, &static_any);
+	trouble = read_batch(argv + optind, argc - optind, &cur, &n,
+	    &static_any) != 0;
 	unattributed = opt.collect_failed && !static_any;
 	if (opt.collect_failed)
 		fprintf(stderr, "%s: PERF_PYTEST_RC=%s\n", unattributed ?
@@ -1222,7 +1223,7 @@ main(int argc, char *argv[])
 		return EXIT_TROUBLE;
 	}
 	failures = json_new_array();
-	if (!gate_batch(cur, n, unattributed, raised, failures))
+	if (gate_batch(cur, n, unattributed, raised, failures) != 0)
 		trouble = true;
 	say_failures(failures, n);
 	free(cur);

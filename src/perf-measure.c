@@ -252,7 +252,7 @@ run(struct state *s, char **argv)
 	spec.ctx = &sc;
 	s->start = now_monotonic();
 	if (proc_run(&spec, &res) != 0)
-		die("cannot start %s: %s", argv[0], strerror(errno));
+		die_errno("cannot start %s", argv[0]);
 	buf_free(&sc.line[0]);
 	buf_free(&sc.line[1]);
 	return res.status;
@@ -448,7 +448,7 @@ write_report(const cJSON *rep, int code)
 	json_write(&text, rep, JSON_INDENT2, NULL);
 	buf_addc(&text, '\n');
 	if (atomic_write_file(CAMPAIGN_RUN_REPORT, text.s, text.len) != 0) {
-		warnx_("%s: cannot write: %s", CAMPAIGN_RUN_REPORT, strerror(errno));
+		warn("%s: cannot write", CAMPAIGN_RUN_REPORT);
 		if (code == 0)
 			code = EXIT_TROUBLE;
 	}

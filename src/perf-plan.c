@@ -107,7 +107,7 @@ main(int argc, char *argv[])
 	if (argc - optind != 1)
 		cli_usage(usage_text, EXIT_TROUBLE);
 	if (buf_read_file(&text, argv[optind]) != 0) {
-		warnx_("%s: %s", argv[optind], strerror(errno));
+		warn("%s", argv[optind]);
 		return EXIT_TROUBLE;
 	}
 	if (plan_load(text.s, text.len, &pl, &p) != 0) {
@@ -130,7 +130,7 @@ main(int argc, char *argv[])
 		print_table(&pl);
 	rc = fflush(stdout) == 0 && !ferror(stdout) ? EXIT_PASS : EXIT_TROUBLE;
 	if (rc != EXIT_PASS)
-		warnx_("write error on standard output: %s", strerror(errno));
+		warn("write error on standard output");
 	plan_free(&pl);
 	buf_free(&text);
 	buf_free(&out);

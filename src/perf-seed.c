@@ -139,26 +139,59 @@ static const char usage_text[] =
     "  -h, --help                print usage and exit\n"
     "  --version                 print the version and exit\n";
 
+/*
+ * Reports a failure, with ": strerror(e)" appended when e is not -1; returns
+ * the exit status of one.
+ */
+static int
+vfail(int e, const char *fmt, va_list ap)
+{
+	va_list again;
+	buf b = BUF_INIT;
+
+	va_copy(again, ap);
+	buf_grow(&b, 256);
+	b.len = (size_t)vsnprintf(b.s, b.cap, fmt, ap);
+	if (b.len >= b.cap) {
+		buf_grow(&b, b.len + 1);
+		vsnprintf(b.s, b.cap, fmt, again);
+	}
+	va_end(again);
+	if (e == -1) {
+		warnx_("%s", b.s);
+	} else {
+		errno = e;
+		warn("%s", b.s);
+	}
+	buf_free(&b);
+	return EXIT_TROUBLE;
+}
+
 /* Reports a failure; returns the exit status of one. */
 static int __attribute__((format(printf, 1, 2)))
 fail(const char *fmt, ...)
 {
 	va_list ap;
-	buf b = BUF_INIT;
+	int rc;
 
 	va_start(ap, fmt);
-	buf_grow(&b, 256);
-	b.len = (size_t)vsnprintf(b.s, b.cap, fmt, ap);
+	rc = vfail(-1, fmt, ap);
 	va_end(ap);
-	if (b.len >= b.cap) {
-		buf_grow(&b, b.len + 1);
-		va_start(ap, fmt);
-		vsnprintf(b.s, b.cap, fmt, ap);
-		va_end(ap);
-	}
-	warnx_("%s", b.s);
-	buf_free(&b);
-	return EXIT_TROUBLE;
+	return rc;
+}
+
+/* fail() with ": strerror(errno)" appended, errno as it was on entry. */
+static int __attribute__((format(printf, 1, 2)))
+fail_errno(const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vfail(e, fmt, ap);
+	va_end(ap);
+	return rc;
 }
 
 /*
@@ -231,7 +264,7 @@ load_doc(struct doc *d, const char *arg, const char *what_not_object)
 	memset(d, 0, sizeof *d);
 	d->arg = arg;
 	if ((d->real = realpath(arg, NULL)) == NULL || buf_read_file(&d->bytes, d->real) != 0)
-		return fail("%s: %s", arg, strerror(errno));
+		return fail_errno("%s", arg);
 	if ((d->rec = json_parse(d->bytes.s, d->bytes.len, &e)) == NULL)
 		return fail("%s:%ld: %s", arg, e.line, e.msg);
 	if (!cJSON_IsObject(d->rec))
@@ -681,7 +714,7 @@ write_seeds(const char *res, cJSON **seeds, char *const *rels, int n, struct mad
 		slash = strrchr(path, '/');
 		*slash = '\0';
 		if (mkdirs_noted(path, made, 0777) != 0) {
-			rc = fail("%s: cannot create: %s", path, strerror(errno));
+			rc = fail_errno("%s: cannot create", path);
 			free(path);
 			break;
 		}
@@ -690,7 +723,7 @@ write_seeds(const char *res, cJSON **seeds, char *const *rels, int n, struct mad
 		if (json_write(&text, seeds[i], JSON_INDENT2, NULL) != 0)
 			rc = fail("seed %d holds a number that is not finite", i + 1);
 		else if (atomic_create_file(path, text.s, text.len) != 0)
-			rc = fail("%s: cannot write: %s", path, strerror(errno));
+			rc = fail_errno("%s: cannot write", path);
 		if (rc != 0) {
 			free(path);
 			break;
@@ -741,7 +774,7 @@ prepared_entries(char *const *written, int n, cJSON **list)
 	*list = json_new_array();
 	for (int i = 0; i < n; i++) {
 		if (buf_read_file(&again, written[i]) != 0) {
-			rc = fail("%s: %s", written[i], strerror(errno));
+			rc = fail_errno("%s", written[i]);
 			break;
 		}
 		json_append(*list, file_entry(written[i], again.s, again.len));
@@ -798,11 +831,11 @@ reserve(const char *res, struct made *made)
 
 	*strrchr(parent, '/') = '\0';
 	if (mkdirs_noted(parent, made, 0777) != 0)
-		rc = fail("%s: cannot create: %s", parent, strerror(errno));
+		rc = fail_errno("%s: cannot create", parent);
 	else if (mkdir(res, 0700) != 0)
 		rc = errno == EEXIST ? fail("staging already has a reservation for the exact "
 		    "comparable identity; reuse or explicitly clean the existing preparation") :
-		    fail("%s: cannot create: %s", res, strerror(errno));
+		    fail_errno("%s: cannot create", res);
 	else
 		made_add(made, res);
 	free(parent);
@@ -820,7 +853,7 @@ write_manifest(const char *res, const cJSON *m, struct made *made, char **path)
 	json_write(&text, m, JSON_INDENT2, NULL);
 	made_add(made, *path);
 	if (atomic_write_file(*path, text.s, text.len) != 0)
-		rc = fail("%s: cannot write: %s", *path, strerror(errno));
+		rc = fail_errno("%s: cannot write", *path);
 	buf_free(&text);
 	return rc;
 }
@@ -1408,7 +1441,7 @@ load_entry(struct doc *d, const cJSON *entry, const char *changed, const char *n
 		return fail("prepared-seed manifest entries must name a path");
 	d->arg = path->valuestring;
 	if ((d->real = realpath(d->arg, NULL)) == NULL || buf_read_file(&d->bytes, d->real) != 0)
-		return fail("%s: %s", d->arg, strerror(errno));
+		return fail_errno("%s", d->arg);
 	canon_sha256_hex(d->bytes.s, d->bytes.len, hex);
 	if (!cJSON_IsString(sum) || strcmp(sum->valuestring, hex) != 0)
 		return fail("%s: %s", changed, d->real);
@@ -1575,7 +1608,7 @@ read_manifest(struct upload *u, const char *manifest_path)
 
 	if ((m->real = realpath(manifest_path, NULL)) == NULL ||
 	    buf_read_file(&m->bytes, m->real) != 0)
-		rc = fail("%s: %s", manifest_path, strerror(errno));
+		rc = fail_errno("%s", manifest_path);
 	else if ((m->rec = json_parse(m->bytes.s, m->bytes.len, &je)) == NULL)
 		rc = fail("%s:%ld: %s", manifest_path, je.line, je.msg);
 	else if (!cJSON_IsObject(m->rec) ||
@@ -2599,7 +2632,7 @@ stage_decision(const struct decision *d, const cJSON *dj, const char *staging,
 	file = easprintf("%s/%s%s", res, d->id, DECISION_SUFFIX);
 	json_write(&text, dj, JSON_INDENT2, NULL);
 	if (atomic_create_file(file, text.s, text.len) != 0) {
-		rc = fail("%s: cannot write: %s", file, strerror(errno));
+		rc = fail_errno("%s: cannot write", file);
 		goto undo;
 	}
 	made_add(&made, file);

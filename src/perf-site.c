@@ -117,30 +117,30 @@ parse_options(int argc, char *argv[])
 	}
 }
 
-/* Reads the change points of --changes; false when one was bad. */
-static bool
+/* Reads the change points of --changes. 0, or -1 when one was bad (said). */
+static int
 read_changes(struct site *s)
 {
 	jsonl_reader *r = jsonl_open((char *const *)&opt.changes, 1);
 	jsonl_span sp;
 	cJSON *cp;
-	bool ok;
+	int rc;
 
 	while ((cp = jsonl_next(r, &sp)) != NULL) {
 		if (!site_add_change(s, cp))
 			jsonl_error(r, &sp, "not a change point of perf-changes");
 		cJSON_Delete(cp);
 	}
-	ok = jsonl_errors(r) == 0;
+	rc = jsonl_errors(r) == 0 ? 0 : -1;
 	jsonl_close(r);
-	return ok;
+	return rc;
 }
 
-/* Reads the A/B reports of --ab; false when one was bad. */
-static bool
+/* Reads the A/B reports of --ab. 0, or -1 when one was bad (said). */
+static int
 read_abs(struct site *s)
 {
-	bool ok = true;
+	int rc = 0;
 
 	for (int i = 0; i < opt.nabs; i++) {
 		jsonl_reader *r = jsonl_open(&opt.abs[i], 1);
@@ -152,10 +152,11 @@ read_abs(struct site *s)
 				jsonl_error(r, &sp, "not an A/B report of perf-ab");
 			cJSON_Delete(rep);
 		}
-		ok &= jsonl_errors(r) == 0;
+		if (jsonl_errors(r) != 0)
+			rc = -1;
 		jsonl_close(r);
 	}
-	return ok;
+	return rc;
 }
 
 static void
@@ -166,9 +167,9 @@ on_hit(const struct store_hit *h, void *ctx)
 
 /*
  * Reads the store (which must exist: a site of a mistyped path would be
- * an empty one) and the history streams into s; false after reporting.
+ * an empty one) and the history streams into s. 0, or -1 after reporting.
  */
-static bool
+static int
 read_history(struct site *s)
 {
 	struct store_query all;
@@ -176,20 +177,20 @@ read_history(struct site *s)
 	char *raised = NULL;
 	struct stat st;
 	store *st_;
-	bool ok = true;
 	const char *const *keys;
 	size_t nkeys;
+	int rc = 0;
 
 	if (opt.store != NULL || opt.nhistories == 0) {
 		if ((spec = store_spec(opt.store)) == NULL)
-			return false;
+			return -1;
 		if (strncmp(spec, "git+", 4) != 0 && stat(spec, &st) != 0) {
-			warnx_("%s: cannot read the store: %s", spec, strerror(errno));
-			return false;
+			warn("%s: cannot read the store", spec);
+			return -1;
 		}
 	}
 	if ((st_ = store_open_cache(spec, opt.cache)) == NULL)
-		return false;
+		return -1;
 	memset(&all, 0, sizeof all);
 	keys = site_keys(&nkeys);
 	store_want(st_, keys, nkeys);
@@ -200,14 +201,14 @@ read_history(struct site *s)
 		store_add_stream(st_, opt.histories[i]);
 	/* A record skipped is a site that lies by omission: no site. */
 	if (store_scan(st_, &all, 1, on_hit, s, &raised) != 0 || store_warnings(st_) > 0)
-		ok = false;
+		rc = -1;
 	store_close(st_);
 	if (raised != NULL) {
 		warnx_("the history holds a record that cannot be read: %s", raised);
 		free(raised);
-		ok = false;
+		rc = -1;
 	}
-	return ok;
+	return rc;
 }
 
 int
@@ -222,16 +223,20 @@ main(int argc, char *argv[])
 	parse_options(argc, argv);
 	/* An unwritable destination is found before any work. */
 	if ((tmp = atomic_dir_begin(opt.out)) == NULL) {
-		warnx_("%s: cannot write the site: %s", opt.out, strerror(errno));
+		warn("%s: cannot write the site", opt.out);
 		return EXIT_TROUBLE;
 	}
 	s = site_new(opt.title, opt.now, opt.days);
-	ok = (opt.changes == NULL || read_changes(s)) & read_abs(s);
-	ok = read_history(s) && ok;
+	/* Every input is read, so that each bad one is said. */
+	ok = opt.changes == NULL || read_changes(s) == 0;
+	if (read_abs(s) != 0)
+		ok = false;
+	if (read_history(s) != 0)
+		ok = false;
 	if (ok && site_write(s, tmp) != 0)
 		ok = false;
 	if (ok && atomic_dir_commit(tmp, opt.out) != 0) {
-		warnx_("%s: cannot put the site in place: %s", opt.out, strerror(errno));
+		warn("%s: cannot put the site in place", opt.out);
 		ok = false;
 	}
 	if (!ok)

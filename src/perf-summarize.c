@@ -765,7 +765,7 @@ static bool
 write_out(const char *what, const char *path, const buf *b)
 {
 	if (atomic_write_file(path, b->s, b->len) != 0) {
-		warnx_("%s: cannot write %s: %s", path, what, strerror(errno));
+		warn("%s: cannot write %s", path, what);
 		return false;
 	}
 	return true;
@@ -1452,7 +1452,7 @@ keep_report(const buf *md, buf *path, const char **kept)
 	buf_add(&text, md->s, md->len);
 	buf_addc(&text, '\n');
 	if (atomic_mkdirs(opt.reports) != 0) {
-		warnx_("%s: cannot create: %s", opt.reports, strerror(errno));
+		warn("%s: cannot create", opt.reports);
 		ok = false;
 	} else if (write_out("the report", path->s, &text)) {
 		fprintf(stderr, "Performance report written to %s\n", path->s);
@@ -1475,7 +1475,7 @@ step_summary(const buf *md)
 	fp = fopen(env, "a");
 	if (fp == NULL || fwrite(md->s, 1, md->len, fp) != md->len || fputc('\n', fp) == EOF ||
 	    fclose(fp) != 0) {
-		warnx_("%s: cannot append the summary: %s", env, strerror(errno));
+		warn("%s: cannot append the summary", env);
 		return false;
 	}
 	return true;

@@ -387,7 +387,7 @@ export(void)
 	}
 	if (rc == EXIT_PASS && opt.output != NULL) {
 		if (atomic_write_file(opt.output, gz.s, gz.len) != 0) {
-			warnx_("%s: cannot write: %s", opt.output, strerror(errno));
+			warn("%s: cannot write", opt.output);
 			rc = EXIT_TROUBLE;
 		}
 	} else if (rc == EXIT_PASS) {

@@ -117,7 +117,7 @@ main(void)
 	p = malloc(strlen(dir) + 16);
 	sprintf(p, "%s/rep.json", dir);
 	buf_reset(&text);
-	ok(collect_save_report(rep, p) && buf_read_file(&text, p) == 0 &&
+	ok(collect_save_report(rep, p) == 0 && buf_read_file(&text, p) == 0 &&
 	    strcmp(text.s, "{\n  \"status\": \"found\"\n}\n") == 0, "the report is saved indented");
 	free(p);
 	cJSON_Delete(rep);

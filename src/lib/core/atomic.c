@@ -270,7 +270,7 @@ int
 atomic_save(const char *what, const char *path, const void *data, size_t n)
 {
 	if (atomic_write_file(path, data != NULL ? data : "", n) != 0) {
-		warnx_("%s: cannot write the %s: %s", path, what, strerror(errno));
+		warn("%s: cannot write the %s", path, what);
 		return -1;
 	}
 	return 0;

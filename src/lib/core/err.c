@@ -36,14 +36,21 @@ err_progname(void)
 	return progname;
 }
 
+/*
+ * Formats fmt, appends ": why" when why is not NULL, and prints the line;
+ * the whole message is cut at the buffer's size as one vsnprintf would.
+ */
 static void
-vline(const char *file, long line, const char *fmt, va_list ap)
+vline(const char *file, long line, const char *why, const char *fmt, va_list ap)
 {
 	char msg[2048], clean[2048];
+	int n;
 
 	if (quiet)
 		return;
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	n = vsnprintf(msg, sizeof msg, fmt, ap);
+	if (why != NULL && n >= 0 && (size_t)n < sizeof msg - 1)
+		snprintf(msg + n, sizeof msg - (size_t)n, ": %s", why);
 	/* The message may embed input text: never let a control byte out. */
 	err_clean(msg, clean, sizeof clean);
 	if (file != NULL && line > 0)
@@ -70,8 +77,20 @@ warnx_(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vline(NULL, 0, fmt, ap);
+	vline(NULL, 0, NULL, fmt, ap);
 	va_end(ap);
+}
+
+void
+warn(const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline(NULL, 0, strerror(e), fmt, ap);
+	va_end(ap);
+	errno = e;
 }
 
 void
@@ -81,7 +100,7 @@ diag(const char *file, long line, const char *fmt, ...)
 	char f[512];
 
 	va_start(ap, fmt);
-	vline(file != NULL ? err_clean(file, f, sizeof f) : NULL, line, fmt, ap);
+	vline(file != NULL ? err_clean(file, f, sizeof f) : NULL, line, NULL, fmt, ap);
 	va_end(ap);
 }
 
@@ -91,7 +110,19 @@ die(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vline(NULL, 0, fmt, ap);
+	vline(NULL, 0, NULL, fmt, ap);
+	va_end(ap);
+	exit(EXIT_TROUBLE);
+}
+
+void
+die_errno(const char *fmt, ...)
+{
+	int e = errno;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vline(NULL, 0, strerror(e), fmt, ap);
 	va_end(ap);
 	exit(EXIT_TROUBLE);
 }

@@ -5,6 +5,21 @@
  * Diagnostics are one line on stderr: "perf-x: FILE:LINE: what is wrong".
  * Arguments that come from input are passed through err_clean() so that no
  * raw control byte reaches a CI log.
+ *
+ * The names are err(3)'s, and git's for die_errno:
+ *   warnx(fmt, ...)      "prog: msg"
+ *   warn(fmt, ...)       "prog: msg: strerror(errno)"
+ *   die(fmt, ...)        warnx, then exit(2)
+ *   die_errno(fmt, ...)  warn, then exit(2)
+ *   diag(file, line, ...) "prog: FILE:LINE: msg"
+ * The errno variants read errno on entry, before anything can change it, so
+ * a caller never passes strerror(errno) by hand.  glibc's <err.h> declares a
+ * warn and a warnx of its own: no file includes it.
+ *
+ * One return convention: a function that does something (writes, reads,
+ * creates, runs) returns 0 on success and -1 on failure, after saying why
+ * through one of the functions here; bool is for predicates only (is_, has_,
+ * can_: a question, not an action that may fail).
  */
 #ifndef PERF_CORE_ERR_H
 #define PERF_CORE_ERR_H
@@ -29,11 +44,16 @@ void err_quiet(bool q);
 void err_print(const char *line);
 /* "prog: msg" on stderr. */
 void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "prog: msg: strerror(errno)" on stderr, errno as it was on entry. */
+void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: FILE:LINE: msg" on stderr; line <= 0 omits the line. */
 void diag(const char *file, long line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* warnx_ then exit(2). */
 void die(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2), noreturn));
+/* warn then exit(2). */
+void die_errno(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 
 /*

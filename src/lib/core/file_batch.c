@@ -158,8 +158,8 @@ ring_run(struct file_batch *b, unsigned want, void (*done)(void *, unsigned long
 			if (errno == EAGAIN || errno == EBUSY)
 				sched_yield();
 			else if (errno != EINTR)
-				die("cannot read the store's files (io_uring_enter): %s",
-				    strerror(errno));
+				die_errno(
+				    "cannot read the store's files (io_uring_enter)");
 		}
 		head = *b->cq_head;
 		while (head != __atomic_load_n(b->cq_tail, __ATOMIC_ACQUIRE)) {

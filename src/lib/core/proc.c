@@ -51,7 +51,7 @@ child_wakeups(void)
 	if (chld_pipe[0] >= 0)
 		return;
 	if (pipe2(chld_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
-		die("cannot create a pipe: %s", strerror(errno));
+		die_errno("cannot create a pipe");
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_child;
 	sigemptyset(&sa.sa_mask);

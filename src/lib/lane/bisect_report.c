@@ -137,7 +137,7 @@ bisect_reports_load(const char *dir, struct bisect_reports *rs)
 	memset(rs, 0, sizeof *rs);
 	if ((d = opendir(path)) == NULL) {
 		if (errno != ENOENT && errno != ENOTDIR) {
-			warnx_("%s: cannot read the bisect reports: %s", path, strerror(errno));
+			warn("%s: cannot read the bisect reports", path);
 			bad++;
 		}
 		free(path);
@@ -156,7 +156,7 @@ bisect_reports_load(const char *dir, struct bisect_reports *rs)
 		memset(&x, 0, sizeof x);
 		file = easprintf("%s/%s", path, de->d_name);
 		if (buf_read_file(&text, file) != 0) {
-			warnx_("%s: %s", file, strerror(errno));
+			warn("%s", file);
 			bad++;
 		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
 			warnx_("%s:%ld: %s", file, e.line, e.msg);

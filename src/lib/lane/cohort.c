@@ -371,8 +371,8 @@ spill(struct cohorts *cs)
 		    dir : "/tmp");
 
 		if ((cs->spill_fd = mkstemp(name)) < 0)
-			die("cannot make a spill file for the history (%s): %s", name,
-			    strerror(errno));
+			die_errno("cannot make a spill file for the history (%s)",
+			    name);
 		unlink(name);
 		free(name);
 	}

@@ -96,7 +96,7 @@ collect_run_shown(const char *dir, char **argv, const char *log, const char *wha
 	 * log is ours. A directory it could not enter is said here, in one line.
 	 */
 	if (access(dir, X_OK) != 0) {
-		warnx_("%s: %s", dir, strerror(errno));
+		warn("%s", dir);
 		return -1;
 	}
 	memset(&spec, 0, sizeof spec);
@@ -104,7 +104,7 @@ collect_run_shown(const char *dir, char **argv, const char *log, const char *wha
 	spec.dir = dir;
 	spec.log = log;
 	if (proc_run(&spec, &res) != 0) {
-		warnx_("%s: cannot run %s: %s", what, argv[0], strerror(errno));
+		warn("%s: cannot run %s", what, argv[0]);
 		rc = -1;
 	} else if (res.interrupted) {
 		rc = -1;
@@ -161,13 +161,13 @@ collect_scratch(const char *prog)
 	char *work = easprintf("%s/%s-XXXXXX", tmp != NULL && *tmp ? tmp : "/tmp", prog), *runs;
 
 	if (mkdtemp(work) == NULL) {
-		warnx_("%s: cannot create: %s", work, strerror(errno));
+		warn("%s: cannot create", work);
 		free(work);
 		return NULL;
 	}
 	runs = easprintf("%s/runs", work);
 	if (atomic_mkdirs(runs) != 0) {
-		warnx_("%s: cannot create: %s", runs, strerror(errno));
+		warn("%s: cannot create", runs);
 		free(runs);
 		atomic_remove_tree(work);
 		free(work);
@@ -225,24 +225,24 @@ collect_worktree_prune(const char *repo)
 	git_run(repo, prune, NULL, 0, NULL, NULL);
 }
 
-bool
+int
 collect_save_report(const cJSON *rep, const char *path)
 {
 	buf out = BUF_INIT;
-	bool ok;
+	int rc;
 
 	json_write(&out, rep, JSON_INDENT2, NULL);
 	buf_addc(&out, '\n');
-	ok = atomic_save("report", path, out.s, out.len) == 0;
+	rc = atomic_save("report", path, out.s, out.len);
 	buf_free(&out);
-	return ok;
+	return rc;
 }
 
-bool
+int
 collect_print_report(const cJSON *rep, bool md, void (*table)(buf *, const cJSON *))
 {
 	buf out = BUF_INIT;
-	bool ok = true;
+	int rc = 0;
 
 	if (md)
 		table(&out, rep);
@@ -253,12 +253,12 @@ collect_print_report(const cJSON *rep, bool md, void (*table)(buf *, const cJSON
 	if ((out.len > 0 && fwrite(out.s, 1, out.len, stdout) != out.len) ||
 	    fflush(stdout) != 0) {
 		/* Said here, with the reason, not as EIO by jsonl_finish(). */
-		warnx_("write error on standard output: %s", strerror(errno));
+		warn("write error on standard output");
 		clearerr(stdout);
-		ok = false;
+		rc = -1;
 	}
 	buf_free(&out);
-	return ok;
+	return rc;
 }
 
 int

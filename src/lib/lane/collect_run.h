@@ -88,14 +88,14 @@ void collect_worktree_remove(const char *repo, const char *dir);
 /* git worktree prune in repo, quietly. */
 void collect_worktree_prune(const char *repo);
 
-/* rep, indented, saved at path (-o); false when it could not be (said). */
-bool collect_save_report(const cJSON *rep, const char *path);
+/* rep, indented, saved at path (-o). 0, or -1 after saying why. */
+int collect_save_report(const cJSON *rep, const char *path);
 
 /*
  * rep on stdout: as table() writes it with md, else one compact JSON
- * line; false after saying why it could not be written.
+ * line. 0, or -1 after saying why it could not be written.
  */
-bool collect_print_report(const cJSON *rep, bool md, void (*table)(buf *, const cJSON *));
+int collect_print_report(const cJSON *rep, bool md, void (*table)(buf *, const cJSON *));
 
 /*
  * The end of a job's main(): rc, or trouble when perfkite was stopped by

@@ -238,7 +238,7 @@ decisions_load(const char *dir, struct decisions *ds)
 	if ((d = opendir(path)) == NULL) {
 		rc = errno == ENOENT || errno == ENOTDIR ? 0 : -1;
 		if (rc != 0)
-			warnx_("%s: cannot read the decisions: %s", path, strerror(errno));
+			warn("%s: cannot read the decisions", path);
 		free(path);
 		return rc;
 	}
@@ -252,7 +252,7 @@ decisions_load(const char *dir, struct decisions *ds)
 			continue;
 		file = easprintf("%s/%s", path, de->d_name);
 		if (buf_read_file(&text, file) != 0) {
-			warnx_("%s: %s", file, strerror(errno));
+			warn("%s", file);
 			rc = -1;
 		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
 			warnx_("%s:%ld: %s", file, e.line, e.msg);

@@ -2607,8 +2607,8 @@ data_json(buf *b, const struct site *s, const struct cohort *c)
 	buf_adds(b, "}}\n");
 }
 
-/* Writes b to dir/name whole; false after reporting. */
-static bool
+/* Writes b to dir/name whole. 0, or -1 after reporting. */
+static int
 put(const char *dir, const char *name, const buf *b)
 {
 	char *path = easprintf("%s/%s", dir, name);
@@ -2620,7 +2620,7 @@ put(const char *dir, const char *name, const buf *b)
 	if (!ok)
 		warnx_("%s: cannot write: %s", path, strerror(errno ? errno : EIO));
 	free(path);
-	return ok;
+	return ok ? 0 : -1;
 }
 
 int
@@ -2635,7 +2635,7 @@ site_write(struct site *s, const char *dir)
 	for (int k = 0; k < 2; k++) {
 		sub = easprintf("%s/%s", dir, k == 0 ? "c" : "data");
 		if (mkdir(sub, 0777) != 0) {
-			warnx_("%s: cannot create: %s", sub, strerror(errno));
+			warn("%s: cannot create", sub);
 			free(sub);
 			return -1;
 		}
@@ -2643,31 +2643,31 @@ site_write(struct site *s, const char *dir)
 	}
 	buf_add(&b, style, sizeof style - 1);
 	buf_addc(&b, '\n');
-	ok &= put(dir, "site.css", &b);
+	ok &= put(dir, "site.css", &b) == 0;
 	buf_reset(&b);
 	buf_add(&b, script, sizeof script - 1);
-	ok &= put(dir, "site.js", &b);
+	ok &= put(dir, "site.js", &b) == 0;
 	buf_reset(&b);
 	index_page(&b, s);
-	ok &= put(dir, "index.html", &b);
+	ok &= put(dir, "index.html", &b) == 0;
 	buf_reset(&b);
 	changes_page(&b, s);
-	ok &= put(dir, "changes.html", &b);
+	ok &= put(dir, "changes.html", &b) == 0;
 	buf_reset(&b);
 	feed(&b, s);
-	ok &= put(dir, "feed.xml", &b);
+	ok &= put(dir, "feed.xml", &b) == 0;
 	for (size_t i = 0; ok && i < s->nc; i++) {
 		const struct cohort *c = &s->c[i];
 		char *name = easprintf("c/%s.html", c->id);
 
 		buf_reset(&b);
 		cohort_page(&b, s, c);
-		ok &= put(dir, name, &b);
+		ok &= put(dir, name, &b) == 0;
 		free(name);
 		buf_reset(&b);
 		data_json(&b, s, c);
 		name = easprintf("data/%s.json", c->id);
-		ok &= put(dir, name, &b);
+		ok &= put(dir, name, &b) == 0;
 		free(name);
 	}
 	buf_free(&b);

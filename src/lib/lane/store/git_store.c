@@ -205,7 +205,7 @@ clone(gitstore *g)
 		free(msg);
 		atomic_remove_tree(tmp);
 	} else if (rename(tmp, g->dir) != 0) {
-		warnx_("%s: cannot move the clone into place: %s", g->dir, strerror(errno));
+		warn("%s: cannot move the clone into place", g->dir);
 		atomic_remove_tree(tmp);
 		rc = -1;
 	}
@@ -222,7 +222,7 @@ lock(gitstore *g)
 	/* Not close-on-exec: a git that outlives us keeps the cache locked. */
 	g->lockfd = lock_open(path, LOCK_OPT_INHERIT);
 	if (g->lockfd < 0) {
-		warnx_("%s: cannot lock the store cache: %s", path, strerror(errno));
+		warn("%s: cannot lock the store cache", path);
 		free(path);
 		return -1;
 	}
@@ -382,7 +382,7 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 		goto fail;
 	}
 	if (atomic_mkdirs(base) != 0 || (real = realpath(base, NULL)) == NULL) {
-		warnx_("%s: cannot create the store cache: %s", base, strerror(errno));
+		warn("%s: cannot create the store cache", base);
 		goto fail;
 	}
 	/* Absolute: git runs in it and is given paths inside it. */
@@ -823,7 +823,7 @@ gitstore_publish(const char *spec, const char *def_branch, const char *dir, cons
 	}
 	scratch = easprintf("%s/perfkite-publish-XXXXXX", tmpdir);
 	if (mkdtemp(scratch) == NULL) {
-		warnx_("%s: cannot make a scratch directory: %s", scratch, strerror(errno));
+		warn("%s: cannot make a scratch directory", scratch);
 		goto out;
 	}
 	gitdir = easprintf("%s/git", scratch);

@@ -1522,7 +1522,7 @@ make_dirs(const char *root)
 	int rc = atomic_mkdirs(path);
 
 	if (rc != 0)
-		warnx_("%s: cannot create the store index: %s", path, strerror(errno));
+		warn("%s: cannot create the store index", path);
 	free(path);
 	return rc;
 }

@@ -185,7 +185,7 @@ store_open_cache(const char *spec, const char *cache)
 			warnx_("%s: no such store (a directory store must exist: create "
 			    "it, or name the store with --store)", spec);
 		else
-			warnx_("%s: cannot read the store: %s", spec, strerror(errno));
+			warn("%s: cannot read the store", spec);
 		free(s);
 		return NULL;
 	}

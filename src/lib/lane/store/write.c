@@ -78,7 +78,7 @@ write_revision(store_writer *w, long long v)
 
 	rc = atomic_write_file(path, text, (size_t)n);
 	if (rc != 0)
-		warnx_("%s: cannot write: %s", path, strerror(errno));
+		warn("%s: cannot write", path);
 	free(path);
 	return rc;
 }
@@ -93,13 +93,13 @@ open_dir(store_writer *w, const char *spec, bool readonly)
 	if (readonly)
 		goto revision;
 	if (atomic_mkdirs(spec) != 0) {
-		warnx_("%s: cannot create the store: %s", spec, strerror(errno));
+		warn("%s: cannot create the store", spec);
 		return -1;
 	}
 	path = easprintf("%s/" LOCK_FILE, spec);
 	w->lockfd = lock_open(path, 0);
 	if (w->lockfd < 0) {
-		warnx_("%s: cannot lock the store: %s", path, strerror(errno));
+		warn("%s: cannot lock the store", path);
 		free(path);
 		return -1;
 	}
@@ -107,7 +107,7 @@ open_dir(store_writer *w, const char *spec, bool readonly)
 	sweep(w, spec);
 revision:
 	if (read_revision(w, &rev) != 0) {
-		warnx_("%s/" REVISION_FILE ": cannot read: %s", spec, strerror(errno));
+		warn("%s/" REVISION_FILE ": cannot read", spec);
 		return -1;
 	}
 	snprintf(w->revision, sizeof w->revision, "%lld", rev);
@@ -187,7 +187,7 @@ store_writer_check(store_writer *w, const char *rel, const char *data, size_t n)
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		have = errno == ENOENT || errno == ENOTDIR ? STOREW_ABSENT : STOREW_ERROR;
 		if (have == STOREW_ERROR)
-			warnx_("%s: cannot read: %s", path, strerror(errno));
+			warn("%s: cannot read", path);
 		free(path);
 		return have;
 	}
@@ -195,7 +195,7 @@ store_writer_check(store_writer *w, const char *rel, const char *data, size_t n)
 		while ((r = read(fd, chunk, sizeof chunk)) > 0)
 			buf_add(&b, chunk, (size_t)r);
 		if (r < 0) {
-			warnx_("%s: cannot read: %s", path, strerror(errno));
+			warn("%s: cannot read", path);
 			have = STOREW_ERROR;
 		} else if (b.len == n && (n == 0 || memcmp(b.s, data, n) == 0))
 			have = STOREW_SAME;
@@ -214,7 +214,7 @@ store_writer_put(store_writer *w, const char *rel, const char *data, size_t n)
 
 	*slash = '\0';
 	if (atomic_mkdirs(path) != 0) {
-		warnx_("%s: cannot create: %s", path, strerror(errno));
+		warn("%s: cannot create", path);
 		free(path);
 		return -1;
 	}
@@ -240,7 +240,7 @@ store_writer_put(store_writer *w, const char *rel, const char *data, size_t n)
 		if (errno == EEXIST)
 			rc = 1;
 		else {
-			warnx_("%s: cannot write: %s", path, strerror(errno));
+			warn("%s: cannot write", path);
 			rc = -1;
 		}
 	} else {
