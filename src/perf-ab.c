@@ -332,7 +332,7 @@ compare_identities(struct conf *cf)
 		    cf->ident[0][i], cf->ident[1][i]);
 	}
 	if (msg.len > 0)
-		warnx_("%s: the sides ran different benchmarks: %s", cf->id, msg.s);
+		warnx("%s: the sides ran different benchmarks: %s", cf->id, msg.s);
 	buf_free(&msg);
 }
 
@@ -398,7 +398,7 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	if (run_in(side ? j->head : j->base, argv.v, log, what, keep) != 0)
 		goto done;
 	if ((rec = collect_read_record(dir)) == NULL) {
-		warnx_("%s: perf-collect wrote no record", what);
+		warnx("%s: perf-collect wrote no record", what);
 		show_log(what, log, keep);
 		goto done;
 	}
@@ -438,7 +438,7 @@ run_one(struct job *j, int pair, int c, int side, int position)
 	for (size_t i = 0; i < (nrecs > 0 ? nrecs : 1); i++)
 		if (run_named(j, pair, c, side, sorted[i], nrecs > 0 ?
 		    json_str(sorted[i], "benchmark_id") : NULL, &named, err, sizeof err) != 0) {
-			warnx_("%s: the record's %s", what, err);
+			warnx("%s: the record's %s", what, err);
 			cJSON_Delete(run);
 			cJSON_Delete(named);
 			cJSON_Delete(rec);
@@ -904,7 +904,7 @@ base_config(struct job *j, struct conf *cf)
 		return 0;
 	}
 	if (j->worktree == NULL) {
-		warnx_("%s: not in the base %s: both sides run the head's config", rel, j->base);
+		warnx("%s: not in the base %s: both sides run the head's config", rel, j->base);
 		free(there);
 		cf->base_path = estrdup(cf->path);
 		return 0;
@@ -924,7 +924,7 @@ base_config(struct job *j, struct conf *cf)
 		return -1;
 	}
 	buf_free(&text);
-	warnx_("%s: not in %s: the base runs the head's copy in its own tree", rel,
+	warnx("%s: not in %s: the base runs the head's copy in its own tree", rel,
 	    opt.base_ref);
 	cf->base_path = there;
 	return 0;
@@ -958,7 +958,7 @@ abs_dir(const char *name, const char *d)
 	struct stat st;
 
 	if (stat(d, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		warnx_("%s %s: not a directory", name, d);
+		warnx("%s %s: not a directory", name, d);
 		return NULL;
 	}
 	return path_resolve(d);
@@ -990,21 +990,21 @@ load_configs(struct job *j, char **paths, int n)
 		buf_reset(&text);
 		if (buf_read_file(&text, j->conf[i].path) != 0 ||
 		    (cfg = json_parse(text.s, text.len, &e)) == NULL) {
-			warnx_("%s: cannot read the config", paths[i]);
+			warnx("%s: cannot read the config", paths[i]);
 			rc = -1;
 			break;
 		}
 		j->conf[i].id = estrdup(json_str(cfg, "benchmark_id"));
 		if (policy_merge(json_get(cfg, "regression_thresholds"), j->conf[i].pol, bad,
 		    sizeof bad) != 0) {
-			warnx_("%s: regression_thresholds: %s is not finite", paths[i], bad);
+			warnx("%s: regression_thresholds: %s is not finite", paths[i], bad);
 			rc = -1;
 		}
 		j->conf[i].named_policy = cJSON_Duplicate(json_get(json_get(cfg,
 		    "regression_thresholds"), "metrics"), true);
 		if (rc == 0 && nm_policy_check(j->conf[i].named_policy, err,
 		    sizeof err) != 0) {
-			warnx_("%s: regression_thresholds.metrics: %s", paths[i], err);
+			warnx("%s: regression_thresholds.metrics: %s", paths[i], err);
 			rc = -1;
 		}
 		cJSON_Delete(cfg);
@@ -1167,15 +1167,15 @@ static void
 check_options(int argc)
 {
 	if ((opt.base == NULL) == (opt.base_ref == NULL)) {
-		warnx_("give one of --base and --base-ref");
+		warnx("give one of --base and --base-ref");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if (opt.setup != NULL && opt.base_ref == NULL) {
-		warnx_("--setup needs --base-ref");
+		warnx("--setup needs --base-ref");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if (optind == argc) {
-		warnx_("no benchmark config given");
+		warnx("no benchmark config given");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 }
@@ -1223,16 +1223,16 @@ check_outputs(char **configs, int n)
 		if (out[k] == NULL)
 			continue;
 		if (*out[k] == '\0') {
-			warnx_("%s: an empty file name", name[k]);
+			warnx("%s: an empty file name", name[k]);
 			return -1;
 		}
 		if (stat(out[k], &st) == 0 && S_ISDIR(st.st_mode)) {
-			warnx_("%s %s: is a directory", name[k], out[k]);
+			warnx("%s %s: is a directory", name[k], out[k]);
 			return -1;
 		}
 		for (int i = 0; i < n; i++)
 			if (path_same_file(out[k], configs[i])) {
-				warnx_("%s %s: is a config; refusing to overwrite it", name[k], out[k]);
+				warnx("%s %s: is a config; refusing to overwrite it", name[k], out[k]);
 				return -1;
 			}
 		/* A device or FIFO is written in place. */
@@ -1245,7 +1245,7 @@ check_outputs(char **configs, int n)
 			return -1;
 	}
 	if (out[0] != NULL && out[1] != NULL && path_same_file(out[0], out[1])) {
-		warnx_("-o and --svg name one file: %s", out[0]);
+		warnx("-o and --svg name one file: %s", out[0]);
 		return -1;
 	}
 	return 0;

@@ -346,7 +346,7 @@ exports_apart(const char *plan_file, const char *results_file)
 			continue;
 		for (int i = 0; i < nfiles; i++)
 			if (path_same_file(d, files[i])) {
-				warnx_("--%s: %s is the same file as %s", k == 0 ? "csv" : "svg", d,
+				warnx("--%s: %s is the same file as %s", k == 0 ? "csv" : "svg", d,
 				    files[i]);
 				return false;
 			}
@@ -376,7 +376,7 @@ analyze(const char *plan_file, const char *results_file)
 	}
 	if (plan_load(ptext.s, ptext.len, &pl, &p) != 0 ||
 	    results_load(rtext.s, rtext.len, &pl, &res, &p) != 0)
-		warnx_("%s: %s", p.v[0].code, p.v[0].detail);
+		warnx("%s: %s", p.v[0].code, p.v[0].detail);
 	else
 		rep = campaign_analyze(&pl, &res);
 	results_free(&res);

@@ -108,7 +108,7 @@ git(struct job *j, const char *const *args, char **out, const char *what)
 	if (rc != 0) {
 		char *why = git_last_error(&e);
 
-		warnx_("%s: %s", what, why);
+		warnx("%s: %s", what, why);
 		free(why);
 	} else if (out != NULL) {
 		while (o.len > 0 && (o.s[o.len - 1] == '\n' || o.s[o.len - 1] == '\r'))
@@ -127,7 +127,7 @@ resolve(struct job *j, const char *ref, const char *what)
 	char *sha = collect_commit(j->repo, ref);
 
 	if (sha == NULL)
-		warnx_("%s: %s: not a commit", what, ref);
+		warnx("%s: %s: not a commit", what, ref);
 	return sha;
 }
 
@@ -152,7 +152,7 @@ list_commits(struct job *j)
 		if (*line != '\0')
 			j->c[++j->n].sha = estrdup(line);
 	if (j->n == 0) {
-		warnx_("--bad %s: no commit after --good %s", opt.bad, opt.good);
+		warnx("--bad %s: no commit after --good %s", opt.bad, opt.good);
 		goto done;
 	}
 	{
@@ -160,7 +160,7 @@ list_commits(struct job *j)
 		const char *rp[] = { "rev-parse", "--verify", "--quiet", spec, NULL };
 
 		if (git(j, rp, &parent, "--good") != 0 || strcmp(parent, good) != 0)
-			warnx_("--good %s: not on the first-parent history of --bad %s", opt.good,
+			warnx("--good %s: not on the first-parent history of --bad %s", opt.good,
 			    opt.bad);
 		else
 			rc = 0;
@@ -235,7 +235,7 @@ run_one(struct job *j, int i)
 			const cJSON *v = json_get(rec, key);
 
 			if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
-				warnx_("%s: %s: the record has no positive %s", what,
+				warnx("%s: %s: the record has no positive %s", what,
 				    json_str(rec, "benchmark_id"), key);
 				got = -1;
 				break;
@@ -244,7 +244,7 @@ run_one(struct job *j, int i)
 			got++;
 		}
 		if (got >= 0 && got != j->nconf)
-			warnx_("%s: perf-collect wrote %d records for %d configs (see %s)", what, got,
+			warnx("%s: perf-collect wrote %d records for %d configs (see %s)", what, got,
 			    j->nconf, logf);
 		else if (got > 0)
 			x = exp(sum / got);
@@ -307,7 +307,7 @@ run_rounds(struct job *j, struct bisect *b)
 			if (opt.step && r.commit[k] == 1)
 				return DONE_SKIP;
 			if (!bisect_skip(b, r.commit[k])) {
-				warnx_("--setup failed at %s %s", r.commit[k] == 0 ? "--good" : "--bad",
+				warnx("--setup failed at %s %s", r.commit[k] == 0 ? "--good" : "--bad",
 				    j->c[r.commit[k]].sha);
 				return DONE_TROUBLE;
 			}
@@ -452,7 +452,7 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 			json_append(x, o);
 		}
 	} else
-		warnx_("--confirm: perf-ab could not compare %.12s with its parent (see %s)",
+		warnx("--confirm: perf-ab could not compare %.12s with its parent (see %s)",
 		    json_str(k, "commit"), log);
 	json_set(k, "confirmation", x);
 	cJSON_Delete(rep);
@@ -677,7 +677,7 @@ store_report(const cJSON *rep)
 	if (rc == 0)
 		rc = store_writer_commit(w, msg);
 	if (rc == 1)
-		warnx_("%s: the bisect report is committed but not pushed", store_writer_shown(w));
+		warnx("%s: the bisect report is committed but not pushed", store_writer_shown(w));
 	store_writer_close(w);
 	cJSON_Delete(rec);
 	buf_free(&text);
@@ -701,7 +701,7 @@ read_change(struct job *j)
 
 	if ((j->change = jsonl_next(r, &sp)) == NULL) {
 		if (jsonl_errors(r) == 0)
-			warnx_("--from-change: no change point on standard input");
+			warnx("--from-change: no change point on standard input");
 		jsonl_close(r);
 		return -1;
 	}
@@ -821,7 +821,7 @@ parse_options(int argc, char *argv[])
 		case 'M':
 			opt.metric_given = true;
 			if ((opt.metric = policy_metric_index(optarg)) < 0) {
-				warnx_("--metric: not a metric: '%s'", optarg);
+				warnx("--metric: not a metric: '%s'", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			break;
@@ -845,11 +845,11 @@ parse_options(int argc, char *argv[])
 		}
 	}
 	if ((opt.good == NULL || opt.bad == NULL) && !opt.from_change) {
-		warnx_("give --good and --bad");
+		warnx("give --good and --bad");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if (argc == optind) {
-		warnx_("no benchmark config given");
+		warnx("no benchmark config given");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 }

@@ -93,13 +93,13 @@ load_plan(const char *path, struct plan *pl)
 	char *why = load_text(path, &text);
 
 	if (why != NULL) {
-		warnx_("%s", why);
+		warnx("%s", why);
 		free(why);
 		return false;
 	}
 	if (plan_load(text.s, text.len, pl, &p) != 0) {
 		for (int i = 0; i < p.n; i++)
-			warnx_("%s: %s", p.v[i].code, p.v[i].detail);
+			warnx("%s: %s", p.v[i].code, p.v[i].detail);
 		problems_free(&p);
 		buf_free(&text);
 		return false;
@@ -280,7 +280,7 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 
 	memset(b, 0, sizeof *b);
 	if (why != NULL) {
-		warnx_("%s", why);
+		warnx("%s", why);
 		free(why);
 		return false;
 	}
@@ -295,7 +295,7 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 	b->sources = ecalloc((size_t)pl->nworkloads + 1, sizeof *b->sources);
 	b->args = ecalloc((size_t)pl->nworkloads + 1, sizeof *b->args);
 	if ((b->doc = json_parse_strict(text.s, text.len, &je)) == NULL) {
-		warnx_("invalid_json: %s:%ld: %s", path, je.line, je.msg);
+		warnx("invalid_json: %s:%ld: %s", path, je.line, je.msg);
 		buf_free(&text);
 		return false;
 	}
@@ -303,7 +303,7 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 	v = json_get(b->doc, "schema_name");
 	if (!cJSON_IsObject(b->doc) || !cJSON_IsString(v) ||
 	    strcmp(v->valuestring, "vq.benchmark-binding/1") != 0) {
-		warnx_("invalid_binding: schema_name must be \"vq.benchmark-binding/1\"");
+		warnx("invalid_binding: schema_name must be \"vq.benchmark-binding/1\"");
 		return false;
 	}
 	v = json_get(b->doc, "plan_sha256");
@@ -330,7 +330,7 @@ load_binding(const char *path, const struct plan *pl, struct binding *b, bool ch
 	else
 		b->wall = v->valuedouble;
 	for (i = 0; i < p.n; i++)
-		warnx_("%s: %s", p.v[i].code, p.v[i].detail);
+		warnx("%s: %s", p.v[i].code, p.v[i].detail);
 	i = p.n;
 	problems_free(&p);
 	return i == 0;
@@ -495,13 +495,13 @@ open_campaign(struct runner *rn)
 		const cJSON *v;
 
 		if ((j = json_parse_strict(t.s, t.len, &e)) == NULL || !cJSON_IsObject(j)) {
-			warnx_("%s: not a journal: %s", jpath, e.msg);
+			warnx("%s: not a journal: %s", jpath, e.msg);
 			rc = EXIT_TROUBLE;
 			goto done;
 		}
 		v = json_get(j, "plan_sha256");
 		if (!cJSON_IsString(v) || strcmp(v->valuestring, rn->pl->sha) != 0) {
-			warnx_("plan_mismatch: %s belongs to plan %s; use another run directory for "
+			warnx("plan_mismatch: %s belongs to plan %s; use another run directory for "
 			    "a new campaign", jpath, cJSON_IsString(v) ? v->valuestring : "(none)");
 			rc = EXIT_TROUBLE;
 			goto done;
@@ -530,13 +530,13 @@ open_campaign(struct runner *rn)
 
 		if ((rn->results = json_parse_strict(t.s, t.len, &e)) == NULL ||
 		    !cJSON_IsArray(json_get(rn->results, "runs"))) {
-			warnx_("%s: not a results file", rpath);
+			warnx("%s: not a results file", rpath);
 			rc = EXIT_TROUBLE;
 			goto done;
 		}
 		v = json_get(rn->results, "plan_sha256");
 		if (!cJSON_IsString(v) || strcmp(v->valuestring, rn->pl->sha) != 0) {
-			warnx_("plan_mismatch: %s holds results of plan %s; restore this campaign's "
+			warnx("plan_mismatch: %s holds results of plan %s; restore this campaign's "
 			    "results or use another run directory", rpath,
 			    cJSON_IsString(v) ? v->valuestring : "(none)");
 			rc = EXIT_TROUBLE;
@@ -555,7 +555,7 @@ open_campaign(struct runner *rn)
 	/* Every recorded run has its row, or nothing goes on. */
 	for (size_t i = 0; i < n; i++)
 		if (rn->jobs[i].state == J_RECORDED && find_row(rn, &rn->jobs[i].r) == NULL) {
-			warnx_("%s: the journal recorded (%s, %s, %s, block %lld) but results.json has "
+			warnx("%s: the journal recorded (%s, %s, %s, block %lld) but results.json has "
 			    "no row for it; restore this campaign's results before resuming", rn->dir,
 			    rn->pl->node_classes[o[i].node_class], rn->pl->workloads[o[i].workload].name,
 			    rn->pl->variants[o[i].variant].name, o[i].block);
@@ -672,11 +672,11 @@ start_job(struct runner *rn, struct job *jb)
 	atomic_remove_tree(meta);
 	if (tree_copy(rn->b->sources[jb->r.workload], ws, &why) != 0 ||
 	    tree_digest(ws, hex, &why) != 0) {
-		warnx_("%s: cannot stage the inputs: %s", jb->key, why);
+		warnx("%s: cannot stage the inputs: %s", jb->key, why);
 		goto done;
 	}
 	if (strcmp(hex, pl->workloads[jb->r.workload].digest) != 0) {
-		warnx_("%s: the staged input of '%s' no longer matches its pin; not sent", jb->key,
+		warnx("%s: the staged input of '%s' no longer matches its pin; not sent", jb->key,
 		    pl->workloads[jb->r.workload].name);
 		goto done;
 	}
@@ -867,7 +867,7 @@ record(struct runner *rn, struct job *jb)
 	} else {
 		if (old != NULL && save_results(rn) != 0)
 			return -1;
-		warnx_("%s %s %s block %lld: the job completed without a valid %s; left missing",
+		warnx("%s %s %s block %lld: the job completed without a valid %s; left missing",
 		    rn->pl->node_classes[jb->r.node_class], rn->pl->workloads[jb->r.workload].name,
 		    rn->pl->variants[jb->r.variant].name, jb->r.block, CAMPAIGN_RUN_REPORT);
 		jb->state = J_MISSING;
@@ -887,7 +887,7 @@ lost_again(struct runner *rn, struct job *jb)
 	int c = jb->r.node_class;
 
 	if (++jb->lost > MAX_LOST) {
-		warnx_("%s: the accepted job of (%s, %s, %s, block %lld) was lost %d times "
+		warnx("%s: the accepted job of (%s, %s, %s, block %lld) was lost %d times "
 		    "without a status; its node class is blocked", jb->key, pl->node_classes[c],
 		    pl->workloads[jb->r.workload].name, pl->variants[jb->r.variant].name,
 		    jb->r.block, MAX_LOST);
@@ -895,7 +895,7 @@ lost_again(struct runner *rn, struct job *jb)
 		rn->problem = true;
 		return true;
 	}
-	warnx_("%s: the accepted job of (%s, %s, %s, block %lld) is gone without a status "
+	warnx("%s: the accepted job of (%s, %s, %s, block %lld) is gone without a status "
 	    "(killed with its supervisor); it recorded nothing and runs again", jb->key,
 	    pl->node_classes[c], pl->workloads[jb->r.workload].name,
 	    pl->variants[jb->r.variant].name, jb->r.block);
@@ -1047,7 +1047,7 @@ cmd_run(int argc, char **argv)
 	lockpath = easprintf("%s/.lock", rn.dir);
 	if ((lock = lock_open(lockpath, LOCK_OPT_NOWAIT)) < 0) {
 		if (errno == EWOULDBLOCK)
-			warnx_("%s: another perf-campaign runs this campaign (%s)", rn.dir,
+			warnx("%s: another perf-campaign runs this campaign (%s)", rn.dir,
 			    lock_why(lockpath, errno, why, sizeof why));
 		else
 			warn("%s", rn.dir);
@@ -1262,7 +1262,7 @@ cmd_collect(int argc, char **argv)
 	json_set(res, "runs", runs);
 	fprintf(stderr, "perf-campaign: %zu of %zu planned runs reported\n", got, n);
 	if (bad > 0) {
-		warnx_("%zu run report%s could not be read; nothing written", bad,
+		warnx("%zu run report%s could not be read; nothing written", bad,
 		    bad == 1 ? "" : "s");
 		rc = EXIT_TROUBLE;
 	} else if (out != NULL) {
@@ -1307,6 +1307,6 @@ main(int argc, char *argv[])
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return commands[i].run(argc - 1, argv + 1);
 	if (argc >= 2)
-		warnx_("unknown command '%s'", argv[1]);
+		warnx("unknown command '%s'", argv[1]);
 	cli_usage(usage_text, EXIT_TROUBLE);
 }

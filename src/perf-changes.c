@@ -746,7 +746,7 @@ read_store(struct run *run)
 	batch_queries_free(bq, bkeys, nbq);
 	store_close(st);
 	if (rc == 0 && raised != NULL) {
-		warnx_("cannot read the store: %s", raised);
+		warnx("cannot read the store: %s", raised);
 		rc = -1;
 	}
 	free(raised);
@@ -801,7 +801,7 @@ parse_options(int argc, char *argv[])
 				break;
 			}
 			if (!nm_name_valid(optarg, &why)) {
-				warnx_("--metric: '%s' is not a metric name: %s", optarg, why);
+				warnx("--metric: '%s' is not a metric name: %s", optarg, why);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			opt.names = erealloc(opt.names, (size_t)(opt.nnames + 1) * sizeof *opt.names);
@@ -843,7 +843,7 @@ parse_options(int argc, char *argv[])
 		}
 	}
 	if (opt.has_since && opt.last > 0) {
-		warnx_("--since and --last cannot be used together");
+		warnx("--since and --last cannot be used together");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	for (k = 0; k < METRIC_COUNT; k++)
@@ -915,7 +915,7 @@ main(int argc, char *argv[])
 		trouble = true;
 	/* Undocumented, for the tests and the bench: what the analysis did. */
 	if (run->stats)
-		warnx_("analysis %.3f ms CPU; the merges compared %zu segments, reused %zu",
+		warnx("analysis %.3f ms CPU; the merges compared %zu segments, reused %zu",
 		    run->analysis_s * 1000, run->compared, run->reused);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		return EXIT_TROUBLE;

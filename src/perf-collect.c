@@ -176,7 +176,7 @@ load_configs(char **paths, size_t n, struct bench **out)
 			continue;
 		}
 		if ((msg = config_validate(b[i].cfg, paths[i])) != NULL) {
-			warnx_("%s", msg);
+			warnx("%s", msg);
 			free(msg);
 			bad++;
 			continue;
@@ -515,7 +515,7 @@ execute(char **argv, char **env, const char *log, long count, const char *id,
 	if (res.interrupted || res.timed_out || !WIFEXITED(res.status) ||
 	    WEXITSTATUS(res.status) != 0) {
 		proc_describe(&res, how, sizeof how);
-		warnx_("%s: the runner %s", id, how);
+		warnx("%s: the runner %s", id, how);
 		logtail_block(&tail, id, log);
 		fprintf(stderr, "%s\n", tail.s);
 		buf_free(&tail);
@@ -569,12 +569,12 @@ event_runs(const struct bench *b, const struct plan *p, struct events *ev,
 	bad = ev->bad;
 	events_free(ev);
 	if (bad > 0) {
-		warnx_("%s: %s: the runner wrote %ld invalid event line%s", p->id,
+		warnx("%s: %s: the runner wrote %ld invalid event line%s", p->id,
 		    b->path, bad, bad == 1 ? "" : "s");
 		return -1;
 	}
 	if ((long)*n < p->measure) {
-		warnx_("%s: %s: the runner reported %zu valid measured run%s, "
+		warnx("%s: %s: the runner reported %zu valid measured run%s, "
 		    "%ld configured", p->id, b->path, *n, *n == 1 ? "" : "s", p->measure);
 		return -1;
 	}
@@ -603,7 +603,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 	*runtime = NULL;
 	*named = NULL;
 	if (runner_argv(b, p->id, &argv, &err) != 0) {
-		warnx_("%s", err);
+		warnx("%s", err);
 		free(err);
 		return -1;
 	}
@@ -647,7 +647,7 @@ measure(const struct bench *b, const struct plan *p, const char *log,
 		n -= (size_t)p->warmup;
 	}
 	if (n == 0) {
-		warnx_("%s: Cannot build a performance result record without measurement "
+		warnx("%s: Cannot build a performance result record without measurement "
 		    "runs", p->id);
 		goto done;
 	}
@@ -831,7 +831,7 @@ write_record(const cJSON *rec, const char *id)
 	path = easprintf("%s/perf_%s_%s.json", opt.results, safe, ts);
 	free(safe);
 	if (json_write(&text, rec, JSON_INDENT2, NULL) != 0) {
-		warnx_("%s: the record holds a number that is not finite", id);
+		warnx("%s: the record holds a number that is not finite", id);
 		rc = -1;
 	} else if (atomic_write_file(path, text.s, text.len) != 0) {
 		warn("%s: cannot write", path);
@@ -879,7 +879,7 @@ run_tool(const struct bench *b, const struct plan *p)
 	int fd, rc = -1, i;
 
 	if (runner_argv(b, p->id, &argv, &err) != 0) {
-		warnx_("%s", err);
+		warnx("%s", err);
 		free(err);
 		return -1;
 	}
@@ -920,7 +920,7 @@ run_tool(const struct bench *b, const struct plan *p)
 	cJSON_Delete(m.peak);
 	if (p->out_file != NULL) {
 		if (stat(p->out_file, &after) != 0 || (existed && same_file(&before, &after))) {
-			warnx_("%s: the command wrote no %s", p->id, p->out_file);
+			warnx("%s: the command wrote no %s", p->id, p->out_file);
 			goto done;
 		}
 		if (import_read(p->format, p->out_file, p->out_file, &s) != 0)
@@ -987,11 +987,11 @@ run_benchmark(const struct bench *b)
 
 	make_plan(b, &p);
 	if (p.error != NULL) {
-		warnx_("%s", p.error);
+		warnx("%s", p.error);
 		goto done;
 	}
 	if (p.skip != NULL) {
-		warnx_("%s: skipped: %s", p.id, p.skip);
+		warnx("%s: skipped: %s", p.id, p.skip);
 		rc = 1;
 		goto done;
 	}
@@ -1008,7 +1008,7 @@ run_benchmark(const struct bench *b)
 	if (!measured)
 		goto done;
 	if ((rec = build_record(b, &p, log, ms, n, runtime, named, &err)) == NULL) {
-		warnx_("%s: %s", p.id, err);
+		warnx("%s: %s", p.id, err);
 		goto done;
 	}
 	safe = text_sanitize(p.id);
@@ -1016,7 +1016,7 @@ run_benchmark(const struct bench *b)
 	path = easprintf("%s/perf_%s_%s.json", opt.results, safe, ts);
 	free(safe);
 	if (json_write(&text, rec, JSON_INDENT2, NULL) != 0) {
-		warnx_("%s: the record holds a number that is not finite", p.id);
+		warnx("%s: the record holds a number that is not finite", p.id);
 		goto done;
 	}
 	if (atomic_write_file(path, text.s, text.len) != 0) {
@@ -1102,7 +1102,7 @@ telemetry(void)
 
 	gpu_open(&opt.gpu);
 	if (!opt.gpu.nvml) {
-		warnx_("--telemetry: NVML is not available (no NVIDIA driver here)");
+		warnx("--telemetry: NVML is not available (no NVIDIA driver here)");
 		return EXIT_TROUBLE;
 	}
 	if ((fp = fopen(opt.telemetry, "a")) == NULL) {
@@ -1183,7 +1183,7 @@ read_configs(int argc, char **argv, struct configs *cf)
 		if (add_configs(argv[i], &cf->paths, &cf->n) != 0)
 			return -1;
 	if (cf->n == 0) {
-		warnx_("no benchmark configs (*.json) found");
+		warnx("no benchmark configs (*.json) found");
 		return -1;
 	}
 	qsort(cf->paths, cf->n, sizeof *cf->paths, text_cmp_ptr);

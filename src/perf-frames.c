@@ -96,7 +96,7 @@ bad(const char *code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	warnx_("%s: %s", code, msg);
+	warnx("%s: %s", code, msg);
 	return -1;
 }
 
@@ -773,18 +773,18 @@ check_outputs(const struct comparison *cmp, const char *const out[2])
 		if (out[k] == NULL)
 			continue;
 		if (path_same_file(out[k], cmp->manifest)) {
-			warnx_("%s: %s is the manifest; refusing to overwrite it", name[k], out[k]);
+			warnx("%s: %s is the manifest; refusing to overwrite it", name[k], out[k]);
 			return -1;
 		}
 		for (int i = 0; i < cmp->nruns; i++)
 			if (path_same_file(out[k], cmp->runs[i].path)) {
-				warnx_("%s: %s is the recording of runs[%d]; refusing to overwrite it",
+				warnx("%s: %s is the recording of runs[%d]; refusing to overwrite it",
 				    name[k], out[k], i);
 				return -1;
 			}
 	}
 	if (out[0] != NULL && out[1] != NULL && path_same_file(out[0], out[1])) {
-		warnx_("-o and --svg name one file: %s", out[0]);
+		warnx("-o and --svg name one file: %s", out[0]);
 		return -1;
 	}
 	return 0;

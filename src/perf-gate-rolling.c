@@ -142,7 +142,7 @@ load_named(jsonl_reader *r, const jsonl_span *s, const cJSON *rec, struct curren
 			continue;
 		key = nm_key(bench, c->nm[j].name);
 		w = nm_unknown_warning(key, c->nm[j].unit);
-		warnx_("%s", w);
+		warnx("%s", w);
 		free(w);
 		free(key);
 	}
@@ -1025,7 +1025,7 @@ collect_status(const char *text, bool strict)
 		return;
 	k = num_py_int(text, &v);
 	if (k == 0 && strict) {
-		warnx_("--collect-rc: not an integer: '%s'", text);
+		warnx("--collect-rc: not an integer: '%s'", text);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	opt.collect_failed = k != 0 && v != 0;
@@ -1168,7 +1168,7 @@ parse_options(int argc, char *argv[])
 			else if (strcmp(optarg, "zscore") == 0)
 				opt.rule = SENS_RULE_ZSCORE;
 			else {
-				warnx_("--rule: not reference, prediction or zscore: '%s'", optarg);
+				warnx("--rule: not reference, prediction or zscore: '%s'", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			break;

@@ -83,7 +83,7 @@ add_identity(const char *kv)
 	char msg[160];
 
 	if (!import_identity_valid(kv, msg, sizeof msg)) {
-		warnx_("%s", msg);
+		warnx("%s", msg);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	opt.identity = erealloc(opt.identity, (opt.nidentity + 2) * sizeof *opt.identity);
@@ -112,7 +112,7 @@ main(int argc, char *argv[])
 		switch (c) {
 		case 'f':
 			if (!import_format_known(optarg)) {
-				warnx_("unknown format '%s'", optarg);
+				warnx("unknown format '%s'", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			opt.format = optarg;

@@ -317,11 +317,11 @@ parse_options(int argc, char *argv[])
 		}
 	}
 	if (optind >= argc) {
-		warnx_("no command to run");
+		warnx("no command to run");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if ((opt.digest == NULL) == (opt.root == NULL)) {
-		warnx_("give the runtime's identity: --runtime-digest or --runtime-root, one of them");
+		warnx("give the runtime's identity: --runtime-digest or --runtime-root, one of them");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	if (strcmp(opt.program, "vibe-qc") == 0)
@@ -329,7 +329,7 @@ parse_options(int argc, char *argv[])
 	if (strcmp(opt.program, "orca") == 0)
 		return orca;
 	if (strcmp(opt.program, "generic") != 0) {
-		warnx_("--program: vibe-qc, orca or generic, not '%s'", opt.program);
+		warnx("--program: vibe-qc, orca or generic, not '%s'", opt.program);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	return NULL;
@@ -349,14 +349,14 @@ compile_patterns(struct state *s, const char *const *base)
 			char msg[128];
 
 			regerror(e, &s->re[p], msg, sizeof msg);
-			warnx_("--%s: %s: %s", pat_names[p], re, msg);
+			warnx("--%s: %s: %s", pat_names[p], re, msg);
 			free_patterns(s);
 			return -1;
 		}
 		s->have[p] = true;
 	}
 	if (!s->have[P_ITERATION] || !s->have[P_COMPLETE]) {
-		warnx_("--program generic needs --iteration and --complete");
+		warnx("--program generic needs --iteration and --complete");
 		free_patterns(s);
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
@@ -378,7 +378,7 @@ runtime_identity(char **cmd, int n, char digest[SHA256_HEX])
 		return 0;
 	}
 	if (tree_digest(opt.root, digest, &why) != 0) {
-		warnx_("--runtime-root: %s", why);
+		warnx("--runtime-root: %s", why);
 		free(why);
 		return -1;
 	}
@@ -401,7 +401,7 @@ runtime_changed(const char *digest)
 		return false;
 	if (tree_digest(opt.root, after, &why) == 0 && strcmp(after, digest) == 0)
 		return false;
-	warnx_("%s: the runtime changed during the run; no report written%s%s",
+	warnx("%s: the runtime changed during the run; no report written%s%s",
 	    opt.root, why != NULL ? ": " : "", why != NULL ? why : "");
 	free(why);
 	return true;

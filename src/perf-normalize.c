@@ -325,7 +325,7 @@ main(int argc, char *argv[])
 		case 'r':
 			norm = provenance_strip_lower(optarg);
 			if (!provenance_run_source_valid(norm)) {
-				warnx_("invalid run source '%s': expected pr, local, "
+				warnx("invalid run source '%s': expected pr, local, "
 				    "scheduled_main or unknown", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}

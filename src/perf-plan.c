@@ -70,7 +70,7 @@ digest(const char *dir)
 	char hex[SHA256_HEX], *why = NULL;
 
 	if (tree_digest(dir, hex, &why) != 0) {
-		warnx_("%s", why);
+		warnx("%s", why);
 		free(why);
 		return EXIT_TROUBLE;
 	}
@@ -113,7 +113,7 @@ main(int argc, char *argv[])
 	if (plan_load(text.s, text.len, &pl, &p) != 0) {
 		/* Every problem, one line each. */
 		for (int i = 0; i < p.n; i++)
-			warnx_("%s: %s", p.v[i].code, p.v[i].detail);
+			warnx("%s: %s", p.v[i].code, p.v[i].detail);
 		problems_free(&p);
 		plan_free(&pl);
 		buf_free(&text);

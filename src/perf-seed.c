@@ -158,7 +158,7 @@ vfail(int e, const char *fmt, va_list ap)
 	}
 	va_end(again);
 	if (e == -1) {
-		warnx_("%s", b.s);
+		warnx("%s", b.s);
 	} else {
 		errno = e;
 		warn("%s", b.s);
@@ -1904,7 +1904,7 @@ commit_seeds(struct upload *u)
 	free(msg);
 	if (rc != 0) {
 		if (u->reseed)
-			warnx_("no reseed record landed in %s: the batch is one revision, all or "
+			warnx("no reseed record landed in %s: the batch is one revision, all or "
 			    "nothing", store_writer_shown(u->w));
 		return rc;
 	}
@@ -2874,7 +2874,7 @@ cmd_stage(const char *name, int nops, char **ops)
 {
 	(void)ops;
 	if (opt.nsources == 0 || opt.rationale == NULL || nops > 0) {
-		warnx_(nops > 0 ? "%s takes no operands" :
+		warnx(nops > 0 ? "%s takes no operands" :
 		    opt.nsources == 0 ? "%s needs at least one --source-result" :
 		    "%s needs --intent-rationale", name);
 		cli_usage(usage_text, EXIT_TROUBLE);
@@ -2887,7 +2887,7 @@ cmd_upload(const char *name, int nops, char **ops)
 {
 	(void)name;
 	if (nops != 1) {
-		warnx_("upload takes one manifest");
+		warnx("upload takes one manifest");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	return upload(ops[0]);
@@ -2907,7 +2907,7 @@ cmd_decide(const char *name, int nops, char **ops)
 	    opt.nsources > 1 || (kind == DECISION_ACCEPT && opt.change != NULL) ||
 	    (kind == DECISION_REVERT && (opt.nsources > 0 || opt.change != NULL ||
 	    opt.any_metric || opt.link != NULL))) {
-		warnx_(nops > 0 ? "%s takes no operands" : opt.reason == NULL ?
+		warnx(nops > 0 ? "%s takes no operands" : opt.reason == NULL ?
 		    "%s needs --reason" : kind == DECISION_REVERT ?
 		    "%s takes --decision and no record, change or metric" :
 		    kind == DECISION_ACCEPT ? "%s needs one --source-result" :
@@ -2923,7 +2923,7 @@ cmd_decisions(const char *name, int nops, char **ops)
 	(void)name;
 	(void)ops;
 	if (nops > 0) {
-		warnx_("decisions takes no operands");
+		warnx("decisions takes no operands");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	return list_decisions();
@@ -2956,7 +2956,7 @@ command_of(int argc, char *argv[])
 		if (strcmp(argv[1], commands[i].name) == 0)
 			return &commands[i];
 	if (argc >= 2)
-		warnx_("unknown command '%s'", argv[1]);
+		warnx("unknown command '%s'", argv[1]);
 	cli_usage(usage_text, EXIT_TROUBLE);
 }
 
@@ -3006,7 +3006,7 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 	opt.max_regression = 0.05;
 	while ((c = getopt_long(argc, argv, "hs:", longopts, NULL)) != -1) {
 		if (foreign_option(cmd, c)) {
-			warnx_("%s: unknown option for %s", argv[optind - 1], cmd->name);
+			warnx("%s: unknown option for %s", argv[optind - 1], cmd->name);
 			cli_usage(usage_text, EXIT_TROUBLE);
 		}
 		switch (c) {
@@ -3033,7 +3033,7 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		case 'm':
 			/* Not one of the six: a named metric, checked against the record. */
 			if (*optarg == '\0') {
-				warnx_("--metric: empty metric name");
+				warnx("--metric: empty metric name");
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			if (policy_metric_index(optarg) >= 0)

@@ -99,7 +99,7 @@ parse_options(int argc, char *argv[])
 		case 'o': opt.out = optarg; break;
 		case 'U':
 			if (!gitstore_is_spec(optarg)) {
-				warnx_("--publish: '%s' is not a git remote (git+URL[#branch])",
+				warnx("--publish: '%s' is not a git remote (git+URL[#branch])",
 				    optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
@@ -111,7 +111,7 @@ parse_options(int argc, char *argv[])
 		}
 	}
 	if (opt.out == NULL || *opt.out == '\0' || optind != argc) {
-		warnx_(opt.out == NULL || *opt.out == '\0' ? "no output directory (-o)" :
+		warnx(opt.out == NULL || *opt.out == '\0' ? "no output directory (-o)" :
 		    "unexpected operand");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
@@ -204,7 +204,7 @@ read_history(struct site *s)
 		rc = -1;
 	store_close(st_);
 	if (raised != NULL) {
-		warnx_("the history holds a record that cannot be read: %s", raised);
+		warnx("the history holds a record that cannot be read: %s", raised);
 		free(raised);
 		rc = -1;
 	}

@@ -1199,7 +1199,7 @@ dashboard(buf *page, const struct batch *in)
 		store_close(st);
 	}
 	if (raised != NULL) {
-		warnx_("the history holds a record that cannot be read: %s", raised);
+		warnx("the history holds a record that cannot be read: %s", raised);
 		free(raised);
 	}
 	dash_report(d, stderr);
@@ -1727,7 +1727,7 @@ main(int argc, char *argv[])
 	if ((opt.store = store_spec(opt.store)) == NULL)
 		return EXIT_TROUBLE;
 	if (opt.dashboard && (opt.reports == NULL || *opt.reports == '\0')) {
-		warnx_("--dashboard needs a reports directory (-r or PERF_REPORTS_DIR)");
+		warnx("--dashboard needs a reports directory (-r or PERF_REPORTS_DIR)");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	trouble = !read_batch(argv + optind, argc - optind, &in);

@@ -261,7 +261,7 @@ upload(struct batch *b)
 			if (items[i].state == ITEM_NEW)
 				fprintf(stderr, "uploaded → %s/%s\n", store_writer_shown(w), items[i].path);
 	if (rc == 1)
-		warnx_("%s: not pushed; the records wait in the cache %s for the next "
+		warnx("%s: not pushed; the records wait in the cache %s for the next "
 		    "upload", store_writer_shown(w), store_writer_dir(w));
 	if (rc != 0)
 		b->trouble = true;
@@ -367,7 +367,7 @@ export(void)
 	if (store_scan(st, &all, 1, collect, &l, &raised) != 0)
 		rc = EXIT_TROUBLE;
 	else if (raised != NULL) {
-		warnx_("%s: %s", opt.store, raised);
+		warnx("%s: %s", opt.store, raised);
 		rc = EXIT_TROUBLE;
 	}
 	store_close(st);
@@ -382,7 +382,7 @@ export(void)
 	free(l.v);
 	free(raised);
 	if (rc == EXIT_PASS && gzip_buf(text.s, text.len, &gz) != 0) {
-		warnx_("cannot compress the export");
+		warnx("cannot compress the export");
 		rc = EXIT_TROUBLE;
 	}
 	if (rc == EXIT_PASS && opt.output != NULL) {
@@ -392,7 +392,7 @@ export(void)
 		}
 	} else if (rc == EXIT_PASS) {
 		if (isatty(1)) {
-			warnx_("not writing compressed data to a terminal; use -o FILE");
+			warnx("not writing compressed data to a terminal; use -o FILE");
 			rc = EXIT_TROUBLE;
 		} else if (fwrite(gz.s, 1, gz.len, stdout) != gz.len ||
 		    jsonl_finish(stdout, "standard output") != 0)
@@ -416,7 +416,7 @@ reindex(void)
 	int rc;
 
 	if (!store_index_enabled()) {
-		warnx_("--reindex: the store index is turned off (PERF_STORE_INDEX=0)");
+		warnx("--reindex: the store index is turned off (PERF_STORE_INDEX=0)");
 		return EXIT_TROUBLE;
 	}
 	if ((w = store_writer_open(opt.store, opt.cache)) == NULL)
@@ -474,7 +474,7 @@ parse_options(int argc, char *argv[])
 		case 'C': opt.cache = optarg; break;
 		case 'p':
 			if (!policy_upload_parse(optarg, &opt.policy, NULL)) {
-				warnx_("--policy: expected never, pass or always, not '%s'", optarg);
+				warnx("--policy: expected never, pass or always, not '%s'", optarg);
 				cli_usage(usage_text, EXIT_TROUBLE);
 			}
 			break;
@@ -498,20 +498,20 @@ main(int argc, char *argv[])
 		return EXIT_TROUBLE;
 	if (opt.reindex) {
 		if (optind < argc || opt.export || opt.output != NULL) {
-			warnx_("--reindex reads the store, not records");
+			warnx("--reindex reads the store, not records");
 			cli_usage(usage_text, EXIT_TROUBLE);
 		}
 		return reindex();
 	}
 	if (opt.export) {
 		if (optind < argc) {
-			warnx_("--export reads the store, not records");
+			warnx("--export reads the store, not records");
 			cli_usage(usage_text, EXIT_TROUBLE);
 		}
 		return export();
 	}
 	if (opt.output != NULL) {
-		warnx_("-o is for --export");
+		warnx("-o is for --export");
 		cli_usage(usage_text, EXIT_TROUBLE);
 	}
 	return store_records(argv + optind, argc - optind);

@@ -47,7 +47,7 @@ without_line(void)
 static void
 plain(void)
 {
-	warnx_("bad \x1b[31mvalue\n%d", 3);
+	warnx("bad \x1b[31mvalue\n%d", 3);
 }
 
 static int kept_errno;
@@ -80,7 +80,7 @@ errno_quiet(void)
 	err_quiet(true);
 	errno = ENOENT;
 	warn("cannot open");
-	warnx_("nothing");
+	warnx("nothing");
 	diag("in.jsonl", 3, "nothing");
 	err_quiet(false);
 }
@@ -161,7 +161,7 @@ main(void)
 	is_str(out, "perf-test: run: Permission denied\n",
 	    "warn reads errno on entry, after its arguments");
 	capture(errno_quiet, out, sizeof out);
-	is_str(out, "", "quiet mode silences warn, warnx_ and diag");
+	is_str(out, "", "quiet mode silences warn, warnx and diag");
 	capture(errno_long, out, sizeof out);
 	ok(strlen(out) == strlen("perf-test: ") + 2047 + 1 &&
 	    strcmp(out + strlen(out) - 9, "a: No su\n") == 0,

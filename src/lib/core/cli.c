@@ -34,9 +34,9 @@ static void __attribute__((noreturn))
 refuse(const char *usage, const char *name, const char *s, const char *what, const char *range)
 {
 	if (what != NULL)
-		warnx_("%s: not %s: '%s'", name, what, s);
+		warnx("%s: not %s: '%s'", name, what, s);
 	else
-		warnx_("%s: not a number from %s: '%s'", name, range, s);
+		warnx("%s: not a number from %s: '%s'", name, range, s);
 	cli_usage(usage, EXIT_TROUBLE);
 }
 
@@ -102,7 +102,7 @@ cli_seed(const char *usage, const char *s)
 	long long seed;
 
 	if (num_py_int(s, &seed) != 1 || seed < 0 || strchr(s, '_')) {
-		warnx_("--seed: not a non-negative integer: '%s'", s);
+		warnx("--seed: not a non-negative integer: '%s'", s);
 		cli_usage(usage, EXIT_TROUBLE);
 	}
 	return (unsigned long long)seed;

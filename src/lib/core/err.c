@@ -72,7 +72,7 @@ err_print(const char *line)
 }
 
 void
-warnx_(const char *fmt, ...)
+warnx(const char *fmt, ...)
 {
 	va_list ap;
 

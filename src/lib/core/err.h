@@ -43,13 +43,13 @@ void err_quiet(bool q);
 /* A line already formatted (as diag() would), on stderr. */
 void err_print(const char *line);
 /* "prog: msg" on stderr. */
-void warnx_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: msg: strerror(errno)" on stderr, errno as it was on entry. */
 void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* "prog: FILE:LINE: msg" on stderr; line <= 0 omits the line. */
 void diag(const char *file, long line, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* warnx_ then exit(2). */
+/* warnx then exit(2). */
 void die(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2), noreturn));
 /* warn then exit(2). */

@@ -502,7 +502,7 @@ jsonl_finish(FILE *fp, const char *name)
 	if (fclose(fp) != 0 && e == 0)
 		e = errno ? errno : EIO;
 	if (e != 0) {
-		warnx_("write error on %s: %s", name, strerror(e));
+		warnx("write error on %s: %s", name, strerror(e));
 		return -1;
 	}
 	return 0;

@@ -159,11 +159,11 @@ bisect_reports_load(const char *dir, struct bisect_reports *rs)
 			warn("%s", file);
 			bad++;
 		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
-			warnx_("%s:%ld: %s", file, e.line, e.msg);
+			warnx("%s:%ld: %s", file, e.line, e.msg);
 			bad++;
 		} else {
 			if ((why = parse_report(o, &x, &found)) != NULL) {
-				warnx_("%s: %s", file, why);
+				warnx("%s: %s", file, why);
 				bad++;
 			}
 			if (why == NULL && found) {

@@ -110,7 +110,7 @@ collect_run_shown(const char *dir, char **argv, const char *log, const char *wha
 		rc = -1;
 	} else if (!WIFEXITED(res.status) || WEXITSTATUS(res.status) != 0) {
 		proc_describe(&res, how, sizeof how);
-		warnx_("%s: %s %s", what, argv[0], how);
+		warnx("%s: %s %s", what, argv[0], how);
 		show(ctx, what, log);
 		rc = -1;
 	}
@@ -187,7 +187,7 @@ collect_worktree_add(const char *repo, const char *dir, const char *ref, const c
 	if (git_run(repo, add, NULL, 0, NULL, &err) != 0) {
 		char *why = git_last_error(&err);
 
-		warnx_("%s: %s", what, why);
+		warnx("%s: %s", what, why);
 		free(why);
 		rc = -1;
 	}
@@ -265,7 +265,7 @@ int
 collect_finish(int rc, int trouble)
 {
 	if (proc_stop_signal() != 0) {
-		warnx_("stopped by signal %d", proc_stop_signal());
+		warnx("stopped by signal %d", proc_stop_signal());
 		rc = trouble;
 	}
 	if (jsonl_finish(stdout, "standard output") != 0)

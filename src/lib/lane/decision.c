@@ -255,11 +255,11 @@ decisions_load(const char *dir, struct decisions *ds)
 			warn("%s", file);
 			rc = -1;
 		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
-			warnx_("%s:%ld: %s", file, e.line, e.msg);
+			warnx("%s:%ld: %s", file, e.line, e.msg);
 			rc = -1;
 		} else {
 			if ((why = decision_parse(o, &x)) != NULL) {
-				warnx_("%s: %s", file, why);
+				warnx("%s: %s", file, why);
 				free(why);
 				decision_free(&x);
 				rc = -1;

@@ -2618,7 +2618,7 @@ put(const char *dir, const char *name, const buf *b)
 	if (fd >= 0 && close(fd) != 0)
 		ok = false;
 	if (!ok)
-		warnx_("%s: cannot write: %s", path, strerror(errno ? errno : EIO));
+		warnx("%s: cannot write: %s", path, strerror(errno ? errno : EIO));
 	free(path);
 	return ok ? 0 : -1;
 }

@@ -53,7 +53,7 @@ run(gitstore *g, const char *what, const char *const *args, const char *in,
 
 	if (rc != 0 && what != NULL) {
 		msg = git_last_error(&err);
-		warnx_("%s: %s: %s", g->shown, what, msg);
+		warnx("%s: %s: %s", g->shown, what, msg);
 		free(msg);
 	}
 	buf_free(&err);
@@ -201,7 +201,7 @@ clone(gitstore *g)
 	    NULL, &err);
 	if (rc != 0) {
 		msg = git_last_error(&err);
-		warnx_("%s: cannot clone the store: %s", g->shown, msg);
+		warnx("%s: cannot clone the store: %s", g->shown, msg);
 		free(msg);
 		atomic_remove_tree(tmp);
 	} else if (rename(tmp, g->dir) != 0) {
@@ -340,7 +340,7 @@ integrate(gitstore *g)
 	}
 	run(g, NULL, ARGS("diff", "--name-only", "--diff-filter=U"), NULL, 0, &out);
 	run(g, NULL, ARGS("rebase", "--abort"), NULL, 0, NULL);
-	warnx_("%s: a record of an earlier upload that was never pushed conflicts with "
+	warnx("%s: a record of an earlier upload that was never pushed conflicts with "
 	    "the remote: %s", g->shown, out.len > 0 ? strtok(out.s, "\n") : "?");
 	buf_free(&out);
 	return -1;
@@ -378,7 +378,7 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 	g->url = estrdup(spec + 4);
 	g->shown = git_redact(g->url);
 	if (*g->url == '\0') {
-		warnx_("%s: no remote after git+", spec);
+		warnx("%s: no remote after git+", spec);
 		goto fail;
 	}
 	if (atomic_mkdirs(base) != 0 || (real = realpath(base, NULL)) == NULL) {
@@ -413,10 +413,10 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 	set_identity(g);
 	if (fetch(g) != 0) {
 		if (!offline_ok) {
-			warnx_("%s: cannot fetch the store: %s", g->shown, g->remote_error);
+			warnx("%s: cannot fetch the store: %s", g->shown, g->remote_error);
 			goto fail;
 		}
-		warnx_("%s: cannot reach the remote, using the cache: %s", g->shown,
+		warnx("%s: cannot reach the remote, using the cache: %s", g->shown,
 		    g->remote_error);
 	}
 	if (integrate(g) != 0)
@@ -563,7 +563,7 @@ back_off(int ms)
 static void
 report_lock(const gitstore *g, const char *why, const char *lock, bool stale)
 {
-	warnx_("%s: cannot push: the remote holds a lock file%s: %s; make sure no push to "
+	warnx("%s: cannot push: the remote holds a lock file%s: %s; make sure no push to "
 	    "the remote is running (no git-receive-pack process on the machine that "
 	    "holds it), then remove %s", g->shown, stale ? " that a killed push left "
 	    "(still there a second later)" : " (a push running now, or one that was killed)",
@@ -615,13 +615,13 @@ gitstore_push(gitstore *g, int tries)
 	}
 	free(seen);
 	if (rc == 2)
-		warnx_("%s: cannot push: a lock file in the remote was in the way (%d tries): %s",
+		warnx("%s: cannot push: a lock file in the remote was in the way (%d tries): %s",
 		    g->shown, tries, why);
 	else if (rc > 0)
-		warnx_("%s: cannot push: the remote kept moving (%d tries): %s", g->shown,
+		warnx("%s: cannot push: the remote kept moving (%d tries): %s", g->shown,
 		    tries, why);
 	else if (rc < 0)
-		warnx_("%s: cannot push: %s", g->shown, why);
+		warnx("%s: cannot push: %s", g->shown, why);
 	free(why);
 	return rc == 0 ? 0 : -1;
 }
@@ -714,7 +714,7 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 		rc = 0;
 		break;
 	case 1:
-		warnx_("%s: the store changed since it was checked (its head is no longer "
+		warnx("%s: the store changed since it was checked (its head is no longer "
 		    "%s); nothing was uploaded: %s", g->shown, g->head[0] != '\0' ? g->head :
 		    "empty", why);
 		break;
@@ -722,13 +722,13 @@ gitstore_commit_on_head(gitstore *g, char *const *files, char *const *bytes,
 		report_lock(g, why, lock, false);
 		break;
 	default:
-		warnx_("%s: cannot push: %s", g->shown, why);
+		warnx("%s: cannot push: %s", g->shown, why);
 	}
 	free(lock);
 	goto done;
 git_failed:
 	why = git_last_error(&err);
-	warnx_("%s: cannot make the commit: %s", g->shown, why);
+	warnx("%s: cannot make the commit: %s", g->shown, why);
 done:
 	/* The work tree as HEAD has it: what was pushed comes with the next fetch. */
 	if (indexed) {
@@ -789,7 +789,7 @@ publish_run(const char *shown, const char *what, const char *dir, const char *co
 
 	if (rc != 0) {
 		msg = git_last_error(&err);
-		warnx_("%s: %s: %s", shown, what, msg);
+		warnx("%s: %s: %s", shown, what, msg);
 		free(msg);
 	}
 	buf_free(&err);
@@ -806,7 +806,7 @@ gitstore_publish(const char *spec, const char *def_branch, const char *dir, cons
 	int rc = -1;
 
 	if (!gitstore_is_spec(spec) || spec[4] == '\0') {
-		warnx_("%s: not a git remote (git+URL[#branch])", spec);
+		warnx("%s: not a git remote (git+URL[#branch])", spec);
 		return -1;
 	}
 	url = estrdup(spec + 4);
@@ -816,7 +816,7 @@ gitstore_publish(const char *spec, const char *def_branch, const char *dir, cons
 	}
 	shown = git_redact(url);
 	if (*url == '\0' || *branch == '\0') {
-		warnx_("%s: no remote or no branch (git+URL[#branch])", shown);
+		warnx("%s: no remote or no branch (git+URL[#branch])", shown);
 		free(url);
 		free(shown);
 		return -1;

@@ -181,7 +181,7 @@ save(const char *path, const void *data, size_t n)
 	return 0;
 fail:
 	e = errno;
-	warnx_("%s: cannot write the store index: %s", path, strerror(e));
+	warnx("%s: cannot write the store index: %s", path, strerror(e));
 	unlink(tmp);
 	free(tmp);
 	return -1;
@@ -608,20 +608,20 @@ store_index_seal(const char *root, char *const *env)
 	int rc = -1;
 
 	if (buf_read_file(&b, path) != 0 || b.len == 0 || b.s[b.len - 1] != '\n') {
-		warnx_("%s: cannot read the store index", path);
+		warnx("%s: cannot read the store index", path);
 		goto out;
 	}
 	if (git_run_env(root, env, ARGS(gd, "write-tree"), NULL, 0, &res, &err) != 0 ||
 	    res.len == 0) {
 		char *msg = git_last_error(&err);
 
-		warnx_("%s: cannot seal the store index: %s", root, msg);
+		warnx("%s: cannot seal the store index: %s", root, msg);
 		free(msg);
 		goto out;
 	}
 	tree = estrndup(res.s, strcspn(res.s, "\n"));
 	if (git_trees(root, tree, &t) != 0) {
-		warnx_("%s: cannot list the trees of the store", root);
+		warnx("%s: cannot list the trees of the store", root);
 		goto out;
 	}
 	/* The MANIFEST again, its "t" lines those of this tree, before the end line. */
@@ -645,7 +645,7 @@ store_index_seal(const char *root, char *const *env)
 		buf_add(&out, line, (size_t)(next - line));
 	}
 	if (!ended) {
-		warnx_("%s: the store index is not whole", path);
+		warnx("%s: the store index is not whole", path);
 		goto out;
 	}
 	rc = save(path, out.s, out.len);

@@ -149,7 +149,7 @@ store_spec(const char *opt)
 		hint = easprintf("git+https://huggingface.co/%s", shown + 5);
 	else
 		hint = easprintf("git+%s", shown);
-	warnx_("%s: a git remote needs the git+ prefix to be a store; "
+	warnx("%s: a git remote needs the git+ prefix to be a store; "
 	    "did you mean %s?", shown, hint);
 	free(shown);
 	free(hint);
@@ -182,7 +182,7 @@ store_open_cache(const char *spec, const char *cache)
 	/* A store that is not there is a typo, never an empty history. */
 	if (stat(spec, &st) != 0) {
 		if (errno == ENOENT)
-			warnx_("%s: no such store (a directory store must exist: create "
+			warnx("%s: no such store (a directory store must exist: create "
 			    "it, or name the store with --store)", spec);
 		else
 			warn("%s: cannot read the store", spec);
@@ -190,7 +190,7 @@ store_open_cache(const char *spec, const char *cache)
 		return NULL;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		warnx_("%s: the store is not a directory", spec);
+		warnx("%s: the store is not a directory", spec);
 		free(s);
 		return NULL;
 	}
@@ -459,7 +459,7 @@ static void
 store_failed(struct scan *sc, const char *path, int e)
 {
 	pthread_mutex_lock(&sc->lock);
-	warnx_("%s: cannot read the store: %s", path, strerror(e));
+	warnx("%s: cannot read the store: %s", path, strerror(e));
 	sc->failed = true;
 	pthread_mutex_unlock(&sc->lock);
 }
@@ -999,7 +999,7 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 	/* A history with nothing in it checks nothing: say so (a typo?). */
 	if (rc == 0 && sc.nrecords == 0 && s->name != NULL && !s->empty_ok &&
 	    (u == NULL || !u->quiet))
-		warnx_("%s: the store holds no records%s (a new store, or the wrong "
+		warnx("%s: the store holds no records%s (a new store, or the wrong "
 		    "one?)", s->name, s->nstreams > 0 ? ", nor do the history streams" : "");
 	s->warnings = sc.nwarn;
 	if (sc.nwarn > 0)

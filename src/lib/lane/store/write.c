@@ -273,7 +273,7 @@ store_writer_reindex(store_writer *w, bool full)
 	if (gitstore_unpushed(w->git) == 0)
 		return 0;
 	if (gitstore_remote_error(w->git) != NULL) {
-		warnx_("%s: cannot reach the store: %s", gitstore_shown(w->git),
+		warnx("%s: cannot reach the store: %s", gitstore_shown(w->git),
 		    gitstore_remote_error(w->git));
 		return -1;
 	}
@@ -339,7 +339,7 @@ store_writer_swap(store_writer *w, char *const *rel, char *const *data, const si
 
 	if (w->git != NULL) {
 		if (gitstore_remote_error(w->git) != NULL) {
-			warnx_("%s: cannot reach the store: %s", gitstore_shown(w->git),
+			warnx("%s: cannot reach the store: %s", gitstore_shown(w->git),
 			    gitstore_remote_error(w->git));
 			return -1;
 		}
@@ -351,7 +351,7 @@ store_writer_swap(store_writer *w, char *const *rel, char *const *data, const si
 	/* Under the store's lock since it was opened: nothing moved meanwhile. */
 	for (i = 0; i < n; i++)
 		if (store_writer_put(w, rel[i], data[i], len[i]) != 0) {
-			warnx_("%s/%s: the seed was not added", w->dir, rel[i]);
+			warnx("%s/%s: the seed was not added", w->dir, rel[i]);
 			break;
 		}
 	if (i < n) {
