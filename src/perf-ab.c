@@ -33,7 +33,7 @@
 #include "lane/policy.h"
 #include "core/proc.h"
 #include "core/strvec.h"
-#include "campaign/sequential_bound.h"
+#include "core/seqbound.h"
 #include "core/xml.h"
 
 static const char usage_text[] =

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "campaign/bisect.h"
-#include "campaign/py_random.h"
+#include "core/pyrandom.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/stats.h"

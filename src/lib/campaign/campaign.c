@@ -8,8 +8,8 @@
 #include "campaign/campaign.h"
 #include "core/err.h"
 #include "core/json.h"
-#include "campaign/py_random.h"
-#include "campaign/paired.h"
+#include "core/pyrandom.h"
+#include "core/paired.h"
 #include "core/text.h"
 
 void

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "campaign/paired.h"
+#include "core/paired.h"
 #include "core/num.h"
 #include "core/stats.h"
 
