@@ -3,7 +3,7 @@
  * comparison cohort (the exact identity of v2 records, model and GPU for
  * legacy ones; lane/cohort.h), ordered as the rolling gate orders
  * history, is analysed with Apache Otava's change-point detection
- * (lane/change_points.h); every change point found is written as one
+ * (lane/changes.h); every change point found is written as one
  * JSON line (or a Markdown table with --md). A series holds the
  * measurements of scheduled-main runs whatever the rolling gate said of
  * them (cohort_measured()). Exit 1 when a reported change point is worse
@@ -26,9 +26,9 @@
 #include "core/buf.h"
 #include "core/canon.h"
 #include "lane/bisect_report.h"
-#include "lane/change_points.h"
+#include "lane/changes.h"
 #include "core/cli.h"
-#include "lane/change_report.h"
+#include "lane/cpoints.h"
 #include "lane/change_state.h"
 #include "lane/cohort.h"
 #include "lane/decision.h"

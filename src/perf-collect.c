@@ -25,7 +25,7 @@
 #include "lane/config.h"
 #include "core/err.h"
 #include "core/fd.h"
-#include "lane/runner_events.h"
+#include "lane/events.h"
 #include "lane/gpu.h"
 #include "lane/import/import.h"
 #include "core/isotime.h"

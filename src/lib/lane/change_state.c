@@ -16,7 +16,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "lane/change_points.h"
+#include "lane/changes.h"
 #include "lane/change_state.h"
 
 /*

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "lane/runner_events.h"
+#include "lane/events.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/unit.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/num.h"
-#include "lane/change_points.h"
+#include "lane/changes.h"
 #include "core/err.h"
 #include "core/stats.h"
 

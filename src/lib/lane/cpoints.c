@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lane/change_report.h"
+#include "lane/cpoints.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"

@@ -5,7 +5,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "lane/dashboard.h"
+#include "lane/dash.h"
 #include "core/err.h"
 #include "lane/history_view.h"
 #include "lane/identity.h"
