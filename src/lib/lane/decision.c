@@ -245,7 +245,8 @@ decisions_load(const char *dir, struct decisions *ds)
 		decisions_free(ds);
 		return -1;
 	}
-	qsort(ds->d, ds->n, sizeof *ds->d, newest_first);
+	if (ds->n > 1)
+		qsort(ds->d, ds->n, sizeof *ds->d, newest_first);
 	/* Newest first: a revert undoes what it names, unless itself undone. */
 	for (size_t i = 0; i < ds->n; i++) {
 		struct decision *x = &ds->d[i];
