@@ -9,7 +9,8 @@
 #   make install         install programs, perf-lane and its library, man pages
 #                        and doc/ (PREFIX, DESTDIR, LANELIBDIR)
 #   make check-layout    core includes no system, no system includes another,
-#                        every include names its directory and is used
+#                        every include names its directory and is used, the
+#                        includes of a block are sorted by path
 #   make lint            check-layout; shellcheck every shell script; the pages
 #                        render without warnings under mandoc -Tlint, groff and man -l
 #   make bench           benchmarks of perfkite itself (bench/)
@@ -176,7 +177,7 @@ install: all
 # The layering of src/lib: core includes no system (lane, campaign, frames),
 # no system includes another.
 check-layout:
-	@python3 tests/lib/check_layout.py
+	@python3 tests/lib/check_layout.py --sorted
 
 # Commit subjects are at most 72 characters from this commit on (the
 # history before it has longer ones): make lint checks the commits after it.

@@ -15,8 +15,8 @@
 #include <string.h>
 
 #include "campaign/ab.h"
-#include "campaign/py_random.h"
-#include "campaign/sequential_bound.h"
+#include "core/pyrandom.h"
+#include "core/seqbound.h"
 
 #define MAXP 30
 #define MINP 5

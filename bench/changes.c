@@ -18,7 +18,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lane/change_points.h"
+#include "lane/changes.h"
 
 static unsigned long long state = 0x9e3779b97f4a7c15ULL;
 

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/atomic.h"
-#include "core/buf.h"
 #include "campaign/campaign.h"
 #include "campaign/campaign_figure.h"
+#include "core/atomic.h"
+#include "core/buf.h"
 #include "core/cli.h"
 #include "core/csv.h"
 #include "core/err.h"

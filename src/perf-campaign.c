@@ -38,18 +38,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "campaign/campaign.h"
+#include "campaign/tree_digest.h"
 #include "core/atomic.h"
 #include "core/buf.h"
-#include "campaign/campaign.h"
 #include "core/canon.h"
 #include "core/cli.h"
 #include "core/err.h"
 #include "core/json.h"
-#include "core/proc.h"
 #include "core/lock.h"
 #include "core/now.h"
+#include "core/proc.h"
 #include "core/strvec.h"
-#include "campaign/tree_digest.h"
 
 static const char usage_text[] =
     "usage: perf-campaign run plan.json binding.json run-dir [--once]\n"

@@ -3,7 +3,7 @@
  * comparison cohort (the exact identity of v2 records, model and GPU for
  * legacy ones; lane/cohort.h), ordered as the rolling gate orders
  * history, is analysed with Apache Otava's change-point detection
- * (lane/change_points.h); every change point found is written as one
+ * (lane/changes.h); every change point found is written as one
  * JSON line (or a Markdown table with --md). A series holds the
  * measurements of scheduled-main runs whatever the rolling gate said of
  * them (cohort_measured()). Exit 1 when a reported change point is worse
@@ -25,25 +25,25 @@
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/canon.h"
-#include "lane/bisect_report.h"
-#include "lane/change_points.h"
 #include "core/cli.h"
-#include "lane/change_report.h"
-#include "lane/change_state.h"
-#include "lane/cohort.h"
-#include "lane/decision.h"
 #include "core/err.h"
-#include "lane/store/git_command.h"
-#include "lane/history.h"
-#include "lane/identity.h"
-#include "lane/named_metric.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/now.h"
-#include "lane/policy.h"
-#include "lane/store/read.h"
 #include "core/text.h"
+#include "lane/bisect_report.h"
+#include "lane/change_state.h"
+#include "lane/changes.h"
+#include "lane/cohort.h"
+#include "lane/cpoints.h"
+#include "lane/decision.h"
+#include "lane/history.h"
+#include "lane/identity.h"
+#include "lane/named_metric.h"
+#include "lane/policy.h"
+#include "lane/store/git_command.h"
+#include "lane/store/read.h"
 
 static struct {
 	const char *store, *cache, *state, *batch;

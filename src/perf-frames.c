@@ -22,12 +22,12 @@
 #include "core/canon.h"
 #include "core/cli.h"
 #include "core/err.h"
-#include "frames/frames.h"
-#include "frames/frames_figure.h"
 #include "core/json.h"
 #include "core/num.h"
 #include "core/path.h"
 #include "core/utf8.h"
+#include "frames/frames.h"
+#include "frames/frames_figure.h"
 
 static struct {
 	const char *out[2];	/* -o report, --svg figure */

@@ -19,9 +19,9 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/jsonl.h"
-#include "lane/logtail.h"
 #include "core/num.h"
 #include "core/text.h"
+#include "lane/logtail.h"
 #include "lane/named_metric.h"
 #include "lane/policy.h"
 

@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "campaign/campaign.h"
+#include "campaign/tree_digest.h"
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/cli.h"
@@ -29,8 +31,6 @@
 #include "core/now.h"
 #include "core/num.h"
 #include "core/proc.h"
-#include "campaign/campaign.h"
-#include "campaign/tree_digest.h"
 
 /* What a program's output says, as extended regular expressions. */
 enum pat {

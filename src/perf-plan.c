@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
 #include "campaign/campaign.h"
+#include "campaign/tree_digest.h"
+#include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
 #include "core/json.h"
-#include "campaign/tree_digest.h"
 
 static const char usage_text[] =
     "usage: perf-plan [--json] plan.json\n"

@@ -16,24 +16,24 @@
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/cli.h"
-#include "lane/change_report.h"
 #include "core/csv.h"
-#include "lane/dashboard.h"
 #include "core/err.h"
-#include "lane/store/git_command.h"
-#include "lane/history_view.h"
-#include "lane/identity.h"
-#include "lane/named_metric.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
-#include "lane/policy.h"
-#include "lane/sensitivity.h"
-#include "lane/site.h"
 #include "core/stats.h"
 #include "core/unit.h"
 #include "core/xml.h"
+#include "lane/cpoints.h"
+#include "lane/dash.h"
+#include "lane/history_view.h"
+#include "lane/identity.h"
+#include "lane/named_metric.h"
+#include "lane/policy.h"
+#include "lane/sensitivity.h"
+#include "lane/site.h"
+#include "lane/store/git_command.h"
 #include "lane/store/read.h"
 
 static struct {
@@ -147,6 +147,23 @@ num_cell(buf *b, const cJSON *v, int prec)
 		buf_adds(b, num_fixed(t, d, prec));
 }
 
+/* The first cells of a row of either table: model, GPU, the baseline's size. */
+static void
+row_head(buf *b, const cJSON *rec, const cJSON *cmp)
+{
+	const cJSON *v;
+
+	buf_adds(b, "| ");
+	cell_key(b, rec, "model_id");
+	buf_adds(b, " | ");
+	cell_key(b, rec, "gpu_type");
+	buf_adds(b, " | ");
+	if ((v = json_get(cmp, "baseline_n")) != NULL)
+		cell_text(b, v);
+	else
+		buf_adds(b, "n/a");
+}
+
 /* One row of the summary's table. */
 static void
 md_row(buf *b, const cJSON *rec)
@@ -158,15 +175,7 @@ md_row(buf *b, const cJSON *rec)
 	bool any = false;
 	int i;
 
-	buf_adds(b, "| ");
-	cell_key(b, rec, "model_id");
-	buf_adds(b, " | ");
-	cell_key(b, rec, "gpu_type");
-	buf_adds(b, " | ");
-	if ((v = json_get(cmp, "baseline_n")) != NULL)
-		cell_text(b, v);
-	else
-		buf_adds(b, "n/a");
+	row_head(b, rec, cmp);
 	for (i = 0; i < METRIC_COUNT; i++) {
 		m = json_get(ms, metric_table[i].key);
 		buf_adds(b, " | ");
@@ -270,15 +279,7 @@ named_row(buf *b, const cJSON *rec)
 	double worst = 0;
 	bool any = false;
 
-	buf_adds(b, "| ");
-	cell_key(b, rec, "model_id");
-	buf_adds(b, " | ");
-	cell_key(b, rec, "gpu_type");
-	buf_adds(b, " | ");
-	if ((v = json_get(cmp, "baseline_n")) != NULL)
-		cell_text(b, v);
-	else
-		buf_adds(b, "n/a");
+	row_head(b, rec, cmp);
 	for (size_t i = 0; i < n; i++) {
 		const cJSON *m = named_comparison(rec, ms[i].name);
 		cJSON *cur = ms[i].has_value ? cJSON_CreateNumber(ms[i].value) : NULL;

@@ -18,14 +18,14 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
-#include "lane/store/git_command.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/text.h"
 #include "lane/policy.h"
+#include "lane/store/git_command.h"
 #include "lane/store/index.h"
 #include "lane/store/read.h"
 #include "lane/store/write.h"
-#include "core/text.h"
 
 
 static struct {

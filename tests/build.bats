@@ -174,3 +174,23 @@ subject_repo() {
 	assert_failure 1
 	assert_output ""
 }
+
+@test "check-layout --sorted: the tree's include blocks are sorted by path; an unsorted block fails by line" {
+	run python3 "$ROOT_DIR/tests/lib/check_layout.py" --sorted "$ROOT_DIR"
+	assert_success
+	assert_output ""
+	t=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$t/src/lib/core" "$t/src/lib/lane"
+	printf 'int core_f(void);\n' >"$t/src/lib/core/c.h"
+	printf 'int core_g(void);\n' >"$t/src/lib/core/d.h"
+	printf 'int lane_f(void);\n' >"$t/src/lib/lane/l.h"
+	printf '#include "core/d.h"\n#include "core/c.h"\n\n#include "lane/l.h"\nint core_f(void) { return core_g() + lane_f(); }\n' \
+		>"$t/src/lib/lane/l.c"
+	printf '#include "core/c.h"\n#include "core/d.h"\n#include "lane/l.h"\nint main(void) { return core_f() + core_g() + lane_f(); }\n' \
+		>"$t/src/perf-x.c"
+	run python3 "$ROOT_DIR/tests/lib/check_layout.py" "$t"
+	assert_success
+	run python3 "$ROOT_DIR/tests/lib/check_layout.py" --sorted "$t"
+	assert_failure 1
+	assert_output 'src/lib/lane/l.c:2: #include "core/c.h": after "core/d.h"; a block'"'"'s includes are sorted by path'
+}

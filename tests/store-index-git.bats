@@ -7,6 +7,7 @@
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
 load lib/store
+load lib/index_answers
 
 GEN=$TESTS_DIR/lib/index_store.py
 
@@ -35,37 +36,6 @@ foreign() {
 	git -C foreign add -A
 	git -C foreign -c user.name=t -c user.email=t@t commit -q -m "$1" --allow-empty
 	git -C foreign push -q origin main
-}
-
-# answers STORE BATCH: the gate's records, console and status, the seed
-# check's verdict and perf-changes --batch.
-answers() {
-	local rc=0
-	perf-gate-rolling -s "$1" "$2" >gate.out 2>gate.err || rc=$?
-	echo "status $rc"
-	cat gate.out gate.err
-	rc=0
-	py "$GEN" seed-source "$2" >first.jsonl
-	perf-seed prepare -s "$1" --staging-root "$(mktemp -d staging-XXXXXXXX)" --intent-rationale r \
-		--now 2026-08-02T00:00:00Z --source-result first.jsonl >seed.out 2>seed.err || rc=$?
-	echo "seed status $rc"
-	grep -v 'staging-' seed.err || true
-	rc=0
-	perf-changes -s "$1" --batch "$2" >changes.out 2>&1 || rc=$?
-	echo "changes status $rc"
-	cat changes.out
-}
-
-# same_answers STORE BATCH WHAT: with the index and without, byte for byte.
-same_answers() {
-	answers "$1" "$2" >with.txt
-	PERF_STORE_INDEX=0 answers "$1" "$2" >without.txt
-	if ! cmp -s with.txt without.txt; then
-		echo "$3: the index changed the answer" >&2
-		diff without.txt with.txt | head -20 >&2
-		return 1
-	fi
-	grep -q '^status [01]$' with.txt
 }
 
 # entries: the (instant, path) of every entry of the remote's index, sorted.

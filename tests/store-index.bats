@@ -7,38 +7,15 @@
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
 load lib/common
 load lib/store
+load lib/index_answers
 
 GEN=$TESTS_DIR/lib/index_store.py
+# shellcheck disable=SC2034 # read by lib/index_answers.bash
+ANSWERS_RESEED=1
 
 setup() {
 	cd "$BATS_TEST_TMPDIR" || return 1
 	unset PERF_STORE_INDEX PERF_STORE_THREADS PERF_STORE_CACHE
-}
-
-# answers STORE BATCH: the gate's records, console and status, the seed
-# check's verdict and the reseed's baseline shift for the batch's first
-# record, and perf-changes --batch.
-answers() {
-	local rc=0
-	perf-gate-rolling -s "$1" "$2" >gate.out 2>gate.err || rc=$?
-	echo "status $rc"
-	cat gate.out gate.err
-	rc=0
-	py "$GEN" seed-source "$2" >first.jsonl
-	perf-seed prepare -s "$1" --staging-root "$(mktemp -d staging-XXXXXXXX)" --intent-rationale r \
-		--now 2026-08-02T00:00:00Z --source-result first.jsonl >seed.out 2>seed.err || rc=$?
-	echo "seed status $rc"
-	grep -v 'staging-' seed.err || true
-	rc=0
-	py "$GEN" seed-source "$2" REGRESSION >second.jsonl
-	perf-seed reseed -s "$1" --staging-root "$(mktemp -d staging-XXXXXXXX)" --intent-rationale r \
-		--now 2026-08-02T00:00:00Z --source-result second.jsonl >reseed.out 2>reseed.err || rc=$?
-	echo "reseed status $rc"
-	grep -hv 'staging-' reseed.out reseed.err || true
-	rc=0
-	perf-changes -s "$1" --batch "$2" >changes.out 2>&1 || rc=$?
-	echo "changes status $rc"
-	cat changes.out
 }
 
 # same_gate STORE BATCH WHAT: the gate's answer with the index and without.
@@ -48,17 +25,6 @@ same_gate() {
 	PERF_STORE_INDEX=0 perf-gate-rolling -s "$1" "$2" >without.txt 2>&1 || b=$?
 	if [ "$a" != "$b" ] || ! cmp -s with.txt without.txt; then
 		echo "$3: the index changed the answer (status $a, without $b)" >&2
-		diff without.txt with.txt | head -20 >&2
-		return 1
-	fi
-}
-
-# same_answers STORE BATCH WHAT: with the index and without, byte for byte.
-same_answers() {
-	answers "$1" "$2" >with.txt
-	PERF_STORE_INDEX=0 answers "$1" "$2" >without.txt
-	if ! cmp -s with.txt without.txt; then
-		echo "$3: the index changed the answer" >&2
 		diff without.txt with.txt | head -20 >&2
 		return 1
 	fi

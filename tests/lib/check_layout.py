@@ -9,10 +9,12 @@
 
 Every project include names its directory ("core/json.h"), names a header
 that exists, and is used: some function, type, enumerator or macro the
-header declares appears in the including file. A violation is one line,
+header declares appears in the including file. With --sorted (as make
+check-layout runs it), the project includes of each block (consecutive
+#include "..." lines) are also sorted by path. A violation is one line,
 FILE:LINE: what is wrong, and exit 1.
 
-usage: check_layout.py [ROOT]   (default: the repository above this file)
+usage: check_layout.py [--sorted] [ROOT]   (default: the repository above this file)
 """
 import os
 import re
@@ -55,7 +57,10 @@ def declared(text):
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
+    args = sys.argv[1:]
+    sorted_blocks = "--sorted" in args
+    args = [a for a in args if a != "--sorted"]
+    root = args[0] if args else os.path.join(
         os.path.dirname(os.path.abspath(__file__)), "..", "..")
     os.chdir(root)
     files = []
@@ -76,10 +81,17 @@ def main():
         code = "\n".join(l for l in code.split("\n") if not INCLUDE.match(l))
         used = set(IDENT.findall(code))
         ok_dirs = allowed(f)
+        last = None
         for n, line in enumerate(text.split("\n"), 1):
             m = INCLUDE.match(line)
             if not m:
+                last = None
                 continue
+            if sorted_blocks and last is not None and m.group(1) < last:
+                print('%s:%d: #include "%s": after "%s"; a block\'s includes are sorted by path'
+                      % (f, n, m.group(1), last))
+                bad += 1
+            last = m.group(1)
             inc = m.group(1)
             where = "%s:%d" % (f, n)
             top = inc.split("/")[0]

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "campaign/ab.h"
-#include "campaign/py_random.h"
-#include "campaign/sequential_bound.h"
+#include "core/pyrandom.h"
+#include "core/seqbound.h"
 #include "tap.h"
 
 #define MINP 5

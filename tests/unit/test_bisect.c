@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "campaign/bisect.h"
-#include "campaign/py_random.h"
+#include "core/pyrandom.h"
 #include "tap.h"
 
 static struct pyrandom rng;

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lane/runner_events.h"
+#include "lane/events.h"
 #include "core/json.h"
 #include "tap.h"
 

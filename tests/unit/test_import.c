@@ -90,6 +90,44 @@ main(void)
 	unit("allocs/op", "allocs/op", 1);
 	unit("widgets", "widgets", 1);
 	unit("", "", 1);
+	/* The old importer's own table, row by row: each converts as before. */
+	unit("s", "s", 1);
+	unit("sec", "s", 1);
+	unit("seconds", "s", 1);
+	unit("\xce\xbcs", "s", 1e-6);
+	unit("ps", "s", 1e-12);
+	unit("min", "s", 60);
+	unit("s/op", "s", 1);
+	unit("ms/op", "s", 1e-3);
+	unit("us/op", "s", 1e-6);
+	unit("\xc2\xb5s/op", "s", 1e-6);
+	unit("ps/op", "s", 1e-12);
+	unit("B", "B", 1);
+	unit("bytes", "B", 1);
+	unit("byte", "B", 1);
+	unit("KB", "B", 1e3);
+	unit("kB", "B", 1e3);
+	unit("GB", "B", 1e9);
+	unit("MiB", "B", 1048576.0);
+	unit("GiB", "B", 1073741824.0);
+	unit("B/s", "B/s", 1);
+	unit("KB/s", "B/s", 1e3);
+	unit("kB/s", "B/s", 1e3);
+	unit("GB/s", "B/s", 1e9);
+	unit("KiB/s", "B/s", 1024.0);
+	unit("MiB/s", "B/s", 1048576.0);
+	unit("GiB/s", "B/s", 1073741824.0);
+	unit("KB/sec", "B/s", 1e3);
+	unit("GB/sec", "B/s", 1e9);
+	unit("1/s", "1/s", 1);
+	unit("Hz", "1/s", 1);
+	unit("ops/us", "1/s", 1e6);
+	unit("ops/\xc2\xb5s", "1/s", 1e6);
+	unit("ops/ns", "1/s", 1e9);
+	unit("ops/min", "1/s", 1.0 / 60);
+	/* What core's table knows, the importer converts too (JMH's min/op). */
+	unit("min/op", "s", 60);
+	unit("TB", "B", 1e12);
 
 	p = json_parse("{\"mode\":\"thrpt\",\"size\":1000,\"on\":true}", 38, &e);
 	v = import_variant(p);

@@ -4,8 +4,8 @@
 
 #include "campaign/ab.h"
 #include "core/err.h"
-#include "campaign/py_random.h"
-#include "campaign/sequential_bound.h"
+#include "core/pyrandom.h"
+#include "core/seqbound.h"
 #include "core/stats.h"
 
 void

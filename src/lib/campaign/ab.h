@@ -1,8 +1,8 @@
 /*
  * ab: the paired base-versus-head A/B of perf-ab(1), apart from running
  * anything: the balanced seeded order of the pairs, the sequential
- * design (sequential_bound.h), and the analysis of one metric at one look, the
- * paired statistics being perf-analyze's own (paired.h).
+ * design (core/seqbound.h), and the analysis of one metric at one look, the
+ * paired statistics being perf-analyze's own (core/paired.h).
  */
 #ifndef PERF_CAMPAIGN_AB_H
 #define PERF_CAMPAIGN_AB_H
@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "campaign/paired.h"
+#include "core/paired.h"
 
 /*
  * The order: pairs go in couples; for couple k and each of nconfigs

@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "campaign/bisect.h"
-#include "campaign/py_random.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/pyrandom.h"
 #include "core/stats.h"
 
 /* Running mean and sum of squared deviations (Welford). */

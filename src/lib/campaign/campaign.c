@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
 #include "campaign/campaign.h"
+#include "core/buf.h"
 #include "core/err.h"
 #include "core/json.h"
-#include "campaign/py_random.h"
-#include "campaign/paired.h"
+#include "core/paired.h"
+#include "core/pyrandom.h"
 #include "core/text.h"
 
 void

@@ -3,8 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/buf.h"
 #include "campaign/campaign_figure.h"
+#include "core/buf.h"
 #include "core/json.h"
 #include "core/svg_axis.h"
 #include "core/xml.h"

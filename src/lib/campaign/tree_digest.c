@@ -7,10 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "campaign/tree_digest.h"
 #include "core/atomic.h"
 #include "core/err.h"
 #include "core/json.h"
-#include "campaign/tree_digest.h"
 
 struct entry {
 	char *path;	/* relative */

@@ -11,9 +11,9 @@
 
 #include "core/canon.h"
 #include "core/err.h"
-#include "frames/frames.h"
 #include "core/num.h"
 #include "core/utf8.h"
+#include "frames/frames.h"
 
 const char *const frames_metric_keys[FM_NMETRICS] = {
 	"median_frame_time_ms", "p95_frame_time_ms", "p99_frame_time_ms",

@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "frames/frames_figure.h"
 #include "core/json.h"
 #include "core/svg_axis.h"
 #include "core/xml.h"
+#include "frames/frames_figure.h"
 
 /* Page geometry, in SVG user units (pixels). */
 #define WIDTH 980

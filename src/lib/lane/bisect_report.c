@@ -1,6 +1,4 @@
 #include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +9,7 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "lane/bisect_report.h"
+#include "lane/store/hidden_dir.h"
 
 static void
 report_free(struct bisect_report *r)
@@ -107,14 +106,6 @@ parse_report(const cJSON *o, struct bisect_report *r, bool *found)
 	return NULL;
 }
 
-static bool
-is_report_name(const char *name)
-{
-	size_t n = strlen(name);
-
-	return name[0] != '.' && n > 5 && strcmp(name + n - 5, ".json") == 0;
-}
-
 static int
 newest_first(const void *a, const void *b)
 {
@@ -125,60 +116,35 @@ newest_first(const void *a, const void *b)
 	return strcmp(y->path, x->path);
 }
 
+/* One report file: kept when it holds a report, warned when it is not one. */
+static int
+load_report(void *ctx, const char *file, const char *path, const cJSON *o)
+{
+	struct bisect_reports *rs = ctx;
+	struct bisect_report x;
+	const char *why;
+	bool found;
+
+	memset(&x, 0, sizeof x);
+	if ((why = parse_report(o, &x, &found)) != NULL)
+		warnx("%s: %s", file, why);
+	if (why == NULL && found) {
+		x.path = estrdup(path);
+		rs->r = erealloc(rs->r, (rs->n + 1) * sizeof *rs->r);
+		rs->r[rs->n++] = x;
+	} else
+		report_free(&x);
+	return why == NULL ? 0 : -1;
+}
+
 size_t
 bisect_reports_load(const char *dir, struct bisect_reports *rs)
 {
-	char *path = easprintf("%s/%s", dir, BISECT_REPORTS_DIR);
-	DIR *d;
-	struct dirent *de;
-	buf text = BUF_INIT;
-	size_t bad = 0;
+	size_t bad;
 
 	memset(rs, 0, sizeof *rs);
-	if ((d = opendir(path)) == NULL) {
-		if (errno != ENOENT && errno != ENOTDIR) {
-			warn("%s: cannot read the bisect reports", path);
-			bad++;
-		}
-		free(path);
-		return bad;
-	}
-	while ((de = readdir(d)) != NULL) {
-		char *file;
-		const char *why;
-		cJSON *o;
-		json_error e;
-		struct bisect_report x;
-		bool found;
-
-		if (!is_report_name(de->d_name))
-			continue;
-		memset(&x, 0, sizeof x);
-		file = easprintf("%s/%s", path, de->d_name);
-		if (buf_read_file(&text, file) != 0) {
-			warn("%s", file);
-			bad++;
-		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
-			warnx("%s:%ld: %s", file, e.line, e.msg);
-			bad++;
-		} else {
-			if ((why = parse_report(o, &x, &found)) != NULL) {
-				warnx("%s: %s", file, why);
-				bad++;
-			}
-			if (why == NULL && found) {
-				x.path = easprintf("%s/%s", BISECT_REPORTS_DIR, de->d_name);
-				rs->r = erealloc(rs->r, (rs->n + 1) * sizeof *rs->r);
-				rs->r[rs->n++] = x;
-			} else
-				report_free(&x);
-			cJSON_Delete(o);
-		}
-		free(file);
-	}
-	closedir(d);
-	free(path);
-	buf_free(&text);
+	bad = hidden_dir_load(dir, BISECT_REPORTS_DIR, ".json", "bisect reports", false,
+	    load_report, rs);
 	if (rs->n > 1)
 		qsort(rs->r, rs->n, sizeof *rs->r, newest_first);
 	return bad;

@@ -16,8 +16,8 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "lane/change_points.h"
 #include "lane/change_state.h"
+#include "lane/changes.h"
 
 /*
  * SHA-256 of the first n values as stored in memory (little-endian) into

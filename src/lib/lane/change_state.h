@@ -26,7 +26,7 @@
 
 #include "core/buf.h"
 #include "core/canon.h"
-#include "lane/change_points.h"
+#include "lane/changes.h"
 
 /* The split state of one series kept by --incremental. */
 struct saved {

@@ -26,7 +26,7 @@
 #include "core/buf.h"
 #include "core/json.h"
 #include "core/strmap.h"
-#include "lane/change_points.h"
+#include "lane/changes.h"
 #include "lane/history.h"
 #include "lane/identity.h"
 #include "lane/named_metric.h"

@@ -3,13 +3,13 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "lane/config.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/text.h"
+#include "lane/config.h"
 #include "lane/named_metric.h"
 #include "lane/policy.h"
-#include "core/text.h"
 
 /* A JSON integer that is not a boolean, with its value. */
 static bool

@@ -1,5 +1,3 @@
-#include <dirent.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +9,7 @@
 #include "core/json.h"
 #include "lane/decision.h"
 #include "lane/named_metric.h"
+#include "lane/store/hidden_dir.h"
 
 static const char *const kind_names[] = { "accept", "acknowledge", "invalid", "revert" };
 static const char *const state_names[] = { "accepted", "acknowledged", "invalid", "reverted" };
@@ -217,69 +216,37 @@ newest_first(const void *a, const void *b)
 	return -strcmp(x->id, y->id);
 }
 
-static bool
-is_decision_name(const char *name)
+/* One decision file: kept, or warned and the whole load failed. */
+static int
+load_decision(void *ctx, const char *file, const char *path, const cJSON *o)
 {
-	size_t n = strlen(name), k = strlen(DECISION_SUFFIX);
+	struct decisions *ds = ctx;
+	struct decision x;
+	char *why;
 
-	return name[0] != '.' && n > k && strcmp(name + n - k, DECISION_SUFFIX) == 0;
+	if ((why = decision_parse(o, &x)) != NULL) {
+		warnx("%s: %s", file, why);
+		free(why);
+		decision_free(&x);
+		return -1;
+	}
+	x.path = estrdup(path);
+	ds->d = erealloc(ds->d, (ds->n + 1) * sizeof *ds->d);
+	ds->d[ds->n++] = x;
+	return 0;
 }
 
 int
 decisions_load(const char *dir, struct decisions *ds)
 {
-	char *path = easprintf("%s/%s", dir, DECISIONS_DIR);
-	DIR *d;
-	struct dirent *de;
-	buf text = BUF_INIT;
-	int rc = 0;
-
 	memset(ds, 0, sizeof *ds);
-	if ((d = opendir(path)) == NULL) {
-		rc = errno == ENOENT || errno == ENOTDIR ? 0 : -1;
-		if (rc != 0)
-			warn("%s: cannot read the decisions", path);
-		free(path);
-		return rc;
-	}
-	while (rc == 0 && (de = readdir(d)) != NULL) {
-		char *file, *why;
-		cJSON *o;
-		json_error e;
-		struct decision x;
-
-		if (!is_decision_name(de->d_name))
-			continue;
-		file = easprintf("%s/%s", path, de->d_name);
-		if (buf_read_file(&text, file) != 0) {
-			warn("%s", file);
-			rc = -1;
-		} else if ((o = json_parse(text.s, text.len, &e)) == NULL) {
-			warnx("%s:%ld: %s", file, e.line, e.msg);
-			rc = -1;
-		} else {
-			if ((why = decision_parse(o, &x)) != NULL) {
-				warnx("%s: %s", file, why);
-				free(why);
-				decision_free(&x);
-				rc = -1;
-			} else {
-				x.path = easprintf("%s/%s", DECISIONS_DIR, de->d_name);
-				ds->d = erealloc(ds->d, (ds->n + 1) * sizeof *ds->d);
-				ds->d[ds->n++] = x;
-			}
-			cJSON_Delete(o);
-		}
-		free(file);
-	}
-	closedir(d);
-	free(path);
-	buf_free(&text);
-	if (rc != 0) {
+	if (hidden_dir_load(dir, DECISIONS_DIR, DECISION_SUFFIX, "decisions", true,
+	    load_decision, ds) != 0) {
 		decisions_free(ds);
-		return rc;
+		return -1;
 	}
-	qsort(ds->d, ds->n, sizeof *ds->d, newest_first);
+	if (ds->n > 1)
+		qsort(ds->d, ds->n, sizeof *ds->d, newest_first);
 	/* Newest first: a revert undoes what it names, unless itself undone. */
 	for (size_t i = 0; i < ds->n; i++) {
 		struct decision *x = &ds->d[i];

@@ -3,9 +3,9 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "lane/history.h"
 #include "core/json.h"
 #include "core/strmap.h"
+#include "lane/history.h"
 
 static bool
 key_known(const struct history *h, const char *key)

@@ -1,6 +1,6 @@
 /*
  * history_view: what the two readers of the store's history for people
- * share, perf-summarize --html (lane/dashboard) and perf-site
+ * share, perf-summarize --html (lane/dash) and perf-site
  * (lane/site): how a record's fields are read, its cohort kind and key,
  * an index of cohort keys, and numbers for labels and coordinates.
  * (Their sets of strings, for interning, are core/strmap's.)

@@ -3,9 +3,9 @@
 
 #include "core/buf.h"
 #include "core/err.h"
-#include "lane/identity.h"
 #include "core/json.h"
 #include "core/text.h"
+#include "lane/identity.h"
 
 const char *const identity_keys[IDENTITY_KEYS] = {
 	[IDENTITY_WORKLOAD] = "workload_id",

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "lane/logtail.h"
 #include "core/utf8.h"
+#include "lane/logtail.h"
 
 struct ring {
 	buf line[LOGTAIL_LINES];

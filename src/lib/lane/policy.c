@@ -6,9 +6,9 @@
 
 #include "core/json.h"
 #include "core/num.h"
+#include "core/text.h"
 #include "lane/policy.h"
 #include "lane/provenance.h"
-#include "core/text.h"
 
 const struct metric metric_table[METRIC_COUNT] = {
 	{ "latency", "avg_generation_time_s", "max_generation_time_s",

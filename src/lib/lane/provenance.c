@@ -4,8 +4,8 @@
 
 #include "core/buf.h"
 #include "core/err.h"
-#include "lane/provenance.h"
 #include "core/text.h"
+#include "lane/provenance.h"
 
 void
 provenance_env_load(struct provenance_env *e)

@@ -10,8 +10,8 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "lane/recipe.h"
 #include "core/text.h"
+#include "lane/recipe.h"
 
 /* The variable PERF_<name>, else FASTVIDEO_<name>, else NULL. */
 static const char *

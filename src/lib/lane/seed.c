@@ -8,12 +8,12 @@
 #include "core/err.h"
 #include "core/isotime.h"
 #include "core/json.h"
+#include "core/text.h"
 #include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/provenance.h"
 #include "lane/seed.h"
 #include "lane/store/read.h"
-#include "core/text.h"
 
 bool
 seed_pr_truthy(const cJSON *v)

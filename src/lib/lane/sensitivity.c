@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "lane/sensitivity.h"
 #include "core/stats.h"
+#include "lane/sensitivity.h"
 
 /*
  * The factor that makes the scale of n values' successive differences

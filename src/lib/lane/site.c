@@ -1745,6 +1745,108 @@ shape_of(const char *status)
 	    strcmp(status, "CALIBRATION_NEEDED") == 0 ? 2 : 3;
 }
 
+/* The value of a chart's k-th point: false where it has none (a gap in the path). */
+typedef bool chart_point(const void *ctx, size_t k, double *v);
+
+/* The path through a chart's n points, lifting the pen over each gap. */
+static void
+chart_path(buf *b, const struct svgaxis *ya, size_t n, chart_point *get, const void *ctx)
+{
+	struct pen p = { false, 0, 0, 0, 0 };
+	double v;
+
+	for (size_t k = 0; k < n; k++) {
+		if (!get(ctx, k, &v))
+			pen_end(b, &p);
+		else
+			step(b, &p, x_of(k, n), y_of(ya, v));
+	}
+	pen_end(b, &p);
+}
+
+/* The records (site rows idx) of one of the six metrics' charts. */
+struct metric_points {
+	const struct site *s;
+	const size_t *idx;
+	int m;
+};
+
+static bool
+metric_point(const void *ctx, size_t k, double *v)
+{
+	const struct metric_points *p = ctx;
+
+	*v = p->s->r[p->idx[k]].v[p->m];
+	return true;
+}
+
+/* The rolling baseline median of a record, where it has one. */
+static bool
+baseline_point(const void *ctx, size_t k, double *v)
+{
+	const struct metric_points *p = ctx;
+	const struct srec *r = &p->s->r[p->idx[k]];
+
+	*v = r->base[p->m];
+	return r->has_base[p->m];
+}
+
+/* The line of change point h drawn at x. */
+typedef void change_line(buf *b, const struct schange *h, double x);
+
+/*
+ * The change points of metric m (name NULL) or of the named metric name
+ * (m -1) in cohort c: a line each at the first of the chart's n records
+ * (site rows idx) at or after it; none after the chart's last record.
+ */
+static void
+change_lines(buf *b, const struct site *s, const struct cohort *c, const size_t *idx,
+    size_t n, int m, const char *name, change_line *line)
+{
+	for (size_t i = 0; i < s->nch; i++) {
+		const struct schange *h = &s->ch[i];
+		size_t k;
+
+		if (h->metric != m || h->name != name || h->cohort != (size_t)(c - s->c))
+			continue;
+		for (k = 0; k < n && s->r[idx[k]].instant < h->instant; k++)
+			;
+		if (k < n)
+			line(b, h, x_of(k, n));
+	}
+}
+
+/* A change point of one of the six metrics: its reason and culprit in the title. */
+static void
+metric_change_line(buf *b, const struct schange *h, double x)
+{
+	buf_addf(b, "<line class=\"%s\" x1=\"", h->worse ? "cw" : "cb");
+	coord1(b, x);
+	buf_adds(b, "\" x2=\"");
+	coord1(b, x);
+	buf_adds(b, "\" y1=\"");
+	icoord(b, PT);
+	buf_adds(b, "\" y2=\"");
+	icoord(b, CH - PB);
+	buf_adds(b, "\"><title>");
+	buf lab = BUF_INIT;
+	change_text(&lab, h);
+	/* the title is text: drop the span */
+	for (char *p = lab.s; p != NULL && (p = strchr(p, '<')) != NULL;) {
+		char *e = strchr(p, '>');
+		if (e == NULL)
+			break;
+		memmove(p, e + 1, strlen(e + 1) + 1);
+	}
+	buf_addf(b, "change point: %s, commit ", lab.s);
+	short_commit(b, json_str(h->cp, "commit_sha") ? json_str(h->cp, "commit_sha") : "");
+	buf_adds(b, ", ");
+	xml_escape(b, h->state);
+	culprit_text(b, h->cp);
+	buf_adds(b, "</title></line>");
+	buf_free(&lab);
+}
+
 /* Whether a record of a chart has a marker (latest: it is the chart's last). */
 static bool
 marked(const struct srec *r, bool latest)
@@ -1881,65 +1983,14 @@ chart(buf *b, const struct site *s, const struct cohort *c, int m)
 		buf_free(&lab);
 	}
 	/* The rolling baseline median of each record, then the values. */
+	struct metric_points pts = { s, idx, m };
+
 	buf_adds(b, "<path class=\"md\" d=\"");
-	{
-		struct pen p = { false, 0, 0, 0, 0 };
-
-		for (size_t k = 0; k < n; k++) {
-			const struct srec *r = &s->r[idx[k]];
-			if (!r->has_base[m])
-				pen_end(b, &p);
-			else
-				step(b, &p, x_of(k, n), y_of(&ya, r->base[m]));
-		}
-		pen_end(b, &p);
-	}
+	chart_path(b, &ya, n, baseline_point, &pts);
 	buf_adds(b, "\"/><path class=\"ln\" d=\"");
-	{
-		struct pen p = { false, 0, 0, 0, 0 };
-
-		for (size_t k = 0; k < n; k++)
-			step(b, &p, x_of(k, n), y_of(&ya, s->r[idx[k]].v[m]));
-		pen_end(b, &p);
-	}
+	chart_path(b, &ya, n, metric_point, &pts);
 	buf_adds(b, "\"/>");
-	/* Change points: a line at the first record at or after each. */
-	for (size_t i = 0; i < s->nch; i++) {
-		const struct schange *h = &s->ch[i];
-		size_t k;
-
-		if (h->metric != m || h->cohort != (size_t)(c - s->c))
-			continue;
-		for (k = 0; k < n && s->r[idx[k]].instant < h->instant; k++)
-			;
-		if (k == n)
-			continue;
-		buf_addf(b, "<line class=\"%s\" x1=\"", h->worse ? "cw" : "cb");
-		coord1(b, x_of(k, n));
-		buf_adds(b, "\" x2=\"");
-		coord1(b, x_of(k, n));
-		buf_adds(b, "\" y1=\"");
-		icoord(b, PT);
-		buf_adds(b, "\" y2=\"");
-		icoord(b, CH - PB);
-		buf_adds(b, "\"><title>");
-		buf lab = BUF_INIT;
-		change_text(&lab, h);
-		/* the title is text: drop the span */
-		for (char *p = lab.s; p != NULL && (p = strchr(p, '<')) != NULL;) {
-			char *e = strchr(p, '>');
-			if (e == NULL)
-				break;
-			memmove(p, e + 1, strlen(e + 1) + 1);
-		}
-		buf_addf(b, "change point: %s, commit ", lab.s);
-		short_commit(b, json_str(h->cp, "commit_sha") ? json_str(h->cp, "commit_sha") : "");
-		buf_adds(b, ", ");
-		xml_escape(b, h->state);
-		culprit_text(b, h->cp);
-		buf_adds(b, "</title></line>");
-		buf_free(&lab);
-	}
+	change_lines(b, s, c, idx, n, m, NULL, metric_change_line);
 	/* The markers (the last MARKERS, found once), a group per status (its colour). */
 	size_t mk[MARKERS], nm = 0;
 	int shapes[MARKERS];
@@ -2002,6 +2053,25 @@ named_value(const struct srec *r, const char *name, const char *unit, double *v)
 	return false;
 }
 
+/* The k-th of an array of values, every one a point. */
+static bool
+value_point(const void *ctx, size_t k, double *v)
+{
+	*v = ((const double *)ctx)[k];
+	return true;
+}
+
+/* A change point of a named metric: its direction in the title. */
+static void
+named_change_line(buf *b, const struct schange *h, double x)
+{
+	buf_addf(b, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\">"
+	    "<title>change point: %s, commit %.7s, ", h->worse ? "cw" : "cb", x, x, PT,
+	    CH - PB, h->worse ? "worse" : "better", json_str(h->cp, "commit_sha"));
+	xml_escape(b, h->state);
+	buf_adds(b, "</title></line>");
+}
+
 /*
  * The chart of a named metric (name and unit interned) of the cohort: its
  * records in order, the values and their labels scaled by unit_format()
@@ -2042,31 +2112,9 @@ named_chart(buf *b, const struct site *s, const struct cohort *c, const char *na
 		buf_adds(b, "</text>");
 	}
 	buf_adds(b, "<path class=\"ln\" d=\"");
-	{
-		struct pen p = { false, 0, 0, 0, 0 };
-
-		for (size_t i = 0; i < n; i++)
-			step(b, &p, x_of(i, n), y_of(&ya, val[i]));
-		pen_end(b, &p);
-	}
+	chart_path(b, &ya, n, value_point, val);
 	buf_adds(b, "\"/>");
-	for (size_t i = 0; i < s->nch; i++) {
-		const struct schange *h = &s->ch[i];
-		size_t at;
-
-		if (h->name != name || h->cohort != (size_t)(c - s->c))
-			continue;
-		for (at = 0; at < n && s->r[idx[at]].instant < h->instant; at++)
-			;
-		if (at == n)
-			continue;
-		buf_addf(b, "<line class=\"%s\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.0f\" y2=\"%.0f\">"
-		    "<title>change point: %s, commit %.7s, ", h->worse ? "cw" : "cb", x_of(at, n),
-		    x_of(at, n), PT, CH - PB, h->worse ? "worse" : "better",
-		    json_str(h->cp, "commit_sha"));
-		xml_escape(b, h->state);
-		buf_adds(b, "</title></line>");
-	}
+	change_lines(b, s, c, idx, n, -1, name, named_change_line);
 	buf_adds(b, "<g class=\"p0\">");
 	for (size_t i = n > MARKERS ? n - MARKERS : 0; i < n; i++) {
 		const struct srec *r = &s->r[idx[i]];

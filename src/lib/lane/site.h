@@ -1,6 +1,6 @@
 /*
  * site: the history store as a static site (perf-site(1)). Records are
- * grouped into cohorts as the dashboard groups them (lane/dashboard.h);
+ * grouped into cohorts as the dashboard groups them (lane/dash.h);
  * the site is index.html (what needs attention, then every cohort, sorted
  * naturally), one page per cohort under c/, changes.html, an Atom feed
  * (feed.xml) and each cohort's series as JSON under data/. Every page is

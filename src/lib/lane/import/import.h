@@ -6,7 +6,7 @@
  *
  * A parser turns one input into a suite: benchmarks, each with its
  * params, tool settings and named metrics in canonical units (s, B, B/s,
- * items/s, 1/s; import_unit() is the conversion table). A metric's
+ * items/s, 1/s: import_unit(), through core's unit table). A metric's
  * direction is set only where the input states it (a JMH mode,
  * BenchmarkDotNet's TheGreaterTheBetter, github-action-benchmark's
  * customBiggerIsBetter, perfkite's JSON, a runner event); otherwise it

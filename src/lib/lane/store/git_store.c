@@ -14,10 +14,10 @@
 #include "core/canon.h"
 #include "core/err.h"
 #include "core/lock.h"
+#include "core/text.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "lane/store/index.h"
-#include "core/text.h"
 
 struct gitstore {
 	char *url;		/* the remote as git reads it */

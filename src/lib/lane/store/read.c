@@ -17,13 +17,13 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/text.h"
+#include "core/utf8.h"
+#include "lane/identity.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "lane/store/index.h"
-#include "lane/identity.h"
 #include "lane/store/read.h"
-#include "core/text.h"
-#include "core/utf8.h"
 
 struct store {
 	gitstore *git;		/* the git store whose cache is root, or NULL */

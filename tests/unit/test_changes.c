@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lane/change_points.h"
+#include "lane/changes.h"
 #include "core/stats.h"
 #include "tap.h"
 

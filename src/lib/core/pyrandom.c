@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "campaign/py_random.h"
+#include "core/pyrandom.h"
 
 #define N 624
 #define M 397

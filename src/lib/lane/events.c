@@ -3,10 +3,10 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "lane/runner_events.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/unit.h"
+#include "lane/events.h"
 #include "lane/named_metric.h"
 
 const char *const events_component_keys[COMP_COUNT] = {

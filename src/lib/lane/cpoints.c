@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lane/change_report.h"
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
 #include "core/unit.h"
 #include "core/xml.h"
+#include "lane/cpoints.h"
 #include "lane/identity.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"

@@ -4,8 +4,8 @@
  * interval of their mean logarithm, and the verdict of an interval against
  * an equivalence band (doc/campaign-report.md, "A cell").
  */
-#ifndef PERF_CAMPAIGN_PAIRED_H
-#define PERF_CAMPAIGN_PAIRED_H
+#ifndef PERF_CORE_PAIRED_H
+#define PERF_CORE_PAIRED_H
 
 #include <stdbool.h>
 

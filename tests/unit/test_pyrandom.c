@@ -2,7 +2,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "campaign/py_random.h"
+#include "core/pyrandom.h"
 #include "tap.h"
 
 int

@@ -1,10 +1,10 @@
 /*
- * change_report: change points as perf-changes writes them (one JSON object
+ * cpoints: change points as perf-changes writes them (one JSON object
  * each), read back by whoever shows them: the Markdown table of
  * perf-changes --md and of perf-summarize's "Change points" section.
  */
-#ifndef PERF_LANE_CHANGE_REPORT_H
-#define PERF_LANE_CHANGE_REPORT_H
+#ifndef PERF_LANE_CPOINTS_H
+#define PERF_LANE_CPOINTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * runner_events: what a benchmark runner reports (perf-collect(1) "Runner
+ * events: what a benchmark runner reports (perf-collect(1) "Runner
  * protocol"): one JSON object per line in the file named by PERF_EVENTS,
  *   {"event":"run","phase":"warmup"|"measure","generation_time_s":28.5,
  *    "peak_memory_mb":10840.0,"stages":{...}}
@@ -8,8 +8,8 @@
  *    "better":"higher","phase":"measure"}
  * and the reference's mapping of stage logs to component metrics.
  */
-#ifndef PERF_LANE_RUNNER_EVENTS_H
-#define PERF_LANE_RUNNER_EVENTS_H
+#ifndef PERF_LANE_EVENTS_H
+#define PERF_LANE_EVENTS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "campaign/py_random.h"
-#include "campaign/sequential_bound.h"
+#include "core/pyrandom.h"
+#include "core/seqbound.h"
 #include "core/stats.h"
 
 /* Grid step, in units of one pair's standard deviation. */

@@ -1,10 +1,10 @@
 /*
- * py_random: Python's random module, as far as the campaign order needs it: the
+ * pyrandom: Python's random module, as far as the campaign order needs it: the
  * MT19937 generator seeded as random.Random(seed) seeds it, and
  * random.shuffle() (doc/campaign-report.md).
  */
-#ifndef PERF_CAMPAIGN_PY_RANDOM_H
-#define PERF_CAMPAIGN_PY_RANDOM_H
+#ifndef PERF_CORE_PYRANDOM_H
+#define PERF_CORE_PYRANDOM_H
 
 #include <stddef.h>
 #include <stdint.h>

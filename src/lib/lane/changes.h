@@ -1,5 +1,5 @@
 /*
- * change_points: change points in a series, as Apache Otava (Hunter) finds them
+ * changes: change points in a series, as Apache Otava (Hunter) finds them
  * (Fleming et al., ICPE 2023), reproduced exactly: a split step of
  * E-Divisive means (Matteson and James) with pairwise L1 distances over
  * sliding windows, each candidate kept while a two-sided Student t-test
@@ -11,8 +11,8 @@
  * incomplete beta function (stats_t_two_sided()), within 1e-12 of SciPy's.
  * Nothing depends on randomness or on the number of threads.
  */
-#ifndef PERF_LANE_CHANGE_POINTS_H
-#define PERF_LANE_CHANGE_POINTS_H
+#ifndef PERF_LANE_CHANGES_H
+#define PERF_LANE_CHANGES_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * sequential_bound: the alpha-spending bound of a group-sequential test
+ * seqbound: the alpha-spending bound of a group-sequential test
  * (Lan and DeMets 1983) with a look after every pair from min to max,
  * as perf-ab(1) repeats its analysis.
  *
@@ -19,10 +19,10 @@
  * Student t statistics with few degrees of freedom cross such bounds
  * somewhat more often than the normal recursion says, so the levels are
  * then scaled by one factor found on 40,000 seeded normal paths
- * (sequential_bound.c); the result is deterministic.
+ * (seqbound.c); the result is deterministic.
  */
-#ifndef PERF_CAMPAIGN_SEQUENTIAL_BOUND_H
-#define PERF_CAMPAIGN_SEQUENTIAL_BOUND_H
+#ifndef PERF_CORE_SEQBOUND_H
+#define PERF_CORE_SEQBOUND_H
 
 /* rho of the spending function perf-ab uses (perf-ab(1) says why). */
 #define SEQBOUND_RHO 2.0

@@ -1,13 +1,13 @@
 /*
- * dashboard: the HTML dashboard of perf-summarize (perf-summarize(1), drawn
+ * dash: the HTML dashboard of perf-summarize (perf-summarize(1), drawn
  * without plotly): one self-contained page, inline CSS and inline SVG, no
  * script, nothing fetched. Records are grouped into cohorts as the
  * reference groups them (v2 cohorts merge across display renames; invalid
  * v2 and legacy v1 records stay scoped by model and GPU), with one
  * time-series chart per metric and cohort.
  */
-#ifndef PERF_LANE_DASHBOARD_H
-#define PERF_LANE_DASHBOARD_H
+#ifndef PERF_LANE_DASH_H
+#define PERF_LANE_DASH_H
 
 #include <stdbool.h>
 #include <stdint.h>

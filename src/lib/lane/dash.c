@@ -5,21 +5,21 @@
 #include <strings.h>
 #include <time.h>
 
-#include "lane/dashboard.h"
 #include "core/err.h"
-#include "lane/history_view.h"
-#include "lane/identity.h"
-#include "lane/named_metric.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/num.h"
-#include "lane/policy.h"
 #include "core/stats.h"
 #include "core/strmap.h"
-#include "lane/store/read.h"
 #include "core/svg_axis.h"
 #include "core/unit.h"
 #include "core/xml.h"
+#include "lane/dash.h"
+#include "lane/history_view.h"
+#include "lane/identity.h"
+#include "lane/named_metric.h"
+#include "lane/policy.h"
+#include "lane/store/read.h"
 
 /*
  * A named metric's value in a record (issue 24): its slot (the metric's

@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/num.h"
-#include "lane/change_points.h"
 #include "core/err.h"
+#include "core/num.h"
 #include "core/stats.h"
+#include "lane/changes.h"
 
 /* numpy reduces in buffers of this many elements. */
 #define NP_BUFSIZE 8192

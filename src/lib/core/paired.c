@@ -3,8 +3,8 @@
 #include <string.h>
 
 #include "core/err.h"
-#include "campaign/paired.h"
 #include "core/num.h"
+#include "core/paired.h"
 #include "core/stats.h"
 
 void
