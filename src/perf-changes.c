@@ -41,6 +41,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/now.h"
+#include "core/opt.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
 #include "core/text.h"
@@ -80,32 +81,51 @@ struct run {
 	double analysis_s;	/* CPU seconds in analyse(), all threads together */
 };
 
-static const char usage_text[] =
-    "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
-    "                    [-w window] [-p pvalue] [--min-magnitude f] [--min-points n]\n"
-    "                    [--all] [--since ISO | --last n] [--incremental state-file]\n"
-    "                    [--batch records.jsonl]\n"
-    "                    [--json | --md] [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -s store, --store store   the history store: a directory or git+URL\n"
-    "  --cache dir               the cache clone of a git store\n"
-    "  -H file, --history file   a JSON-lines history stream (gzip allowed); repeatable\n"
-    "  -m metric, --metric metric  analyse this metric (a normalized key or a named\n"
-    "                            metric's name); repeatable\n"
-    "  -w n, --window n          the window of the split step\n"
-    "  -p p, --pvalue p          the significance, above 0 and at most 1\n"
-    "  --min-magnitude f         change points of a magnitude at or below f are merged away\n"
-    "  --min-points n            a change point with fewer records on a side is tentative (default 3)\n"
-    "  --all                     read every record, not only trusted ones\n"
-    "  --last n                  report only change points among the newest n records\n"
-    "  --since ISO               report only change points at records not older than this time\n"
-    "  --incremental file        keep the split step's state of every series in file\n"
-    "  --batch file              analyse only the cohorts of the records in file\n"
-    "  --json                    JSON lines (the default)\n"
-    "  --md                      a Markdown table\n"
-    "  -h, --help                print the usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 's', "store", 0, "store",
+	    "the history store: a directory or git+URL", "-s store, --store store", NULL },
+	{ 0, "cache", 'C', "dir", "the cache clone of a git store", NULL, NULL },
+	{ 'H', "history", 0, "file",
+	    "a JSON-lines history stream (gzip allowed); repeatable", "-H file, --history file", NULL },
+	{ 'm', "metric", 0, "metric",
+	    "analyse this metric (a normalized key or a named\n"
+	    "metric's name); repeatable", "-m metric, --metric metric", NULL },
+	{ 'w', "window", 0, "n", "the window of the split step", "-w n, --window n", NULL },
+	{ 'p', "pvalue", 0, "p",
+	    "the significance, above 0 and at most 1", "-p p, --pvalue p", NULL },
+	{ 0, "min-magnitude", 'M', "f",
+	    "change points of a magnitude at or below f are merged away", NULL, NULL },
+	{ 0, "min-points", 'P', "n",
+	    "a change point with fewer records on a side is tentative (default 3)", NULL, NULL },
+	{ 0, "all", 'A', NULL, "read every record, not only trusted ones", NULL, NULL },
+	{ 0, "last", 'l', "n", "report only change points among the newest n records", NULL, NULL },
+	{ 0, "since", 'S', "ISO",
+	    "report only change points at records not older than this time", NULL, NULL },
+	{ 0, "incremental", 'i', "file",
+	    "keep the split step's state of every series in file", NULL, NULL },
+	{ 0, "batch", 'B', "file", "analyse only the cohorts of the records in file", NULL, NULL },
+	{ 0, "json", 'J', NULL, "JSON lines (the default)", NULL, NULL },
+	{ 0, "md", 'D', NULL, "a Markdown table", NULL, NULL },
+	OPT_HELP("print the usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
+	    "                    [-w window] [-p pvalue] [--min-magnitude f] [--min-points n]\n"
+	    "                    [--all] [--since ISO | --last n] [--incremental state-file]\n"
+	    "                    [--batch records.jsonl]\n"
+	    "                    [--json | --md] [file ...]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+	/* getopt's order before the table, for an ambiguous abbreviation's message */
+	.long_order =
+	    "store cache history metric window pvalue min-magnitude min-points "
+	    "since last incremental batch all json md help version",
+};
 
 /* Whether --metric asked for the named metric name (any, without --metric). */
 static bool
@@ -761,31 +781,11 @@ cmp_cohort(const void *a, const void *b)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "pvalue", required_argument, NULL, 'p' },
-		{ "min-magnitude", required_argument, NULL, 'M' },
-		{ "min-points", required_argument, NULL, 'P' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "last", required_argument, NULL, 'l' },
-		{ "incremental", required_argument, NULL, 'i' },
-		{ "batch", required_argument, NULL, 'B' },
-		{ "all", no_argument, NULL, 'A' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "md", no_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool any_metric = false;
 	const char *why;
 	int c, k;
 
-	while ((c = getopt_long(argc, argv, "hH:m:p:s:w:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
 		case 'C': opt.cache = optarg; break;
@@ -801,49 +801,50 @@ parse_options(int argc, char *argv[])
 			}
 			if (!nm_name_valid(optarg, &why)) {
 				warnx_("--metric: '%s' is not a metric name: %s", optarg, why);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			opt.names = erealloc(opt.names, (size_t)(opt.nnames + 1) * sizeof *opt.names);
 			opt.names[opt.nnames++] = optarg;
 			opt.any_named = any_metric = true;
 			break;
 		case 'w':
-			opt.window = cli_long(usage_text, "--window", optarg, 2, 100000,
-			    "an integer from 2 to 100000");
+			opt.window = cli_long(opt_text(&option_table), "--window", optarg, 2,
+			    100000, "an integer from 2 to 100000");
 			break;
 		case 'p':
-			opt.pvalue = cli_double(usage_text, "--pvalue", optarg, DBL_TRUE_MIN, 1,
-			    "a number above 0 and at most 1");
+			opt.pvalue = cli_double(opt_text(&option_table), "--pvalue", optarg,
+			    DBL_TRUE_MIN, 1, "a number above 0 and at most 1");
 			break;
 		case 'M':
-			opt.min_magnitude = cli_double(usage_text, "--min-magnitude", optarg, 0, 1e300,
-			    "a number of 0 or more");
+			opt.min_magnitude = cli_double(opt_text(&option_table), "--min-magnitude",
+			    optarg, 0, 1e300, "a number of 0 or more");
 			break;
 		case 'P':
-			opt.min_points = cli_long(usage_text, "--min-points", optarg, 1, 1000000000,
-			    "a positive integer");
+			opt.min_points = cli_long(opt_text(&option_table), "--min-points", optarg,
+			    1, 1000000000, "a positive integer");
 			break;
 		case 'S':
-			opt.since = cli_time(usage_text, "--since", optarg, "an ISO time");
+			opt.since = cli_time(opt_text(&option_table), "--since", optarg,
+			    "an ISO time");
 			opt.has_since = true;
 			break;
 		case 'l':
-			opt.last = cli_long(usage_text, "--last", optarg, 1, 1000000000,
-			    "a positive integer");
+			opt.last = cli_long(opt_text(&option_table), "--last", optarg, 1,
+			    1000000000, "a positive integer");
 			break;
 		case 'i': opt.state = optarg; break;
 		case 'B': opt.batch = optarg; break;
 		case 'A': opt.all = true; break;
 		case 'J': opt.md = false; break;
 		case 'D': opt.md = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if (opt.has_since && opt.last > 0) {
 		warnx_("--since and --last cannot be used together");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	for (k = 0; k < METRIC_COUNT; k++)
 		opt.metric[k] |= !any_metric;

@@ -28,6 +28,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "lane/decision.h"
 #include "lane/named_metric.h"
 #include "lane/policy.h"
@@ -88,26 +89,38 @@ struct current {
 /* The store's decisions, read once with the history. */
 static struct decisions decisions;
 
-static const char usage_text[] =
-    "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
-    "                         [--collect-rc n] [-a artifacts-dir]\n"
-    "                         [--noise-window n] [--power p]\n"
-    "                         [--rule reference|prediction|zscore]\n"
-    "                         [--confidence c] [--z z] [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -s, --store store         the history store: a directory or git+URL\n"
-    "  --cache dir               where the cache clones of git stores are (see perf-upload(1))\n"
-    "  -H, --history file        a history stream: the same records as JSON lines\n"
-    "  --collect-rc n            the exit status of the collection\n"
-    "  -a, --artifacts dir       also write each compared record to dir\n"
-    "  --noise-window n          how many of the cohort's last trusted records give the noise\n"
-    "  --power p                 the power of the minimum detectable regression\n"
-    "  --rule reference | prediction | zscore  what decides a regression (see Noise-aware rules)\n"
-    "  --confidence c            the one-sided confidence of the prediction rule\n"
-    "  --z z                     the z threshold of the zscore rule (default 5)\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 's', "store", 0, "store", "the history store: a directory or git+URL", NULL, NULL },
+	{ 0, "cache", 'C', "dir",
+	    "where the cache clones of git stores are (see perf-upload(1))", NULL, NULL },
+	{ 'H', "history", 0, "file",
+	    "a history stream: the same records as JSON lines", NULL, NULL },
+	{ 0, "collect-rc", 'R', "n", "the exit status of the collection", NULL, NULL },
+	{ 'a', "artifacts", 0, "dir", "also write each compared record to dir", NULL, NULL },
+	{ 0, "noise-window", 'W', "n",
+	    "how many of the cohort's last trusted records give the noise", NULL, NULL },
+	{ 0, "power", 'P', "p", "the power of the minimum detectable regression", NULL, NULL },
+	{ 0, "rule", 'U', "reference | prediction | zscore",
+	    "what decides a regression (see Noise-aware rules)", NULL, NULL },
+	{ 0, "confidence", 'F', "c",
+	    "the one-sided confidence of the prediction rule", NULL, NULL },
+	{ 0, "z", 'Z', "z", "the z threshold of the zscore rule (default 5)", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
+	    "                         [--collect-rc n] [-a artifacts-dir]\n"
+	    "                         [--noise-window n] [--power p]\n"
+	    "                         [--rule reference|prediction|zscore]\n"
+	    "                         [--confidence c] [--z z] [file ...]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /*
  * Reads the named metrics of a record of the batch and resolves their
@@ -1015,7 +1028,7 @@ collect_status(const char *text, bool strict)
 	k = num_py_int(text, &v);
 	if (k == 0 && strict) {
 		warnx_("--collect-rc: not an integer: '%s'", text);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	opt.collect_failed = k != 0 && v != 0;
 }
@@ -1109,21 +1122,6 @@ say_failures(const cJSON *failures, size_t n)
 static bool
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "collect-rc", required_argument, NULL, 'R' },
-		{ "artifacts", required_argument, NULL, 'a' },
-		{ "noise-window", required_argument, NULL, 'W' },
-		{ "power", required_argument, NULL, 'P' },
-		{ "rule", required_argument, NULL, 'U' },
-		{ "confidence", required_argument, NULL, 'F' },
-		{ "z", required_argument, NULL, 'Z' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool rc_given = false;
 	int c;
 
@@ -1131,7 +1129,7 @@ parse_options(int argc, char *argv[])
 	opt.power = 0.8;
 	opt.confidence = CONFIDENCE;
 	opt.z = Z_THRESHOLD;
-	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
 		case 'C': opt.cache = optarg; break;
@@ -1143,11 +1141,12 @@ parse_options(int argc, char *argv[])
 		case 'R': collect_status(optarg, true); rc_given = true; break;
 		case 'a': opt.artifacts = optarg; break;
 		case 'W':
-			opt.noise_window = cli_long(usage_text, "--noise-window", optarg,
-			    SENS_MIN_RUNS, 100000, NULL);
+			opt.noise_window = cli_long(opt_text(&option_table), "--noise-window",
+			    optarg, SENS_MIN_RUNS, 100000, NULL);
 			break;
 		case 'P':
-			opt.power = cli_double(usage_text, "--power", optarg, 0.5, 0.999, NULL);
+			opt.power = cli_double(opt_text(&option_table), "--power", optarg, 0.5,
+			    0.999, NULL);
 			break;
 		case 'U':
 			if (strcmp(optarg, "reference") == 0)
@@ -1158,19 +1157,19 @@ parse_options(int argc, char *argv[])
 				opt.rule = SENS_RULE_ZSCORE;
 			else {
 				warnx_("--rule: not reference, prediction or zscore: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			break;
 		case 'F':
-			opt.confidence = cli_double(usage_text, "--confidence", optarg, 0.5, 0.999999,
-			    NULL);
+			opt.confidence = cli_double(opt_text(&option_table), "--confidence", optarg,
+			    0.5, 0.999999, NULL);
 			break;
 		case 'Z':
-			opt.z = cli_double(usage_text, "--z", optarg, 0.1, 100, NULL);
+			opt.z = cli_double(opt_text(&option_table), "--z", optarg, 0.1, 100, NULL);
 			break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	return rc_given;

@@ -42,6 +42,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/path.h"
 #include "lane/decision.h"
 #include "lane/named_metric.h"
@@ -93,51 +94,68 @@ struct doc {
 	struct identity id;
 };
 
-static const char usage_text[] =
-    "usage: perf-seed prepare --source-result file [--source-result file ...]\n"
-    "                         --intent-rationale text [--operator name]\n"
-    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
-    "                         [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed reseed --source-result file [--source-result file ...]\n"
-    "                         --intent-rationale text [--operator name]\n"
-    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
-    "                         [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n"
-    "       perf-seed accept --source-result record --reason text [--metric m ...]\n"
-    "                         [--by name] [--link url] [--staging-root dir]\n"
-    "                         [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed acknowledge [--source-result record] [--change file]\n"
-    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
-    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed invalid [--source-result record] [--change file]\n"
-    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
-    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed revert --decision id --reason text [--by name]\n"
-    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed decisions [--json] [-s store] [--cache dir]\n"
-    "\n"
-    "options:\n"
-    "  --source-result file      a normalized artifact: CALIBRATION_NEEDED (prepare), REGRESSION\n"
-    "                            or PASS (reseed), the first run at a new level (accept)\n"
-    "  --intent-rationale text   why this baseline is right\n"
-    "  --operator name           who approved it\n"
-    "  --staging-root dir        where prepared seeds wait for review\n"
-    "  --max-intra-batch-regression f  the batch consistency limit (default 0.05)\n"
-    "  -s, --store store         the history store, a directory or git+URL (perf-upload(1))\n"
-    "  --cache dir               where git stores' cache clones are (perf-upload(1))\n"
-    "  --now time                the seeds' timestamp (ISO 8601), for reproducible preparations\n"
-    "  --confirm                 upload for real (without it: say what would be uploaded)\n"
-    "  --reason text             why the decision is right (accept, acknowledge, invalid, revert)\n"
-    "  --metric m                the metric the decision is about, repeatable (default: all):\n"
-    "                            latency, throughput, memory, text_encoder_time_s, dit_time_s,\n"
-    "                            vae_decode_time_s, or a named metric (time, BM_Sort/1024/time)\n"
-    "  --by name                 who decides (default BUILDKITE_BUILD_CREATOR, git's user.name)\n"
-    "  --link url                the issue that tracks the change\n"
-    "  --change file             a perf-changes(1) JSON line (- for standard input)\n"
-    "  --decision id             the decision a revert undoes\n"
-    "  --json                    with decisions: JSON lines instead of the table\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "source-result", 'S', "file",
+	    "a normalized artifact: CALIBRATION_NEEDED (prepare), REGRESSION\n"
+	    "or PASS (reseed), the first run at a new level (accept)", NULL, NULL },
+	{ 0, "intent-rationale", 'R', "text", "why this baseline is right", NULL, NULL },
+	{ 0, "operator", 'O', "name", "who approved it", NULL, NULL },
+	{ 0, "staging-root", 'G', "dir", "where prepared seeds wait for review", NULL, NULL },
+	{ 0, "max-intra-batch-regression", 'M', "f",
+	    "the batch consistency limit (default 0.05)", NULL, NULL },
+	{ 's', "store", 0, "store",
+	    "the history store, a directory or git+URL (perf-upload(1))", NULL, NULL },
+	{ 0, "cache", 'C', "dir",
+	    "where git stores' cache clones are (perf-upload(1))", NULL, NULL },
+	{ 0, "now", 'N', "time",
+	    "the seeds' timestamp (ISO 8601), for reproducible preparations", NULL, NULL },
+	{ 0, "confirm", 'Y', NULL,
+	    "upload for real (without it: say what would be uploaded)", NULL, NULL },
+	{ 0, "reason", 'E', "text",
+	    "why the decision is right (accept, acknowledge, invalid, revert)", NULL, NULL },
+	{ 0, "metric", 'm', "m",
+	    "the metric the decision is about, repeatable (default: all):\n"
+	    "latency, throughput, memory, text_encoder_time_s, dit_time_s,\n"
+	    "vae_decode_time_s, or a named metric (time, BM_Sort/1024/time)", NULL, NULL },
+	{ 0, "by", 'B', "name",
+	    "who decides (default BUILDKITE_BUILD_CREATOR, git's user.name)", NULL, NULL },
+	{ 0, "link", 'L', "url", "the issue that tracks the change", NULL, NULL },
+	{ 0, "change", 'c', "file",
+	    "a perf-changes(1) JSON line (- for standard input)", NULL, NULL },
+	{ 0, "decision", 'D', "id", "the decision a revert undoes", NULL, NULL },
+	{ 0, "json", 'J', NULL, "with decisions: JSON lines instead of the table", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-seed prepare --source-result file [--source-result file ...]\n"
+	    "                         --intent-rationale text [--operator name]\n"
+	    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
+	    "                         [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed reseed --source-result file [--source-result file ...]\n"
+	    "                         --intent-rationale text [--operator name]\n"
+	    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
+	    "                         [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n"
+	    "       perf-seed accept --source-result record --reason text [--metric m ...]\n"
+	    "                         [--by name] [--link url] [--staging-root dir]\n"
+	    "                         [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed acknowledge [--source-result record] [--change file]\n"
+	    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
+	    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed invalid [--source-result record] [--change file]\n"
+	    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
+	    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed revert --decision id --reason text [--by name]\n"
+	    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed decisions [--json] [-s store] [--cache dir]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /* Reports a failure; returns the exit status of one. */
 static int __attribute__((format(printf, 1, 2)))
@@ -2843,7 +2861,7 @@ cmd_stage(const char *name, int nops, char **ops)
 		warnx_(nops > 0 ? "%s takes no operands" :
 		    opt.nsources == 0 ? "%s needs at least one --source-result" :
 		    "%s needs --intent-rationale", name);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return strcmp(name, "reseed") == 0 ? reseed() : prepare();
 }
@@ -2854,7 +2872,7 @@ cmd_upload(const char *name, int nops, char **ops)
 	(void)name;
 	if (nops != 1) {
 		warnx_("upload takes one manifest");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return upload(ops[0]);
 }
@@ -2878,7 +2896,7 @@ cmd_decide(const char *name, int nops, char **ops)
 		    "%s takes --decision and no record, change or metric" :
 		    kind == DECISION_ACCEPT ? "%s needs one --source-result" :
 		    "%s needs one --source-result or one --change", name);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return decide(kind);
 }
@@ -2890,7 +2908,7 @@ cmd_decisions(const char *name, int nops, char **ops)
 	(void)ops;
 	if (nops > 0) {
 		warnx_("decisions takes no operands");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return list_decisions();
 }
@@ -2915,7 +2933,7 @@ static const struct command *
 command_of(int argc, char *argv[])
 {
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		cli_usage(usage_text, EXIT_PASS);
+		opt_usage(&option_table, EXIT_PASS);
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
 		cli_version();
 	for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof *commands; i++)
@@ -2923,7 +2941,7 @@ command_of(int argc, char *argv[])
 			return &commands[i];
 	if (argc >= 2)
 		warnx_("unknown command '%s'", argv[1]);
-	cli_usage(usage_text, EXIT_TROUBLE);
+	opt_usage(&option_table, EXIT_TROUBLE);
 }
 
 /* An option of another subcommand is an unknown one. */
@@ -2942,27 +2960,6 @@ foreign_option(const struct command *cmd, int c)
 static void
 parse_options(int argc, char *argv[], const struct command *cmd)
 {
-	static const struct option longopts[] = {
-		{ "source-result", required_argument, NULL, 'S' },
-		{ "intent-rationale", required_argument, NULL, 'R' },
-		{ "operator", required_argument, NULL, 'O' },
-		{ "staging-root", required_argument, NULL, 'G' },
-		{ "max-intra-batch-regression", required_argument, NULL, 'M' },
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "now", required_argument, NULL, 'N' },
-		{ "confirm", no_argument, NULL, 'Y' },
-		{ "reason", required_argument, NULL, 'E' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "by", required_argument, NULL, 'B' },
-		{ "link", required_argument, NULL, 'L' },
-		{ "change", required_argument, NULL, 'c' },
-		{ "decision", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *env;
 	int c;
 
@@ -2970,10 +2967,10 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 	    "/tmp/performance_reseed_prepared";
 	opt.operator = (env = getenv("USER")) != NULL && *env != '\0' ? env : NULL;
 	opt.max_regression = 0.05;
-	while ((c = getopt_long(argc, argv, "hs:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		if (foreign_option(cmd, c)) {
 			warnx_("%s: unknown option for %s", argv[optind - 1], cmd->name);
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		}
 		switch (c) {
 		case 'S':
@@ -2985,13 +2982,14 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		case 'O': opt.operator = *optarg != '\0' ? optarg : NULL; break;
 		case 'G': opt.staging = optarg; break;
 		case 'M':
-			opt.max_regression = cli_double(usage_text, "--max-intra-batch-regression",
-			    optarg, 0, INFINITY, "a finite non-negative number");
+			opt.max_regression = cli_double(opt_text(&option_table),
+			    "--max-intra-batch-regression", optarg, 0, INFINITY, "a finite non-negative number");
 			break;
 		case 's': opt.store = optarg; break;
 		case 'C': opt.cache = optarg; break;
 		case 'N':
-			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
+			opt.now = cli_time(opt_text(&option_table), "--now", optarg,
+			    "an ISO 8601 time");
 			opt.now_given = true;
 			break;
 		case 'Y': opt.confirm = true; break;
@@ -3000,7 +2998,7 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 			/* Not one of the six: a named metric, checked against the record. */
 			if (*optarg == '\0') {
 				warnx_("--metric: empty metric name");
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			if (policy_metric_index(optarg) >= 0)
 				opt.metric[policy_metric_index(optarg)] = true;
@@ -3016,9 +3014,9 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		case 'c': opt.change = optarg; break;
 		case 'D': opt.decision = optarg; break;
 		case 'J': opt.json = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }

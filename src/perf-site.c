@@ -17,6 +17,7 @@
 #include "core/err.h"
 #include "core/isotime.h"
 #include "core/jsonl.h"
+#include "core/opt.h"
 #include "lane/site.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
@@ -35,25 +36,37 @@ static struct {
 	int64_t now;
 } opt;
 
-static const char usage_text[] =
-    "usage: perf-site [-s store | -H history] [--cache dir] [--changes file]\n"
-    "                 [--ab report.json ...] [--days n] [--title title] [--now time]\n"
-    "                 [--publish git+URL[#branch]] -o dir\n"
-    "\n"
-    "options:\n"
-    "  -s, --store store         the history store, a directory or git+URL\n"
-    "  --cache dir               where the cache clones of git stores are (perf-upload(1))\n"
-    "  -H, --history history     a JSON-lines history stream, beside or instead of the store\n"
-    "  --changes file            change points as perf-changes(1) writes them\n"
-    "  --ab report.json          a perf-ab(1) report shown on its cohort's page; repeatable\n"
-    "  --days n                  only the last n days of history (default all)\n"
-    "  --title title             the site's title\n"
-    "  --now time                the time the site is made (ISO 8601), for reproducible sites\n"
-    "  -o, --output dir          the site's directory, replaced whole\n"
-    "  --publish git+URL[#branch]  then force-push it as one commit to the branch\n"
-    "                            (default gh-pages) of that git remote\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 's', "store", 0, "store", "the history store, a directory or git+URL", NULL, NULL },
+	{ 0, "cache", 'K', "dir",
+	    "where the cache clones of git stores are (perf-upload(1))", NULL, NULL },
+	{ 'H', "history", 0, "history",
+	    "a JSON-lines history stream, beside or instead of the store", NULL, NULL },
+	{ 0, "changes", 'P', "file", "change points as perf-changes(1) writes them", NULL, NULL },
+	{ 0, "ab", 'A', "report.json",
+	    "a perf-ab(1) report shown on its cohort's page; repeatable", NULL, NULL },
+	{ 0, "days", 'd', "n", "only the last n days of history (default all)", NULL, NULL },
+	{ 0, "title", 'T', "title", "the site's title", NULL, NULL },
+	{ 0, "now", 'N', "time",
+	    "the time the site is made (ISO 8601), for reproducible sites", NULL, NULL },
+	{ 'o', "output", 0, "dir", "the site's directory, replaced whole", NULL, NULL },
+	{ 0, "publish", 'U', "git+URL[#branch]",
+	    "then force-push it as one commit to the branch\n"
+	    "(default gh-pages) of that git remote", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-site [-s store | -H history] [--cache dir] [--changes file]\n"
+	    "                 [--ab report.json ...] [--days n] [--title title] [--now time]\n"
+	    "                 [--publish git+URL[#branch]] -o dir\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 static void
 push(char ***list, int *n, char *v)
@@ -65,55 +78,42 @@ push(char ***list, int *n, char *v)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'K' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "changes", required_argument, NULL, 'P' },
-		{ "ab", required_argument, NULL, 'A' },
-		{ "days", required_argument, NULL, 'd' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "now", required_argument, NULL, 'N' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "publish", required_argument, NULL, 'U' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opt.now = isotime_now();
 	opt.title = "Performance history";
-	while ((c = getopt_long(argc, argv, "hH:o:s:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
 		case 'K': opt.cache = optarg; break;
 		case 'H': push(&opt.histories, &opt.nhistories, optarg); break;
 		case 'P': opt.changes = optarg; break;
 		case 'A': push(&opt.abs, &opt.nabs, optarg); break;
-		case 'd': opt.days = cli_long(usage_text, "--days", optarg, 1, 36500, NULL); break;
+		case 'd': opt.days = cli_long(opt_text(&option_table), "--days", optarg, 1, 36500,
+		    NULL); break;
 		case 'T': opt.title = optarg; break;
 		case 'N':
-			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
+			opt.now = cli_time(opt_text(&option_table), "--now", optarg,
+			    "an ISO 8601 time");
 			break;
 		case 'o': opt.out = optarg; break;
 		case 'U':
 			if (!gitstore_is_spec(optarg)) {
 				warnx_("--publish: '%s' is not a git remote (git+URL[#branch])",
 				    optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			opt.publish = optarg;
 			break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if (opt.out == NULL || *opt.out == '\0' || optind != argc) {
 		warnx_(opt.out == NULL || *opt.out == '\0' ? "no output directory (-o)" :
 		    "unexpected operand");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 }
 

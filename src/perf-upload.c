@@ -21,6 +21,7 @@
 #include "lane/store/git_command.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/opt.h"
 #include "lane/policy.h"
 #include "lane/store/index.h"
 #include "lane/store/read.h"
@@ -55,20 +56,29 @@ struct batch {
 	bool trouble;
 };
 
-static const char usage_text[] =
-    "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
-    "       perf-upload --export [-s store] [--cache dir] [-o file]\n"
-    "       perf-upload --reindex [-s store]\n"
-    "\n"
-    "options:\n"
-    "  -s, --store store         the history store: a directory or git+URL\n"
-    "  --cache dir               where the cache clones of git stores are\n"
-    "  -p, --policy never | pass | always  the upload policy, trimmed and lower-cased first\n"
-    "  --export                  write the store as one gzip JSON-lines stream instead\n"
-    "  -o, --output file         where --export writes\n"
-    "  --reindex                 build or repair the store's index instead\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 's', "store", 0, "store", "the history store: a directory or git+URL", NULL, NULL },
+	{ 0, "cache", 'C', "dir", "where the cache clones of git stores are", NULL, NULL },
+	{ 'p', "policy", 0, "never | pass | always",
+	    "the upload policy, trimmed and lower-cased first", NULL, NULL },
+	{ 0, "export", 'E', NULL,
+	    "write the store as one gzip JSON-lines stream instead", NULL, NULL },
+	{ 'o', "output", 0, "file", "where --export writes", NULL, NULL },
+	{ 0, "reindex", 'R', NULL, "build or repair the store's index instead", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
+	    "       perf-upload --export [-s store] [--cache dir] [-o file]\n"
+	    "       perf-upload --reindex [-s store]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /* The reference's "success" for the policy: missing counts as true. */
 static bool
@@ -443,17 +453,6 @@ store_records(char *const *paths, int n)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "export", no_argument, NULL, 'E' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "reindex", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *env;
 	char *norm;
 	buf shown = BUF_INIT;
@@ -468,22 +467,22 @@ parse_options(int argc, char *argv[])
 		free(norm);
 		opt.policy = UPLOAD_NEVER;
 	}
-	while ((c = getopt_long(argc, argv, "ho:p:s:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 's': opt.store = optarg; break;
 		case 'C': opt.cache = optarg; break;
 		case 'p':
 			if (!policy_upload_parse(optarg, &opt.policy, NULL)) {
 				warnx_("--policy: expected never, pass or always, not '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			break;
 		case 'E': opt.export = true; break;
 		case 'o': opt.output = optarg; break;
 		case 'R': opt.reindex = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }
@@ -499,20 +498,20 @@ main(int argc, char *argv[])
 	if (opt.reindex) {
 		if (optind < argc || opt.export || opt.output != NULL) {
 			warnx_("--reindex reads the store, not records");
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		}
 		return reindex();
 	}
 	if (opt.export) {
 		if (optind < argc) {
 			warnx_("--export reads the store, not records");
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		}
 		return export();
 	}
 	if (opt.output != NULL) {
 		warnx_("-o is for --export");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return store_records(argv + optind, argc - optind);
 }
