@@ -44,12 +44,12 @@
 #include "core/opt.h"
 #include "lane/policy.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 #include "core/text.h"
 
 static struct {
-	const char *store, *cache, *state, *batch;
-	char **histories;
-	int nhistories;
+	struct store_opts store;	/* -s, --cache, -H */
+	const char *state, *batch;
 	bool metric[METRIC_COUNT], md, all;
 	char **names;		/* --metric: named metrics to analyse */
 	int nnames;
@@ -82,11 +82,11 @@ struct run {
 };
 
 static const struct opt_def options[] = {
-	{ 's', "store", 0, "store",
-	    "the history store: a directory or git+URL", "-s store, --store store", NULL },
-	{ 0, "cache", 'C', "dir", "the cache clone of a git store", NULL, NULL },
-	{ 'H', "history", 0, "file",
-	    "a JSON-lines history stream (gzip allowed); repeatable", "-H file, --history file", NULL },
+	STORE_OPT_STORE_AS("-s store, --store store",
+	    "the history store: a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("the cache clone of a git store"),
+	STORE_OPT_HISTORY_AS("file", "-H file, --history file",
+	    "a JSON-lines history stream (gzip allowed); repeatable"),
 	{ 'm', "metric", 0, "metric",
 	    "analyse this metric (a normalized key or a named\n"
 	    "metric's name); repeatable", "-m metric, --metric metric", NULL },
@@ -737,7 +737,7 @@ read_store(struct run *run)
 	char *raised = NULL, **bkeys = NULL;
 	int rc, nbq = 0;
 
-	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+	if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 		return -1;
 	store_want(st, cohort_wanted(), W_KEYS);
 	if (store_root(st) != NULL && decisions_load(store_root(st), &decisions) != 0) {
@@ -747,10 +747,10 @@ read_store(struct run *run)
 	/* A report that cannot be read is said and skipped: it never stops the gate. */
 	if (store_root(st) != NULL)
 		bisect_reports_load(store_root(st), &reports);
-	for (int h = 0; h < opt.nhistories; h++)
-		store_add_stream(st, opt.histories[h]);
+	for (int h = 0; h < opt.store.nhistories; h++)
+		store_add_stream(st, opt.store.histories[h]);
 	trusted_query(&q);
-	if (opt.batch != NULL && opt.state == NULL && opt.nhistories == 0 &&
+	if (opt.batch != NULL && opt.state == NULL && opt.store.nhistories == 0 &&
 	    batch_queries(run, &bq, &nbq, &bkeys)) {
 		/* The batch's cohorts alone: through the store's index, when it has one. */
 		run->cs.by_unit = false;
@@ -786,14 +786,9 @@ parse_options(int argc, char *argv[])
 	int c, k;
 
 	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
-		case 'H':
-			opt.histories = erealloc(opt.histories,
-			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
-			opt.histories[opt.nhistories++] = optarg;
-			break;
 		case 'm':
 			if ((k = policy_metric_index(optarg)) >= 0) {
 				opt.metric[k] = any_metric = true;
@@ -882,10 +877,10 @@ main(int argc, char *argv[])
 		change_state_load(&run->st, opt.state, head);
 		cJSON_Delete(head);
 	}
-	run->cs.by_unit = opt.store != NULL && opt.nhistories == 0 && optind == argc;
-	if ((opt.store != NULL || opt.nhistories > 0) && read_store(run) != 0)
+	run->cs.by_unit = opt.store.spec != NULL && opt.store.nhistories == 0 && optind == argc;
+	if ((opt.store.spec != NULL || opt.store.nhistories > 0) && read_store(run) != 0)
 		return EXIT_TROUBLE;
-	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
+	if (optind < argc || (opt.store.spec == NULL && opt.store.nhistories == 0))
 		trouble |= !read_records(run, argv + optind, argc - optind);
 	cohort_analyse_all(&run->cs);
 	if (run->cs.n > 1)

@@ -36,6 +36,7 @@
 #include "core/stats.h"
 #include "core/unit.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 
 #define BASELINE_WINDOW 5
 #define NOISE_WINDOW 20	/* default of --noise-window */
@@ -43,13 +44,10 @@
 #define Z_THRESHOLD 5.0	/* default of --z: Conbench's lookback z-score boundary */
 
 static struct {
-	const char *store;
-	const char *cache;	/* of a git store */
+	struct store_opts store;	/* -s, --cache, -H */
 	const char *artifacts;
 	const char *rc_text;	/* the collector's status as given, or NULL */
 	bool collect_failed;
-	char **histories;
-	int nhistories;
 	long noise_window;	/* trusted records the noise is measured on */
 	double power;		/* of the minimum detectable regression */
 	enum sens_rule rule;	/* what decides a regression */
@@ -90,11 +88,9 @@ struct current {
 static struct decisions decisions;
 
 static const struct opt_def options[] = {
-	{ 's', "store", 0, "store", "the history store: a directory or git+URL", NULL, NULL },
-	{ 0, "cache", 'C', "dir",
-	    "where the cache clones of git stores are (see perf-upload(1))", NULL, NULL },
-	{ 'H', "history", 0, "file",
-	    "a history stream: the same records as JSON lines", NULL, NULL },
+	STORE_OPT_STORE("the history store: a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are (see perf-upload(1))"),
+	STORE_OPT_HISTORY("file", "a history stream: the same records as JSON lines"),
 	{ 0, "collect-rc", 'R', "n", "the exit status of the collection", NULL, NULL },
 	{ 'a', "artifacts", 0, "dir", "also write each compared record to dir", NULL, NULL },
 	{ 0, "noise-window", 'W', "n",
@@ -395,7 +391,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 		lk.nq += 2;
 	}
 	if (lk.nq > 0) {
-		if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+		if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 			rc = -1;
 		else {
 			store_want(st, wanted_keys, named ? WANTED_SIX + 2 : WANTED_SIX);
@@ -414,8 +410,8 @@ lookup_history(struct current *cur, size_t n, char **raised)
 					    (int)opt.noise_window : BASELINE_WINDOW;
 				}
 			}
-			for (int h = 0; h < opt.nhistories; h++)
-				store_add_stream(st, opt.histories[h]);
+			for (int h = 0; h < opt.store.nhistories; h++)
+				store_add_stream(st, opt.store.histories[h]);
 			if (rc == 0)
 				rc = store_scan(st, q, (int)lk.nq, on_hit, &lk, raised);
 			store_close(st);
@@ -1130,14 +1126,9 @@ parse_options(int argc, char *argv[])
 	opt.confidence = CONFIDENCE;
 	opt.z = Z_THRESHOLD;
 	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
-		case 'H':
-			opt.histories = erealloc(opt.histories,
-			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
-			opt.histories[opt.nhistories++] = optarg;
-			break;
 		case 'R': collect_status(optarg, true); rc_given = true; break;
 		case 'a': opt.artifacts = optarg; break;
 		case 'W':
@@ -1189,7 +1180,7 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	rc_given = parse_options(argc, argv);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	if (!rc_given)
 		collect_status(getenv("PERF_PYTEST_RC"), false);
@@ -1215,7 +1206,7 @@ main(int argc, char *argv[])
 	say_failures(failures, n);
 	free(cur);
 	free(raised);
-	free(opt.histories);
+	store_opts_free(&opt.store);
 	decisions_free(&decisions);
 	free(artifacts_default);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)

@@ -50,6 +50,7 @@
 #include "lane/seed.h"
 #include "core/stats.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 #include "lane/store/write.h"
 #include "core/text.h"
 #include "core/unit.h"
@@ -62,8 +63,7 @@
 #define WINDOW 5	/* the rolling baseline's last records */
 
 static struct {
-	const char *store;
-	const char *cache;
+	struct store_opts store;	/* -s, --cache */
 	const char *staging;
 	const char *rationale;
 	const char *operator;
@@ -103,10 +103,8 @@ static const struct opt_def options[] = {
 	{ 0, "staging-root", 'G', "dir", "where prepared seeds wait for review", NULL, NULL },
 	{ 0, "max-intra-batch-regression", 'M', "f",
 	    "the batch consistency limit (default 0.05)", NULL, NULL },
-	{ 's', "store", 0, "store",
-	    "the history store, a directory or git+URL (perf-upload(1))", NULL, NULL },
-	{ 0, "cache", 'C', "dir",
-	    "where git stores' cache clones are (perf-upload(1))", NULL, NULL },
+	STORE_OPT_STORE("the history store, a directory or git+URL (perf-upload(1))"),
+	STORE_OPT_CACHE_DIR("where git stores' cache clones are (perf-upload(1))"),
 	{ 0, "now", 'N', "time",
 	    "the seeds' timestamp (ISO 8601), for reproducible preparations", NULL, NULL },
 	{ 0, "confirm", 'Y', NULL,
@@ -595,7 +593,7 @@ check_consistency(struct doc *s, int n)
 static char *
 reservation_of(const char *staging_real, const struct identity *id)
 {
-	cJSON *ident = seed_identity_json(id), *repo = repository_of(opt.store);
+	cJSON *ident = seed_identity_json(id), *repo = repository_of(opt.store.spec);
 	char hex[SHA256_HEX], *dir;
 
 	seed_reservation_name(ident, repo, hex);
@@ -785,7 +783,7 @@ manifest_of(const struct doc *s, int n, char *const *written, const char *stagin
 	json_set(*manifest, "manifest_schema_version", json_new_int(1));
 	if (extra != NULL)
 		json_set(*manifest, "operation", json_new_string(RESEED_OPERATION));
-	json_set(*manifest, "repository", repository_of(opt.store));
+	json_set(*manifest, "repository", repository_of(opt.store.spec));
 	json_set(*manifest, "identity", seed_identity_json(&s[0].id));
 	json_set(*manifest, "recipe_cohort", seed_cohort_json(&s[0].id));
 	json_set(*manifest, "staging_root", json_new_string(staging_real));
@@ -887,9 +885,9 @@ tracking_root(void)
 {
 	char *dir, *real;
 
-	if (!gitstore_is_spec(opt.store))
-		return path_resolve(opt.store);
-	dir = gitstore_cache_dir(opt.store, opt.cache);
+	if (!gitstore_is_spec(opt.store.spec))
+		return path_resolve(opt.store.spec);
+	dir = gitstore_cache_dir(opt.store.spec, opt.store.cache);
 	real = path_resolve(dir);
 	free(dir);
 	return real;
@@ -913,9 +911,9 @@ roots_apart(const char *staging, const char *what)
 static store_writer *
 open_fetched(void)
 {
-	store_writer *w = store_writer_open_readonly(opt.store, opt.cache);
+	store_writer *w = store_writer_open_readonly(opt.store.spec, opt.store.cache);
 
-	if (w != NULL && gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL) {
+	if (w != NULL && gitstore_is_spec(opt.store.spec) && store_writer_remote_error(w) != NULL) {
 		fail("%s: cannot fetch the store: %s", store_writer_shown(w),
 		    store_writer_remote_error(w));
 		store_writer_close(w);
@@ -1323,7 +1321,7 @@ reseed_reservation_of(const char *staging_real, const struct identity *id, const
 	char hex[SHA256_HEX], *dir;
 
 	json_set(o, "identity", seed_identity_json(id));
-	json_set(o, "repository", repository_of(opt.store));
+	json_set(o, "repository", repository_of(opt.store.spec));
 	json_set(o, "store_revision", cJSON_Duplicate(revision, true));
 	if (canon_sha256(o, hex) != 0)
 		die("the reservation of a non-finite identity");
@@ -1559,7 +1557,7 @@ rederive(struct doc *p, int n, struct doc *src)
 static bool
 needs_token(void)
 {
-	return gitstore_is_spec(opt.store) && strstr(opt.store, "huggingface.co") != NULL;
+	return gitstore_is_spec(opt.store.spec) && strstr(opt.store.spec, "huggingface.co") != NULL;
 }
 
 /*
@@ -1586,7 +1584,7 @@ static int
 read_manifest(struct upload *u, const char *manifest_path)
 {
 	struct doc *m = &u->m;
-	cJSON *repo = repository_of(opt.store);
+	cJSON *repo = repository_of(opt.store.spec);
 	const cJSON *v;
 	json_error je;
 	int rc = 0;
@@ -1711,8 +1709,8 @@ open_for_upload(const char *what, store_writer **w, char parent[64])
 {
 	if (opt.confirm && needs_token() && git_token() == NULL)
 		return fail("a Hugging Face write token is required to upload %s", what);
-	*w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
-	    store_writer_open_readonly(opt.store, opt.cache);
+	*w = opt.confirm ? store_writer_open(opt.store.spec, opt.store.cache) :
+	    store_writer_open_readonly(opt.store.spec, opt.store.cache);
 	if (*w == NULL)
 		return EXIT_TROUBLE;
 	if (store_writer_remote_error(*w) != NULL)
@@ -2624,7 +2622,7 @@ stage_decision(const struct decision *d, const cJSON *dj, const char *staging,
 	m = json_new_object();
 	json_set(m, "manifest_schema_version", json_new_int(1));
 	json_set(m, "operation", json_new_string(DECISION_OPERATION));
-	json_set(m, "repository", repository_of(opt.store));
+	json_set(m, "repository", repository_of(opt.store.spec));
 	json_set(m, "staging_root", json_new_string(staging));
 	json_set(m, "store_revision", revision != NULL ? json_new_string(revision) :
 	    json_new_null());
@@ -2715,7 +2713,7 @@ done:
 static int
 upload_decision(struct doc *m)
 {
-	cJSON *repo = repository_of(opt.store), *again = NULL;
+	cJSON *repo = repository_of(opt.store.spec), *again = NULL;
 	const cJSON *v, *entry = json_get(m->rec, "decision"), *rev = json_get(m->rec, "store_revision");
 	struct doc f;
 	struct decision d;
@@ -2948,10 +2946,11 @@ command_of(int argc, char *argv[])
 static bool
 foreign_option(const struct command *cmd, int c)
 {
-	if (c != 0 && strchr(cmd->own, c) != NULL)
+	if (c > 0 && c <= 0xff && strchr(cmd->own, c) != NULL)
 		return false;
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		if (&commands[i] != cmd && c != 0 && strchr(commands[i].own, c) != NULL)
+		if (&commands[i] != cmd && c > 0 && c <= 0xff &&
+		    strchr(commands[i].own, c) != NULL)
 			return true;
 	return false;
 }
@@ -2972,6 +2971,8 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 			warnx_("%s: unknown option for %s", argv[optind - 1], cmd->name);
 			opt_usage(&option_table, EXIT_TROUBLE);
 		}
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
 		case 'S':
 			opt.sources = erealloc(opt.sources,
@@ -2985,8 +2986,6 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 			opt.max_regression = cli_double(opt_text(&option_table),
 			    "--max-intra-batch-regression", optarg, 0, INFINITY, "a finite non-negative number");
 			break;
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
 		case 'N':
 			opt.now = cli_time(opt_text(&option_table), "--now", optarg,
 			    "an ISO 8601 time");
@@ -3033,7 +3032,7 @@ main(int argc, char *argv[])
 	argc--;
 	argv++;
 	parse_options(argc, argv, cmd);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	/* Set but empty is the working directory, as the tracking root. */
 	if (*opt.staging == '\0')

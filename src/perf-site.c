@@ -22,26 +22,24 @@
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 
 static struct {
-	const char *store;
-	const char *cache;
+	struct store_opts store;	/* -s, --cache, -H */
 	const char *changes;
 	const char *out;
 	const char *title;
 	const char *publish;
-	char **histories, **abs;
-	int nhistories, nabs;
+	char **abs;
+	int nabs;
 	long days;
 	int64_t now;
 } opt;
 
 static const struct opt_def options[] = {
-	{ 's', "store", 0, "store", "the history store, a directory or git+URL", NULL, NULL },
-	{ 0, "cache", 'K', "dir",
-	    "where the cache clones of git stores are (perf-upload(1))", NULL, NULL },
-	{ 'H', "history", 0, "history",
-	    "a JSON-lines history stream, beside or instead of the store", NULL, NULL },
+	STORE_OPT_STORE("the history store, a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are (perf-upload(1))"),
+	STORE_OPT_HISTORY("history", "a JSON-lines history stream, beside or instead of the store"),
 	{ 0, "changes", 'P', "file", "change points as perf-changes(1) writes them", NULL, NULL },
 	{ 0, "ab", 'A', "report.json",
 	    "a perf-ab(1) report shown on its cohort's page; repeatable", NULL, NULL },
@@ -83,10 +81,9 @@ parse_options(int argc, char *argv[])
 	opt.now = isotime_now();
 	opt.title = "Performance history";
 	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'K': opt.cache = optarg; break;
-		case 'H': push(&opt.histories, &opt.nhistories, optarg); break;
 		case 'P': opt.changes = optarg; break;
 		case 'A': push(&opt.abs, &opt.nabs, optarg); break;
 		case 'd': opt.days = cli_long(opt_text(&option_table), "--days", optarg, 1, 36500,
@@ -178,23 +175,23 @@ read_history(struct site *s)
 	store *st_;
 	bool ok = true;
 
-	if (opt.store != NULL || opt.nhistories == 0) {
-		if ((spec = store_spec(opt.store)) == NULL)
+	if (opt.store.spec != NULL || opt.store.nhistories == 0) {
+		if ((spec = store_spec(opt.store.spec)) == NULL)
 			return false;
 		if (strncmp(spec, "git+", 4) != 0 && stat(spec, &st) != 0) {
 			warnx_("%s: cannot read the store: %s", spec, strerror(errno));
 			return false;
 		}
 	}
-	if ((st_ = store_open_cache(spec, opt.cache)) == NULL)
+	if ((st_ = store_open_cache(spec, opt.store.cache)) == NULL)
 		return false;
 	memset(&all, 0, sizeof all);
 	store_want(st_, site_keys, site_nkeys);
 	store_threads(st_, 1);	/* every record is a hit: one thread costs least */
-	if (opt.nhistories > 0)
+	if (opt.store.nhistories > 0)
 		site_streams(s);
-	for (int i = 0; i < opt.nhistories; i++)
-		store_add_stream(st_, opt.histories[i]);
+	for (int i = 0; i < opt.store.nhistories; i++)
+		store_add_stream(st_, opt.store.histories[i]);
 	/* A record skipped is a site that lies by omission: no site. */
 	if (store_scan(st_, &all, 1, on_hit, s, &raised) != 0 || store_warnings(st_) > 0)
 		ok = false;
@@ -243,7 +240,7 @@ main(int argc, char *argv[])
 	}
 	free(tmp);
 	site_free(s);
-	free(opt.histories);
+	store_opts_free(&opt.store);
 	free(opt.abs);
 	return ok ? EXIT_PASS : EXIT_TROUBLE;
 }

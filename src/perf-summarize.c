@@ -36,15 +36,13 @@
 #include "core/unit.h"
 #include "core/xml.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 
 static struct {
+	struct store_opts store;	/* -s, --cache, -H */
 	const char *reports;
 	const char *html;
 	const char *csv;
-	const char *store;
-	const char *cache;	/* of a git store */
-	char **histories;
-	int nhistories;
 	long annotate_max;
 	long days;
 	int64_t now;
@@ -70,11 +68,9 @@ static const struct opt_def options[] = {
 	{ 0, "csv", 'C', "file", "write one row per record and metric", NULL, NULL },
 	{ 0, "html", 'W', "file", "write the dashboard to file", NULL, NULL },
 	{ 0, "dashboard", 'D', NULL, "write the dashboard into the reports directory", NULL, NULL },
-	{ 's', "store", 0, "store", "the history store of the dashboard", NULL, NULL },
-	{ 0, "cache", 'K', "dir",
-	    "where the cache clones of git stores are (see perf-upload(1))", NULL, NULL },
-	{ 'H', "history", 0, "file",
-	    "a JSON-lines history stream, beside or instead of the store", NULL, NULL },
+	STORE_OPT_STORE("the history store of the dashboard"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are (see perf-upload(1))"),
+	STORE_OPT_HISTORY("file", "a JSON-lines history stream, beside or instead of the store"),
 	{ 'd', "days", 0, "n", "the dashboard's window", NULL, NULL },
 	{ 0, "now", 'N', "time",
 	    "the time the window ends (ISO 8601), for reproducible pages", NULL, NULL },
@@ -1205,13 +1201,13 @@ dashboard(buf *page, const struct batch *in)
 		dash_add(d, in->recs[i], true);
 	for (size_t i = 0; i < in->ncps; i++)
 		dash_add_change(d, in->cps[i]);
-	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+	if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 		ok = false;
 	else {
 		store_want(st, dash_keys, dash_nkeys);
 		store_threads(st, 1);	/* every record is a hit: one thread costs least */
-		for (int i = 0; i < opt.nhistories; i++)
-			store_add_stream(st, opt.histories[i]);
+		for (int i = 0; i < opt.store.nhistories; i++)
+			store_add_stream(st, opt.store.histories[i]);
 		if (store_scan(st, &all, 1, add_history, d, &raised) != 0)
 			ok = false;
 		store_close(st);
@@ -1682,6 +1678,8 @@ parse_options(int argc, char *argv[])
 	if ((env = getenv("DASHBOARD_DAYS")) != NULL)
 		opt.days = long_opt("DASHBOARD_DAYS", env, 1, 36500);
 	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
 		case 'r': opt.reports = optarg; break;
 		case 'A': opt.annotate_max = long_opt("--annotate-max", optarg, 1024, 1L << 40); break;
@@ -1691,13 +1689,6 @@ parse_options(int argc, char *argv[])
 		case 'G': opt.annotate_decide = true; break;
 		case 'U': opt.site_url = optarg; break;
 		case 'C': opt.csv = optarg; break;
-		case 's': opt.store = optarg; break;
-		case 'K': opt.cache = optarg; break;
-		case 'H':
-			opt.histories = erealloc(opt.histories,
-			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
-			opt.histories[opt.nhistories++] = optarg;
-			break;
 		case 'd': opt.days = long_opt("--days", optarg, 1, 36500); break;
 		case 'N':
 			opt.now = cli_time(opt_text(&option_table), "--now", optarg,
@@ -1722,7 +1713,7 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	parse_options(argc, argv);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	if (opt.dashboard && (opt.reports == NULL || *opt.reports == '\0')) {
 		warnx_("--dashboard needs a reports directory (-r or PERF_REPORTS_DIR)");
@@ -1735,7 +1726,7 @@ main(int argc, char *argv[])
 		if (modes[i].wanted(&in) && !modes[i].make(&in))
 			trouble = true;
 	free_batch(&in);
-	free(opt.histories);
+	store_opts_free(&opt.store);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		return EXIT_TROUBLE;
 	return EXIT_PASS;

@@ -25,13 +25,13 @@
 #include "lane/policy.h"
 #include "lane/store/index.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 #include "lane/store/write.h"
 #include "core/text.h"
 
 
 static struct {
-	const char *store;
-	const char *cache;
+	struct store_opts store;	/* -s, --cache */
 	const char *output;
 	enum upload_policy policy;
 	bool export;
@@ -57,8 +57,8 @@ struct batch {
 };
 
 static const struct opt_def options[] = {
-	{ 's', "store", 0, "store", "the history store: a directory or git+URL", NULL, NULL },
-	{ 0, "cache", 'C', "dir", "where the cache clones of git stores are", NULL, NULL },
+	STORE_OPT_STORE("the history store: a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are"),
 	{ 'p', "policy", 0, "never | pass | always",
 	    "the upload policy, trimmed and lower-cased first", NULL, NULL },
 	{ 0, "export", 'E', NULL,
@@ -233,7 +233,7 @@ upload(struct batch *b)
 	int rc;
 
 	dedupe(b);
-	if ((w = store_writer_open(opt.store, opt.cache)) == NULL) {
+	if ((w = store_writer_open(opt.store.spec, opt.store.cache)) == NULL) {
 		b->trouble = true;
 		return;
 	}
@@ -371,13 +371,13 @@ export(void)
 	store *st;
 	int rc = EXIT_PASS;
 
-	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+	if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 		return EXIT_TROUBLE;
 	store_want(st, keys, 1);
 	if (store_scan(st, &all, 1, collect, &l, &raised) != 0)
 		rc = EXIT_TROUBLE;
 	else if (raised != NULL) {
-		warnx_("%s: %s", opt.store, raised);
+		warnx_("%s: %s", opt.store.spec, raised);
 		rc = EXIT_TROUBLE;
 	}
 	store_close(st);
@@ -409,7 +409,7 @@ export(void)
 			rc = EXIT_TROUBLE;
 	}
 	if (rc == EXIT_PASS)
-		fprintf(stderr, "exported %zu records from %s\n", l.n, opt.store);
+		fprintf(stderr, "exported %zu records from %s\n", l.n, opt.store.spec);
 	buf_free(&text);
 	buf_free(&gz);
 	return rc;
@@ -429,7 +429,7 @@ reindex(void)
 		warnx_("--reindex: the store index is turned off (PERF_STORE_INDEX=0)");
 		return EXIT_TROUBLE;
 	}
-	if ((w = store_writer_open(opt.store, opt.cache)) == NULL)
+	if ((w = store_writer_open(opt.store.spec, opt.store.cache)) == NULL)
 		return EXIT_TROUBLE;
 	rc = store_writer_reindex(w, true) == 0 ? EXIT_PASS : EXIT_TROUBLE;
 	store_writer_close(w);
@@ -468,9 +468,9 @@ parse_options(int argc, char *argv[])
 		opt.policy = UPLOAD_NEVER;
 	}
 	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
 		case 'p':
 			if (!policy_upload_parse(optarg, &opt.policy, NULL)) {
 				warnx_("--policy: expected never, pass or always, not '%s'", optarg);
@@ -493,7 +493,7 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	parse_options(argc, argv);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	if (opt.reindex) {
 		if (optind < argc || opt.export || opt.output != NULL) {
