@@ -24,6 +24,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/path.h"
 #include "core/proc.h"
 #include "core/seqbound.h"
@@ -36,29 +37,45 @@
 #include "lane/policy.h"
 #include "lane/store/git_command.h"
 
-static const char usage_text[] =
-    "usage: perf-ab --base dir | --base-ref ref [--setup cmd] [--head dir]\n"
-    "               [--pairs min:max] [--band percent] [--alpha a] [--seed n]\n"
-    "               [-o report.json] [--md] [--svg file] [--cpu] [-t seconds]\n"
-    "               [-r runner] config ...\n"
-    "\n"
-    "options:\n"
-    "  --base dir             the base side's checkout or install prefix\n"
-    "  --base-ref ref         make the base side as a worktree of ref\n"
-    "  --setup cmd            run this shell command in the base's new worktree first\n"
-    "  --head dir             the head side (default: the current directory)\n"
-    "  --pairs min:max        the first look and the most pairs (default 5:30)\n"
-    "  --band percent         the equivalence band, for every metric\n"
-    "  --alpha a              the overall two-sided false-positive rate (default 0.05)\n"
-    "  --seed n               the order's seed (default 0)\n"
-    "  -o report.json         also write the report to this file (indented)\n"
-    "  --md                   print the Markdown table instead of the report\n"
-    "  --svg file             write a figure: each pair's ratio in run order\n"
-    "  --cpu                  passed to perf-collect(1): run without a GPU\n"
-    "  -t, --timeout seconds  passed to perf-collect: the time limit of one runner\n"
-    "  -r, --runner runner    passed to perf-collect\n"
-    "  -h, --help             print the usage and exit\n"
-    "  --version              print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "base", 'b', "dir", "the base side's checkout or install prefix", NULL, NULL },
+	{ 0, "base-ref", 'R', "ref", "make the base side as a worktree of ref", NULL, NULL },
+	{ 0, "setup", 'S', "cmd",
+	    "run this shell command in the base's new worktree first", NULL, NULL },
+	{ 0, "head", 'H', "dir", "the head side (default: the current directory)", NULL, NULL },
+	{ 0, "pairs", 'p', "min:max",
+	    "the first look and the most pairs (default 5:30)", NULL, NULL },
+	{ 0, "band", 'B', "percent", "the equivalence band, for every metric", NULL, NULL },
+	{ 0, "alpha", 'a', "a",
+	    "the overall two-sided false-positive rate (default 0.05)", NULL, NULL },
+	{ 0, "seed", 's', "n", "the order's seed (default 0)", NULL, NULL },
+	{ 'o', NULL, 0, "report.json",
+	    "also write the report to this file (indented)", NULL, NULL },
+	{ 0, "md", 'm', NULL, "print the Markdown table instead of the report", NULL, NULL },
+	{ 0, "svg", 'G', "file", "write a figure: each pair's ratio in run order", NULL, NULL },
+	{ 0, "cpu", 'U', NULL, "passed to perf-collect(1): run without a GPU", NULL, NULL },
+	{ 't', "timeout", 0, "seconds",
+	    "passed to perf-collect: the time limit of one runner", NULL, NULL },
+	{ 'r', "runner", 0, "runner", "passed to perf-collect", NULL, NULL },
+	OPT_HELP("print the usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-ab --base dir | --base-ref ref [--setup cmd] [--head dir]\n"
+	    "               [--pairs min:max] [--band percent] [--alpha a] [--seed n]\n"
+	    "               [-o report.json] [--md] [--svg file] [--cpu] [-t seconds]\n"
+	    "               [-r runner] config ...\n",
+	.width = 23,
+	.flags = 0,
+	.opts = options,
+	/* getopt's order before the table, for an ambiguous abbreviation's message */
+	.long_order =
+	    "base head base-ref setup pairs band alpha seed md svg cpu timeout "
+	    "runner help version",
+};
 
 static struct {
 	const char *base, *head, *base_ref, *setup;
@@ -228,7 +245,7 @@ parse_pairs(const char *s)
 	if (strchr(s, ':') == NULL && num_opt_long(s, 2, 1000, &hi))
 		lo = hi;
 	else
-		cli_span(usage_text, "--pairs", s, 2, 1000, &lo, &hi);
+		cli_span(opt_text(&option_table), "--pairs", s, 2, 1000, &lo, &hi);
 	opt.min = (int)lo;
 	opt.max = (int)hi;
 }
@@ -1113,31 +1130,13 @@ run_job(struct job *j, char **paths, int npaths)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "base", required_argument, NULL, 'b' },
-		{ "head", required_argument, NULL, 'H' },
-		{ "base-ref", required_argument, NULL, 'R' },
-		{ "setup", required_argument, NULL, 'S' },
-		{ "pairs", required_argument, NULL, 'p' },
-		{ "band", required_argument, NULL, 'B' },
-		{ "alpha", required_argument, NULL, 'a' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "md", no_argument, NULL, 'm' },
-		{ "svg", required_argument, NULL, 'G' },
-		{ "cpu", no_argument, NULL, 'U' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "runner", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opt.min = 5;
 	opt.max = 30;
 	opt.band = -1;
 	opt.alpha = 0.05;
-	while ((c = getopt_long(argc, argv, "ho:r:t:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'b': opt.base = optarg; break;
 		case 'H': opt.head = optarg; break;
@@ -1148,16 +1147,17 @@ parse_options(int argc, char *argv[])
 		case 'G': opt.svg = optarg; break;
 		case 'p': parse_pairs(optarg); break;
 		case 'B':
-			opt.band = cli_double(usage_text, "--band", optarg, 0, 100,
+			opt.band = cli_double(opt_text(&option_table), "--band", optarg, 0, 100,
 			    "a percentage from 0 to 100") / 100;
 			break;
 		case 'a':
-			opt.alpha = cli_double(usage_text, "--alpha", optarg, 1e-6, 0.5,
-			    "a level from 0.000001 to 0.5");
+			opt.alpha = cli_double(opt_text(&option_table), "--alpha", optarg, 1e-6,
+			    0.5, "a level from 0.000001 to 0.5");
 			break;
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		default:
-			if (!collect_option(&opt.run, c, optarg, usage_text))
-				cli_usage(usage_text, EXIT_TROUBLE);
+			if (!collect_option(&opt.run, c, optarg, opt_text(&option_table)))
+				opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }
@@ -1168,15 +1168,15 @@ check_options(int argc)
 {
 	if ((opt.base == NULL) == (opt.base_ref == NULL)) {
 		warnx("give one of --base and --base-ref");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	if (opt.setup != NULL && opt.base_ref == NULL) {
 		warnx("--setup needs --base-ref");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	if (optind == argc) {
 		warnx("no benchmark config given");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 }
 

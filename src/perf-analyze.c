@@ -21,6 +21,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/path.h"
 
 static struct {
@@ -29,15 +30,24 @@ static struct {
 	bool json;
 } opt;
 
-static const char usage_text[] =
-    "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n"
-    "\n"
-    "options:\n"
-    "  --json      write the vq.benchmark-report/1 document instead of the table\n"
-    "  --csv file  one row per node class, workload and variant (RFC 4180, CRLF)\n"
-    "  --svg file  write a standalone figure to file\n"
-    "  -h, --help  print usage and exit\n"
-    "  --version   print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "json", 'j', NULL,
+	    "write the vq.benchmark-report/1 document instead of the table", NULL, NULL },
+	{ 0, "csv", 'c', "file",
+	    "one row per node class, workload and variant (RFC 4180, CRLF)", NULL, NULL },
+	{ 0, "svg", 's', "file", "write a standalone figure to file", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-analyze [--json] [--csv file] [--svg file] plan.json results.json\n",
+	.width = 12,
+	.flags = 0,
+	.opts = options,
+};
 
 /* The break-even cell: "237 (244)", "237 (-)", "-", or "" when not faster. */
 static void
@@ -310,24 +320,16 @@ csv_report(buf *b, const cJSON *rep)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "csv", required_argument, NULL, 'c' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'j': opt.json = true; break;
 		case 'c': opt.csv = optarg; break;
 		case 's': opt.svg = optarg; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }
@@ -417,7 +419,7 @@ main(int argc, char *argv[])
 	err_init(argv[0]);
 	parse_options(argc, argv);
 	if (argc - optind != 2)
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	if (!exports_apart(argv[optind], argv[optind + 1]))
 		return EXIT_TROUBLE;
 	if ((rep = analyze(argv[optind], argv[optind + 1])) == NULL)

@@ -24,6 +24,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/path.h"
 #include "core/proc.h"
 #include "core/strvec.h"
@@ -32,34 +33,55 @@
 #include "lane/store/git_command.h"
 #include "lane/store/write.h"
 
-static const char usage_text[] =
-    "usage: perf-bisect --good ref --bad ref [--metric m] [--setup cmd] [--alpha a]\n"
-    "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
-    "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
-    "                   [-o report.json] [--md] [--store store] [--confirm]\n"
-    "                   [--step] [--from-change] config ...\n"
-    "\n"
-    "options:\n"
-    "  --good ref, --bad ref     the commits before and after the change\n"
-    "  --metric m                the metric bisected (default latency)\n"
-    "  --setup cmd               builds a commit in its worktree; a failure skips the commit\n"
-    "  --alpha a                 the error rate of the whole bisect (default 0.05)\n"
-    "  --confirm-rounds n        rounds before a change that does not show stops it (default 12)\n"
-    "  --probe-rounds min:max    the rounds one probe may take (default 3:24)\n"
-    "  --max-runs n              the most benchmark runs (default 600)\n"
-    "  --seed n                  the seed of the run order\n"
-    "  --cpu                     run GPU benchmarks on a machine without a GPU\n"
-    "  -t, --timeout seconds     kill a runner, and its process group, after this long\n"
-    "  -r, --runner command      the runner of every benchmark\n"
-    "  -C, --repo repo           the git repository (default the working directory)\n"
-    "  -o report.json            write the final report to this file\n"
-    "  --md                      a Markdown table on standard output; progress on stderr\n"
-    "  --store store             keep the report in this history store\n"
-    "  --confirm                 confirm each culprit with perf-ab(1) against its parent\n"
-    "  --step                    one step of git bisect run: 0 good, 1 bad, 125 skip\n"
-    "  --from-change             the range, cohort and metric from a perf-changes(1) line on stdin\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "good", 'g', "ref",
+	    "the commits before and after the change", "--good ref, --bad ref", NULL },
+	{ 0, "bad", 'b', "ref", NULL, NULL, NULL },
+	{ 0, "metric", 'M', "m", "the metric bisected (default latency)", NULL, NULL },
+	{ 0, "setup", 'S', "cmd",
+	    "builds a commit in its worktree; a failure skips the commit", NULL, NULL },
+	{ 0, "alpha", 'a', "a", "the error rate of the whole bisect (default 0.05)", NULL, NULL },
+	{ 0, "confirm-rounds", 'c', "n",
+	    "rounds before a change that does not show stops it (default 12)", NULL, NULL },
+	{ 0, "probe-rounds", 'p', "min:max",
+	    "the rounds one probe may take (default 3:24)", NULL, NULL },
+	{ 0, "max-runs", 'n', "n", "the most benchmark runs (default 600)", NULL, NULL },
+	{ 0, "seed", 's', "n", "the seed of the run order", NULL, NULL },
+	{ 0, "cpu", 'U', NULL, "run GPU benchmarks on a machine without a GPU", NULL, NULL },
+	{ 't', "timeout", 0, "seconds",
+	    "kill a runner, and its process group, after this long", NULL, NULL },
+	{ 'r', "runner", 0, "command", "the runner of every benchmark", NULL, NULL },
+	{ 'C', "repo", 0, "repo",
+	    "the git repository (default the working directory)", NULL, NULL },
+	{ 'o', NULL, 0, "report.json", "write the final report to this file", NULL, NULL },
+	{ 0, "md", 'm', NULL,
+	    "a Markdown table on standard output; progress on stderr", NULL, NULL },
+	{ 0, "store", 'Z', "store", "keep the report in this history store", NULL, NULL },
+	{ 0, "confirm", 'K', NULL,
+	    "confirm each culprit with perf-ab(1) against its parent", NULL, NULL },
+	{ 0, "step", 'T', NULL, "one step of git bisect run: 0 good, 1 bad, 125 skip", NULL, NULL },
+	{ 0, "from-change", 'F', NULL,
+	    "the range, cohort and metric from a perf-changes(1) line on stdin", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-bisect --good ref --bad ref [--metric m] [--setup cmd] [--alpha a]\n"
+	    "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
+	    "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
+	    "                   [-o report.json] [--md] [--store store] [--confirm]\n"
+	    "                   [--step] [--from-change] config ...\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+	/* getopt's order before the table, for an ambiguous abbreviation's message */
+	.long_order =
+	    "good bad metric setup alpha confirm-rounds probe-rounds max-runs seed "
+	    "cpu timeout runner repo md step store from-change confirm help version",
+};
 
 /* Exit statuses of --step, as git bisect run reads them. */
 enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
@@ -775,29 +797,6 @@ run_job(struct job *j, char **configs, int nconf)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "good", required_argument, NULL, 'g' },
-		{ "bad", required_argument, NULL, 'b' },
-		{ "metric", required_argument, NULL, 'M' },
-		{ "setup", required_argument, NULL, 'S' },
-		{ "alpha", required_argument, NULL, 'a' },
-		{ "confirm-rounds", required_argument, NULL, 'c' },
-		{ "probe-rounds", required_argument, NULL, 'p' },
-		{ "max-runs", required_argument, NULL, 'n' },
-		{ "seed", required_argument, NULL, 's' },
-		{ "cpu", no_argument, NULL, 'U' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "runner", required_argument, NULL, 'r' },
-		{ "repo", required_argument, NULL, 'C' },
-		{ "md", no_argument, NULL, 'm' },
-		{ "step", no_argument, NULL, 'T' },
-		{ "store", required_argument, NULL, 'Z' },
-		{ "from-change", no_argument, NULL, 'F' },
-		{ "confirm", no_argument, NULL, 'K' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opt.alpha = 0.05;
@@ -806,7 +805,7 @@ parse_options(int argc, char *argv[])
 	opt.probe_max = 24;
 	opt.max_runs = 600;
 	opt.metric = policy_metric_index("latency");
-	while ((c = getopt_long(argc, argv, "hC:o:r:t:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'g': opt.good = optarg; break;
 		case 'b': opt.bad = optarg; break;
@@ -822,35 +821,38 @@ parse_options(int argc, char *argv[])
 			opt.metric_given = true;
 			if ((opt.metric = policy_metric_index(optarg)) < 0) {
 				warnx("--metric: not a metric: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			break;
 		case 'a':
-			opt.alpha = cli_double(usage_text, "--alpha", optarg, 1e-6, 0.25,
-			    "a level from 0.000001 to 0.25");
+			opt.alpha = cli_double(opt_text(&option_table), "--alpha", optarg, 1e-6,
+			    0.25, "a level from 0.000001 to 0.25");
 			break;
 		case 'c':
-			opt.confirm = cli_long(usage_text, "--confirm-rounds", optarg, 2, 1000, NULL);
+			opt.confirm = cli_long(opt_text(&option_table), "--confirm-rounds", optarg,
+			    2, 1000, NULL);
 			break;
 		case 'n':
-			opt.max_runs = cli_long(usage_text, "--max-runs", optarg, 3, 1000000, NULL);
+			opt.max_runs = cli_long(opt_text(&option_table), "--max-runs", optarg, 3,
+			    1000000, NULL);
 			break;
 		case 'p':
-			cli_span(usage_text, "--probe-rounds", optarg, 1, 1000, &opt.probe_min,
-			    &opt.probe_max);
+			cli_span(opt_text(&option_table), "--probe-rounds", optarg, 1, 1000,
+			    &opt.probe_min, &opt.probe_max);
 			break;
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		default:
-			if (!collect_option(&opt.run, c, optarg, usage_text))
-				cli_usage(usage_text, EXIT_TROUBLE);
+			if (!collect_option(&opt.run, c, optarg, opt_text(&option_table)))
+				opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if ((opt.good == NULL || opt.bad == NULL) && !opt.from_change) {
 		warnx("give --good and --bad");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	if (argc == optind) {
 		warnx("no benchmark config given");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 }
 

@@ -48,19 +48,28 @@
 #include "core/json.h"
 #include "core/lock.h"
 #include "core/now.h"
+#include "core/opt.h"
 #include "core/proc.h"
 #include "core/strvec.h"
 
-static const char usage_text[] =
-    "usage: perf-campaign run plan.json binding.json run-dir [--once]\n"
-    "       perf-campaign pipeline plan.json binding.json\n"
-    "       perf-campaign collect plan.json dir [-o results.json]\n"
-    "\n"
-    "options:\n"
-    "  --once           run only: one run per node class, then exit\n"
-    "  -o results.json  collect only: write the results to results.json\n"
-    "  -h, --help       print usage and exit\n"
-    "  --version        print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "once", 'o', NULL, "run only: one run per node class, then exit", NULL, "run" },
+	{ 'o', NULL, 0, "results.json", "collect only: write the results to results.json", NULL,
+	    "collect" },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-campaign run plan.json binding.json run-dir [--once]\n"
+	    "       perf-campaign pipeline plan.json binding.json\n"
+	    "       perf-campaign collect plan.json dir [-o results.json]\n",
+	.width = 17,
+	.flags = 0,
+	.opts = options,
+};
 
 /* Lock state: the runner's lock on its run directory, closed in every supervisor. */
 static int run_dir_lock = -1;
@@ -1013,19 +1022,15 @@ cmd_run(int argc, char **argv)
 	bool once = false;
 	int lock, rc, c;
 	char *lockpath, *real = NULL, why[64];
-	static const struct option longopts[] = {
-		{ "once", no_argument, NULL, 'o' },
-		{ NULL, 0, NULL, 0 },
-	};
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, "run", argc, argv)) != -1) {
 		if (c != 'o')
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		once = true;
 	}
 	if (argc - optind != 3)
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	if (!load_plan(argv[optind], &pl))
 		return EXIT_TROUBLE;
 	if (!load_binding(argv[optind + 1], &pl, &b, true)) {
@@ -1106,7 +1111,7 @@ cmd_pipeline(int argc, char **argv)
 	int remote = 0;
 
 	if (argc != 3)
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	if (!load_plan(argv[1], &pl))
 		return EXIT_TROUBLE;
 	if (!load_binding(argv[2], &pl, &b, false)) {
@@ -1207,13 +1212,13 @@ cmd_collect(int argc, char **argv)
 	int c, rc = EXIT_PASS;
 
 	optind = 1;
-	while ((c = getopt(argc, argv, "o:")) != -1) {
+	while ((c = opt_next(&option_table, "collect", argc, argv)) != -1) {
 		if (c != 'o')
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		out = optarg;
 	}
 	if (argc - optind != 2)
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	if (!load_plan(argv[optind], &pl))
 		return EXIT_TROUBLE;
 	if (stat(argv[optind + 1], &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -1300,7 +1305,7 @@ main(int argc, char *argv[])
 {
 	err_init(argv[0]);
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		cli_usage(usage_text, EXIT_PASS);
+		opt_usage(&option_table, EXIT_PASS);
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
 		cli_version();
 	for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof *commands; i++)
@@ -1308,5 +1313,5 @@ main(int argc, char *argv[])
 			return commands[i].run(argc - 1, argv + 1);
 	if (argc >= 2)
 		warnx("unknown command '%s'", argv[1]);
-	cli_usage(usage_text, EXIT_TROUBLE);
+	opt_usage(&option_table, EXIT_TROUBLE);
 }

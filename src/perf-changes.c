@@ -31,6 +31,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/now.h"
+#include "core/opt.h"
 #include "core/text.h"
 #include "lane/bisect_report.h"
 #include "lane/change_state.h"
@@ -44,11 +45,11 @@
 #include "lane/policy.h"
 #include "lane/store/git_command.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 
 static struct {
-	const char *store, *cache, *state, *batch;
-	char **histories;
-	int nhistories;
+	struct store_opts store;	/* -s, --cache, -H */
+	const char *state, *batch;
 	bool metric[METRIC_COUNT], md, all;
 	char **names;		/* --metric: named metrics to analyse */
 	int nnames;
@@ -80,32 +81,51 @@ struct run {
 	double analysis_s;	/* CPU seconds in analyse(), all threads together */
 };
 
-static const char usage_text[] =
-    "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
-    "                    [-w window] [-p pvalue] [--min-magnitude f] [--min-points n]\n"
-    "                    [--all] [--since ISO | --last n] [--incremental state-file]\n"
-    "                    [--batch records.jsonl]\n"
-    "                    [--json | --md] [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -s store, --store store   the history store: a directory or git+URL\n"
-    "  --cache dir               the cache clone of a git store\n"
-    "  -H file, --history file   a JSON-lines history stream (gzip allowed); repeatable\n"
-    "  -m metric, --metric metric  analyse this metric (a normalized key or a named\n"
-    "                            metric's name); repeatable\n"
-    "  -w n, --window n          the window of the split step\n"
-    "  -p p, --pvalue p          the significance, above 0 and at most 1\n"
-    "  --min-magnitude f         change points of a magnitude at or below f are merged away\n"
-    "  --min-points n            a change point with fewer records on a side is tentative (default 3)\n"
-    "  --all                     read every record, not only trusted ones\n"
-    "  --last n                  report only change points among the newest n records\n"
-    "  --since ISO               report only change points at records not older than this time\n"
-    "  --incremental file        keep the split step's state of every series in file\n"
-    "  --batch file              analyse only the cohorts of the records in file\n"
-    "  --json                    JSON lines (the default)\n"
-    "  --md                      a Markdown table\n"
-    "  -h, --help                print the usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	STORE_OPT_STORE_AS("-s store, --store store",
+	    "the history store: a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("the cache clone of a git store"),
+	STORE_OPT_HISTORY_AS("file", "-H file, --history file",
+	    "a JSON-lines history stream (gzip allowed); repeatable"),
+	{ 'm', "metric", 0, "metric",
+	    "analyse this metric (a normalized key or a named\n"
+	    "metric's name); repeatable", "-m metric, --metric metric", NULL },
+	{ 'w', "window", 0, "n", "the window of the split step", "-w n, --window n", NULL },
+	{ 'p', "pvalue", 0, "p",
+	    "the significance, above 0 and at most 1", "-p p, --pvalue p", NULL },
+	{ 0, "min-magnitude", 'M', "f",
+	    "change points of a magnitude at or below f are merged away", NULL, NULL },
+	{ 0, "min-points", 'P', "n",
+	    "a change point with fewer records on a side is tentative (default 3)", NULL, NULL },
+	{ 0, "all", 'A', NULL, "read every record, not only trusted ones", NULL, NULL },
+	{ 0, "last", 'l', "n", "report only change points among the newest n records", NULL, NULL },
+	{ 0, "since", 'S', "ISO",
+	    "report only change points at records not older than this time", NULL, NULL },
+	{ 0, "incremental", 'i', "file",
+	    "keep the split step's state of every series in file", NULL, NULL },
+	{ 0, "batch", 'B', "file", "analyse only the cohorts of the records in file", NULL, NULL },
+	{ 0, "json", 'J', NULL, "JSON lines (the default)", NULL, NULL },
+	{ 0, "md", 'D', NULL, "a Markdown table", NULL, NULL },
+	OPT_HELP("print the usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-changes [-s store] [--cache dir] [-H history.jsonl] [-m metric]\n"
+	    "                    [-w window] [-p pvalue] [--min-magnitude f] [--min-points n]\n"
+	    "                    [--all] [--since ISO | --last n] [--incremental state-file]\n"
+	    "                    [--batch records.jsonl]\n"
+	    "                    [--json | --md] [file ...]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+	/* getopt's order before the table, for an ambiguous abbreviation's message */
+	.long_order =
+	    "store cache history metric window pvalue min-magnitude min-points "
+	    "since last incremental batch all json md help version",
+};
 
 /* Whether --metric asked for the named metric name (any, without --metric). */
 static bool
@@ -718,7 +738,7 @@ read_store(struct run *run)
 	char *raised = NULL, **bkeys = NULL;
 	int rc, nbq = 0;
 
-	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+	if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 		return -1;
 	store_want(st, cohort_wanted(), W_KEYS);
 	if (store_root(st) != NULL && decisions_load(store_root(st), &decisions) != 0) {
@@ -728,10 +748,10 @@ read_store(struct run *run)
 	/* A report that cannot be read is said and skipped: it never stops the gate. */
 	if (store_root(st) != NULL)
 		bisect_reports_load(store_root(st), &reports);
-	for (int h = 0; h < opt.nhistories; h++)
-		store_add_stream(st, opt.histories[h]);
+	for (int h = 0; h < opt.store.nhistories; h++)
+		store_add_stream(st, opt.store.histories[h]);
 	trusted_query(&q);
-	if (opt.batch != NULL && opt.state == NULL && opt.nhistories == 0 &&
+	if (opt.batch != NULL && opt.state == NULL && opt.store.nhistories == 0 &&
 	    batch_queries(run, &bq, &nbq, &bkeys)) {
 		/* The batch's cohorts alone: through the store's index, when it has one. */
 		run->cs.by_unit = false;
@@ -762,39 +782,14 @@ cmp_cohort(const void *a, const void *b)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "window", required_argument, NULL, 'w' },
-		{ "pvalue", required_argument, NULL, 'p' },
-		{ "min-magnitude", required_argument, NULL, 'M' },
-		{ "min-points", required_argument, NULL, 'P' },
-		{ "since", required_argument, NULL, 'S' },
-		{ "last", required_argument, NULL, 'l' },
-		{ "incremental", required_argument, NULL, 'i' },
-		{ "batch", required_argument, NULL, 'B' },
-		{ "all", no_argument, NULL, 'A' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "md", no_argument, NULL, 'D' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool any_metric = false;
 	const char *why;
 	int c, k;
 
-	while ((c = getopt_long(argc, argv, "hH:m:p:s:w:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
-		case 'H':
-			opt.histories = erealloc(opt.histories,
-			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
-			opt.histories[opt.nhistories++] = optarg;
-			break;
 		case 'm':
 			if ((k = policy_metric_index(optarg)) >= 0) {
 				opt.metric[k] = any_metric = true;
@@ -802,49 +797,50 @@ parse_options(int argc, char *argv[])
 			}
 			if (!nm_name_valid(optarg, &why)) {
 				warnx("--metric: '%s' is not a metric name: %s", optarg, why);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			opt.names = erealloc(opt.names, (size_t)(opt.nnames + 1) * sizeof *opt.names);
 			opt.names[opt.nnames++] = optarg;
 			opt.any_named = any_metric = true;
 			break;
 		case 'w':
-			opt.window = cli_long(usage_text, "--window", optarg, 2, 100000,
-			    "an integer from 2 to 100000");
+			opt.window = cli_long(opt_text(&option_table), "--window", optarg, 2,
+			    100000, "an integer from 2 to 100000");
 			break;
 		case 'p':
-			opt.pvalue = cli_double(usage_text, "--pvalue", optarg, DBL_TRUE_MIN, 1,
-			    "a number above 0 and at most 1");
+			opt.pvalue = cli_double(opt_text(&option_table), "--pvalue", optarg,
+			    DBL_TRUE_MIN, 1, "a number above 0 and at most 1");
 			break;
 		case 'M':
-			opt.min_magnitude = cli_double(usage_text, "--min-magnitude", optarg, 0, 1e300,
-			    "a number of 0 or more");
+			opt.min_magnitude = cli_double(opt_text(&option_table), "--min-magnitude",
+			    optarg, 0, 1e300, "a number of 0 or more");
 			break;
 		case 'P':
-			opt.min_points = cli_long(usage_text, "--min-points", optarg, 1, 1000000000,
-			    "a positive integer");
+			opt.min_points = cli_long(opt_text(&option_table), "--min-points", optarg,
+			    1, 1000000000, "a positive integer");
 			break;
 		case 'S':
-			opt.since = cli_time(usage_text, "--since", optarg, "an ISO time");
+			opt.since = cli_time(opt_text(&option_table), "--since", optarg,
+			    "an ISO time");
 			opt.has_since = true;
 			break;
 		case 'l':
-			opt.last = cli_long(usage_text, "--last", optarg, 1, 1000000000,
-			    "a positive integer");
+			opt.last = cli_long(opt_text(&option_table), "--last", optarg, 1,
+			    1000000000, "a positive integer");
 			break;
 		case 'i': opt.state = optarg; break;
 		case 'B': opt.batch = optarg; break;
 		case 'A': opt.all = true; break;
 		case 'J': opt.md = false; break;
 		case 'D': opt.md = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if (opt.has_since && opt.last > 0) {
 		warnx("--since and --last cannot be used together");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	for (k = 0; k < METRIC_COUNT; k++)
 		opt.metric[k] |= !any_metric;
@@ -882,10 +878,10 @@ main(int argc, char *argv[])
 		change_state_load(&run->st, opt.state, head);
 		cJSON_Delete(head);
 	}
-	run->cs.by_unit = opt.store != NULL && opt.nhistories == 0 && optind == argc;
-	if ((opt.store != NULL || opt.nhistories > 0) && read_store(run) != 0)
+	run->cs.by_unit = opt.store.spec != NULL && opt.store.nhistories == 0 && optind == argc;
+	if ((opt.store.spec != NULL || opt.store.nhistories > 0) && read_store(run) != 0)
 		return EXIT_TROUBLE;
-	if (optind < argc || (opt.store == NULL && opt.nhistories == 0))
+	if (optind < argc || (opt.store.spec == NULL && opt.store.nhistories == 0))
 		trouble |= read_records(run, argv + optind, argc - optind) != 0;
 	cohort_analyse_all(&run->cs);
 	if (run->cs.n > 1)

@@ -28,6 +28,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/proc.h"
 #include "core/strvec.h"
 #include "core/text.h"
@@ -69,28 +70,44 @@ struct bench {
 	bool valid;
 };
 
-static const char usage_text[] =
-    "usage: perf-collect [--check | --plan] [--strict] [-c configs-dir]\n"
-    "                    [-r runner] [-o results-dir] [-t seconds] [--cpu]\n"
-    "                    [--sample-interval seconds] [--written file]\n"
-    "                    [config | dir ...]\n"
-    "       perf-collect --telemetry file [--interval seconds]\n"
-    "\n"
-    "options:\n"
-    "  --check                   validate the configs and list them\n"
-    "  --strict                  make every config warning an error\n"
-    "  --plan                    print, for each config, what would happen on this machine\n"
-    "  -c, --configs dir         the directory read when no config is named\n"
-    "  -r, --runner command      the runner of every benchmark\n"
-    "  -o, --results dir         where records and worker logs go\n"
-    "  -t, --timeout seconds     kill a runner, and its process group, after this long\n"
-    "  --cpu                     run on a machine without a GPU\n"
-    "  --sample-interval seconds  how often GPU memory is sampled while a self-timed runner runs\n"
-    "  --written file            list each worker log and record written, a path a line\n"
-    "  --telemetry file          append one CSV line per GPU every --interval seconds to file\n"
-    "  --interval seconds        with --telemetry: the time between samples\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "check", 'C', NULL, "validate the configs and list them", NULL, NULL },
+	{ 0, "strict", 'X', NULL, "make every config warning an error", NULL, NULL },
+	{ 0, "plan", 'P', NULL,
+	    "print, for each config, what would happen on this machine", NULL, NULL },
+	{ 'c', "configs", 0, "dir", "the directory read when no config is named", NULL, NULL },
+	{ 'r', "runner", 0, "command", "the runner of every benchmark", NULL, NULL },
+	{ 'o', "results", 0, "dir", "where records and worker logs go", NULL, NULL },
+	{ 't', "timeout", 0, "seconds",
+	    "kill a runner, and its process group, after this long", NULL, NULL },
+	{ 0, "cpu", 'U', NULL, "run on a machine without a GPU", NULL, NULL },
+	{ 0, "sample-interval", 'S', "seconds",
+	    "how often GPU memory is sampled while a self-timed runner runs", NULL, NULL },
+	{ 0, "written", 'W', "file",
+	    "list each worker log and record written, a path a line", NULL, NULL },
+	{ 0, "telemetry", 'T', "file",
+	    "append one CSV line per GPU every --interval seconds to file", NULL, NULL },
+	{ 0, "interval", 'I', "seconds", "with --telemetry: the time between samples", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-collect [--check | --plan] [--strict] [-c configs-dir]\n"
+	    "                    [-r runner] [-o results-dir] [-t seconds] [--cpu]\n"
+	    "                    [--sample-interval seconds] [--written file]\n"
+	    "                    [config | dir ...]\n"
+	    "       perf-collect --telemetry file [--interval seconds]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+	/* getopt's order before the table, for an ambiguous abbreviation's message */
+	.long_order =
+	    "configs runner results timeout check plan cpu telemetry interval "
+	    "sample-interval strict written help version",
+};
 
 /* Adds path, or the *.json files of directory path, to the list. */
 static int
@@ -1162,7 +1179,7 @@ results_ready(void)
 static double
 seconds_opt(const char *name, const char *s, double min)
 {
-	return cli_double(usage_text, name, s, min, 1e9, "a number of seconds");
+	return cli_double(opt_text(&option_table), name, s, min, 1e9, "a number of seconds");
 }
 
 /* The configs given (or the default directory), read and checked. */
@@ -1282,23 +1299,6 @@ static const struct collect_mode {
 static int
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "configs", required_argument, NULL, 'c' },
-		{ "runner", required_argument, NULL, 'r' },
-		{ "results", required_argument, NULL, 'o' },
-		{ "timeout", required_argument, NULL, 't' },
-		{ "check", no_argument, NULL, 'C' },
-		{ "plan", no_argument, NULL, 'P' },
-		{ "cpu", no_argument, NULL, 'U' },
-		{ "telemetry", required_argument, NULL, 'T' },
-		{ "interval", required_argument, NULL, 'I' },
-		{ "sample-interval", required_argument, NULL, 'S' },
-		{ "strict", no_argument, NULL, 'X' },
-		{ "written", required_argument, NULL, 'W' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool check = false, plan = false;
 	const char *env;
 	int c;
@@ -1309,7 +1309,7 @@ parse_options(int argc, char *argv[])
 	opt.interval = 10;
 	opt.sample = 0.1;
 	opt.cpu = (env = getenv("PERF_ALLOW_CPU")) != NULL && strcmp(env, "1") == 0;
-	while ((c = getopt_long(argc, argv, "c:ho:r:t:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'c': opt.configs = optarg; break;
 		case 'r': opt.runner = optarg; break;
@@ -1323,9 +1323,9 @@ parse_options(int argc, char *argv[])
 		case 'T': opt.telemetry = optarg; break;
 		case 'I': opt.interval = seconds_opt("--interval", optarg, 0.01); break;
 		case 'S': opt.sample = seconds_opt("--sample-interval", optarg, 0.001); break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	opt.mode = opt.telemetry != NULL ? MODE_TELEMETRY : check ? MODE_CHECK :

@@ -24,6 +24,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/path.h"
 #include "core/utf8.h"
 #include "frames/frames.h"
@@ -34,15 +35,24 @@ static struct {
 	bool lines;		/* --jsonl */
 } opt;
 
-static const char usage_text[] =
-    "usage: perf-frames [-o report] [--jsonl] [--svg file] manifest.json\n"
-    "\n"
-    "options:\n"
-    "  -o report, --output report  write the report to report\n"
-    "  --jsonl                   print one JSON line per run\n"
-    "  --svg file                write a standalone figure of each run's frame times\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 'o', "output", 0, "report",
+	    "write the report to report", "-o report, --output report", NULL },
+	{ 0, "jsonl", 'j', NULL, "print one JSON line per run", NULL, NULL },
+	{ 0, "svg", 's', "file",
+	    "write a standalone figure of each run's frame times", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-frames [-o report] [--jsonl] [--svg file] manifest.json\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 static const char *const top_keys[] = { "schema_version", "sample_origin", "runs", NULL };
 static const char *const run_keys[] = {
@@ -809,24 +819,16 @@ comparison_free(struct comparison *cmp)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "output", required_argument, NULL, 'o' },
-		{ "jsonl", no_argument, NULL, 'j' },
-		{ "svg", required_argument, NULL, 's' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "ho:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'o': opt.out[0] = optarg; break;
 		case 'j': opt.lines = true; break;
 		case 's': opt.out[1] = optarg; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }
@@ -873,7 +875,7 @@ main(int argc, char *argv[])
 	err_init(argv[0]);
 	parse_options(argc, argv);
 	if (argc - optind != 1)
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	memset(&cmp, 0, sizeof cmp);
 	cmp.manifest = argv[optind];
 	cmp.curves = opt.out[1] != NULL;

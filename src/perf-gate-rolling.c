@@ -24,6 +24,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/stats.h"
 #include "core/text.h"
 #include "core/unit.h"
@@ -35,6 +36,7 @@
 #include "lane/sensitivity.h"
 #include "lane/store/git_command.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 
 #define BASELINE_WINDOW 5
 #define NOISE_WINDOW 20	/* default of --noise-window */
@@ -42,13 +44,10 @@
 #define Z_THRESHOLD 5.0	/* default of --z: Conbench's lookback z-score boundary */
 
 static struct {
-	const char *store;
-	const char *cache;	/* of a git store */
+	struct store_opts store;	/* -s, --cache, -H */
 	const char *artifacts;
 	const char *rc_text;	/* the collector's status as given, or NULL */
 	bool collect_failed;
-	char **histories;
-	int nhistories;
 	long noise_window;	/* trusted records the noise is measured on */
 	double power;		/* of the minimum detectable regression */
 	enum sens_rule rule;	/* what decides a regression */
@@ -88,26 +87,36 @@ struct current {
 /* The store's decisions, read once with the history. */
 static struct decisions decisions;
 
-static const char usage_text[] =
-    "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
-    "                         [--collect-rc n] [-a artifacts-dir]\n"
-    "                         [--noise-window n] [--power p]\n"
-    "                         [--rule reference|prediction|zscore]\n"
-    "                         [--confidence c] [--z z] [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -s, --store store         the history store: a directory or git+URL\n"
-    "  --cache dir               where the cache clones of git stores are (see perf-upload(1))\n"
-    "  -H, --history file        a history stream: the same records as JSON lines\n"
-    "  --collect-rc n            the exit status of the collection\n"
-    "  -a, --artifacts dir       also write each compared record to dir\n"
-    "  --noise-window n          how many of the cohort's last trusted records give the noise\n"
-    "  --power p                 the power of the minimum detectable regression\n"
-    "  --rule reference | prediction | zscore  what decides a regression (see Noise-aware rules)\n"
-    "  --confidence c            the one-sided confidence of the prediction rule\n"
-    "  --z z                     the z threshold of the zscore rule (default 5)\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	STORE_OPT_STORE("the history store: a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are (see perf-upload(1))"),
+	STORE_OPT_HISTORY("file", "a history stream: the same records as JSON lines"),
+	{ 0, "collect-rc", 'R', "n", "the exit status of the collection", NULL, NULL },
+	{ 'a', "artifacts", 0, "dir", "also write each compared record to dir", NULL, NULL },
+	{ 0, "noise-window", 'W', "n",
+	    "how many of the cohort's last trusted records give the noise", NULL, NULL },
+	{ 0, "power", 'P', "p", "the power of the minimum detectable regression", NULL, NULL },
+	{ 0, "rule", 'U', "reference | prediction | zscore",
+	    "what decides a regression (see Noise-aware rules)", NULL, NULL },
+	{ 0, "confidence", 'F', "c",
+	    "the one-sided confidence of the prediction rule", NULL, NULL },
+	{ 0, "z", 'Z', "z", "the z threshold of the zscore rule (default 5)", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-gate-rolling [-s store] [--cache dir] [-H history.jsonl]\n"
+	    "                         [--collect-rc n] [-a artifacts-dir]\n"
+	    "                         [--noise-window n] [--power p]\n"
+	    "                         [--rule reference|prediction|zscore]\n"
+	    "                         [--confidence c] [--z z] [file ...]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /*
  * Reads the named metrics of a record of the batch and resolves their
@@ -392,7 +401,7 @@ lookup_history(struct current *cur, size_t n, char **raised)
 		lk.nq += 2;
 	}
 	if (lk.nq > 0) {
-		if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+		if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 			rc = -1;
 		else {
 			store_want(st, wanted(), named ? WANTED_KEYS : WANTED_NAMED);
@@ -411,8 +420,8 @@ lookup_history(struct current *cur, size_t n, char **raised)
 					    (int)opt.noise_window : BASELINE_WINDOW;
 				}
 			}
-			for (int h = 0; h < opt.nhistories; h++)
-				store_add_stream(st, opt.histories[h]);
+			for (int h = 0; h < opt.store.nhistories; h++)
+				store_add_stream(st, opt.store.histories[h]);
 			if (rc == 0)
 				rc = store_scan(st, q, (int)lk.nq, on_hit, &lk, raised);
 			store_close(st);
@@ -1026,7 +1035,7 @@ collect_status(const char *text, bool strict)
 	k = num_py_int(text, &v);
 	if (k == 0 && strict) {
 		warnx("--collect-rc: not an integer: '%s'", text);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	opt.collect_failed = k != 0 && v != 0;
 }
@@ -1120,21 +1129,6 @@ say_failures(const cJSON *failures, size_t n)
 static bool
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "collect-rc", required_argument, NULL, 'R' },
-		{ "artifacts", required_argument, NULL, 'a' },
-		{ "noise-window", required_argument, NULL, 'W' },
-		{ "power", required_argument, NULL, 'P' },
-		{ "rule", required_argument, NULL, 'U' },
-		{ "confidence", required_argument, NULL, 'F' },
-		{ "z", required_argument, NULL, 'Z' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool rc_given = false;
 	int c;
 
@@ -1142,23 +1136,19 @@ parse_options(int argc, char *argv[])
 	opt.power = 0.8;
 	opt.confidence = CONFIDENCE;
 	opt.z = Z_THRESHOLD;
-	while ((c = getopt_long(argc, argv, "a:hH:s:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
-		case 'H':
-			opt.histories = erealloc(opt.histories,
-			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
-			opt.histories[opt.nhistories++] = optarg;
-			break;
 		case 'R': collect_status(optarg, true); rc_given = true; break;
 		case 'a': opt.artifacts = optarg; break;
 		case 'W':
-			opt.noise_window = cli_long(usage_text, "--noise-window", optarg,
-			    SENS_MIN_RUNS, 100000, NULL);
+			opt.noise_window = cli_long(opt_text(&option_table), "--noise-window",
+			    optarg, SENS_MIN_RUNS, 100000, NULL);
 			break;
 		case 'P':
-			opt.power = cli_double(usage_text, "--power", optarg, 0.5, 0.999, NULL);
+			opt.power = cli_double(opt_text(&option_table), "--power", optarg, 0.5,
+			    0.999, NULL);
 			break;
 		case 'U':
 			if (strcmp(optarg, "reference") == 0)
@@ -1169,19 +1159,19 @@ parse_options(int argc, char *argv[])
 				opt.rule = SENS_RULE_ZSCORE;
 			else {
 				warnx("--rule: not reference, prediction or zscore: '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			break;
 		case 'F':
-			opt.confidence = cli_double(usage_text, "--confidence", optarg, 0.5, 0.999999,
-			    NULL);
+			opt.confidence = cli_double(opt_text(&option_table), "--confidence", optarg,
+			    0.5, 0.999999, NULL);
 			break;
 		case 'Z':
-			opt.z = cli_double(usage_text, "--z", optarg, 0.1, 100, NULL);
+			opt.z = cli_double(opt_text(&option_table), "--z", optarg, 0.1, 100, NULL);
 			break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	return rc_given;
@@ -1201,7 +1191,7 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	rc_given = parse_options(argc, argv);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	if (!rc_given)
 		collect_status(getenv("PERF_PYTEST_RC"), false);
@@ -1228,7 +1218,7 @@ main(int argc, char *argv[])
 	say_failures(failures, n);
 	free(cur);
 	free(raised);
-	free(opt.histories);
+	store_opts_free(&opt.store);
 	decisions_free(&decisions);
 	free(artifacts_default);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)

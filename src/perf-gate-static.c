@@ -20,6 +20,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/text.h"
 #include "lane/logtail.h"
 #include "lane/named_metric.h"
@@ -30,13 +31,21 @@ static struct {
 	long breaches;
 } opt;
 
-static const char usage_text[] =
-    "usage: perf-gate-static [-t] [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -t, --tail  for each breaching record, print its worker log tail\n"
-    "  -h, --help  print usage and exit\n"
-    "  --version   print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 't', "tail", 0, NULL,
+	    "for each breaching record, print its worker log tail", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-gate-static [-t] [file ...]\n",
+	.width = 12,
+	.flags = 0,
+	.opts = options,
+};
 
 /* A value of the check as a finite float; 0 null, 1 ok, -1 reported. */
 static int
@@ -228,21 +237,15 @@ process_record(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "tail", no_argument, NULL, 't' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	err_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "ht", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 't': opt.tail = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if (jsonl_filter(argv + optind, argc - optind, process_record) != 0)

@@ -17,6 +17,7 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/opt.h"
 #include "lane/gpu.h"
 #include "lane/import/import.h"
 #include "lane/provenance.h"
@@ -29,16 +30,25 @@ static struct {
 	struct gpu gpu;
 } opt;
 
-static const char usage_text[] =
-    "usage: perf-import [-f format] [-i key=value ...] [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -f, --format format       google-benchmark, pytest-benchmark, hyperfine, go, catch2,\n"
-    "                            criterion, jmh, benchmarkdotnet, perfkite, customSmallerIsBetter\n"
-    "                            or customBiggerIsBetter (default: recognised from the content)\n"
-    "  -i, --identity key=value  set an identity or provenance key of every record\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 'f', "format", 0, "format",
+	    "google-benchmark, pytest-benchmark, hyperfine, go, catch2,\n"
+	    "criterion, jmh, benchmarkdotnet, perfkite, customSmallerIsBetter\n"
+	    "or customBiggerIsBetter (default: recognised from the content)", NULL, NULL },
+	{ 'i', "identity", 0, "key=value",
+	    "set an identity or provenance key of every record", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-import [-f format] [-i key=value ...] [file ...]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /*
  * The records of one suite appended to out. A record with a value that is
@@ -84,7 +94,7 @@ add_identity(const char *kv)
 
 	if (!import_identity_valid(kv, msg, sizeof msg)) {
 		warnx("%s", msg);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	opt.identity = erealloc(opt.identity, (opt.nidentity + 2) * sizeof *opt.identity);
 	opt.identity[opt.nidentity++] = kv;
@@ -94,13 +104,6 @@ add_identity(const char *kv)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "identity", required_argument, NULL, 'i' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct import_identity id;
 	struct import_suite s;
 	buf out = BUF_INIT;
@@ -108,19 +111,19 @@ main(int argc, char *argv[])
 	int c, n, bad = 0;
 
 	err_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "hf:i:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'f':
 			if (!import_format_known(optarg)) {
 				warnx("unknown format '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			opt.format = optarg;
 			break;
 		case 'i': add_identity(optarg); break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	provenance_env_load(&opt.env);

@@ -30,6 +30,7 @@
 #include "core/json.h"
 #include "core/now.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/proc.h"
 
 /* What a program's output says, as extended regular expressions. */
@@ -100,30 +101,51 @@ struct state {
 	double energy, gap;
 };
 
-static const char usage_text[] =
-    "usage: perf-measure [--program vibe-qc|orca|generic] {--runtime-digest sha256 |\n"
-    "                    --runtime-root dir} [--mpi-ranks n] [--threads-per-rank n]\n"
-    "                    [--iteration re] [--scf-start re] [--cycle re] [--complete re]\n"
-    "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
-    "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n"
-    "\n"
-    "options:\n"
-    "  --program vibe-qc | orca | generic  the program whose output is read (see Programs)\n"
-    "  --runtime-digest sha256   the runtime's identity, as declared (see Runtime identity)\n"
-    "  --runtime-root dir        the runtime's identity, computed from dir\n"
-    "  --mpi-ranks n, --threads-per-rank n  the layout the job ran with\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n"
-    "  --iteration re            an SCF iteration line (group 1: the iteration number)\n"
-    "  --scf-start re            the start of an SCF cycle\n"
-    "  --cycle re                the start of a geometry optimisation cycle\n"
-    "  --complete re             a converged SCF cycle's result (group 1: the energy)\n"
-    "  --energy re               the total energy (group 1)\n"
-    "  --iterations re           the stated iteration count of a cycle (group 1)\n"
-    "  --gap re                  the HOMO-LUMO gap in eV (group 1)\n"
-    "  --scf-failed re           an SCF that did not converge\n"
-    "  --opt-failed re           a geometry optimisation that did not converge\n"
-    "  --fatal re                a fatal error\n";
+static const struct opt_def options[] = {
+	{ 0, "program", 'p', "vibe-qc | orca | generic",
+	    "the program whose output is read (see Programs)", NULL, NULL },
+	{ 0, "runtime-digest", 'd', "sha256",
+	    "the runtime's identity, as declared (see Runtime identity)", NULL, NULL },
+	{ 0, "runtime-root", 'r', "dir", "the runtime's identity, computed from dir", NULL, NULL },
+	{ 0, "mpi-ranks", 'm', "n",
+	    "the layout the job ran with", "--mpi-ranks n, --threads-per-rank n", NULL },
+	{ 0, "threads-per-rank", 't', "n", NULL, NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	{ 0, "iteration", 0x100 + P_ITERATION, "re",
+	    "an SCF iteration line (group 1: the iteration number)", NULL, NULL },
+	{ 0, "scf-start", 0x100 + P_SCF_START, "re", "the start of an SCF cycle", NULL, NULL },
+	{ 0, "cycle", 0x100 + P_CYCLE, "re",
+	    "the start of a geometry optimisation cycle", NULL, NULL },
+	{ 0, "complete", 0x100 + P_COMPLETE, "re",
+	    "a converged SCF cycle's result (group 1: the energy)", NULL, NULL },
+	{ 0, "energy", 0x100 + P_ENERGY, "re", "the total energy (group 1)", NULL, NULL },
+	{ 0, "iterations", 0x100 + P_COUNT, "re",
+	    "the stated iteration count of a cycle (group 1)", NULL, NULL },
+	{ 0, "gap", 0x100 + P_GAP, "re", "the HOMO-LUMO gap in eV (group 1)", NULL, NULL },
+	{ 0, "scf-failed", 0x100 + P_SCF_FAILED, "re", "an SCF that did not converge", NULL, NULL },
+	{ 0, "opt-failed", 0x100 + P_OPT_FAILED, "re",
+	    "a geometry optimisation that did not converge", NULL, NULL },
+	{ 0, "fatal", 0x100 + P_FATAL, "re", "a fatal error", NULL, NULL },
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-measure [--program vibe-qc|orca|generic] {--runtime-digest sha256 |\n"
+	    "                    --runtime-root dir} [--mpi-ranks n] [--threads-per-rank n]\n"
+	    "                    [--iteration re] [--scf-start re] [--cycle re] [--complete re]\n"
+	    "                    [--energy re] [--iterations re] [--gap re] [--scf-failed re]\n"
+	    "                    [--opt-failed re] [--fatal re] -- command [arg ...]\n",
+	.width = 26,
+	.flags = OPT_STOP_AT_OPERAND,
+	.opts = options,
+	/* getopt's order before the table, for an ambiguous abbreviation's message */
+	.long_order =
+	    "program runtime-digest runtime-root mpi-ranks threads-per-rank "
+	    "iteration scf-start cycle complete energy iterations gap scf-failed "
+	    "opt-failed fatal help version",
+};
 
 /* A number as the programs print it ("1.0D-03" included). */
 static bool
@@ -273,30 +295,10 @@ free_patterns(struct state *s)
 static const char *const *
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "program", required_argument, NULL, 'p' },
-		{ "runtime-digest", required_argument, NULL, 'd' },
-		{ "runtime-root", required_argument, NULL, 'r' },
-		{ "mpi-ranks", required_argument, NULL, 'm' },
-		{ "threads-per-rank", required_argument, NULL, 't' },
-		{ "iteration", required_argument, NULL, 0x100 + P_ITERATION },
-		{ "scf-start", required_argument, NULL, 0x100 + P_SCF_START },
-		{ "cycle", required_argument, NULL, 0x100 + P_CYCLE },
-		{ "complete", required_argument, NULL, 0x100 + P_COMPLETE },
-		{ "energy", required_argument, NULL, 0x100 + P_ENERGY },
-		{ "iterations", required_argument, NULL, 0x100 + P_COUNT },
-		{ "gap", required_argument, NULL, 0x100 + P_GAP },
-		{ "scf-failed", required_argument, NULL, 0x100 + P_SCF_FAILED },
-		{ "opt-failed", required_argument, NULL, 0x100 + P_OPT_FAILED },
-		{ "fatal", required_argument, NULL, 0x100 + P_FATAL },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opt.program = "vibe-qc";
-	while ((c = getopt_long(argc, argv, "+h", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		if (c >= 0x100 && c < 0x100 + P_COUNT_OF) {
 			opt.pats[c - 0x100] = optarg;
 			continue;
@@ -307,22 +309,22 @@ parse_options(int argc, char *argv[])
 		case 'r': opt.root = optarg; break;
 		case 'm':
 		case 't':
-			*(c == 'm' ? &opt.ranks : &opt.threads) = cli_long(usage_text,
+			*(c == 'm' ? &opt.ranks : &opt.threads) = cli_long(opt_text(&option_table),
 			    c == 'm' ? "--mpi-ranks" : "--threads-per-rank", optarg, 1, 1L << 20,
 			    "a positive integer");
 			break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if (optind >= argc) {
 		warnx("no command to run");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	if ((opt.digest == NULL) == (opt.root == NULL)) {
 		warnx("give the runtime's identity: --runtime-digest or --runtime-root, one of them");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	if (strcmp(opt.program, "vibe-qc") == 0)
 		return vibeqc;
@@ -330,7 +332,7 @@ parse_options(int argc, char *argv[])
 		return orca;
 	if (strcmp(opt.program, "generic") != 0) {
 		warnx("--program: vibe-qc, orca or generic, not '%s'", opt.program);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return NULL;
 }
@@ -358,7 +360,7 @@ compile_patterns(struct state *s, const char *const *base)
 	if (!s->have[P_ITERATION] || !s->have[P_COMPLETE]) {
 		warnx("--program generic needs --iteration and --complete");
 		free_patterns(s);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return 0;
 }

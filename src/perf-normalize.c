@@ -18,6 +18,7 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/opt.h"
 #include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/provenance.h"
@@ -41,21 +42,33 @@ static const char *const fallback_keys[] = {
 	"workload_id", "variant_id", "benchmark_version",
 };
 
-static const char usage_text[] =
-    "usage: perf-normalize [-r run-source] [--commit sha] [--branch name]\n"
-    "                      [--pr-number n] [--test-scope scope]\n"
-    "                      [--build-url url] [--build-id id] [--job-id id]\n"
-    "                      [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -r, --run-source source   the run source of every record, replacing the record's own\n"
-    "  --commit sha              the commit (default BUILDKITE_COMMIT)\n"
-    "  --branch name             the branch (default BUILDKITE_BRANCH)\n"
-    "  --pr-number n             the pull request (default BUILDKITE_PULL_REQUEST)\n"
-    "  --test-scope scope        the test scope (default TEST_SCOPE)\n"
-    "  --build-url url, --build-id id, --job-id id  the build (default BUILDKITE_BUILD_URL, _BUILD_ID, _JOB_ID)\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 'r', "run-source", 0, "source",
+	    "the run source of every record, replacing the record's own", NULL, NULL },
+	{ 0, "commit", 'C', "sha", "the commit (default BUILDKITE_COMMIT)", NULL, NULL },
+	{ 0, "branch", 'B', "name", "the branch (default BUILDKITE_BRANCH)", NULL, NULL },
+	{ 0, "pr-number", 'P', "n",
+	    "the pull request (default BUILDKITE_PULL_REQUEST)", NULL, NULL },
+	{ 0, "test-scope", 'S', "scope", "the test scope (default TEST_SCOPE)", NULL, NULL },
+	{ 0, "build-url", 'U', "url",
+	    "the build (default BUILDKITE_BUILD_URL, _BUILD_ID, _JOB_ID)", "--build-url url, --build-id id, --job-id id", NULL },
+	{ 0, "build-id", 'I', "id", NULL, NULL, NULL },
+	{ 0, "job-id", 'J', "id", NULL, NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-normalize [-r run-source] [--commit sha] [--branch name]\n"
+	    "                      [--pr-number n] [--test-scope scope]\n"
+	    "                      [--build-url url] [--build-id id] [--job-id id]\n"
+	    "                      [file ...]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /*
  * A string-valued key of the raw record: its value, def when absent, NULL
@@ -302,32 +315,19 @@ process_record(jsonl_reader *r, const jsonl_span *s, cJSON *raw)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "run-source", required_argument, NULL, 'r' },
-		{ "commit", required_argument, NULL, 'C' },
-		{ "branch", required_argument, NULL, 'B' },
-		{ "pr-number", required_argument, NULL, 'P' },
-		{ "test-scope", required_argument, NULL, 'S' },
-		{ "build-url", required_argument, NULL, 'U' },
-		{ "build-id", required_argument, NULL, 'I' },
-		{ "job-id", required_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	char *norm;
 	int c;
 
 	err_init(argv[0]);
 	provenance_env_load(&opt.env);
-	while ((c = getopt_long(argc, argv, "hr:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'r':
 			norm = provenance_strip_lower(optarg);
 			if (!provenance_run_source_valid(norm)) {
 				warnx("invalid run source '%s': expected pr, local, "
 				    "scheduled_main or unknown", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			free(norm);
 			opt.env.run_source = optarg;
@@ -340,9 +340,9 @@ main(int argc, char *argv[])
 		case 'U': opt.env.build_url = optarg; break;
 		case 'I': opt.env.build_id = optarg; break;
 		case 'J': opt.env.job_id = optarg; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	return jsonl_filter(argv + optind, argc - optind, process_record);

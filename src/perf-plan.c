@@ -16,15 +16,24 @@
 #include "core/cli.h"
 #include "core/err.h"
 #include "core/json.h"
+#include "core/opt.h"
 
-static const char usage_text[] =
-    "usage: perf-plan [--json] plan.json\n"
-    "       perf-plan digest dir\n"
-    "\n"
-    "options:\n"
-    "  --json      print {plan_id, plan_sha256, order} instead of the table\n"
-    "  -h, --help  print usage and exit\n"
-    "  --version   print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "json", 'j', NULL,
+	    "print {plan_id, plan_sha256, order} instead of the table", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-plan [--json] plan.json\n"
+	    "       perf-plan digest dir\n",
+	.width = 12,
+	.flags = 0,
+	.opts = options,
+};
 
 /* Prints the order as a table, columns as wide as their widest cell. */
 static void
@@ -81,12 +90,6 @@ digest(const char *dir)
 int
 main(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct problems p = { NULL, 0 };
 	struct plan pl;
 	bool json = false;
@@ -94,18 +97,18 @@ main(int argc, char *argv[])
 	int c, rc;
 
 	err_init(argv[0]);
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if (argc - optind == 2 && strcmp(argv[optind], "digest") == 0 && !json)
 		return digest(argv[optind + 1]);
 	if (argc - optind != 1)
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	if (buf_read_file(&text, argv[optind]) != 0) {
 		warn("%s", argv[optind]);
 		return EXIT_TROUBLE;

@@ -39,6 +39,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/path.h"
 #include "core/stats.h"
 #include "core/text.h"
@@ -51,6 +52,7 @@
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 #include "lane/store/write.h"
 
 #define RESERVATIONS ".seed-reservations"
@@ -61,8 +63,7 @@
 #define WINDOW 5	/* the rolling baseline's last records */
 
 static struct {
-	const char *store;
-	const char *cache;
+	struct store_opts store;	/* -s, --cache */
 	const char *staging;
 	const char *rationale;
 	const char *operator;
@@ -93,51 +94,66 @@ struct doc {
 	struct identity id;
 };
 
-static const char usage_text[] =
-    "usage: perf-seed prepare --source-result file [--source-result file ...]\n"
-    "                         --intent-rationale text [--operator name]\n"
-    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
-    "                         [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed reseed --source-result file [--source-result file ...]\n"
-    "                         --intent-rationale text [--operator name]\n"
-    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
-    "                         [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n"
-    "       perf-seed accept --source-result record --reason text [--metric m ...]\n"
-    "                         [--by name] [--link url] [--staging-root dir]\n"
-    "                         [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed acknowledge [--source-result record] [--change file]\n"
-    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
-    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed invalid [--source-result record] [--change file]\n"
-    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
-    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed revert --decision id --reason text [--by name]\n"
-    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
-    "       perf-seed decisions [--json] [-s store] [--cache dir]\n"
-    "\n"
-    "options:\n"
-    "  --source-result file      a normalized artifact: CALIBRATION_NEEDED (prepare), REGRESSION\n"
-    "                            or PASS (reseed), the first run at a new level (accept)\n"
-    "  --intent-rationale text   why this baseline is right\n"
-    "  --operator name           who approved it\n"
-    "  --staging-root dir        where prepared seeds wait for review\n"
-    "  --max-intra-batch-regression f  the batch consistency limit (default 0.05)\n"
-    "  -s, --store store         the history store, a directory or git+URL (perf-upload(1))\n"
-    "  --cache dir               where git stores' cache clones are (perf-upload(1))\n"
-    "  --now time                the seeds' timestamp (ISO 8601), for reproducible preparations\n"
-    "  --confirm                 upload for real (without it: say what would be uploaded)\n"
-    "  --reason text             why the decision is right (accept, acknowledge, invalid, revert)\n"
-    "  --metric m                the metric the decision is about, repeatable (default: all):\n"
-    "                            latency, throughput, memory, text_encoder_time_s, dit_time_s,\n"
-    "                            vae_decode_time_s, or a named metric (time, BM_Sort/1024/time)\n"
-    "  --by name                 who decides (default BUILDKITE_BUILD_CREATOR, git's user.name)\n"
-    "  --link url                the issue that tracks the change\n"
-    "  --change file             a perf-changes(1) JSON line (- for standard input)\n"
-    "  --decision id             the decision a revert undoes\n"
-    "  --json                    with decisions: JSON lines instead of the table\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 0, "source-result", 'S', "file",
+	    "a normalized artifact: CALIBRATION_NEEDED (prepare), REGRESSION\n"
+	    "or PASS (reseed), the first run at a new level (accept)", NULL, NULL },
+	{ 0, "intent-rationale", 'R', "text", "why this baseline is right", NULL, NULL },
+	{ 0, "operator", 'O', "name", "who approved it", NULL, NULL },
+	{ 0, "staging-root", 'G', "dir", "where prepared seeds wait for review", NULL, NULL },
+	{ 0, "max-intra-batch-regression", 'M', "f",
+	    "the batch consistency limit (default 0.05)", NULL, NULL },
+	STORE_OPT_STORE("the history store, a directory or git+URL (perf-upload(1))"),
+	STORE_OPT_CACHE_DIR("where git stores' cache clones are (perf-upload(1))"),
+	{ 0, "now", 'N', "time",
+	    "the seeds' timestamp (ISO 8601), for reproducible preparations", NULL, NULL },
+	{ 0, "confirm", 'Y', NULL,
+	    "upload for real (without it: say what would be uploaded)", NULL, NULL },
+	{ 0, "reason", 'E', "text",
+	    "why the decision is right (accept, acknowledge, invalid, revert)", NULL, NULL },
+	{ 0, "metric", 'm', "m",
+	    "the metric the decision is about, repeatable (default: all):\n"
+	    "latency, throughput, memory, text_encoder_time_s, dit_time_s,\n"
+	    "vae_decode_time_s, or a named metric (time, BM_Sort/1024/time)", NULL, NULL },
+	{ 0, "by", 'B', "name",
+	    "who decides (default BUILDKITE_BUILD_CREATOR, git's user.name)", NULL, NULL },
+	{ 0, "link", 'L', "url", "the issue that tracks the change", NULL, NULL },
+	{ 0, "change", 'c', "file",
+	    "a perf-changes(1) JSON line (- for standard input)", NULL, NULL },
+	{ 0, "decision", 'D', "id", "the decision a revert undoes", NULL, NULL },
+	{ 0, "json", 'J', NULL, "with decisions: JSON lines instead of the table", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-seed prepare --source-result file [--source-result file ...]\n"
+	    "                         --intent-rationale text [--operator name]\n"
+	    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
+	    "                         [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed reseed --source-result file [--source-result file ...]\n"
+	    "                         --intent-rationale text [--operator name]\n"
+	    "                         [--staging-root dir] [--max-intra-batch-regression f]\n"
+	    "                         [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed upload [--confirm] [-s store] [--cache dir] manifest\n"
+	    "       perf-seed accept --source-result record --reason text [--metric m ...]\n"
+	    "                         [--by name] [--link url] [--staging-root dir]\n"
+	    "                         [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed acknowledge [--source-result record] [--change file]\n"
+	    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
+	    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed invalid [--source-result record] [--change file]\n"
+	    "                         --reason text [--metric m ...] [--by name] [--link url]\n"
+	    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed revert --decision id --reason text [--by name]\n"
+	    "                         [--staging-root dir] [-s store] [--cache dir] [--now time]\n"
+	    "       perf-seed decisions [--json] [-s store] [--cache dir]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /*
  * Reports a failure, with ": strerror(e)" appended when e is not -1; returns
@@ -610,7 +626,7 @@ check_consistency(struct doc *s, int n)
 static char *
 reservation_of(const char *staging_real, const struct identity *id)
 {
-	cJSON *ident = seed_identity_json(id), *repo = repository_of(opt.store);
+	cJSON *ident = seed_identity_json(id), *repo = repository_of(opt.store.spec);
 	char hex[SHA256_HEX], *dir;
 
 	seed_reservation_name(ident, repo, hex);
@@ -800,7 +816,7 @@ manifest_of(const struct doc *s, int n, char *const *written, const char *stagin
 	json_set(*manifest, "manifest_schema_version", json_new_int(1));
 	if (extra != NULL)
 		json_set(*manifest, "operation", json_new_string(RESEED_OPERATION));
-	json_set(*manifest, "repository", repository_of(opt.store));
+	json_set(*manifest, "repository", repository_of(opt.store.spec));
 	json_set(*manifest, "identity", seed_identity_json(&s[0].id));
 	json_set(*manifest, "recipe_cohort", seed_cohort_json(&s[0].id));
 	json_set(*manifest, "staging_root", json_new_string(staging_real));
@@ -902,9 +918,9 @@ tracking_root(void)
 {
 	char *dir, *real;
 
-	if (!gitstore_is_spec(opt.store))
-		return path_resolve(opt.store);
-	dir = gitstore_cache_dir(opt.store, opt.cache);
+	if (!gitstore_is_spec(opt.store.spec))
+		return path_resolve(opt.store.spec);
+	dir = gitstore_cache_dir(opt.store.spec, opt.store.cache);
 	real = path_resolve(dir);
 	free(dir);
 	return real;
@@ -928,9 +944,9 @@ roots_apart(const char *staging, const char *what)
 static store_writer *
 open_fetched(void)
 {
-	store_writer *w = store_writer_open_readonly(opt.store, opt.cache);
+	store_writer *w = store_writer_open_readonly(opt.store.spec, opt.store.cache);
 
-	if (w != NULL && gitstore_is_spec(opt.store) && store_writer_remote_error(w) != NULL) {
+	if (w != NULL && gitstore_is_spec(opt.store.spec) && store_writer_remote_error(w) != NULL) {
 		fail("%s: cannot fetch the store: %s", store_writer_shown(w),
 		    store_writer_remote_error(w));
 		store_writer_close(w);
@@ -1338,7 +1354,7 @@ reseed_reservation_of(const char *staging_real, const struct identity *id, const
 	char hex[SHA256_HEX], *dir;
 
 	json_set(o, "identity", seed_identity_json(id));
-	json_set(o, "repository", repository_of(opt.store));
+	json_set(o, "repository", repository_of(opt.store.spec));
 	json_set(o, "store_revision", cJSON_Duplicate(revision, true));
 	if (canon_sha256(o, hex) != 0)
 		die("the reservation of a non-finite identity");
@@ -1574,7 +1590,7 @@ rederive(struct doc *p, int n, struct doc *src)
 static bool
 needs_token(void)
 {
-	return gitstore_is_spec(opt.store) && strstr(opt.store, "huggingface.co") != NULL;
+	return gitstore_is_spec(opt.store.spec) && strstr(opt.store.spec, "huggingface.co") != NULL;
 }
 
 /*
@@ -1601,7 +1617,7 @@ static int
 read_manifest(struct upload *u, const char *manifest_path)
 {
 	struct doc *m = &u->m;
-	cJSON *repo = repository_of(opt.store);
+	cJSON *repo = repository_of(opt.store.spec);
 	const cJSON *v;
 	json_error je;
 	int rc = 0;
@@ -1726,8 +1742,8 @@ open_for_upload(const char *what, store_writer **w, char parent[64])
 {
 	if (opt.confirm && needs_token() && git_token() == NULL)
 		return fail("a Hugging Face write token is required to upload %s", what);
-	*w = opt.confirm ? store_writer_open(opt.store, opt.cache) :
-	    store_writer_open_readonly(opt.store, opt.cache);
+	*w = opt.confirm ? store_writer_open(opt.store.spec, opt.store.cache) :
+	    store_writer_open_readonly(opt.store.spec, opt.store.cache);
 	if (*w == NULL)
 		return EXIT_TROUBLE;
 	if (store_writer_remote_error(*w) != NULL)
@@ -2639,7 +2655,7 @@ stage_decision(const struct decision *d, const cJSON *dj, const char *staging,
 	m = json_new_object();
 	json_set(m, "manifest_schema_version", json_new_int(1));
 	json_set(m, "operation", json_new_string(DECISION_OPERATION));
-	json_set(m, "repository", repository_of(opt.store));
+	json_set(m, "repository", repository_of(opt.store.spec));
 	json_set(m, "staging_root", json_new_string(staging));
 	json_set(m, "store_revision", revision != NULL ? json_new_string(revision) :
 	    json_new_null());
@@ -2730,7 +2746,7 @@ done:
 static int
 upload_decision(struct doc *m)
 {
-	cJSON *repo = repository_of(opt.store), *again = NULL;
+	cJSON *repo = repository_of(opt.store.spec), *again = NULL;
 	const cJSON *v, *entry = json_get(m->rec, "decision"), *rev = json_get(m->rec, "store_revision");
 	struct doc f;
 	struct decision d;
@@ -2877,7 +2893,7 @@ cmd_stage(const char *name, int nops, char **ops)
 		warnx(nops > 0 ? "%s takes no operands" :
 		    opt.nsources == 0 ? "%s needs at least one --source-result" :
 		    "%s needs --intent-rationale", name);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return strcmp(name, "reseed") == 0 ? reseed() : prepare();
 }
@@ -2888,7 +2904,7 @@ cmd_upload(const char *name, int nops, char **ops)
 	(void)name;
 	if (nops != 1) {
 		warnx("upload takes one manifest");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return upload(ops[0]);
 }
@@ -2912,7 +2928,7 @@ cmd_decide(const char *name, int nops, char **ops)
 		    "%s takes --decision and no record, change or metric" :
 		    kind == DECISION_ACCEPT ? "%s needs one --source-result" :
 		    "%s needs one --source-result or one --change", name);
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return decide(kind);
 }
@@ -2924,7 +2940,7 @@ cmd_decisions(const char *name, int nops, char **ops)
 	(void)ops;
 	if (nops > 0) {
 		warnx("decisions takes no operands");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return list_decisions();
 }
@@ -2949,7 +2965,7 @@ static const struct command *
 command_of(int argc, char *argv[])
 {
 	if (argc >= 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0))
-		cli_usage(usage_text, EXIT_PASS);
+		opt_usage(&option_table, EXIT_PASS);
 	if (argc >= 2 && strcmp(argv[1], "--version") == 0)
 		cli_version();
 	for (size_t i = 0; argc >= 2 && i < sizeof commands / sizeof *commands; i++)
@@ -2957,17 +2973,18 @@ command_of(int argc, char *argv[])
 			return &commands[i];
 	if (argc >= 2)
 		warnx("unknown command '%s'", argv[1]);
-	cli_usage(usage_text, EXIT_TROUBLE);
+	opt_usage(&option_table, EXIT_TROUBLE);
 }
 
 /* An option of another subcommand is an unknown one. */
 static bool
 foreign_option(const struct command *cmd, int c)
 {
-	if (c != 0 && strchr(cmd->own, c) != NULL)
+	if (c > 0 && c <= 0xff && strchr(cmd->own, c) != NULL)
 		return false;
 	for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-		if (&commands[i] != cmd && c != 0 && strchr(commands[i].own, c) != NULL)
+		if (&commands[i] != cmd && c > 0 && c <= 0xff &&
+		    strchr(commands[i].own, c) != NULL)
 			return true;
 	return false;
 }
@@ -2976,27 +2993,6 @@ foreign_option(const struct command *cmd, int c)
 static void
 parse_options(int argc, char *argv[], const struct command *cmd)
 {
-	static const struct option longopts[] = {
-		{ "source-result", required_argument, NULL, 'S' },
-		{ "intent-rationale", required_argument, NULL, 'R' },
-		{ "operator", required_argument, NULL, 'O' },
-		{ "staging-root", required_argument, NULL, 'G' },
-		{ "max-intra-batch-regression", required_argument, NULL, 'M' },
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "now", required_argument, NULL, 'N' },
-		{ "confirm", no_argument, NULL, 'Y' },
-		{ "reason", required_argument, NULL, 'E' },
-		{ "metric", required_argument, NULL, 'm' },
-		{ "by", required_argument, NULL, 'B' },
-		{ "link", required_argument, NULL, 'L' },
-		{ "change", required_argument, NULL, 'c' },
-		{ "decision", required_argument, NULL, 'D' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *env;
 	int c;
 
@@ -3004,11 +3000,13 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 	    "/tmp/performance_reseed_prepared";
 	opt.operator = (env = getenv("USER")) != NULL && *env != '\0' ? env : NULL;
 	opt.max_regression = 0.05;
-	while ((c = getopt_long(argc, argv, "hs:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
 		if (foreign_option(cmd, c)) {
 			warnx("%s: unknown option for %s", argv[optind - 1], cmd->name);
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		}
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
 		case 'S':
 			opt.sources = erealloc(opt.sources,
@@ -3019,13 +3017,12 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		case 'O': opt.operator = *optarg != '\0' ? optarg : NULL; break;
 		case 'G': opt.staging = optarg; break;
 		case 'M':
-			opt.max_regression = cli_double(usage_text, "--max-intra-batch-regression",
-			    optarg, 0, INFINITY, "a finite non-negative number");
+			opt.max_regression = cli_double(opt_text(&option_table),
+			    "--max-intra-batch-regression", optarg, 0, INFINITY, "a finite non-negative number");
 			break;
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
 		case 'N':
-			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
+			opt.now = cli_time(opt_text(&option_table), "--now", optarg,
+			    "an ISO 8601 time");
 			opt.now_given = true;
 			break;
 		case 'Y': opt.confirm = true; break;
@@ -3034,7 +3031,7 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 			/* Not one of the six: a named metric, checked against the record. */
 			if (*optarg == '\0') {
 				warnx("--metric: empty metric name");
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			if (policy_metric_index(optarg) >= 0)
 				opt.metric[policy_metric_index(optarg)] = true;
@@ -3050,9 +3047,9 @@ parse_options(int argc, char *argv[], const struct command *cmd)
 		case 'c': opt.change = optarg; break;
 		case 'D': opt.decision = optarg; break;
 		case 'J': opt.json = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }
@@ -3069,7 +3066,7 @@ main(int argc, char *argv[])
 	argc--;
 	argv++;
 	parse_options(argc, argv, cmd);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	/* Set but empty is the working directory, as the tracking root. */
 	if (*opt.staging == '\0')

@@ -17,43 +17,54 @@
 #include "core/err.h"
 #include "core/isotime.h"
 #include "core/jsonl.h"
+#include "core/opt.h"
 #include "lane/site.h"
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 
 static struct {
-	const char *store;
-	const char *cache;
+	struct store_opts store;	/* -s, --cache, -H */
 	const char *changes;
 	const char *out;
 	const char *title;
 	const char *publish;
-	char **histories, **abs;
-	int nhistories, nabs;
+	char **abs;
+	int nabs;
 	long days;
 	int64_t now;
 } opt;
 
-static const char usage_text[] =
-    "usage: perf-site [-s store | -H history] [--cache dir] [--changes file]\n"
-    "                 [--ab report.json ...] [--days n] [--title title] [--now time]\n"
-    "                 [--publish git+URL[#branch]] -o dir\n"
-    "\n"
-    "options:\n"
-    "  -s, --store store         the history store, a directory or git+URL\n"
-    "  --cache dir               where the cache clones of git stores are (perf-upload(1))\n"
-    "  -H, --history history     a JSON-lines history stream, beside or instead of the store\n"
-    "  --changes file            change points as perf-changes(1) writes them\n"
-    "  --ab report.json          a perf-ab(1) report shown on its cohort's page; repeatable\n"
-    "  --days n                  only the last n days of history (default all)\n"
-    "  --title title             the site's title\n"
-    "  --now time                the time the site is made (ISO 8601), for reproducible sites\n"
-    "  -o, --output dir          the site's directory, replaced whole\n"
-    "  --publish git+URL[#branch]  then force-push it as one commit to the branch\n"
-    "                            (default gh-pages) of that git remote\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	STORE_OPT_STORE("the history store, a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are (perf-upload(1))"),
+	STORE_OPT_HISTORY("history", "a JSON-lines history stream, beside or instead of the store"),
+	{ 0, "changes", 'P', "file", "change points as perf-changes(1) writes them", NULL, NULL },
+	{ 0, "ab", 'A', "report.json",
+	    "a perf-ab(1) report shown on its cohort's page; repeatable", NULL, NULL },
+	{ 0, "days", 'd', "n", "only the last n days of history (default all)", NULL, NULL },
+	{ 0, "title", 'T', "title", "the site's title", NULL, NULL },
+	{ 0, "now", 'N', "time",
+	    "the time the site is made (ISO 8601), for reproducible sites", NULL, NULL },
+	{ 'o', "output", 0, "dir", "the site's directory, replaced whole", NULL, NULL },
+	{ 0, "publish", 'U', "git+URL[#branch]",
+	    "then force-push it as one commit to the branch\n"
+	    "(default gh-pages) of that git remote", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-site [-s store | -H history] [--cache dir] [--changes file]\n"
+	    "                 [--ab report.json ...] [--days n] [--title title] [--now time]\n"
+	    "                 [--publish git+URL[#branch]] -o dir\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 static void
 push(char ***list, int *n, char *v)
@@ -65,55 +76,41 @@ push(char ***list, int *n, char *v)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'K' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "changes", required_argument, NULL, 'P' },
-		{ "ab", required_argument, NULL, 'A' },
-		{ "days", required_argument, NULL, 'd' },
-		{ "title", required_argument, NULL, 'T' },
-		{ "now", required_argument, NULL, 'N' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "publish", required_argument, NULL, 'U' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	int c;
 
 	opt.now = isotime_now();
 	opt.title = "Performance history";
-	while ((c = getopt_long(argc, argv, "hH:o:s:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'K': opt.cache = optarg; break;
-		case 'H': push(&opt.histories, &opt.nhistories, optarg); break;
 		case 'P': opt.changes = optarg; break;
 		case 'A': push(&opt.abs, &opt.nabs, optarg); break;
-		case 'd': opt.days = cli_long(usage_text, "--days", optarg, 1, 36500, NULL); break;
+		case 'd': opt.days = cli_long(opt_text(&option_table), "--days", optarg, 1, 36500,
+		    NULL); break;
 		case 'T': opt.title = optarg; break;
 		case 'N':
-			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
+			opt.now = cli_time(opt_text(&option_table), "--now", optarg,
+			    "an ISO 8601 time");
 			break;
 		case 'o': opt.out = optarg; break;
 		case 'U':
 			if (!gitstore_is_spec(optarg)) {
 				warnx("--publish: '%s' is not a git remote (git+URL[#branch])",
 				    optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			opt.publish = optarg;
 			break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 	if (opt.out == NULL || *opt.out == '\0' || optind != argc) {
 		warnx(opt.out == NULL || *opt.out == '\0' ? "no output directory (-o)" :
 		    "unexpected operand");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 }
 
@@ -181,24 +178,24 @@ read_history(struct site *s)
 	size_t nkeys;
 	int rc = 0;
 
-	if (opt.store != NULL || opt.nhistories == 0) {
-		if ((spec = store_spec(opt.store)) == NULL)
+	if (opt.store.spec != NULL || opt.store.nhistories == 0) {
+		if ((spec = store_spec(opt.store.spec)) == NULL)
 			return -1;
 		if (strncmp(spec, "git+", 4) != 0 && stat(spec, &st) != 0) {
 			warn("%s: cannot read the store", spec);
 			return -1;
 		}
 	}
-	if ((st_ = store_open_cache(spec, opt.cache)) == NULL)
+	if ((st_ = store_open_cache(spec, opt.store.cache)) == NULL)
 		return -1;
 	memset(&all, 0, sizeof all);
 	keys = site_keys(&nkeys);
 	store_want(st_, keys, nkeys);
 	store_threads(st_, 1);	/* every record is a hit: one thread costs least */
-	if (opt.nhistories > 0)
+	if (opt.store.nhistories > 0)
 		site_streams(s);
-	for (int i = 0; i < opt.nhistories; i++)
-		store_add_stream(st_, opt.histories[i]);
+	for (int i = 0; i < opt.store.nhistories; i++)
+		store_add_stream(st_, opt.store.histories[i]);
 	/* A record skipped is a site that lies by omission: no site. */
 	if (store_scan(st_, &all, 1, on_hit, s, &raised) != 0 || store_warnings(st_) > 0)
 		rc = -1;
@@ -251,7 +248,7 @@ main(int argc, char *argv[])
 	}
 	free(tmp);
 	site_free(s);
-	free(opt.histories);
+	store_opts_free(&opt.store);
 	free(opt.abs);
 	return ok ? EXIT_PASS : EXIT_TROUBLE;
 }

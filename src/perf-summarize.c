@@ -22,6 +22,7 @@
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
+#include "core/opt.h"
 #include "core/stats.h"
 #include "core/unit.h"
 #include "core/xml.h"
@@ -35,15 +36,13 @@
 #include "lane/site.h"
 #include "lane/store/git_command.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 
 static struct {
+	struct store_opts store;	/* -s, --cache, -H */
 	const char *reports;
 	const char *html;
 	const char *csv;
-	const char *store;
-	const char *cache;	/* of a git store */
-	char **histories;
-	int nhistories;
 	long annotate_max;
 	long days;
 	int64_t now;
@@ -62,32 +61,51 @@ struct batch {
 	size_t ncps;
 };
 
-static const char usage_text[] =
-    "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
-    "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
-    "                      [-H history] [--days n] [--now time] [--changes file]\n"
-    "                      [--decide | --annotate-decide] [--site-url url] [file ...]\n"
-    "       perf-summarize --stability [--json] [file ...]\n"
-    "\n"
-    "options:\n"
-    "  -r, --reports-dir dir  write the report file into dir\n"
-    "  --annotate-max bytes   the largest summary written to standard output\n"
-    "  --csv file             write one row per record and metric\n"
-    "  --html file            write the dashboard to file\n"
-    "  --dashboard            write the dashboard into the reports directory\n"
-    "  -s, --store store      the history store of the dashboard\n"
-    "  --cache dir            where the cache clones of git stores are (see perf-upload(1))\n"
-    "  -H, --history file     a JSON-lines history stream, beside or instead of the store\n"
-    "  -d, --days n           the dashboard's window\n"
-    "  --now time             the time the window ends (ISO 8601), for reproducible pages\n"
-    "  --changes file         change points as perf-changes(1) writes them\n"
-    "  --decide               after the table, the perf-seed command that accepts or seeds each row\n"
-    "  --annotate-decide      the accept commands in the summary on standard output only\n"
-    "  --site-url url         the summary on standard output links the failures' cohort pages there\n"
-    "  --stability            instead of the summary, the run-to-run stability\n"
-    "  --json                 with --stability: JSON lines instead of the Markdown table\n"
-    "  -h, --help             print usage and exit\n"
-    "  --version              print the version and exit\n";
+static const struct opt_def options[] = {
+	{ 'r', "reports-dir", 0, "dir", "write the report file into dir", NULL, NULL },
+	{ 0, "annotate-max", 'A', "bytes",
+	    "the largest summary written to standard output", NULL, NULL },
+	{ 0, "csv", 'C', "file", "write one row per record and metric", NULL, NULL },
+	{ 0, "html", 'W', "file", "write the dashboard to file", NULL, NULL },
+	{ 0, "dashboard", 'D', NULL, "write the dashboard into the reports directory", NULL, NULL },
+	STORE_OPT_STORE("the history store of the dashboard"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are (see perf-upload(1))"),
+	STORE_OPT_HISTORY("file", "a JSON-lines history stream, beside or instead of the store"),
+	{ 'd', "days", 0, "n", "the dashboard's window", NULL, NULL },
+	{ 0, "now", 'N', "time",
+	    "the time the window ends (ISO 8601), for reproducible pages", NULL, NULL },
+	{ 0, "changes", 'P', "file", "change points as perf-changes(1) writes them", NULL, NULL },
+	{ 0, "decide", 'E', NULL,
+	    "after the table, the perf-seed command that accepts or seeds each row", NULL, NULL },
+	{ 0, "annotate-decide", 'G', NULL,
+	    "the accept commands in the summary on standard output only", NULL, NULL },
+	{ 0, "site-url", 'U', "url",
+	    "the summary on standard output links the failures' cohort pages there", NULL, NULL },
+	{ 0, "stability", 'S', NULL,
+	    "instead of the summary, the run-to-run stability", NULL, NULL },
+	{ 0, "json", 'J', NULL,
+	    "with --stability: JSON lines instead of the Markdown table", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-summarize [-r reports-dir] [--annotate-max bytes] [--csv file]\n"
+	    "                      [--html file] [--dashboard] [-s store] [--cache dir]\n"
+	    "                      [-H history] [--days n] [--now time] [--changes file]\n"
+	    "                      [--decide | --annotate-decide] [--site-url url] [file ...]\n"
+	    "       perf-summarize --stability [--json] [file ...]\n",
+	.width = 23,
+	.flags = 0,
+	.opts = options,
+	/* getopt's order before the table, for an ambiguous abbreviation's message */
+	.long_order =
+	    "reports-dir annotate-max html dashboard csv store cache history days "
+	    "now stability json changes decide annotate-decide site-url help "
+	    "version",
+};
 
 static const char md_head[] =
     "## Performance Baseline Comparison\n"
@@ -1187,14 +1205,14 @@ dashboard(buf *page, const struct batch *in)
 		dash_add(d, in->recs[i], true);
 	for (size_t i = 0; i < in->ncps; i++)
 		dash_add_change(d, in->cps[i]);
-	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+	if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 		ok = false;
 	else {
 		keys = dash_keys(&nkeys);
 		store_want(st, keys, nkeys);
 		store_threads(st, 1);	/* every record is a hit: one thread costs least */
-		for (int i = 0; i < opt.nhistories; i++)
-			store_add_stream(st, opt.histories[i]);
+		for (int i = 0; i < opt.store.nhistories; i++)
+			store_add_stream(st, opt.store.histories[i]);
 		if (store_scan(st, &all, 1, add_history, d, &raised) != 0)
 			ok = false;
 		store_close(st);
@@ -1648,34 +1666,13 @@ static const struct mode {
 static long
 long_opt(const char *name, const char *s, long min, long max)
 {
-	return cli_long(usage_text, name, s, min, max, NULL);
+	return cli_long(opt_text(&option_table), name, s, min, max, NULL);
 }
 
 /* Reads the environment and the options into opt; exits on a usage error. */
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "reports-dir", required_argument, NULL, 'r' },
-		{ "annotate-max", required_argument, NULL, 'A' },
-		{ "html", required_argument, NULL, 'W' },
-		{ "dashboard", no_argument, NULL, 'D' },
-		{ "csv", required_argument, NULL, 'C' },
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'K' },
-		{ "history", required_argument, NULL, 'H' },
-		{ "days", required_argument, NULL, 'd' },
-		{ "now", required_argument, NULL, 'N' },
-		{ "stability", no_argument, NULL, 'S' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "changes", required_argument, NULL, 'P' },
-		{ "decide", no_argument, NULL, 'E' },
-		{ "annotate-decide", no_argument, NULL, 'G' },
-		{ "site-url", required_argument, NULL, 'U' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *env;
 	int c;
 
@@ -1685,7 +1682,9 @@ parse_options(int argc, char *argv[])
 	opt.days = 30;
 	if ((env = getenv("DASHBOARD_DAYS")) != NULL)
 		opt.days = long_opt("DASHBOARD_DAYS", env, 1, 36500);
-	while ((c = getopt_long(argc, argv, "d:hH:r:s:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
 		case 'r': opt.reports = optarg; break;
 		case 'A': opt.annotate_max = long_opt("--annotate-max", optarg, 1024, 1L << 40); break;
@@ -1695,23 +1694,17 @@ parse_options(int argc, char *argv[])
 		case 'G': opt.annotate_decide = true; break;
 		case 'U': opt.site_url = optarg; break;
 		case 'C': opt.csv = optarg; break;
-		case 's': opt.store = optarg; break;
-		case 'K': opt.cache = optarg; break;
-		case 'H':
-			opt.histories = erealloc(opt.histories,
-			    (size_t)(opt.nhistories + 1) * sizeof *opt.histories);
-			opt.histories[opt.nhistories++] = optarg;
-			break;
 		case 'd': opt.days = long_opt("--days", optarg, 1, 36500); break;
 		case 'N':
-			opt.now = cli_time(usage_text, "--now", optarg, "an ISO 8601 time");
+			opt.now = cli_time(opt_text(&option_table), "--now", optarg,
+			    "an ISO 8601 time");
 			break;
 		case 'S': opt.stability = true; break;
 		case 'J': opt.json = true; break;
 		case 'P': opt.changes = optarg; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }
@@ -1725,11 +1718,11 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	parse_options(argc, argv);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	if (opt.dashboard && (opt.reports == NULL || *opt.reports == '\0')) {
 		warnx("--dashboard needs a reports directory (-r or PERF_REPORTS_DIR)");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	trouble = !read_batch(argv + optind, argc - optind, &in);
 	if (opt.changes != NULL && !read_changes(&in))
@@ -1738,7 +1731,7 @@ main(int argc, char *argv[])
 		if (modes[i].wanted(&in) && !modes[i].make(&in))
 			trouble = true;
 	free_batch(&in);
-	free(opt.histories);
+	store_opts_free(&opt.store);
 	if (jsonl_finish(stdout, "standard output") != 0 || trouble)
 		return EXIT_TROUBLE;
 	return EXIT_PASS;

@@ -20,17 +20,18 @@
 #include "core/err.h"
 #include "core/json.h"
 #include "core/jsonl.h"
+#include "core/opt.h"
 #include "core/text.h"
 #include "lane/policy.h"
 #include "lane/store/git_command.h"
 #include "lane/store/index.h"
 #include "lane/store/read.h"
+#include "lane/store/store_opts.h"
 #include "lane/store/write.h"
 
 
 static struct {
-	const char *store;
-	const char *cache;
+	struct store_opts store;	/* -s, --cache */
 	const char *output;
 	enum upload_policy policy;
 	bool export;
@@ -55,20 +56,29 @@ struct batch {
 	bool trouble;
 };
 
-static const char usage_text[] =
-    "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
-    "       perf-upload --export [-s store] [--cache dir] [-o file]\n"
-    "       perf-upload --reindex [-s store]\n"
-    "\n"
-    "options:\n"
-    "  -s, --store store         the history store: a directory or git+URL\n"
-    "  --cache dir               where the cache clones of git stores are\n"
-    "  -p, --policy never | pass | always  the upload policy, trimmed and lower-cased first\n"
-    "  --export                  write the store as one gzip JSON-lines stream instead\n"
-    "  -o, --output file         where --export writes\n"
-    "  --reindex                 build or repair the store's index instead\n"
-    "  -h, --help                print usage and exit\n"
-    "  --version                 print the version and exit\n";
+static const struct opt_def options[] = {
+	STORE_OPT_STORE("the history store: a directory or git+URL"),
+	STORE_OPT_CACHE_DIR("where the cache clones of git stores are"),
+	{ 'p', "policy", 0, "never | pass | always",
+	    "the upload policy, trimmed and lower-cased first", NULL, NULL },
+	{ 0, "export", 'E', NULL,
+	    "write the store as one gzip JSON-lines stream instead", NULL, NULL },
+	{ 'o', "output", 0, "file", "where --export writes", NULL, NULL },
+	{ 0, "reindex", 'R', NULL, "build or repair the store's index instead", NULL, NULL },
+	OPT_HELP("print usage and exit"),
+	OPT_VERSION,
+	OPT_END,
+};
+
+static const struct opt_table option_table = {
+	.synopsis =
+	    "usage: perf-upload [-s store] [--cache dir] [-p never|pass|always] [file ...]\n"
+	    "       perf-upload --export [-s store] [--cache dir] [-o file]\n"
+	    "       perf-upload --reindex [-s store]\n",
+	.width = 26,
+	.flags = 0,
+	.opts = options,
+};
 
 /* The reference's "success" for the policy: missing counts as true. */
 static bool
@@ -223,7 +233,7 @@ upload(struct batch *b)
 	int rc;
 
 	dedupe(b);
-	if ((w = store_writer_open(opt.store, opt.cache)) == NULL) {
+	if ((w = store_writer_open(opt.store.spec, opt.store.cache)) == NULL) {
 		b->trouble = true;
 		return;
 	}
@@ -361,13 +371,13 @@ export(void)
 	store *st;
 	int rc = EXIT_PASS;
 
-	if ((st = store_open_cache(opt.store, opt.cache)) == NULL)
+	if ((st = store_open_cache(opt.store.spec, opt.store.cache)) == NULL)
 		return EXIT_TROUBLE;
 	store_want(st, keys, 1);
 	if (store_scan(st, &all, 1, collect, &l, &raised) != 0)
 		rc = EXIT_TROUBLE;
 	else if (raised != NULL) {
-		warnx("%s: %s", opt.store, raised);
+		warnx("%s: %s", opt.store.spec, raised);
 		rc = EXIT_TROUBLE;
 	}
 	store_close(st);
@@ -399,7 +409,7 @@ export(void)
 			rc = EXIT_TROUBLE;
 	}
 	if (rc == EXIT_PASS)
-		fprintf(stderr, "exported %zu records from %s\n", l.n, opt.store);
+		fprintf(stderr, "exported %zu records from %s\n", l.n, opt.store.spec);
 	buf_free(&text);
 	buf_free(&gz);
 	return rc;
@@ -419,7 +429,7 @@ reindex(void)
 		warnx("--reindex: the store index is turned off (PERF_STORE_INDEX=0)");
 		return EXIT_TROUBLE;
 	}
-	if ((w = store_writer_open(opt.store, opt.cache)) == NULL)
+	if ((w = store_writer_open(opt.store.spec, opt.store.cache)) == NULL)
 		return EXIT_TROUBLE;
 	rc = store_writer_reindex(w, true) == 0 ? EXIT_PASS : EXIT_TROUBLE;
 	store_writer_close(w);
@@ -443,17 +453,6 @@ store_records(char *const *paths, int n)
 static void
 parse_options(int argc, char *argv[])
 {
-	static const struct option longopts[] = {
-		{ "store", required_argument, NULL, 's' },
-		{ "cache", required_argument, NULL, 'C' },
-		{ "policy", required_argument, NULL, 'p' },
-		{ "export", no_argument, NULL, 'E' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "reindex", no_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *env;
 	char *norm;
 	buf shown = BUF_INIT;
@@ -468,22 +467,22 @@ parse_options(int argc, char *argv[])
 		free(norm);
 		opt.policy = UPLOAD_NEVER;
 	}
-	while ((c = getopt_long(argc, argv, "ho:p:s:", longopts, NULL)) != -1) {
+	while ((c = opt_next(&option_table, NULL, argc, argv)) != -1) {
+		if (store_opts_take(&opt.store, c, optarg))
+			continue;
 		switch (c) {
-		case 's': opt.store = optarg; break;
-		case 'C': opt.cache = optarg; break;
 		case 'p':
 			if (!policy_upload_parse(optarg, &opt.policy, NULL)) {
 				warnx("--policy: expected never, pass or always, not '%s'", optarg);
-				cli_usage(usage_text, EXIT_TROUBLE);
+				opt_usage(&option_table, EXIT_TROUBLE);
 			}
 			break;
 		case 'E': opt.export = true; break;
 		case 'o': opt.output = optarg; break;
 		case 'R': opt.reindex = true; break;
-		case 'h': cli_usage(usage_text, EXIT_PASS);
+		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
-		default: cli_usage(usage_text, EXIT_TROUBLE);
+		default: opt_usage(&option_table, EXIT_TROUBLE);
 		}
 	}
 }
@@ -494,25 +493,25 @@ main(int argc, char *argv[])
 	git_askpass_main(argc, argv);
 	err_init(argv[0]);
 	parse_options(argc, argv);
-	if ((opt.store = store_spec(opt.store)) == NULL)
+	if ((opt.store.spec = store_spec(opt.store.spec)) == NULL)
 		return EXIT_TROUBLE;
 	if (opt.reindex) {
 		if (optind < argc || opt.export || opt.output != NULL) {
 			warnx("--reindex reads the store, not records");
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		}
 		return reindex();
 	}
 	if (opt.export) {
 		if (optind < argc) {
 			warnx("--export reads the store, not records");
-			cli_usage(usage_text, EXIT_TROUBLE);
+			opt_usage(&option_table, EXIT_TROUBLE);
 		}
 		return export();
 	}
 	if (opt.output != NULL) {
 		warnx("-o is for --export");
-		cli_usage(usage_text, EXIT_TROUBLE);
+		opt_usage(&option_table, EXIT_TROUBLE);
 	}
 	return store_records(argv + optind, argc - optind);
 }

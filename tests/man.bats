@@ -80,12 +80,14 @@ run_examples() {
 
 # --- SYNOPSIS, usage and the options each program accepts ---------------
 #
-# For every page man/NAME.1 of a program, four descriptions of its options
-# are compared, none written down here: the usage its --help prints, the
-# page's SYNOPSIS (rendered by mandoc), the page's OPTIONS list (.It Fl
-# items), and the options its source declares (getopt tables and option
-# strings, strcmp on argv, or the case patterns of a script's option loop).
-# Each option the page or the usage names is also tried on the program.
+# For every page man/NAME.1 of a program, the program's one option table
+# (core/opt.h: its getopt options, usage and --help lines all come from
+# it) is compared with the page, nothing written down here: the usage the
+# table prints with the page's SYNOPSIS (rendered by mandoc), the options
+# and arities the table declares (PERF_OPTIONS_TABLE=1 NAME --help dumps
+# them; for a script, the case patterns of its option loop) with the
+# page's OPTIONS list (.It Fl items). Each option the page or the usage
+# names is also tried on the program.
 
 # Normalized forms, one a line, from usage text (or a rendered SYNOPSIS) on
 # stdin: "usage: " dropped, continuation lines joined, blanks squeezed, no
@@ -144,24 +146,33 @@ option_items() {
 	' "$ROOT_DIR/man/$1.1"
 }
 
-# The options the source of program $1 accepts, one a line.
+# The option table of program $1: "SUB ARITY OPTION..." a line (SUB the
+# subcommand the option belongs to, or "-"; ARITY 1 when it takes an
+# argument), as PERF_OPTIONS_TABLE=1 makes --help print it (core/opt.h).
+table_items() {
+	env -u PERFORMANCE_TRACKING_ROOT PERF_OPTIONS_TABLE=1 "$(command -v "$1")" --help
+}
+
+# The options program $1 accepts, one a line: those of its table, or, for
+# a script, the case patterns of its option loop.
 source_options() {
-	local src=$ROOT_DIR/src/$1.c
-	if [ -f "$src" ]; then
-		{
-			grep -oE '\{ *"[a-z][a-z0-9-]*", *(no|required|optional)_argument' "$src" |
-				sed -E 's/^\{ *"([^"]*)".*/--\1/'
-			grep -oE 'getopt(_long)?\([^,]*, *[^,]*, *"[^"]*"' "$src" |
-				sed -E 's/.*"([^"]*)"$/\1/' | tr -d '+:' | grep -o . | sed 's/^/-/'
-			grep -oE 'strcmp\(argv\[[^]]*\], *"--?[a-z][a-z0-9-]*"\)' "$src" |
-				sed -E 's/.*"([^"]*)".*/\1/'
-		} | sort -u
+	if [ -f "$ROOT_DIR/src/$1.c" ]; then
+		table_items "$1" | cut -d' ' -f3- | tr ' ' '\n' | grep . | sort -u
 	else
-		# A script: the case patterns of its option loop.
 		awk '/^while \[ \$# -gt 0 \]/ { s = 1 } s && /^done/ { exit }
 			s && /^[[:space:]]*-/ { sub(/\).*/, ""); print }' "$ROOT_DIR/bin/$1" |
 			tr -s '|\\[:space:]' '\n' | grep -E '^--?[a-z][a-z0-9-]*$' | sort -u
 	fi
+}
+
+# The options whose arity differs between the table of program $1 and
+# the OPTIONS items of its page ($2), one "OPTION: table N, page M" a line.
+arity_disagreements() {
+	[ -f "$ROOT_DIR/src/$1.c" ] || return 0
+	awk 'NR == FNR { for (i = 2; i <= NF; i++) page[$i] = $1; next }
+		{ for (i = 3; i <= NF; i++) if (($i in page) && page[$i] != $2)
+			printf "%s: table %s, page %s\n", $i, $2, page[$i] }' \
+		<(printf '%s\n' "$2") <(table_items "$1")
 }
 
 # probe PROG SUB ARITY OPTION [exits]: the program accepts OPTION (after
@@ -213,10 +224,11 @@ option_disagreements() {
 	accepted=$(source_options "$name")
 	documented=$(cut -d' ' -f2- <<<"$items" | tr ' ' '\n' | sort -u)
 	shown=$( { form_options <<<"$usage"; form_options <<<"$synopsis"; } | sort -u)
-	# Named by the page or the usage, but not declared by the source.
+	arity_disagreements "$name" "$items" | sed 's/^/arity differs: /'
+	# Named by the page or the usage, but not declared by the table.
 	comm -13 <(lines "$accepted") <({ lines "$documented"; cut -d' ' -f2 <<<"$shown"; } | lines) |
 		sed 's/^/not an option of the program: /'
-	# Declared by the source, but not in OPTIONS.
+	# Declared by the table, but not in OPTIONS.
 	comm -23 <(lines "$accepted") <(lines "$documented") | sed 's/^/not in OPTIONS: /'
 	# Named by SYNOPSIS or usage, but not in OPTIONS.
 	comm -13 <(lines "$documented") <(cut -d' ' -f2 <<<"$shown" | lines) |
@@ -249,6 +261,30 @@ option_disagreements() {
 		diff=$(option_disagreements "$name")
 		[ -z "$diff" ] || all+="$name: ${diff//$'\n'/$'\n'$name: }"$'\n'
 	done
+	[ -z "$all" ] || { printf '%s' "$all" >&2; return 1; }
+}
+
+@test "every program prints its one option table under PERF_OPTIONS_TABLE" {
+	local src name table all=
+	for src in "$ROOT_DIR"/src/perf-*.c; do
+		name=$(basename "$src" .c)
+		table=$(table_items "$name") || { all+="$name: exit $?"$'\n'; continue; }
+		grep -qE '^- [01] (-[A-Za-z] )?--help$' <<<"$table" ||
+			all+="$name: no table (or no --help in it)"$'\n'
+		grep -vqE '^[-a-z]+ [01]( --?[A-Za-z][A-Za-z0-9-]*)+$' <<<"$table" &&
+			all+="$name: a line is not SUB ARITY OPTION...: $table"$'\n'
+	done
+	# The table is what getopt reads: its options and arities, as a user meets them.
+	run --separate-stderr env PERF_OPTIONS_TABLE=1 perf-site --help
+	assert_success
+	assert_line '- 1 -s --store'
+	assert_line '- 0 --version'
+	run --separate-stderr perf-site --store
+	assert_failure 2
+	[[ $stderr == *"option '--store' requires an argument"* ]]
+	run --separate-stderr env PERF_OPTIONS_TABLE=1 perf-campaign --help
+	assert_line 'run 0 --once'
+	assert_line 'collect 1 -o'
 	[ -z "$all" ] || { printf '%s' "$all" >&2; return 1; }
 }
 
