@@ -89,7 +89,8 @@ setup() {
 				wait "$pid" 2>/dev/null || true
 				kills=$((kills + 1))
 			else
-				wait "$pid"
+				# a failure says why: the resumed runs' messages
+				wait "$pid" || { echo "rd$n: status $?: $(cat "err$n")" >&2; false; }
 				break
 			fi
 		done
