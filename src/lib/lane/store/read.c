@@ -22,6 +22,7 @@
 #include "lane/store/index.h"
 #include "lane/identity.h"
 #include "lane/store/read.h"
+#include "lane/store/sparse.h"
 #include "core/text.h"
 #include "core/utf8.h"
 
@@ -931,6 +932,13 @@ store_scan(store *s, const struct store_query *q, int nq,
 	return store_scan_units(s, q, nq, hit, NULL, ctx, raised);
 }
 
+/* Whether the plan's index covers the directory rel (sparse_need). */
+static bool
+plan_known(const char *rel, void *ctx)
+{
+	return store_index_known(ctx, rel);
+}
+
 int
 store_scan_units(store *s, const struct store_query *q, int nq,
     void (*hit)(const struct store_hit *, void *), const struct store_units *u,
@@ -985,12 +993,18 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 		if (!s->slow && u == NULL)
 			plan = store_index_plan(s->root, q, nq, s->nstreams == 0,
 			    s->git != NULL);
-		if (plan != NULL) {
+		/* A partial clone checks out what is read first (sparse.h). */
+		if (s->git != NULL && (plan != NULL ? sparse_need(s->root, plan->files,
+		    plan->nfiles, plan->dirs, plan->ndirs, plan_known, plan) :
+		    sparse_all(s->root)) != 0) {
+			warnx_("%s: cannot check out the records to read", s->name);
+			sc.failed = true;
+		} else if (plan != NULL) {
 			sc.plan = plan;
 			scan_plan(&sc, &w, plan);
-			store_index_plan_free(plan);
 		} else
 			scan_root(&sc, &w);
+		store_index_plan_free(plan);
 	}
 	rc = sc.failed ? -1 : 0;
 	for (i = 0; rc == 0 && i < s->nstreams; i++)
