@@ -28,6 +28,7 @@
 
 struct store {
 	gitstore *git;		/* the git store whose cache is root, or NULL */
+	bool clone;		/* root is a git store's cache: git's or a sparse one */
 	char *root;		/* NULL when there is no directory store */
 	char *name;		/* the store as messages name it, or NULL for none */
 	bool empty_ok;		/* store_empty_ok() */
@@ -178,6 +179,7 @@ store_open_cache(const char *spec, const char *cache)
 		}
 		s->root = estrdup(gitstore_dir(s->git));
 		s->name = git_redact(spec);
+		s->clone = true;
 		return s;
 	}
 	/* A store that is not there is a typo, never an empty history. */
@@ -197,6 +199,12 @@ store_open_cache(const char *spec, const char *cache)
 	}
 	s->root = estrdup(spec);
 	s->name = estrdup(spec);
+	/*
+	 * A git store's cache read as a directory (perf-seed's writer): a
+	 * partial clone's work tree lacks records HEAD holds, so it is read
+	 * as the git store it is (sparse.h).
+	 */
+	s->clone = sparse_on(spec);
 	return s;
 }
 
@@ -992,9 +1000,9 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 		/* The index answers queries that name cohorts, read whole. */
 		if (!s->slow && u == NULL)
 			plan = store_index_plan(s->root, q, nq, s->nstreams == 0,
-			    s->git != NULL);
+			    s->clone);
 		/* A partial clone checks out what is read first (sparse.h). */
-		if (s->git != NULL && (plan != NULL ? sparse_need(s->root, plan->files,
+		if (s->clone && (plan != NULL ? sparse_need(s->root, plan->files,
 		    plan->nfiles, plan->dirs, plan->ndirs, plan_known, plan) :
 		    sparse_all(s->root)) != 0) {
 			warnx_("%s: cannot check out the records to read", s->name);
