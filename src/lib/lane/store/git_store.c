@@ -408,6 +408,7 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 	gitstore *g = ecalloc(1, sizeof *g);
 	char *base = cache != NULL ? estrdup(cache) : default_cache(), *git, *real;
 	struct stat st;
+	bool cloned = false;
 
 	g->lockfd = -1;
 	g->url = estrdup(spec + 4);
@@ -431,6 +432,7 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 			free(git);
 			goto fail;
 		}
+		cloned = true;
 	} else {
 		/* Left clean by a reader: nothing to clear (and the mark goes). */
 		char *mark = easprintf("%s/" CLEAN_MARK, git);
@@ -446,7 +448,8 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 		g->branch = estrdup("main");
 	g->tracking = easprintf("refs/remotes/origin/%s", g->branch);
 	set_identity(g);
-	if (fetch(g) != 0) {
+	/* A clone made just now is what a fetch would bring. */
+	if (!cloned && fetch(g) != 0) {
 		if (!offline_ok) {
 			warnx_("%s: cannot fetch the store: %s", g->shown, g->remote_error);
 			goto fail;
