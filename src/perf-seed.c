@@ -52,6 +52,7 @@
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "lane/store/read.h"
+#include "lane/store/sparse.h"
 #include "lane/store/store_opts.h"
 #include "lane/store/write.h"
 
@@ -2310,8 +2311,9 @@ stored_record(const char *dir, const char *rel, char *const *v, cJSON **rec)
 	int rc = 0;
 
 	*rec = NULL;
+	/* A git store's partial clone checks it out first (sparse.h). */
 	if (rel[0] == '.' || strstr(rel, "/.") != NULL || strstr(rel, "..") != NULL ||
-	    buf_read_file(&text, path) != 0 ||
+	    sparse_need_file(dir, rel) != 0 || buf_read_file(&text, path) != 0 ||
 	    (*rec = json_parse(text.s, text.len, &e)) == NULL || !cJSON_IsObject(*rec))
 		rc = fail("the record %s is not in the store", rel);
 	else {
@@ -2574,7 +2576,7 @@ names_of(const char *dir, const struct decision *t, char **model, char **gpu)
 	json_error e;
 	cJSON *rec = NULL;
 
-	if (buf_read_file(&text, path) == 0)
+	if (sparse_need_file(dir, t->record) == 0 && buf_read_file(&text, path) == 0)
 		rec = json_parse(text.s, text.len, &e);
 	*model = estrdup(cJSON_IsString(json_get(rec, "model_id")) ?
 	    json_get(rec, "model_id")->valuestring : t->identity[IDENTITY_WORKLOAD]);

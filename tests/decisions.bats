@@ -593,3 +593,48 @@ named_accept() {
 	assert_failure 1
 	jq -e '.comparison_status == "REGRESSION" and (.comparison | has("baseline_since") | not)' <<<"$output"
 }
+
+@test "a decision in a partially cloned git store over http takes effect as with a full clone" {
+	lighttpd_or_skip
+	local d=$BATS_FILE_TMPDIR/none url dir
+	mkdir srv
+	bare_remote srv/store.git
+	git -C srv/store.git config uploadpack.allowFilter true
+	git clone -q srv/store.git work 2>/dev/null
+	cp -r "$d/store/." work/
+	rm -f work/.perfkite-revision work/.perfkite-lock
+	git -C work add -A
+	git -C work -c user.name=t -c user.email=t@t commit -qm history
+	git -C work push -q origin HEAD:main
+	# indexed: a fresh agent's clone is a partial one, checked out sparsely
+	perf-upload --reindex -s "git+file://$PWD/srv/store.git" --cache "$PWD/re"
+	export HF_TOKEN=dec1s10n-t0ken
+	git_http_start "$PWD/srv" "$HF_TOKEN"
+	url=git+$GIT_HTTP_URL/store.git
+	run --separate-stderr perf-seed accept -s "$url" --cache c1 --staging-root staging --by t \
+		--reason intended --source-result "$d/out-41.json"
+	assert_success
+	run --separate-stderr perf-seed upload -s "$url" --cache c1 --confirm "$(find staging -name manifest)"
+	assert_success
+	# a fresh agent: the gate honours it (run 42 compared with the accepted record)
+	run --separate-stderr perf-gate-rolling -s "$url" --cache c2 -a art "$d/runs/run-42.json"
+	assert_success
+	jq -e '.comparison.baseline_since.record != null' <<<"$output"
+	printf '%s\n' "$output" >partial.out
+	dir=$(find c2 -mindepth 1 -maxdepth 1 -type d ! -name '*.tmp-*')
+	[ -e "$dir/.git/perfkite-sparse" ]
+	[ -n "$(find "$dir/.perfkite-decisions" -name '*.decision')" ]
+	[ "$(git -C "$dir" rev-list --objects --missing=print HEAD | grep -c '^?')" -gt 0 ]
+	# as a full clone read whole has it, byte for byte; perf-changes too
+	PERF_STORE_INDEX=0 perf-gate-rolling -s "$url" --cache c3 -a art3 "$d/runs/run-42.json" >full.out
+	cmp partial.out full.out
+	run --separate-stderr perf-changes -s "$url" --cache c4 -m dit_time_s --batch "$d/runs/run-42.json"
+	printf '%s\n%s\n' "$status" "$output" >partial.changes
+	jq -e 'select(.decision != null) | .decision.kind == "accepted"' <<<"$output"
+	run --separate-stderr env PERF_STORE_INDEX=0 perf-changes -s "$url" --cache c5 -m dit_time_s \
+		--batch "$d/runs/run-42.json"
+	printf '%s\n%s\n' "$status" "$output" >full.changes
+	cmp partial.changes full.changes
+	dir=$(find c4 -mindepth 1 -maxdepth 1 -type d ! -name '*.tmp-*')
+	[ -e "$dir/.git/perfkite-sparse" ]
+}

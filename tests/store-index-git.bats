@@ -16,6 +16,11 @@ setup() {
 	unset PERF_STORE_INDEX PERF_STORE_THREADS
 	export PERF_STORE_CACHE=$BATS_TEST_TMPDIR/cache
 	REMOTE=git+file://$BATS_TEST_TMPDIR/remote.git
+	unset HF_TOKEN HF_API_KEY HUGGINGFACE_HUB_TOKEN
+}
+
+teardown() {
+	git_http_stop
 }
 
 # remote_of DIR: remote.git, a bare repository holding DIR's files as one commit.
@@ -26,6 +31,37 @@ remote_of() {
 	git -C "$1" -c user.name=t -c user.email=t@t commit -q -m foreign
 	git -C "$1" push -q "$PWD/remote.git" main
 	rm -rf "$1/.git"
+	# a fresh cache is a partial clone (sparse.h), its blobs fetched as needed
+	git -C remote.git config uploadpack.allowFilter true
+}
+
+# cache_of CACHE: the clone under the cache directory CACHE.
+cache_of() {
+	find "$1" -mindepth 1 -maxdepth 1 -type d ! -name '*.tmp-*'
+}
+
+# checked_out CLONE: the record files its work tree holds.
+checked_out() {
+	find "$1" -path "$1/.*" -prune -o -name '*.json' -print | wc -l
+}
+
+# missing_blobs CLONE: the objects of its HEAD it does not hold (a partial clone's).
+missing_blobs() {
+	git -C "$1" rev-list --objects --missing=print HEAD | grep -c '^?' || true
+}
+
+# served: srv/filtered.git (filtering allowed) and srv/plain.git (not), copies
+# of remote.git served over http by lighttpd; HF_TOKEN is its password.
+served() {
+	lighttpd_or_skip
+	mkdir -p srv
+	git clone -q --bare remote.git srv/filtered.git
+	git -C srv/filtered.git config uploadpack.allowFilter true
+	git -C srv/filtered.git config http.receivepack true
+	git clone -q --bare remote.git srv/plain.git
+	git -C srv/plain.git config http.receivepack true
+	export HF_TOKEN=pa5s-t0ken
+	git_http_start "$PWD/srv" "$HF_TOKEN"
 }
 
 # foreign KIND SEED: a commit of another tool to the remote, one change of KIND.
@@ -256,4 +292,152 @@ opened() {
 	same_answers "$REMOTE" batch.jsonl "after the race"
 	gen_records 1 p1 model-a >one.jsonl
 	same_answers "$REMOTE" one.jsonl "after the race, the racers' cohort"
+}
+
+@test "a fresh agent over http: a partial clone of what the gate reads; a server that cannot filter gives a full one; both answer as a full scan" {
+	py "$GEN" make store 1500 83 batch.jsonl
+	remote_of store
+	perf-upload --reindex -s "$REMOTE"
+	served
+	local name url dir
+	for name in filtered plain; do
+		url=git+$GIT_HTTP_URL/$name.git
+		PERF_STORE_CACHE=$PWD/c-$name store_answers "$url" batch.jsonl >with.txt
+		PERF_STORE_CACHE=$PWD/full-$name PERF_STORE_INDEX=0 store_answers "$url" batch.jsonl >without.txt
+		diff without.txt with.txt
+		grep -q '^status [01]$' with.txt
+		dir=$(cache_of "c-$name")
+		# the work tree holds the index and the records read, not the store
+		[ -e "$dir/.git/perfkite-sparse" ]
+		[ -s "$dir/.perfkite-index/MANIFEST" ]
+		echo "# $name: $(checked_out "$dir") record files checked out, $(missing_blobs "$dir") blobs not fetched" >&3
+		[ "$(checked_out "$dir")" -lt 400 ]
+		[ "$(checked_out "$(cache_of "full-$name")")" -ge 1490 ]
+		if [ "$name" = filtered ]; then
+			[ "$(missing_blobs "$dir")" -ge 1000 ]
+		else
+			assert_equal "$(missing_blobs "$dir")" 0
+		fi
+	done
+}
+
+@test "a partial clone's cache keeps what it fetched; a later run that needs more checks out more" {
+	py "$GEN" make store 1500 84 batch.jsonl
+	remote_of store
+	perf-upload --reindex -s "$REMOTE"
+	served
+	local url=git+$GIT_HTTP_URL/filtered.git dir first missing
+	head -2 batch.jsonl >two.jsonl
+	PERF_STORE_CACHE=$PWD/c store_answers "$url" two.jsonl >with.txt
+	PERF_STORE_CACHE=$PWD/full PERF_STORE_INDEX=0 store_answers "$url" two.jsonl >without.txt
+	diff without.txt with.txt
+	dir=$(cache_of c)
+	first=$(checked_out "$dir")
+	missing=$(missing_blobs "$dir")
+	# the whole batch: more cohorts, their records fetched on top
+	PERF_STORE_CACHE=$PWD/c store_answers "$url" batch.jsonl >with.txt
+	PERF_STORE_CACHE=$PWD/full PERF_STORE_INDEX=0 store_answers "$url" batch.jsonl >without.txt
+	diff without.txt with.txt
+	echo "# checked out: $first, then $(checked_out "$dir"); blobs missing: $missing, then $(missing_blobs "$dir")" >&3
+	[ "$(checked_out "$dir")" -gt "$first" ]
+	[ "$(missing_blobs "$dir")" -lt "$missing" ]
+	[ "$(missing_blobs "$dir")" -ge 1000 ]
+	# the same batch again: nothing more fetched
+	missing=$(missing_blobs "$dir")
+	PERF_STORE_CACHE=$PWD/c store_answers "$url" batch.jsonl >again.txt
+	diff with.txt again.txt
+	assert_equal "$(missing_blobs "$dir")" "$missing"
+	# a reader of everything (PERF_STORE_INDEX=0) checks the whole tree out
+	PERF_STORE_CACHE=$PWD/c PERF_STORE_INDEX=0 store_answers "$url" batch.jsonl >all.txt
+	diff without.txt all.txt
+	[ "$(checked_out "$dir")" -ge 1490 ]
+	[ ! -e "$dir/.git/perfkite-sparse" ]
+}
+
+@test "a partial clone: records a foreign commit removed are gone, a record added at the top or anywhere is read" {
+	py "$GEN" make store 1200 85 batch.jsonl
+	remote_of store
+	# (--reindex reads every record: a cache of its own)
+	perf-upload --reindex -s "$REMOTE" --cache "$PWD/re"
+	store_answers "$REMOTE" batch.jsonl >/dev/null
+	dir=$(cache_of "$PERF_STORE_CACHE")
+	[ -e "$dir/.git/perfkite-sparse" ]
+	# another tool removes every record this cache checked out
+	rm -rf foreign
+	git clone -q remote.git foreign
+	(cd "$dir" && find . -path './.*' -prune -o -name '*.json' -print) >read.txt
+	[ "$(wc -l <read.txt)" -ge 10 ]
+	(cd foreign && xargs -d '\n' git rm -q -- <../read.txt)
+	git -C foreign -c user.name=t -c user.email=t@t commit -q -m remove
+	git -C foreign push -q origin main
+	same_answers "$REMOTE" batch.jsonl "records removed"
+	while IFS= read -r f; do [ ! -e "$dir/$f" ]; done <read.txt
+	# a record at the top of the store, and one in a model's directory
+	foreign top 1
+	same_answers "$REMOTE" batch.jsonl "a record at the top"
+	[ -e "$dir/top_1.json" ]
+	foreign add 2
+	same_answers "$REMOTE" batch.jsonl "a record added"
+	# the top's coverage names its directories: a change below one leaves it
+	perf-upload --reindex -s "$REMOTE" --cache "$PWD/re"
+	top=$(git -C remote.git show main:.perfkite-index/MANIFEST | grep '^t	[0-9a-f]*	\.$')
+	foreign add 3
+	perf-upload --reindex -s "$REMOTE" --cache "$PWD/re"
+	assert_equal "$(git -C remote.git show main:.perfkite-index/MANIFEST | grep '^t	[0-9a-f]*	\.$')" "$top"
+	foreign top 4
+	perf-upload --reindex -s "$REMOTE" --cache "$PWD/re"
+	[ "$(git -C remote.git show main:.perfkite-index/MANIFEST | grep '^t	[0-9a-f]*	\.$')" != "$top" ]
+	same_answers "$REMOTE" batch.jsonl "after the reindex"
+}
+
+@test "uploads from a partial clone over http: one commit with the records and the index, every object on the remote" {
+	py "$GEN" make store 1000 86 batch.jsonl
+	remote_of store
+	perf-upload --reindex -s "$REMOTE"
+	served
+	local url=git+$GIT_HTTP_URL/filtered.git n dir
+	for n in 1 2; do
+		rm -rf "c$n"
+		sed "s/\"commit_sha\": \"/&$n/" batch.jsonl >"b$n.jsonl"
+		run --separate-stderr perf-upload -s "$url" --cache "$PWD/c$n" -p always "b$n.jsonl"
+		assert_success
+		dir=$(cache_of "c$n")
+		# (the directories written to are read again whole: their blobs fetched)
+		echo "# upload $n: $(missing_blobs "$dir") blobs not fetched" >&3
+		[ -e "$dir/.git/perfkite-sparse" ]
+		assert_equal "$(git -C srv/filtered.git rev-list --count main)" $((2 + n))
+		run git -C srv/filtered.git show --name-only --format= main
+		[[ $output == *".perfkite-index/MANIFEST"* ]]
+		[ "$(grep -c "_${n}[0-9a-f]*\.json\$" <<<"$output")" -ge 12 ]
+		remote_whole srv/filtered.git
+	done
+	# the index the uploads kept equals one built from nothing
+	rm -rf remote.git
+	git clone -q --bare srv/filtered.git remote.git
+	entries >kept
+	perf-upload --reindex -s "$REMOTE" --cache "$PWD/re"
+	entries >fresh
+	assert_equal "$(cat kept)" "$(cat fresh)"
+	PERF_STORE_CACHE=$PWD/pc store_answers "git+$GIT_HTTP_URL/filtered.git" b2.jsonl >with.txt
+	PERF_STORE_CACHE=$PWD/fc PERF_STORE_INDEX=0 store_answers "$REMOTE" b2.jsonl >without.txt
+	diff without.txt with.txt
+	# racing uploaders, each a fresh partial clone: every record once
+	local p pids=()
+	for p in 1 2 3; do
+		gen_records 3 "q$p" model-a >"racer$p.jsonl"
+		(
+			trap - DEBUG
+			perf-upload -s "$url" --cache "$PWD/race$p" -p always "racer$p.jsonl" \
+				>/dev/null 2>"race$p.err" || echo "$?" >"race$p.failed"
+		) &
+		pids+=($!)
+	done
+	# (the uploaders, not the http server)
+	wait "${pids[@]}"
+	for p in 1 2 3; do
+		perf-upload -s "$url" --cache "$PWD/race$p" -p always /dev/null >/dev/null 2>&1
+	done
+	assert_equal "$(remote_files srv/filtered.git | grep -c '_q[1-3]-')" 9
+	remote_whole srv/filtered.git
+	git -C srv/filtered.git fsck --no-dangling >/dev/null
 }

@@ -171,7 +171,7 @@ same_gate() {
 	cp -a "$ROOT_DIR/fixtures/store" store
 	perf-normalize "$ROOT_DIR/fixtures/records/perf_wan-t2v-1.3b-2gpu_20260616T000000Z.json" \
 		>batch.jsonl 2>/dev/null
-	answers store batch.jsonl >before.txt
+	store_answers store batch.jsonl >before.txt
 	(cd "$TESTS_DIR/fixtures" && py -c '
 import json, sys, reference
 recs, warn = reference.load(sys.argv[1])
@@ -181,7 +181,7 @@ print(json.dumps(reference.compare_case(sys.argv[1], batch, None)))' \
 		"$BATS_TEST_TMPDIR/store" "$BATS_TEST_TMPDIR/batch.jsonl") >ref-before.txt
 	perf-upload --reindex -s store
 	[ -d store/.perfkite-index ]
-	answers store batch.jsonl >after.txt
+	store_answers store batch.jsonl >after.txt
 	(cd "$TESTS_DIR/fixtures" && py -c '
 import json, sys, reference
 recs, warn = reference.load(sys.argv[1])

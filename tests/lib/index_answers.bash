@@ -3,10 +3,10 @@
 # (store-index.bats, store-index-git.bats). A file that loads this sets
 # ANSWERS_RESEED=1 to include the reseed's answer.
 
-# answers STORE BATCH: the gate's records, console and status, the seed
+# store_answers STORE BATCH: the gate's records, console and status, the seed
 # check's verdict, (with ANSWERS_RESEED) the reseed's baseline shift for the
 # batch's first record, and perf-changes --batch.
-answers() {
+store_answers() {
 	local rc=0 gen=$TESTS_DIR/lib/index_store.py
 	perf-gate-rolling -s "$1" "$2" >gate.out 2>gate.err || rc=$?
 	echo "status $rc"
@@ -34,8 +34,8 @@ answers() {
 # same_answers STORE BATCH WHAT: with the index and without, byte for byte,
 # and the gate did its job (status 0 or 1).
 same_answers() {
-	answers "$1" "$2" >with.txt
-	PERF_STORE_INDEX=0 answers "$1" "$2" >without.txt
+	store_answers "$1" "$2" >with.txt
+	PERF_STORE_INDEX=0 store_answers "$1" "$2" >without.txt
 	if ! cmp -s with.txt without.txt; then
 		echo "$3: the index changed the answer" >&2
 		diff without.txt with.txt | head -20 >&2

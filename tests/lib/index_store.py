@@ -148,6 +148,9 @@ def mutate(d, kind, seed):
             rec = newest_like(rng, d)
             write(p + ".tmp", json.dumps(rec, indent=2))
             os.rename(p + ".tmp", p)
+    elif kind == "top":
+        rec = newest_like(rng, d)
+        write(os.path.join(d, "top_%d.json" % seed), json.dumps(rec, indent=2))
     elif kind == "adddir":
         for i in range(20):
             rec = newest_like(rng, d)

@@ -18,6 +18,7 @@
 #include "lane/store/git_command.h"
 #include "lane/store/git_store.h"
 #include "lane/store/index.h"
+#include "lane/store/sparse.h"
 
 struct gitstore {
 	char *url;		/* the remote as git reads it */
@@ -188,6 +189,29 @@ clear_stale_clones(const char *dir)
 	free(copy);
 }
 
+/* A partial clone's work tree: sparse, the store's hidden entries checked out. */
+static int
+sparse_start(const char *dir, buf *err)
+{
+	char *mark;
+	int fd;
+
+	if (git_run(dir, ARGS("sparse-checkout", "set", "--no-cone", "--stdin"), SPARSE_BASE,
+	    strlen(SPARSE_BASE), NULL, err) != 0)
+		return -1;
+	/* An empty remote has nothing to check out. */
+	if (git_run(dir, ARGS("rev-parse", "-q", "--verify", "HEAD"), NULL, 0, NULL, NULL) == 0 &&
+	    git_run(dir, ARGS("checkout", "-q"), NULL, 0, NULL, err) != 0)
+		return -1;
+	mark = easprintf("%s/.git/" SPARSE_MARK, dir);
+	fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+	free(mark);
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
 static int
 clone(gitstore *g)
 {
@@ -197,8 +221,19 @@ clone(gitstore *g)
 	int rc;
 
 	clear_stale_clones(g->dir);
-	rc = git_run(NULL, ARGS("clone", "-q", "--no-tags", "--", g->url, tmp), NULL, 0,
-	    NULL, &err);
+	/*
+	 * With the index: the commits and trees, and of the blobs only what
+	 * is checked out (sparse.h). A server that cannot filter sends every
+	 * blob (git says so and goes on): a full clone, checked out sparsely.
+	 */
+	if (store_index_enabled())
+		rc = git_run(NULL, ARGS("clone", "-q", "--no-tags", "--filter=blob:none",
+		    "--no-checkout", "--", g->url, tmp), NULL, 0, NULL, &err);
+	else
+		rc = git_run(NULL, ARGS("clone", "-q", "--no-tags", "--", g->url, tmp), NULL, 0,
+		    NULL, &err);
+	if (rc == 0 && store_index_enabled())
+		rc = sparse_start(tmp, &err);
 	if (rc != 0) {
 		msg = git_last_error(&err);
 		warnx("%s: cannot clone the store: %s", g->shown, msg);
@@ -373,6 +408,7 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 	gitstore *g = ecalloc(1, sizeof *g);
 	char *base = cache != NULL ? estrdup(cache) : default_cache(), *git, *real;
 	struct stat st;
+	bool cloned = false;
 
 	g->lockfd = -1;
 	g->url = estrdup(spec + 4);
@@ -396,6 +432,7 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 			free(git);
 			goto fail;
 		}
+		cloned = true;
 	} else {
 		/* Left clean by a reader: nothing to clear (and the mark goes). */
 		char *mark = easprintf("%s/" CLEAN_MARK, git);
@@ -411,7 +448,8 @@ gitstore_open(const char *spec, const char *cache, bool offline_ok)
 		g->branch = estrdup("main");
 	g->tracking = easprintf("refs/remotes/origin/%s", g->branch);
 	set_identity(g);
-	if (fetch(g) != 0) {
+	/* A clone made just now is what a fetch would bring. */
+	if (!cloned && fetch(g) != 0) {
 		if (!offline_ok) {
 			warnx("%s: cannot fetch the store: %s", g->shown, g->remote_error);
 			goto fail;
@@ -462,8 +500,9 @@ gitstore_commit(gitstore *g, char *const *paths, size_t n, const char *msg, bool
 	for (size_t i = 0; i < n; i++)
 		buf_add(&list, paths[i], strlen(paths[i]) + 1);
 	if (n > 0)
-		rc = run(g, "cannot add the records", ARGS("add", "--pathspec-from-file=-",
-		    "--pathspec-file-nul"), list.s, list.len, NULL);
+		/* --sparse: in a sparse checkout, new files outside its patterns too. */
+		rc = run(g, "cannot add the records", ARGS("add", "--sparse",
+		    "--pathspec-from-file=-", "--pathspec-file-nul"), list.s, list.len, NULL);
 	/* The index's files, then its MANIFEST again with the trees staged. */
 	if (rc == 0 && index)
 		rc = run(g, "cannot add the store index", ARGS("add", "-A", "--",

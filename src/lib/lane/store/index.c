@@ -25,6 +25,7 @@
 #include "lane/store/git_command.h"
 #include "lane/store/index.h"
 #include "lane/store/read.h"
+#include "lane/store/sparse.h"
 
 #define MANIFEST STORE_INDEX_DIR "/MANIFEST"
 #define COHORTS STORE_INDEX_DIR "/cohorts"
@@ -491,6 +492,8 @@ in_index(const char *path)
  * tree hash of every directory below the top, and for the top, whose tree
  * holds the index itself, the SHA-256 of its listing without the index.
  * Two git ls-tree, whatever the store's size. -1 when git cannot tell.
+ * The top's listing names its directories without their trees: a change
+ * below one is its own directory's, and the top stays clean.
  */
 static int
 git_trees(const char *root, const char *rev, struct trees *out)
@@ -510,7 +513,12 @@ git_trees(const char *root, const char *rev, struct trees *out)
 		if (tab != NULL && strncmp(tab + 1, STORE_INDEX_DIR "\n",
 		    strlen(STORE_INDEX_DIR) + 1) == 0)
 			continue;
-		buf_add(&kept, line, (size_t)(next - line));
+		/* A directory by its name: its own tree covers what it holds. */
+		if (tab != NULL && memmem(line, (size_t)(tab - line), " tree ", 6) != NULL)
+			buf_adds(&kept, "tree ");
+		else if (tab != NULL)
+			buf_add(&kept, line, (size_t)(tab - line));
+		buf_add(&kept, tab != NULL ? tab : line, (size_t)(next - (tab != NULL ? tab : line)));
 	}
 	canon_sha256_hex(kept.s, kept.len, hex);
 	trees_add(out, ".", hex);
@@ -569,7 +577,13 @@ git_check_dirs(const char *root, struct manifest *m, const struct trees *t)
 
 		d->moved = d->tree == NULL || strcmp(d->tree, tree_of(t, d->rel)) != 0;
 		d->dirty = d->uncovered || d->moved;
-		if (d->dirty) {
+		/*
+		 * Gone: not in HEAD's tree (a sparse checkout lacks directories
+		 * it holds), or, in the tree, not a directory here.
+		 */
+		if (d->dirty && strcmp(tree_of(t, d->rel), "-") == 0)
+			d->gone = true;
+		else if (d->dirty && !sparse_on(root)) {
 			full = full_path(root, d->rel);
 			d->gone = lstat(full, &st) != 0 || !S_ISDIR(st.st_mode);
 			free(full);
@@ -1527,6 +1541,13 @@ make_dirs(const char *root)
 	return rc;
 }
 
+/* Whether the old MANIFEST covers the directory rel (sparse_need). */
+static bool
+old_known(const char *rel, void *ctx)
+{
+	return find_dir(ctx, rel) != NULL;
+}
+
 static int
 update_once(const char *root, char *const *written, size_t nw, bool full, bool git,
     bool *retry)
@@ -1594,6 +1615,13 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool g
 		take_old(&u, dirty, ndirty);
 	} else
 		add_work(&u, ".");
+	/* A sparse checkout (sparse.h): what is read again checked out first. */
+	if (git && (u.have_old ? sparse_need(root, written, nw, dirty, ndirty, old_known,
+	    &u.old) : sparse_all(root)) != 0) {
+		free(dirty);
+		update_free(&u);
+		return -1;
+	}
 	if (!u.failed) {
 		read_dirs(&u);
 		merge(&u);

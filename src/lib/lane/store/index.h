@@ -26,8 +26,10 @@
  * A git store's index is committed with the records. Inodes and times
  * mean nothing on another clone: its MANIFEST also records each
  * directory's git tree ("t" lines; for the store's top, whose tree holds
- * the index, the SHA-256 of its listing without it), and a reader of a
- * git store compares them with its HEAD's (git ls-tree) instead.
+ * the index, the SHA-256 of its listing without it, its directories by
+ * name alone), and a reader of a git store compares them with its HEAD's
+ * (git ls-tree) instead. A directory HEAD's tree lacks is gone, whatever
+ * the work tree (a partial clone's sparse checkout, sparse.h) holds.
  */
 #ifndef PERF_LANE_STORE_INDEX_H
 #define PERF_LANE_STORE_INDEX_H

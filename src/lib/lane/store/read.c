@@ -24,9 +24,11 @@
 #include "lane/store/git_store.h"
 #include "lane/store/index.h"
 #include "lane/store/read.h"
+#include "lane/store/sparse.h"
 
 struct store {
 	gitstore *git;		/* the git store whose cache is root, or NULL */
+	bool clone;		/* root is a git store's cache: git's or a sparse one */
 	char *root;		/* NULL when there is no directory store */
 	char *name;		/* the store as messages name it, or NULL for none */
 	bool empty_ok;		/* store_empty_ok() */
@@ -177,6 +179,7 @@ store_open_cache(const char *spec, const char *cache)
 		}
 		s->root = estrdup(gitstore_dir(s->git));
 		s->name = git_redact(spec);
+		s->clone = true;
 		return s;
 	}
 	/* A store that is not there is a typo, never an empty history. */
@@ -196,6 +199,12 @@ store_open_cache(const char *spec, const char *cache)
 	}
 	s->root = estrdup(spec);
 	s->name = estrdup(spec);
+	/*
+	 * A git store's cache read as a directory (perf-seed's writer): a
+	 * partial clone's work tree lacks records HEAD holds, so it is read
+	 * as the git store it is (sparse.h).
+	 */
+	s->clone = sparse_on(spec);
 	return s;
 }
 
@@ -931,6 +940,13 @@ store_scan(store *s, const struct store_query *q, int nq,
 	return store_scan_units(s, q, nq, hit, NULL, ctx, raised);
 }
 
+/* Whether the plan's index covers the directory rel (sparse_need). */
+static bool
+plan_known(const char *rel, void *ctx)
+{
+	return store_index_known(ctx, rel);
+}
+
 int
 store_scan_units(store *s, const struct store_query *q, int nq,
     void (*hit)(const struct store_hit *, void *), const struct store_units *u,
@@ -984,13 +1000,19 @@ store_scan_units(store *s, const struct store_query *q, int nq,
 		/* The index answers queries that name cohorts, read whole. */
 		if (!s->slow && u == NULL)
 			plan = store_index_plan(s->root, q, nq, s->nstreams == 0,
-			    s->git != NULL);
-		if (plan != NULL) {
+			    s->clone);
+		/* A partial clone checks out what is read first (sparse.h). */
+		if (s->clone && (plan != NULL ? sparse_need(s->root, plan->files,
+		    plan->nfiles, plan->dirs, plan->ndirs, plan_known, plan) :
+		    sparse_all(s->root)) != 0) {
+			warnx("%s: cannot check out the records to read", s->name);
+			sc.failed = true;
+		} else if (plan != NULL) {
 			sc.plan = plan;
 			scan_plan(&sc, &w, plan);
-			store_index_plan_free(plan);
 		} else
 			scan_root(&sc, &w);
+		store_index_plan_free(plan);
 	}
 	rc = sc.failed ? -1 : 0;
 	for (i = 0; rc == 0 && i < s->nstreams; i++)

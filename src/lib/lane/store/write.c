@@ -14,6 +14,7 @@
 #include "core/lock.h"
 #include "lane/store/git_store.h"
 #include "lane/store/index.h"
+#include "lane/store/sparse.h"
 #include "lane/store/write.h"
 
 #define LOCK_FILE ".perfkite-lock"
@@ -184,6 +185,11 @@ store_writer_check(store_writer *w, const char *rel, const char *data, size_t n)
 	ssize_t r;
 	int fd;
 
+	/* A partial clone's file that is not checked out yet (sparse.h). */
+	if (w->git != NULL && sparse_need_file(w->dir, rel) != 0) {
+		free(path);
+		return STOREW_ERROR;
+	}
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		have = errno == ENOENT || errno == ENOTDIR ? STOREW_ABSENT : STOREW_ERROR;
 		if (have == STOREW_ERROR)
@@ -212,6 +218,10 @@ store_writer_put(store_writer *w, const char *rel, const char *data, size_t n)
 	char *path = easprintf("%s/%s", w->dir, rel), *slash = strrchr(path, '/');
 	int rc = 0;
 
+	if (w->git != NULL && sparse_need_file(w->dir, rel) != 0) {
+		free(path);
+		return -1;
+	}
 	*slash = '\0';
 	if (atomic_mkdirs(path) != 0) {
 		warn("%s: cannot create", path);
