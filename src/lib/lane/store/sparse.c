@@ -216,7 +216,7 @@ sparse_need(const char *root, char *const *files, size_t nf, char *const *dirs, 
 
 		if (stat(full, &st) != 0 && run(root, NULL, ARGS("--literal-pathspecs",
 		    "cat-file", "-e", spec), NULL, 0, NULL) == 0 && atomic_mkdirs(full) != 0) {
-			warnx("%s: cannot create: %s", full, strerror(errno));
+			warn("%s: cannot create", full);
 			rc = -1;
 		}
 		free(full);
