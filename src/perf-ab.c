@@ -22,6 +22,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/git.h"
 #include "core/json.h"
 #include "core/num.h"
 #include "core/opt.h"
@@ -35,7 +36,6 @@
 #include "lane/logtail.h"
 #include "lane/named_metric.h"
 #include "lane/policy.h"
-#include "lane/store/git_command.h"
 
 static const struct opt_def options[] = {
 	{ 0, "base", 'b', "dir", "the base side's checkout or install prefix", NULL, NULL },

@@ -20,6 +20,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/git.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -30,7 +31,6 @@
 #include "core/strvec.h"
 #include "lane/collect_run.h"
 #include "lane/policy.h"
-#include "lane/store/git_command.h"
 #include "lane/store/write.h"
 
 static const struct opt_def options[] = {

@@ -27,6 +27,7 @@
 #include "core/canon.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/git.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -43,7 +44,6 @@
 #include "lane/identity.h"
 #include "lane/named_metric.h"
 #include "lane/policy.h"
-#include "lane/store/git_command.h"
 #include "lane/store/read.h"
 #include "lane/store/store_opts.h"
 

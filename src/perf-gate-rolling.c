@@ -21,6 +21,7 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/git.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/num.h"
@@ -34,7 +35,6 @@
 #include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
-#include "lane/store/git_command.h"
 #include "lane/store/read.h"
 #include "lane/store/store_opts.h"
 

@@ -18,6 +18,7 @@
 #include "core/cli.h"
 #include "core/csv.h"
 #include "core/err.h"
+#include "core/git.h"
 #include "core/isotime.h"
 #include "core/json.h"
 #include "core/jsonl.h"
@@ -34,7 +35,6 @@
 #include "lane/policy.h"
 #include "lane/sensitivity.h"
 #include "lane/site.h"
-#include "lane/store/git_command.h"
 #include "lane/store/read.h"
 #include "lane/store/store_opts.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "core/buf.h"
-#include "lane/store/git_command.h"
+#include "core/git.h"
 #include "tap.h"
 
 static void

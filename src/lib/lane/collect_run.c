@@ -10,13 +10,13 @@
 #include "core/buf.h"
 #include "core/cli.h"
 #include "core/err.h"
+#include "core/git.h"
 #include "core/json.h"
 #include "core/jsonl.h"
 #include "core/proc.h"
 #include "core/strvec.h"
 #include "lane/collect_run.h"
 #include "lane/logtail.h"
-#include "lane/store/git_command.h"
 
 char *
 collect_find(const char *name)

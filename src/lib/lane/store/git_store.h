@@ -90,7 +90,7 @@ void gitstore_close_clean(gitstore *g);
 /*
  * Publishes the directory dir (a site, say) as the whole tree of a branch
  * of the git remote spec, "git+URL#branch" (branch defaults to
- * def_branch), as the store reaches its remote (git_command.h: no
+ * def_branch), as the store reaches its remote (core/git.h: no
  * prompts, the token through GIT_ASKPASS, never on a command line): one
  * commit without a parent, message msg, force-pushed, so that the branch
  * holds the latest publication only and never grows. dir is not changed

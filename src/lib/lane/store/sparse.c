@@ -8,7 +8,7 @@
 #include "core/atomic.h"
 #include "core/buf.h"
 #include "core/err.h"
-#include "lane/store/git_command.h"
+#include "core/git.h"
 #include "lane/store/sparse.h"
 
 #define ARGS(...) ((const char *const[]){ __VA_ARGS__, NULL })

@@ -8,8 +8,8 @@
 #include <unistd.h>
 
 #include "core/err.h"
+#include "core/git.h"
 #include "core/proc.h"
-#include "lane/store/git_command.h"
 
 /* Set in the environment of git, so that this program knows it is the helper. */
 #define ASKPASS_MARK "PERFKITE_GIT_ASKPASS"

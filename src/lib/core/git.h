@@ -1,13 +1,14 @@
 /*
- * git_command: running git for the git store. git is started with an argument
- * vector (never a shell), in a clean environment of its own: no terminal
- * prompts, the C locale, none of the GIT_DIR family a git hook would
- * leave behind, and, when a Hugging Face token is set, the token handed
- * over through GIT_ASKPASS (this very program answering git's prompt), so
- * that it never appears on a command line, in a file or in a message.
+ * git: running git, for the git store and every program that reaches a
+ * remote. git is started with an argument vector (never a shell), in a
+ * clean environment of its own: no terminal prompts, the C locale, none
+ * of the GIT_DIR family a git hook would leave behind, and, when a
+ * Hugging Face token is set, the token handed over through GIT_ASKPASS
+ * (this very program answering git's prompt), so that it never appears
+ * on a command line, in a file or in a message.
  */
-#ifndef PERF_LANE_STORE_GIT_COMMAND_H
-#define PERF_LANE_STORE_GIT_COMMAND_H
+#ifndef PERF_CORE_GIT_H
+#define PERF_CORE_GIT_H
 
 #include <stddef.h>
 
