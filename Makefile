@@ -84,7 +84,7 @@ STUBS = $(BUILD)/stubs/libfakecuda.so $(BUILD)/stubs/libfakenvml.so $(BUILD)/stu
 MAN1 = $(sort $(wildcard man/*.1))
 MAN7 = $(sort $(wildcard man/*.7))
 SCRIPTS = $(sort .ci/run tests/run tests/deps.sh fuzz/run $(wildcard bench/*.sh bench/run bin/perf-lane hooks/environment hooks/command hooks/pre-exit hooks/lib/*.bash pipeline-templates/pre-push \
-	tests/lib/*.bash tests/lib/*.sh tests/*.bats tests/fixtures/*/*/*.sh fixtures/*.sh fixtures/runners/*.sh))
+	tests/lib/*.bash tests/lib/*.sh tests/*.bats fixtures/tests/*/*/*.sh fixtures/*.sh fixtures/runners/*.sh))
 
 # libFuzzer targets: clang, the library rebuilt with the fuzzer's coverage.
 FUZZ_TIME ?= 20

@@ -2,7 +2,7 @@
 # Decisions (perf-seed(1) accept, acknowledge, invalid, revert, decisions;
 # perfkite(7) "Decisions"): recorded in the store beside its records, never
 # read as one, and honoured by perf-gate-rolling and perf-changes. The
-# history is tests/fixtures/perf-seed/decision-step/scenario.sh: 60
+# history is fixtures/tests/perf-seed/decision-step/scenario.sh: 60
 # scheduled runs with a deliberate 6% step at run 41, a reviewer deciding
 # right after run 41.
 
@@ -25,7 +25,7 @@ setup_file() {
 	# named metrics: runs 1-8 (a 10% step of "time" at run 8), then 9-14 undecided
 	bash "$NAMED/scenario.sh" "$BATS_FILE_TMPDIR/named" >"$BATS_FILE_TMPDIR/named.log" 2>&1 ||
 		{ cat "$BATS_FILE_TMPDIR/named.log" >&2; return 1; }
-	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	# shellcheck source=fixtures/tests/perf-seed/named-decision/runs.bash
 	(cd "$BATS_FILE_TMPDIR/named" && source "$NAMED/runs.bash" &&
 		for k in 9 10 11 12 13 14; do one_run store-none "$k"; done)
 }
@@ -484,7 +484,7 @@ named_accept() {
 	run --separate-stderr perf-seed upload -s store --confirm "$(find staging/.decision-reservations -name manifest)"
 	assert_success
 	# run 9: passes with the decision, fails without
-	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	# shellcheck source=fixtures/tests/perf-seed/named-decision/runs.bash
 	source "$NAMED/runs.bash"
 	one_run store 9
 	jq -e '.comparison_status == "PASS" and .baseline_eligible' out-store-9.json
@@ -494,7 +494,7 @@ named_accept() {
 @test "named metric: an accept moves only that metric's window; the six and the other named metric keep theirs" {
 	named_copy
 	named_accept
-	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	# shellcheck source=fixtures/tests/perf-seed/named-decision/runs.bash
 	source "$NAMED/runs.bash"
 	one_run store 9
 	# time: the accepted run 8 alone, like a seed
@@ -553,7 +553,7 @@ named_accept() {
 @test "named metric: perf-changes shows the accepted change point, which no longer gates; --md and the dashboard say so" {
 	named_copy
 	named_accept
-	# shellcheck source=tests/fixtures/perf-seed/named-decision/runs.bash
+	# shellcheck source=fixtures/tests/perf-seed/named-decision/runs.bash
 	source "$NAMED/runs.bash"
 	for k in 9 10 11 12 13 14; do one_run store "$k"; done
 	run --separate-stderr perf-changes -s "$BATS_FILE_TMPDIR/named/store-none" --all -m time

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Issue 24's end to end with the real Google Benchmark: a suite of our own
-# (tests/fixtures/e2e-import/) imported by perf-collect (run_config.output)
+# (fixtures/tests/e2e-import/) imported by perf-collect (run_config.output)
 # in a lane run six times as scheduled main builds, then once with one
 # benchmark 30% slower: the lane fails on that benchmark's time alone,
 # perf-changes finds the step, the dashboard charts it, and perf-ab on a

@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # perf-changes: Otava's change points per cohort and metric. The fixture
-# history is written by tests/fixtures/perf-changes/gen-history.py, which
+# history is written by fixtures/tests/perf-changes/gen-history.py, which
 # also checks (given Otava) that these outputs are Otava's change points.
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr
@@ -776,7 +776,7 @@ without_culprits() {
 	assert_equal "$(jq -r '.culprit.short' <<<"$output")" 1234567
 }
 
-# Named metrics (issue 24): tests/fixtures/named-metrics/gen-suite.py
+# Named metrics (issue 24): fixtures/tests/named-metrics/gen-suite.py
 # writes a suite of three benchmarks run nine times as scheduled-main
 # builds; BM_Sort/1024 is 30% slower from the seventh run, and BM_Hash's
 # "widgets" counter (no direction) steps from 7 to 9 there.

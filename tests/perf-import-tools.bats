@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # perf-import against the real tools (issue 24 "Tests with the real
-# tools"): small suites of our own (tests/fixtures/perf-import-tools/) are
+# tools"): small suites of our own (fixtures/tests/perf-import-tools/) are
 # built and run with each tool Debian ships, and every imported value is
 # checked against the tool's own file. Each run is kept short (tiny
 # minimum times, few rounds). A test skips, saying so, only when its tool

@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # perf-import: a benchmark tool's output to raw records (perf-import(1)).
 # The formats without a Debian tool are read from files written here from
-# the tools' documented structure (tests/fixtures/perf-import/); the real
+# the tools' documented structure (fixtures/tests/perf-import/); the real
 # tools run in perf-import-tools.bats.
 
 # shellcheck disable=SC2154 # bats sets status, output, lines, stderr

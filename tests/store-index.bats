@@ -172,7 +172,7 @@ same_gate() {
 	perf-normalize "$ROOT_DIR/fixtures/records/perf_wan-t2v-1.3b-2gpu_20260616T000000Z.json" \
 		>batch.jsonl 2>/dev/null
 	store_answers store batch.jsonl >before.txt
-	(cd "$TESTS_DIR/fixtures" && py -c '
+	(cd "$FIXTURES" && py -c '
 import json, sys, reference
 recs, warn = reference.load(sys.argv[1])
 batch = [json.loads(l) for l in open(sys.argv[2])]
@@ -182,7 +182,7 @@ print(json.dumps(reference.compare_case(sys.argv[1], batch, None)))' \
 	perf-upload --reindex -s store
 	[ -d store/.perfkite-index ]
 	store_answers store batch.jsonl >after.txt
-	(cd "$TESTS_DIR/fixtures" && py -c '
+	(cd "$FIXTURES" && py -c '
 import json, sys, reference
 recs, warn = reference.load(sys.argv[1])
 batch = [json.loads(l) for l in open(sys.argv[2])]

@@ -9,7 +9,7 @@ bats_load_library bats-assert
 
 TESTS_DIR=$(cd "$(dirname "${BATS_TEST_FILENAME}")" && pwd)
 ROOT_DIR=$(cd "$TESTS_DIR/.." && pwd)
-FIXTURES="$TESTS_DIR/fixtures"
+FIXTURES="$ROOT_DIR/fixtures/tests"
 : "${PERF_BIN:=$ROOT_DIR/bin}"
 # perf-lane and the hooks are scripts in bin/ beside the built programs.
 PATH="$PERF_BIN:$ROOT_DIR/bin:$PATH"

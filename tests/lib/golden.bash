@@ -6,7 +6,7 @@
 # is one, else nothing) and compares its standard output with NAME.out and
 # its standard error with NAME.err (empty when absent) byte for byte, and
 # its exit status with NAME.status (0 when absent); all under
-# tests/fixtures. In NAME.out and NAME.err, @TMP@ stands for the test's
+# fixtures/tests. In NAME.out and NAME.err, @TMP@ stands for the test's
 # directory and @FIXTURES@ for the fixtures directory; GOLDEN_SED, when
 # set, is a sed script for what else varies from run to run.
 #

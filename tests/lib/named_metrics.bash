@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The named-metrics suite (tests/fixtures/named-metrics/gen-suite.py):
+# The named-metrics suite (fixtures/tests/named-metrics/gen-suite.py):
 # three benchmarks run nine times as scheduled-main builds, BM_Sort/1024
 # 30% slower from the seventh run (index 6).
 

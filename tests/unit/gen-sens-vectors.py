@@ -3,7 +3,7 @@
 Python's statistics.NormalDist computes them, the median absolute
 deviation, the variance of the median of n normals by numerical
 integration, and the sensitivity formulas of the rolling gate as
-tests/fixtures/sensitivity.py transcribes them. Not run by the build (the
+fixtures/tests/sensitivity.py transcribes them. Not run by the build (the
 header is committed); run it after changing a list below:
     python3 tests/unit/gen-sens-vectors.py
 """
@@ -13,7 +13,7 @@ import sys
 from statistics import NormalDist
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, '..', 'fixtures'))
+sys.path.insert(0, os.path.join(HERE, '..', '..', 'fixtures', 'tests'))
 import sensitivity as S  # noqa: E402
 
 PY = sys.version.split()[0]

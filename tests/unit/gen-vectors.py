@@ -338,7 +338,7 @@ MODEL_PATHS = [
 
 def modelpath_vectors():
     """2.6.2 model paths and the fingerprint of the Wan recipe holding each."""
-    sys.path.insert(0, os.path.join(HERE, '..', 'fixtures'))
+    sys.path.insert(0, os.path.join(HERE, '..', '..', 'fixtures', 'tests'))
     import reference
     os.environ['HOME'] = '/home/tester'
     base = json.loads(WAN_RECIPE)
