@@ -158,7 +158,7 @@ bdn_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz)
 				continue;
 			m = import_add_metric(b, name, val, json_str(d, "Unit"));
 			if ((gb = json_get(d, "TheGreaterTheBetter")) != NULL && cJSON_IsBool(gb))
-				m->better = cJSON_IsTrue(gb) ? IMPORT_BETTER_HIGHER : IMPORT_BETTER_LOWER;
+				m->better = cJSON_IsTrue(gb) ? BETTER_HIGHER : BETTER_LOWER;
 		}
 	}
 	return 0;

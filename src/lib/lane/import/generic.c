@@ -45,7 +45,7 @@ metric(struct import_bench *b, const cJSON *m, char *msg, size_t msgsz)
 	}
 	im = import_add_metric(b, m->string, v->valuedouble, unit ? unit->valuestring : "");
 	if (better != NULL)
-		im->better = better->valuestring[0] == 'l' ? IMPORT_BETTER_LOWER : IMPORT_BETTER_HIGHER;
+		im->better = better->valuestring[0] == 'l' ? BETTER_LOWER : BETTER_HIGHER;
 	if (smp != NULL) {
 		d = emalloc((size_t)(cJSON_GetArraySize(smp) + 1) * sizeof *d);
 		cJSON_ArrayForEach(x, smp)
@@ -60,9 +60,9 @@ metric(struct import_bench *b, const cJSON *m, char *msg, size_t msgsz)
 static int
 gab(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz)
 {
-	enum import_better better = strcmp(s->format, "customBiggerIsBetter") == 0 ?
-	    IMPORT_BETTER_HIGHER : strcmp(s->format, "customSmallerIsBetter") == 0 ?
-	    IMPORT_BETTER_LOWER : IMPORT_BETTER_UNKNOWN;
+	enum better better = strcmp(s->format, "customBiggerIsBetter") == 0 ?
+	    BETTER_HIGHER : strcmp(s->format, "customSmallerIsBetter") == 0 ?
+	    BETTER_LOWER : BETTER_UNKNOWN;
 	const cJSON *e;
 	long k = -1;
 

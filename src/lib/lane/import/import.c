@@ -184,7 +184,7 @@ import_add_metric(struct import_bench *b, const char *name, double value,
 fill:
 	m->unit = estrdup(canon);
 	m->value = value * f;
-	m->better = IMPORT_BETTER_UNKNOWN;
+	m->better = BETTER_UNKNOWN;
 	m->samples = NULL;
 	m->nsamples = 0;
 	m->error = NULL;
@@ -434,9 +434,9 @@ str_key(const struct import_identity *id, const char *key, const char *v)
 }
 
 static const char *
-stated_better(enum import_better b)
+stated_better(enum better b)
 {
-	return b == IMPORT_BETTER_LOWER ? "lower" : b == IMPORT_BETTER_HIGHER ? "higher" : NULL;
+	return b == BETTER_LOWER ? "lower" : b == BETTER_HIGHER ? "higher" : NULL;
 }
 
 /* The metrics object of b. */

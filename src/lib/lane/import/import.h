@@ -23,10 +23,9 @@
 #include <cjson/cJSON.h>
 
 #include "core/buf.h"
+#include "core/unit.h"
 #include "lane/gpu.h"
 #include "lane/provenance.h"
-
-enum import_better { IMPORT_BETTER_UNKNOWN, IMPORT_BETTER_LOWER, IMPORT_BETTER_HIGHER };
 
 /* Longest metric name, in bytes. */
 #define IMPORT_NAME_MAX 128
@@ -35,7 +34,7 @@ struct import_metric {
 	char *name;
 	char *unit;		/* canonical, or the tool's own when not convertible */
 	double value;		/* NaN or infinite: a failed metric */
-	enum import_better better;
+	enum better better;	/* as the input states it (core/unit.h) */
 	double *samples;	/* NULL when the input has none */
 	size_t nsamples;
 	char *error;		/* why the metric failed, or NULL */

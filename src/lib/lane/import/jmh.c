@@ -35,7 +35,7 @@ score(const cJSON *v, double *d)
 /* One metric of an entry: false when its score is missing. */
 static bool
 metric(struct import_bench *b, const char *name, const cJSON *m,
-    enum import_better better)
+    enum better better)
 {
 	const char *unit = json_str(m, "scoreUnit");
 	const cJSON *fork, *v;
@@ -77,7 +77,7 @@ jmh_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz)
 	cJSON_ArrayForEach(e, doc) {
 		const char *id = json_str(e, "benchmark"), *mode = json_str(e, "mode"), *dot;
 		struct import_bench *b;
-		enum import_better better = IMPORT_BETTER_UNKNOWN;
+		enum better better = BETTER_UNKNOWN;
 
 		k++;
 		if (*id == '\0' || !cJSON_IsObject(json_get(e, "primaryMetric"))) {
@@ -103,10 +103,10 @@ jmh_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz)
 					json_set(s->sw_context, sw_keys[i], cJSON_Duplicate(v, true));
 		}
 		if (strcmp(mode, "thrpt") == 0)
-			better = IMPORT_BETTER_HIGHER;
+			better = BETTER_HIGHER;
 		else if (strcmp(mode, "avgt") == 0 || strcmp(mode, "sample") == 0 ||
 		    strcmp(mode, "ss") == 0)
-			better = IMPORT_BETTER_LOWER;
+			better = BETTER_LOWER;
 		if (!metric(b, "score", json_get(e, "primaryMetric"), better)) {
 			snprintf(msg, msgsz, "[%ld]: primaryMetric.score: not a number", k);
 			return -1;
@@ -115,7 +115,7 @@ jmh_parse(const cJSON *doc, struct import_suite *s, char *msg, size_t msgsz)
 			const char *name = v->string;
 			if (strncmp(name, "\xc2\xb7", 2) == 0)
 				name += 2;
-			if (!metric(b, name, v, IMPORT_BETTER_UNKNOWN)) {
+			if (!metric(b, name, v, BETTER_UNKNOWN)) {
 				snprintf(msg, msgsz, "[%ld]: secondaryMetrics: a score is not a number", k);
 				return -1;
 			}
