@@ -588,34 +588,24 @@ add_row(struct cohort *c, size_t i)
 	c->rows[c->n++] = i;
 }
 
-/*
- * Marks the first record of each commit of cohort c (its rows in order),
- * with a table of the commits seen (interned: compared by pointer).
- */
+/* Marks the first record of each commit of cohort c (its rows in order). */
 static void
 mark_anchors(struct site *s, struct cohort *c)
 {
-	size_t cap = 16;
-	const char **seen;
+	struct strmap seen = STRMAP_INIT;
+	bool added;
 
-	while (cap < c->n * 2)
-		cap *= 2;
-	seen = ecalloc(cap, sizeof *seen);
+	strmap_reserve(&seen, c->n);
 	for (size_t j = 0; j < c->n; j++) {
 		struct srec *r = &s->r[c->rows[j]];
-		size_t h = (size_t)((uintptr_t)r->commit >> 3) * 11400714819323198485ULL;
 
 		r->anchor = false;
 		if (*r->commit == '\0')
 			continue;
-		for (h &= cap - 1; seen[h] != NULL && seen[h] != r->commit; h = (h + 1) & (cap - 1))
-			;
-		if (seen[h] == NULL) {
-			seen[h] = r->commit;
-			r->anchor = true;
-		}
+		strmap_put(&seen, r->commit, &added);
+		r->anchor = added;
 	}
-	free(seen);
+	strmap_free(&seen);
 }
 
 static void
