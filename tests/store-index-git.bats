@@ -50,6 +50,16 @@ missing_blobs() {
 	git -C "$1" rev-list --objects --missing=print HEAD | grep -c '^?' || true
 }
 
+# fetched CLONE REV: how many of the record blobs of REV's tree the clone
+# holds (fetched), and how many it does not.
+fetched() {
+	git -C "$1" ls-tree -r "$2" | awk -F '\t' '$2 !~ /^\./ { split($1, f, " "); print f[3] }' |
+		LC_ALL=C sort -u >blobs
+	git -C "$1" rev-list --objects --missing=print "$2^{tree}" | sed -n 's/^?//p' |
+		LC_ALL=C sort -u >missing
+	echo "$(LC_ALL=C comm -23 blobs missing | wc -l) $(LC_ALL=C comm -12 blobs missing | wc -l)"
+}
+
 # served: srv/filtered.git (filtering allowed) and srv/plain.git (not), copies
 # of remote.git served over http by lighttpd; HF_TOKEN is its password.
 served() {
@@ -74,12 +84,15 @@ foreign() {
 	git -C foreign push -q origin main
 }
 
-# entries: the (instant, path) of every entry of the remote's index, sorted.
+# entries: every entry of the remote's index, sorted: its cohort file, its
+# combination (flags and identity), instant and path.
 entries() {
 	local f
 	for f in $(git -C remote.git ls-tree --name-only main .perfkite-index/cohorts/); do
-		git -C remote.git cat-file blob "main:$f" | gzip -dc
-	done | grep '^e' | cut -f 3,5 | LC_ALL=C sort
+		git -C remote.git cat-file blob "main:$f" | gzip -dc |
+			awk -F '\t' -v k="${f##*/}" '$1 == "c" { c[n++] = substr($0, 3) }
+				$1 == "e" { print k "\t" c[$2] "\t" $3 "\t" $5 }'
+	done | LC_ALL=C sort
 }
 
 # opened STORE BATCH [ENV...]: how many record files the gate opened
@@ -147,20 +160,25 @@ opened() {
 	py "$GEN" make store 1000 81 batch.jsonl
 	remote_of store
 	perf-upload --reindex -s "$REMOTE"
-	local n
-	for n in 1 2 3; do
-		foreign add "$n"
+	local kind n=0
+	# each upload after a foreign commit of one kind: the directories it
+	# moved are listed from HEAD and only their new or replaced files read
+	for kind in add replace remove renamedir adddir nested bad top; do
+		n=$((n + 1))
+		foreign "$kind" "$n"
 		sed "s/\"commit_sha\": \"/&$n/" batch.jsonl >"b$n.jsonl"
 		perf-upload -s "$REMOTE" -p always "b$n.jsonl" >/dev/null 2>&1
 		run git -C remote.git show --name-only --format= main
 		[[ $output == *".perfkite-index/MANIFEST"* ]]
 		[ "$(grep -c "_${n}[0-9a-f]*\.json\$" <<<"$output")" -ge 12 ]
-		same_answers "$REMOTE" batch.jsonl "upload $n"
+		same_answers "$REMOTE" batch.jsonl "upload $n, after $kind"
 	done
 	# the MANIFEST's trees are those of the commit it is in
 	git -C remote.git show main:.perfkite-index/MANIFEST >manifest
-	sub=$(git -C remote.git rev-parse main:model-a)
-	grep -q "^t	$sub	model-a\$" manifest
+	local dir
+	dir=$(git -C remote.git ls-tree -d --name-only main | grep -v '^\.' | head -1)
+	sub=$(git -C remote.git rev-parse "main:$dir")
+	grep -q "^t	$sub	$dir\$" manifest
 	# another clone reads it without reading any directory whole
 	if command -v strace >/dev/null && strace -o /dev/null true 2>/dev/null; then
 		rm -rf "$PERF_STORE_CACHE"
@@ -395,15 +413,25 @@ opened() {
 	remote_of store
 	perf-upload --reindex -s "$REMOTE"
 	served
-	local url=git+$GIT_HTTP_URL/filtered.git n dir
+	local url=git+$GIT_HTTP_URL/filtered.git n dir got
 	for n in 1 2; do
 		rm -rf "c$n"
 		sed "s/\"commit_sha\": \"/&$n/" batch.jsonl >"b$n.jsonl"
+		# (the second's model-a records go to a directory the store lacks)
+		if [ "$n" = 2 ]; then
+			sed -i 's/"model-a"/"model-new"/' b2.jsonl
+			grep -q model-new b2.jsonl
+		fi
 		run --separate-stderr perf-upload -s "$url" --cache "$PWD/c$n" -p always "b$n.jsonl"
 		assert_success
 		dir=$(cache_of "c$n")
-		# (the directories written to are read again whole: their blobs fetched)
-		echo "# upload $n: $(missing_blobs "$dir") blobs not fetched" >&3
+		# the index is updated from itself, HEAD's trees and the records
+		# written: of the ~1000 record files the store held before (HEAD^)
+		# the fresh partial clone fetched none (the index's files it has)
+		got=$(fetched "$dir" HEAD^)
+		echo "# upload $n of $(wc -l <"b$n.jsonl") records: record blobs fetched, not: $got" >&3
+		[ "${got#* }" -ge 900 ]
+		[ "${got% *}" -le 3 ]
 		[ -e "$dir/.git/perfkite-sparse" ]
 		assert_equal "$(git -C srv/filtered.git rev-list --count main)" $((2 + n))
 		run git -C srv/filtered.git show --name-only --format= main

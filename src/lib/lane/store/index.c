@@ -921,6 +921,7 @@ struct update {
 	char **work;		/* directories to read, found as they are read */
 	size_t nwork, next, active;
 	struct dirres **res;	/* res[i]: what reading work[i] found */
+	struct dirres **pre;	/* pre[i]: work[i] as HEAD lists it (git), or NULL: read it */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	bool failed;
@@ -1078,7 +1079,9 @@ add_work(struct update *u, const char *rel)
 	pthread_mutex_lock(&u->lock);
 	u->work = erealloc(u->work, (u->nwork + 1) * sizeof *u->work);
 	u->res = erealloc(u->res, (u->nwork + 1) * sizeof *u->res);
+	u->pre = erealloc(u->pre, (u->nwork + 1) * sizeof *u->pre);
 	u->res[u->nwork] = NULL;
+	u->pre[u->nwork] = NULL;
 	u->work[u->nwork++] = estrdup(rel);
 	pthread_cond_broadcast(&u->cond);
 	pthread_mutex_unlock(&u->lock);
@@ -1197,6 +1200,54 @@ index_dir(struct update *u, struct reader *r, const char *rel)
 	return dr;
 }
 
+static void
+dirres_free(struct dirres *dr)
+{
+	if (dr == NULL)
+		return;
+	for (size_t j = 0; j < dr->nf; j++) {
+		free(dr->f[j].path);
+		info_free(&dr->f[j].in);
+	}
+	free(dr->f);
+	free(dr->d.rel);
+	free(dr);
+}
+
+/*
+ * Finishes a git store's directory that list_dir listed: reads, from the
+ * work tree, the files it left to read (checked out by then).
+ */
+static struct dirres *
+listed_dir(struct update *u, struct reader *r, struct dirres *dr)
+{
+	char *full = full_path(u->root, dr->d.rel);
+	int dfd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct stat st;
+
+	if (dfd >= 0 && fstat(dfd, &st) == 0)
+		fill_stat(&st, &dr->d.st);
+	for (size_t i = 0; i < dr->nf; i++) {
+		struct found *f = &dr->f[i];
+		const char *name = strrchr(f->path, '/');
+
+		if (f->kept != NULL || f->always)
+			continue;
+		name = name != NULL ? name + 1 : f->path;
+		if (dfd < 0 || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !S_ISREG(st.st_mode)) {
+			f->always = true;
+			continue;
+		}
+		f->ino = (unsigned long long)st.st_ino;
+		read_alone(r, dfd, name, f);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	free(full);
+	return dr;
+}
+
 /* A reader thread: the directories to read, one at a time, until none is left. */
 static void *
 index_worker(void *arg)
@@ -1220,12 +1271,14 @@ index_worker(void *arg)
 		pthread_mutex_unlock(&u->lock);
 		{
 			char *rel = NULL;
-			struct dirres *dr;
+			struct dirres *dr, *pre;
 
 			pthread_mutex_lock(&u->lock);
 			rel = estrdup(u->work[i]);
+			pre = u->pre[i];
+			u->pre[i] = NULL;
 			pthread_mutex_unlock(&u->lock);
-			dr = index_dir(u, &r, rel);
+			dr = pre != NULL ? listed_dir(u, &r, pre) : index_dir(u, &r, rel);
 			free(rel);
 			pthread_mutex_lock(&u->lock);
 			u->res[i] = dr;
@@ -1513,17 +1566,12 @@ update_free(struct update *u)
 		free(u->work[i]);
 	free(u->work);
 	manifest_free(&u->old);
-	for (size_t i = 0; i < u->nwork; i++)
-		if (u->res[i] != NULL) {
-			for (size_t j = 0; j < u->res[i]->nf; j++) {
-				free(u->res[i]->f[j].path);
-				info_free(&u->res[i]->f[j].in);
-			}
-			free(u->res[i]->f);
-			free(u->res[i]->d.rel);
-			free(u->res[i]);
-		}
+	for (size_t i = 0; i < u->nwork; i++) {
+		dirres_free(u->res[i]);
+		dirres_free(u->pre[i]);
+	}
 	free(u->res);
+	free(u->pre);
 	pthread_mutex_destroy(&u->lock);
 	pthread_cond_destroy(&u->cond);
 }
@@ -1548,13 +1596,261 @@ old_known(const char *rel, void *ctx)
 	return find_dir(ctx, rel) != NULL;
 }
 
+/* One entry of a git tree's listing. */
+struct lentry {
+	char *name;
+	char *hash;
+	char type;		/* 'b' a file, 't' a directory, 'o' a link or a submodule */
+};
+
+static int
+cmp_lentry(const void *a, const void *b)
+{
+	return strcmp(((const struct lentry *)a)->name, ((const struct lentry *)b)->name);
+}
+
+static void
+lentries_free(struct lentry *e, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(e[i].name);
+		free(e[i].hash);
+	}
+	free(e);
+}
+
+/* The entries of the git tree rev of the work tree root, sorted by name; -1 when git cannot list it. */
+static int
+tree_list(const char *root, const char *rev, struct lentry **e, size_t *n)
+{
+	char *gd = easprintf("--git-dir=%s/.git", root), *line, *end, *tab, *sp;
+	buf out = BUF_INIT;
+	int rc = -1;
+
+	*e = NULL;
+	*n = 0;
+	if (git_run(root, ARGS(gd, "ls-tree", "-z", rev), NULL, 0, &out, NULL) != 0)
+		goto out;
+	/* "<mode> <type> <hash>\t<name>\0" */
+	for (line = out.s; line < out.s + out.len; line = end + 1) {
+		struct lentry le;
+
+		end = line + strlen(line);
+		if ((tab = strchr(line, '\t')) == NULL || (sp = strchr(line, ' ')) == NULL ||
+		    sp > tab || (sp = strchr(sp + 1, ' ')) == NULL || sp > tab)
+			goto out;
+		le.name = estrdup(tab + 1);
+		le.hash = estrndup(sp + 1, (size_t)(tab - sp - 1));
+		if (strncmp(line, "120000 ", 7) == 0)
+			le.type = 'o';
+		else if (strncmp(strchr(line, ' ') + 1, "blob ", 5) == 0)
+			le.type = 'b';
+		else if (strncmp(strchr(line, ' ') + 1, "tree ", 5) == 0)
+			le.type = 't';
+		else
+			le.type = 'o';
+		*e = erealloc(*e, (*n + 1) * sizeof **e);
+		(*e)[(*n)++] = le;
+	}
+	if (*n > 1)
+		qsort(*e, *n, sizeof **e, cmp_lentry);
+	rc = 0;
+out:
+	if (rc != 0) {
+		lentries_free(*e, *n);
+		*e = NULL;
+		*n = 0;
+	}
+	buf_free(&out);
+	free(gd);
+	return rc;
+}
+
+static const struct lentry *
+find_lentry(const struct lentry *e, size_t n, const char *name)
+{
+	struct lentry key = { .name = (char *)name };
+
+	return n > 0 ? bsearch(&key, e, n, sizeof *e, cmp_lentry) : NULL;
+}
+
+static void
+push(char ***v, size_t *n, char *s)
+{
+	*v = erealloc(*v, (*n + 1) * sizeof **v);
+	(*v)[(*n)++] = s;
+}
+
+/*
+ * A git store's directory d (old index's) that must be indexed again, as
+ * HEAD's tree lists it, without reading what did not change: a file whose
+ * blob is the one of the tree indexed (every file, where the directory's
+ * tree did not move) keeps its old entry; the files written now and those
+ * a foreign commit added or replaced are to read, added to need (to be
+ * checked out); subdirectories the old index does not know go to sub.
+ * NULL where the directory must be read whole from the work tree (the top
+ * moved: its tree is not indexed; a link, a submodule, a name the index
+ * cannot hold; git cannot list it).
+ */
+static struct dirres *
+list_dir(struct update *u, const struct dir *d, char ***need, size_t *nneed, char ***sub,
+    size_t *nsub)
+{
+	struct lentry *now = NULL, *was = NULL;
+	size_t nnow = 0, nwas = 0;
+	struct dirres *dr;
+	bool top = strcmp(d->rel, ".") == 0, ok;
+	char *rev;
+
+	if (d->uncovered || (d->moved && top) || d->tree == NULL)
+		return NULL;
+	rev = top ? estrdup("HEAD") : easprintf("HEAD:%s", d->rel);
+	ok = tree_list(u->root, rev, &now, &nnow) == 0 &&
+	    (!d->moved || tree_list(u->root, d->tree, &was, &nwas) == 0);
+	free(rev);
+	for (size_t i = 0; ok && i < nnow; i++) {
+		char *path = join(d->rel, now[i].name);
+
+		ok = now[i].name[0] == '.' || (plain(path) && now[i].type != 'o');
+		free(path);
+	}
+	if (!ok) {
+		lentries_free(now, nnow);
+		lentries_free(was, nwas);
+		return NULL;
+	}
+	dr = ecalloc(1, sizeof *dr);
+	dr->d.rel = estrdup(d->rel);
+	for (size_t i = 0; i < nnow + u->nwritten; i++) {
+		const struct lentry *w;
+		struct kept key, *k;
+		struct found *f;
+		char *path, *dir;
+		size_t n;
+
+		if (i < nnow) {
+			if (now[i].name[0] == '.')
+				continue;
+			path = join(d->rel, now[i].name);
+			if (now[i].type == 't') {
+				if (find_dir(&u->old, path) == NULL)
+					push(sub, nsub, path);
+				else
+					free(path);
+				continue;
+			}
+			n = strlen(now[i].name);
+			if (n < 5 || strcmp(now[i].name + n - 5, ".json") != 0) {
+				free(path);
+				continue;
+			}
+		} else {
+			/* A file written now, in this directory and not in HEAD's tree. */
+			const char *base = strrchr(u->written[i - nnow], '/');
+
+			dir = dir_of(u->written[i - nnow]);
+			base = base != NULL ? base + 1 : u->written[i - nnow];
+			if (strcmp(dir, d->rel) != 0 || find_lentry(now, nnow, base) != NULL) {
+				free(dir);
+				continue;
+			}
+			free(dir);
+			path = estrdup(u->written[i - nnow]);
+		}
+		dr->d.nfiles++;
+		dr->f = erealloc(dr->f, (dr->nf + 1) * sizeof *dr->f);
+		f = &dr->f[dr->nf++];
+		memset(f, 0, sizeof *f);
+		f->path = path;
+		if (i < nnow && !was_written(u, path) && (!d->moved ||
+		    ((w = find_lentry(was, nwas, now[i].name)) != NULL && w->type == 'b' &&
+		    strcmp(w->hash, now[i].hash) == 0))) {
+			key.path = path;
+			k = u->nkept > 0 ? bsearch(&key, u->kept, u->nkept, sizeof *u->kept,
+			    cmp_kept) : NULL;
+			if (k != NULL) {
+				f->kept = k;
+				f->ino = k->ino;
+				continue;
+			}
+			if (u->old.na > 0 && bsearch(&path, u->old.always, u->old.na,
+			    sizeof *u->old.always, cmp_str) != NULL) {
+				f->always = true;
+				continue;
+			}
+		}
+		push(need, nneed, estrdup(path));
+	}
+	lentries_free(now, nnow);
+	lentries_free(was, nwas);
+	return dr;
+}
+
+/*
+ * Plans the reading of a git store's directories dirty[0..n) (the old
+ * index's that changed or are written to): each listed from HEAD's tree
+ * (list_dir) where it can be, else read whole (walk). The directories
+ * the old index does not know (a foreign commit's, or this batch's) are
+ * read whole too. need and walk are for sparse_need.
+ */
+static void
+plan_git(struct update *u, char *const *dirty, size_t n, char ***need, size_t *nneed,
+    char ***walk, size_t *nwalk)
+{
+	char **sub = NULL;
+	size_t nsub = 0;
+
+	for (size_t i = 0; i < u->nwritten; i++)
+		push(need, nneed, estrdup(u->written[i]));
+	for (size_t i = 0; i < n; i++) {
+		struct dir *d = find_dir(&u->old, dirty[i]);
+		struct dirres *dr;
+
+		if (d == NULL || d->gone)
+			continue;
+		dr = list_dir(u, d, need, nneed, &sub, &nsub);
+		add_work(u, d->rel);
+		if (dr != NULL)
+			u->pre[u->nwork - 1] = dr;
+		else
+			push(walk, nwalk, estrdup(d->rel));
+	}
+	/* A written file's directory the index does not hold: its topmost such one. */
+	for (size_t i = 0; i < u->nwritten; i++) {
+		char *cur = dir_of(u->written[i]), *top = NULL;
+		struct dir *d;
+
+		while ((d = find_dir(&u->old, cur)) == NULL || d->gone) {
+			if (strcmp(cur, ".") == 0)
+				break;
+			free(top);
+			top = cur;
+			cur = dir_of(top);
+		}
+		/* (one read whole finds those it does not know itself) */
+		if (top != NULL && !(in_dirs(*walk, *nwalk, cur) && find_dir(&u->old, top) == NULL))
+			push(&sub, &nsub, top);
+		else
+			free(top);
+		free(cur);
+	}
+	for (size_t i = 0; i < nsub; i++) {
+		if (!in_dirs(u->work, u->nwork, sub[i])) {
+			add_work(u, sub[i]);
+			push(walk, nwalk, estrdup(sub[i]));
+		}
+		free(sub[i]);
+	}
+	free(sub);
+}
+
 static int
 update_once(const char *root, char *const *written, size_t nw, bool full, bool git,
     bool *retry)
 {
 	struct update u;
-	char **dirty = NULL;
-	size_t ndirty = 0;
+	char **dirty = NULL, **need = NULL, **walk = NULL;
+	size_t ndirty = 0, nneed = 0, nwalk = 0;
 	int rc = 0;
 
 	*retry = false;
@@ -1591,7 +1887,7 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool g
 			if (d->dirty) {
 				dirty = erealloc(dirty, (ndirty + 1) * sizeof *dirty);
 				dirty[ndirty++] = d->rel;
-				if (!d->gone)
+				if (!d->gone && !git)
 					add_work(&u, d->rel);
 			} else {
 				struct dir nd = *d;
@@ -1613,11 +1909,24 @@ update_once(const char *root, char *const *written, size_t nw, bool full, bool g
 			free(dir);
 		}
 		take_old(&u, dirty, ndirty);
+		if (git)
+			plan_git(&u, dirty, ndirty, &need, &nneed, &walk, &nwalk);
 	} else
 		add_work(&u, ".");
-	/* A sparse checkout (sparse.h): what is read again checked out first. */
-	if (git && (u.have_old ? sparse_need(root, written, nw, dirty, ndirty, old_known,
-	    &u.old) : sparse_all(root)) != 0) {
+	/*
+	 * A sparse checkout (sparse.h): what is read checked out first; of a
+	 * directory listed from HEAD, only the files to read.
+	 */
+	if (git && (u.have_old ? sparse_need(root, need, nneed, walk, nwalk, old_known,
+	    &u.old) : sparse_all(root)) != 0)
+		rc = -1;
+	for (size_t i = 0; i < nneed; i++)
+		free(need[i]);
+	free(need);
+	for (size_t i = 0; i < nwalk; i++)
+		free(walk[i]);
+	free(walk);
+	if (rc != 0) {
 		free(dirty);
 		update_free(&u);
 		return -1;

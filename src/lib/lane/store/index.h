@@ -50,7 +50,10 @@ bool store_index_enabled(void);
  * directories that changed since it was written are read again (the
  * store-relative files written[0..n) always are), or, with full or
  * without a usable index, every directory. With git, root is the work
- * tree of a git store's clone and what changed is told by HEAD's trees.
+ * tree of a git store's clone and what changed is told by HEAD's trees;
+ * a directory that changed is listed from them where it can be, and of
+ * its files only those written and those whose blob moved are read
+ * (checked out, in a partial clone: fetched).
  * The caller holds the store's lock. Returns 0, or -1 after reporting.
  */
 int store_index_update(const char *root, char *const *written, size_t n, bool full, bool git);
