@@ -193,20 +193,30 @@ estrndup(const char *s, size_t n)
 }
 
 char *
+evasprintf(const char *fmt, va_list ap)
+{
+	va_list again;
+	char *p;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	if (n < 0)
+		die("cannot format message");
+	p = emalloc((size_t)n + 1);
+	vsnprintf(p, (size_t)n + 1, fmt, again);
+	va_end(again);
+	return p;
+}
+
+char *
 easprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *p;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		die("cannot format message");
-	p = emalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(p, (size_t)n + 1, fmt, ap);
+	p = evasprintf(fmt, ap);
 	va_end(ap);
 	return p;
 }

@@ -24,6 +24,7 @@
 #ifndef PERF_CORE_ERR_H
 #define PERF_CORE_ERR_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -67,7 +68,8 @@ void *ecalloc(size_t n, size_t m);
 void *erealloc(void *p, size_t n);
 char *estrdup(const char *s);
 char *estrndup(const char *s, size_t n);
-/* asprintf that exits on failure. */
+/* asprintf that exits on failure; evasprintf() the va_list form (ap is used up). */
 char *easprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *evasprintf(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 
 #endif

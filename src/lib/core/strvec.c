@@ -1,6 +1,5 @@
 /* strvec: see strvec.h. */
 #include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #include "core/err.h"
@@ -40,19 +39,10 @@ void
 strvec_pushf(struct strvec *sv, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
-	int n;
 
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	push_owned(sv, evasprintf(fmt, ap));
 	va_end(ap);
-	if (n < 0)
-		die("cannot format an argument");
-	s = emalloc((size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf(s, (size_t)n + 1, fmt, ap);
-	va_end(ap);
-	push_owned(sv, s);
 }
 
 void
