@@ -1178,12 +1178,27 @@ sparkline(buf *b, const struct site *s, const struct cohort *c, int m)
 	buf_adds(b, "\"/></svg>");
 }
 
+/*
+ * The percent pct as a cell shows it ("+1.2%", one decimal), in a span of
+ * class w (worse) or b (better) when it is past its threshold.
+ */
+static void
+pct_cell_text(buf *b, double pct, bool past, bool worse)
+{
+	char t[NUM_BUFSZ];
+
+	if (past)
+		buf_addf(b, "<span class=\"%s\">", worse ? "w" : "b");
+	buf_addf(b, "%s%s%%", pct >= 0 ? "+" : "", num_fixed(t, pct, 1));
+	if (past)
+		buf_adds(b, "</span>");
+}
+
 /* The change of metric m of the cohort's latest record from its baseline, in percent. */
 static void
 change_cell(buf *b, const struct site *s, const struct cohort *c, int m)
 {
 	const struct srec *r = c->last;
-	char t[NUM_BUFSZ];
 
 	buf_adds(b, "<td");
 	if (r->has[m] && r->has_base[m] && r->base[m] > 0) {
@@ -1191,11 +1206,7 @@ change_cell(buf *b, const struct site *s, const struct cohort *c, int m)
 		double worse = metric_table[m].higher_is_better ? -pct : pct;
 		bool past = fabs(pct) > r->pol[m].threshold_percent * 100;
 		buf_addc(b, '>');	/* the script sorts by the percent the cell shows */
-		if (past)
-			buf_addf(b, "<span class=\"%s\">", worse > 0 ? "w" : "b");
-		buf_addf(b, "%s%s%%", pct >= 0 ? "+" : "", num_fixed(t, pct, 1));
-		if (past)
-			buf_adds(b, "</span>");
+		pct_cell_text(b, pct, past, worse > 0);
 	} else
 		buf_addc(b, '>');
 	sparkline(b, s, c, m);
@@ -1359,11 +1370,7 @@ named_cells(buf *b, const struct site *s, const struct cohort *c)
 			bool past = cur->better != BETTER_UNKNOWN && fabs(pct) > 5;
 
 			buf_addf(b, " data-v=\"%s\">", num_fixed(t, pct, 2));
-			if (past)
-				buf_addf(b, "<span class=\"%s\">", worse > 0 ? "w" : "b");
-			buf_addf(b, "%s%s%%", pct >= 0 ? "+" : "", num_fixed(t, pct, 1));
-			if (past)
-				buf_adds(b, "</span>");
+			pct_cell_text(b, pct, past, worse > 0);
 		} else
 			buf_adds(b, ">");
 	}
