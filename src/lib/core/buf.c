@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -107,29 +106,14 @@ buf_detach(buf *b)
 int
 buf_read_file(buf *b, const char *path)
 {
-	struct stat st;
-	size_t low;
+	char chunk[65536];
 	ssize_t n;
 	int fd, e;
 
 	buf_reset(b);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 		return -1;
-	/*
-	 * A regular file is read straight in, the buf sized once from its
-	 * size (grown again only if the file grew); anything else (a pipe, a
-	 * file that says 0) in reads of at least 4 KiB.
-	 */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-		st.st_size = 0;
-	low = st.st_size > 0 ? 1 : 4096;
-	buf_grow(b, st.st_size > 0 ? (size_t)st.st_size : 65536);
-	for (;;) {
-		if (b->cap - b->len - 1 < low)
-			buf_grow(b, 65536);
-		n = read(fd, b->s + b->len, b->cap - b->len - 1);
-		if (n == 0)
-			break;
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -138,8 +122,7 @@ buf_read_file(buf *b, const char *path)
 			errno = e;
 			return -1;
 		}
-		b->len += (size_t)n;
-		b->s[b->len] = '\0';
+		buf_add(b, chunk, (size_t)n);
 	}
 	close(fd);
 	return 0;

@@ -1028,6 +1028,44 @@ gunzip(buf *b)
 	return 0;
 }
 
+/*
+ * buf_read_file() of path, a large file read straight into a buf sized
+ * once from its size (no chunk copies, no regrowth).
+ */
+static int
+read_whole(buf *b, const char *path)
+{
+	struct stat st;
+	ssize_t n;
+	int fd, e;
+
+	buf_reset(b);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return buf_read_file(b, path);
+	}
+	for (;;) {
+		buf_grow(b, b->len < (size_t)st.st_size ? (size_t)st.st_size - b->len : 65536);
+		n = read(fd, b->s + b->len, b->cap - b->len - 1);
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno;
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		b->len += (size_t)n;
+		b->s[b->len] = '\0';
+	}
+	close(fd);
+	return 0;
+}
+
 /* Files at least this large are read at their size in one go. */
 #define WHOLE_MIN (1 << 20)
 
@@ -1091,7 +1129,7 @@ import_read(const char *format, const char *path, const char *label,
 			diag(label, 0, "a directory is read only as criterion");
 			return -1;
 		}
-	} else if (buf_read_file(&b, stdin_ ? "/dev/stdin" : path) != 0) {
+	} else if (read_whole(&b, stdin_ ? "/dev/stdin" : path) != 0) {
 		diag(label, 0, "cannot read: %s", strerror(errno));
 		buf_free(&b);
 		return -1;
