@@ -366,3 +366,29 @@ lane_rolling
 results /tmp/perf-tracking"
 	[ -z "$(ls)" ]
 }
+
+@test "lane_bisect_trigger: the last worse change point no bisect named a culprit of, whole and quoted for pipeline upload" {
+	local a b c
+	work=$BATS_TEST_TMPDIR/work
+	mkdir -p "$work"
+	a='{"model_id":"it'"'"'s $HOME","metric":"latency","direction":"worse","index":3,"commit_sha":"'$(printf '%040x' 2)'","previous":{"commit_sha":"'$(printf '%040x' 1)'"},"tentative":false}'
+	b='{"model_id":"m","metric":"latency","direction":"worse","index":4,"commit_sha":"'$(printf '%040x' 4)'","previous":{"commit_sha":"'$(printf '%040x' 3)'"},"tentative":false,"culprit":{"commit":"'$(printf '%040x' 4)'","short":"0000000"}}'
+	c='{"model_id":"m","metric":"memory","direction":"worse","index":5,"commit_sha":"'$(printf '%040x' 6)'","previous":{"commit_sha":"'$(printf '%040x' 5)'"},"tentative":true}'
+	printf '%s\n' "$a" "$b" "$c" >"$work/changes.jsonl"
+	run --separate-stderr lane_bisect_trigger
+	assert_success
+	awk '/^```sh$/ { y = 1; next } /^```$/ { y = 0 } y' <<<"$output" | sed '1d;$d' >trigger.yml
+	# pipeline upload turns $$ back into $.
+	run py -c 'import sys, yaml; s = yaml.safe_load(open(sys.argv[1]))["steps"][0]
+e = s["build"]["env"]
+print(e["PERF_BISECT_GOOD"], e["PERF_BISECT_BAD"], s["build"]["commit"] == e["PERF_BISECT_BAD"])
+print(e["PERF_BISECT_CHANGE"].replace("$$", "$"))' trigger.yml
+	assert_success
+	assert_equal "${lines[0]}" "$(printf '%040x %040x' 1 2) True"
+	assert_equal "${lines[1]}" "$a"
+	# Every worse one bisected already, or tentative: no trigger.
+	printf '%s\n' "$b" "$c" >"$work/changes.jsonl"
+	run --separate-stderr lane_bisect_trigger
+	assert_success
+	assert_output ''
+}

@@ -608,11 +608,13 @@ history_with_step() {
 	# The ready-made trigger of a bisect of it: valid YAML, the commits of the step.
 	awk '/^<details><summary>Find the culprit/ { d = 1 } d && /^```$/ { exit } d && y { print }
 		d && /^```sh$/ { y = 1 }' reports/annotation.md | sed '1d;$d' >trigger.yml
-	run py -c 'import sys, yaml; s = yaml.safe_load(open(sys.argv[1]))["steps"][0]
+	run py -c 'import json, sys, yaml; s = yaml.safe_load(open(sys.argv[1]))["steps"][0]
 e = s["build"]["env"]
-print(s["trigger"], e["PERF_BISECT_GOOD"], e["PERF_BISECT_BAD"], s["build"]["commit"] == e["PERF_BISECT_BAD"])' trigger.yml
+c = json.loads(e["PERF_BISECT_CHANGE"].replace("$$", "$"))
+print(s["trigger"], e["PERF_BISECT_GOOD"], e["PERF_BISECT_BAD"], s["build"]["commit"] == e["PERF_BISECT_BAD"],
+    c["model_id"], c["metric"], c["commit_sha"] == e["PERF_BISECT_BAD"])' trigger.yml
 	assert_success
-	assert_output "performance-bisect $(printf '%040x %040x' $((0xabc000 + 24)) $((0xabc000 + 25))) True"
+	assert_output "performance-bisect $(printf '%040x %040x' $((0xabc000 + 24)) $((0xabc000 + 25))) True lane-bench latency True"
 }
 
 @test "--changes-gate (plugin changes: gate) fails the lane on a worse change point; off skips the step" {

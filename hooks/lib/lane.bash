@@ -648,17 +648,25 @@ lane_site() {
 
 # lane_bisect_trigger: after worse change points, the ready-made trigger of
 # a bisect (perf-bisect(1), pipeline-templates/bisect.yml) of the last one
-# listed: a trigger step of the pipeline PERF_BISECT_PIPELINE (default
-# performance-bisect) for buildkite-agent pipeline upload, in a folded
-# block; nothing when its commits are not known. perf-changes writes the
-# change's commit_sha before its previous one's.
+# listed that no stored bisect has found the culprit of yet: a trigger step
+# of the pipeline PERF_BISECT_PIPELINE (default performance-bisect) for
+# buildkite-agent pipeline upload, in a folded block, with the change
+# point's commits and the change point itself (PERF_BISECT_CHANGE, so that
+# the bisect takes its metric and cohort); nothing when its commits are not
+# known. perf-changes writes the change's commit_sha before its previous
+# one's.
 # Reads: work ($work/changes.jsonl). Writes nothing.
 lane_bisect_trigger() {
-	local line
+	local line quoted
 	local -a shas
-	line=$(grep '"direction":"worse"' "$work/changes.jsonl" | grep -v '"tentative":true' | tail -n 1)
+	line=$(grep '"direction":"worse"' "$work/changes.jsonl" | grep -v '"tentative":true' |
+		grep -v '"culprit":' | tail -n 1)
 	mapfile -t shas < <(grep -oE '"commit_sha":"[0-9a-f]{7,64}"' <<<"$line" | cut -d'"' -f4)
 	[ "${#shas[@]}" -eq 2 ] || return 0
+	# A YAML single-quoted scalar ('' for '), and $$ for $, which
+	# pipeline upload would otherwise interpolate.
+	quoted=${line//\'/\'\'}
+	quoted=${quoted//\$/\$\$}
 	cat <<-EOF
 
 		<details><summary>Find the culprit of the last worse change on one agent (perf-bisect)</summary>
@@ -672,6 +680,7 @@ lane_bisect_trigger() {
 		      env:
 		        PERF_BISECT_GOOD: "${shas[1]}"
 		        PERF_BISECT_BAD: "${shas[0]}"
+		        PERF_BISECT_CHANGE: '${quoted}'
 		YAML
 		\`\`\`
 		</details>
