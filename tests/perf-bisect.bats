@@ -359,6 +359,18 @@ print(s["command"].replace("$$", "$"))' "$ROOT_DIR/pipeline-templates/bisect.yml
 	assert_equal "$(stub_calls buildkite-agent)" "annotate --context perf-bisect --style info"
 	grep -q "^| $(sha 11 | cut -c1-12) | commit 11 |" "$STUB_DIR/annotation.1.md"
 	[ "$(find store/.perfkite/bisect -name '*.json' | wc -l)" -eq 1 ]
+	# Triggered with a change point (perf-lane's ready-made trigger): its
+	# metric, and its cohort in the stored report.
+	change='{"model_id":"ab-bench","gpu_type":"L40S","metric":"throughput","direction":"worse","commit_sha":"'$bad'","previous":{"commit_sha":"'$good'"}}'
+	(cd repo && env PERF_CUDA_LIBRARY="$PERF_STUBS/libfakecuda.so" \
+		PERF_NVML_LIBRARY="$PERF_STUBS/libfakenvml.so" FAKE_GPUS="NVIDIA L40S:48:8.9" \
+		FAKE_AB_NOISE=0.005 PERF_BISECT_GOOD="$good" PERF_BISECT_BAD="$bad" \
+		PERF_BISECT_CHANGE="$change" \
+		PERF_BISECT_SETUP=true PERF_BISECT_CONFIG="$CONF" PERF_STORE="$BATS_TEST_TMPDIR/store" \
+		bash -eu ../step.sh)
+	assert_equal "$(jq -r '[.culprits[0].subject, .metric, .change.model_id] | join(" ")' repo/bisect-report.json)" \
+		"commit 11 throughput ab-bench"
+	[ "$(find store/.perfkite/bisect -name '*.json' | wc -l)" -eq 2 ]
 	clean
 }
 

@@ -159,6 +159,40 @@ setup() {
 		"perfkite: plugin option 'bisect' needs configs to be config files, not '$ROOT_DIR/fixtures/ab'"
 }
 
+@test "bisect: true triggered with a change point (PERF_BISECT_CHANGE or meta-data) bisects its metric and keeps its cohort" {
+	bisect_repo repo 8 5:1.05
+	cd repo
+	export ${P}BISECT=true ${P}CONFIGS=$ROOT_DIR/fixtures/ab/bench.json ${P}CPU=true \
+		${P}REPORTS_DIR=out FAKE_AB_NOISE=0.005
+	local good bad change
+	good=$(git rev-list --max-parents=0 HEAD) bad=$(git rev-parse HEAD)
+	change='{"model_id":"ab-bench","gpu_type":"CPU","metric":"latency","direction":"worse","commit_sha":"'$bad'","previous":{"commit_sha":"'$good'"}}'
+	unset PERF_BISECT_GOOD PERF_BISECT_BAD
+	PERF_BISECT_CHANGE=$change run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_line --index 0 "--- perf-bisect $good..$bad"
+	assert_equal "$(jq -r '[.culprits[0].subject, .metric, .change.model_id] | join(" ")' out/bisect_report.json)" \
+		"commit 5 latency ab-bench"
+	# The build's meta-data perf-bisect-change, as a trigger may set it instead.
+	rm -rf out
+	printf '%s' "$change" >"$STUB_DIR/meta-data.perf-bisect-change"
+	run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_equal "$(jq -r '.change.commit_sha' out/bisect_report.json)" "$bad"
+	grep -q '^meta-data get perf-bisect-change$' "$STUB_DIR/buildkite-agent.calls"
+	# Its metric, unless PERF_BISECT_METRIC says otherwise.
+	rm -rf out
+	PERF_BISECT_METRIC=throughput run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_success
+	assert_equal "$(jq -r '[.culprits[0].subject, .metric] | join(" ")' out/bisect_report.json)" \
+		"commit 5 throughput"
+	# A line that is not a change point: exit 2, said once.
+	rm "$STUB_DIR/meta-data.perf-bisect-change"
+	PERF_BISECT_CHANGE='{"commit_sha": 5}' run --separate-stderr "$ROOT_DIR/hooks/command"
+	assert_failure 2
+	assert_equal "$stderr" "perfkite: plugin option 'bisect': the change point it was triggered with is not a perf-changes line"
+}
+
 @test "bisect: true: the job's annotation shows the progress, replaced by the final table" {
 	bisect_repo repo 8 5:1.05
 	cd repo

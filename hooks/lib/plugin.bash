@@ -168,16 +168,38 @@ plugin_lane_args() {
 	plugin_list CONFIGS | grep -v '^$' || true
 }
 
-# plugin_bisect_args REPORTS: perf-bisect's arguments (its report into the
-# reports directory REPORTS) for the plugin's options (the configs must be
-# files) and the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD
-# (else the build's meta-data perf-bisect-good and perf-bisect-bad) and
-# PERF_BISECT_SETUP, one per line; non-zero after saying what is missing.
+# plugin_bisect_change: the change point the bisect was triggered from, a
+# perf-changes(1) JSON line: PERF_BISECT_CHANGE (the lane's ready-made
+# trigger sets it), else the build's meta-data perf-bisect-change; nothing
+# when neither is set.
+plugin_bisect_change() {
+	local v=${PERF_BISECT_CHANGE:-}
+	[ -n "$v" ] || v=$(buildkite-agent meta-data get perf-bisect-change 2>/dev/null) || v=
+	printf '%s' "$v"
+}
+
+# plugin_bisect_args REPORTS CHANGE: perf-bisect's arguments (its report
+# into the reports directory REPORTS) for the plugin's options (the configs
+# must be files), the trigger's PERF_BISECT_GOOD, PERF_BISECT_BAD (else the
+# build's meta-data perf-bisect-good and perf-bisect-bad, else the change
+# point CHANGE's commits), PERF_BISECT_METRIC and PERF_BISECT_SETUP, one per
+# line, --good and --bad first; with CHANGE, --from-change, so that the
+# bisect takes its metric and cohort (perf-bisect reads CHANGE on standard
+# input). Non-zero after saying what is missing.
 plugin_bisect_args() {
-	local reports=$1 configs v good=${PERF_BISECT_GOOD:-} bad=${PERF_BISECT_BAD:-}
+	local reports=$1 change=$2 configs v good=${PERF_BISECT_GOOD:-} bad=${PERF_BISECT_BAD:-}
 	# Else the build's meta-data, as a trigger from a change point sets it.
 	[ -n "$good" ] || good=$(buildkite-agent meta-data get perf-bisect-good 2>/dev/null) || good=
 	[ -n "$bad" ] || bad=$(buildkite-agent meta-data get perf-bisect-bad 2>/dev/null) || bad=
+	if [ -n "$change" ] && { [ -z "$good" ] || [ -z "$bad" ]; }; then
+		v=$(jq -er '[.previous.commit_sha, .commit_sha] | select(all(type == "string"))
+			| join("\n")' <<<"$change" 2>/dev/null) || {
+			echo "perfkite: plugin option 'bisect': the change point it was triggered with is not a perf-changes line" >&2
+			return 2
+		}
+		[ -n "$good" ] || good=${v%%$'\n'*}
+		[ -n "$bad" ] || bad=${v#*$'\n'}
+	fi
 	if [ -z "$good" ] || [ -z "$bad" ]; then
 		echo "perfkite: plugin option 'bisect' needs PERF_BISECT_GOOD and PERF_BISECT_BAD" >&2
 		return 2
@@ -193,6 +215,8 @@ plugin_bisect_args() {
 		return 2
 	done <<<"$configs"
 	printf '%s\n' --good "$good" --bad "$bad" -o "$reports/bisect_report.json" --md
+	[ -z "$change" ] || echo --from-change
+	[ -z "${PERF_BISECT_METRIC:-}" ] || printf '%s\n' --metric "$PERF_BISECT_METRIC"
 	[ -z "${PERF_BISECT_SETUP:-}" ] || printf '%s\n' --setup "$PERF_BISECT_SETUP"
 	v=$(plugin_option STORE)
 	[ -z "$v" ] || printf '%s\n' --store "$v"
@@ -208,15 +232,16 @@ plugin_bisect_args() {
 # the progress's place, its report among the artifacts; returns its status
 # (3: the change did not reproduce).
 plugin_bisect() {
-	local root=$1 reports out
+	local root=$1 reports out change
 	local -a args
 	reports=$(plugin_reports)
-	out=$(plugin_bisect_args "$reports") || return 2
+	change=$(plugin_bisect_change)
+	out=$(plugin_bisect_args "$reports" "$change") || return 2
 	mapfile -t args <<<"$out"
 	mkdir -p "$reports" || return 2
 	echo "--- perf-bisect ${args[1]}..${args[3]}"
 	# With --md its progress lines are on standard error.
-	PATH="$root/bin:$PATH" perf-bisect "${args[@]}" 2>&1 >"$reports/annotation.md" |
+	PATH="$root/bin:$PATH" perf-bisect "${args[@]}" 2>&1 >"$reports/annotation.md" <<<"$change" |
 		plugin_bisect_progress "${args[1]}" "${args[3]}"
 	return "${PIPESTATUS[0]}"
 }
