@@ -31,6 +31,7 @@
 #include "core/strvec.h"
 #include "lane/collect_run.h"
 #include "lane/policy.h"
+#include "lane/store/store_opts.h"
 #include "lane/store/write.h"
 
 static const struct opt_def options[] = {
@@ -57,6 +58,7 @@ static const struct opt_def options[] = {
 	{ 0, "md", 'm', NULL,
 	    "a Markdown table on standard output; progress on stderr", NULL, NULL },
 	{ 0, "store", 'Z', "store", "keep the report in this history store", NULL, NULL },
+	STORE_OPT_CACHE_DIR("where a git store's cache clone is (see perf-upload(1))"),
 	{ 0, "confirm", 'K', NULL,
 	    "confirm each culprit with perf-ab(1) against its parent", NULL, NULL },
 	{ 0, "step", 'T', NULL, "one step of git bisect run: 0 good, 1 bad, 125 skip", NULL, NULL },
@@ -72,15 +74,15 @@ static const struct opt_table option_table = {
 	    "usage: perf-bisect --good ref --bad ref [--metric m] [--setup cmd] [--alpha a]\n"
 	    "                   [--confirm-rounds n] [--probe-rounds min:max] [--max-runs n]\n"
 	    "                   [--seed n] [--cpu] [-t seconds] [-r runner] [-C repo]\n"
-	    "                   [-o report.json] [--md] [--store store] [--confirm]\n"
-	    "                   [--step] [--from-change] config ...\n",
+	    "                   [-o report.json] [--md] [--store store] [--cache dir]\n"
+	    "                   [--confirm] [--step] [--from-change] config ...\n",
 	.width = 26,
 	.flags = 0,
 	.opts = options,
 	/* getopt's order before the table, for an ambiguous abbreviation's message */
 	.long_order =
 	    "good bad metric setup alpha confirm-rounds probe-rounds max-runs seed "
-	    "cpu timeout runner repo md step store from-change confirm help version",
+	    "cpu timeout runner repo md step store cache from-change confirm help version",
 };
 
 /* Exit statuses of --step, as git bisect run reads them. */
@@ -89,7 +91,7 @@ enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
 #define EXIT_NOT_REPRODUCED 3
 
 static struct {
-	const char *good, *bad, *setup, *out, *repo, *store;
+	const char *good, *bad, *setup, *out, *repo, *store, *cache;
 	int metric;
 	bool metric_given, from_change;
 	double alpha;
@@ -675,7 +677,7 @@ start_job(struct job *j, char **configs, int nconf, long *span)
 static int
 store_report(const cJSON *rep)
 {
-	store_writer *w = store_writer_open(opt.store, NULL);
+	store_writer *w = store_writer_open(opt.store, opt.cache);
 	char ts[40], *rel, *msg;
 	buf text = BUF_INIT;
 	int64_t now = isotime_now();
@@ -815,6 +817,7 @@ parse_options(int argc, char *argv[])
 		case 'm': opt.md = true; break;
 		case 'T': opt.step = true; break;
 		case 'Z': opt.store = optarg; break;
+		case STORE_OPT_CACHE: opt.cache = optarg; break;
 		case 'F': opt.from_change = true; break;
 		case 'K': opt.ab_confirm = true; break;
 		case 'M':

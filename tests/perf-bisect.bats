@@ -116,23 +116,27 @@ clean() {
 	clean
 }
 
-@test "SIGINT mid-bisect: exit 2, no worktree left" {
+@test "SIGINT or SIGTERM mid-bisect: exit 2, no worktree left" {
+	local sig num
 	bisect_repo repo 64 37:1.05
-	FAKE_AB_SLEEP=0.3 perf-bisect --cpu -C repo --good HEAD~64 --bad HEAD "$CONF" \
-		>out 2>err &
-	pid=$!
-	for _ in $(seq 100); do
-		[ "$(git -C repo worktree list | wc -l)" -ge 3 ] && break
-		sleep 0.1
+	for sig in INT:2 TERM:15; do
+		num=${sig#*:} sig=${sig%:*}
+		FAKE_AB_SLEEP=0.3 perf-bisect --cpu -C repo --good HEAD~64 --bad HEAD "$CONF" \
+			>out 2>err &
+		pid=$!
+		for _ in $(seq 100); do
+			[ "$(git -C repo worktree list | wc -l)" -ge 3 ] && break
+			sleep 0.1
+		done
+		[ "$(git -C repo worktree list | wc -l)" -ge 3 ]
+		sleep 0.3
+		kill "-$sig" "$pid"
+		st=0
+		wait "$pid" || st=$?
+		assert_equal "$st" 2
+		grep -q "^perf-bisect: stopped by signal $num$" err
+		clean
 	done
-	[ "$(git -C repo worktree list | wc -l)" -ge 3 ]
-	sleep 0.3
-	kill -INT "$pid"
-	st=0
-	wait "$pid" || st=$?
-	assert_equal "$st" 2
-	grep -q "^perf-bisect: stopped by signal 2$" err
-	clean
 }
 
 @test "--step as a git bisect run script finds the culprit with git's own state" {
@@ -296,6 +300,22 @@ clean() {
 	assert_success
 	assert_output ""
 	assert_equal "$stderr" "perf-changes: $PWD/store: the store holds no records (a new store, or the wrong one?)"
+	clean
+}
+
+@test "--store of a git remote: the report is one commit pushed to its main branch" {
+	bisect_repo repo 16 11:1.05
+	git init -q --bare -b main remote.git
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --store "git+file://$PWD/remote.git" --cache "$PWD/cache" -o rep.json "$CONF"
+	assert_success
+	run git -C remote.git ls-tree -r --name-only main
+	assert_success
+	[ "${#lines[@]}" -eq 1 ]
+	[[ ${lines[0]} =~ ^\.perfkite/bisect/[0-9]{8}T[0-9]{6}Z_[0-9a-f]{12}_[0-9a-f]{12}\.json$ ]]
+	assert_equal "$(git -C remote.git log -1 --format=%s main)" \
+		"Bisect: $(sha 0 | cut -c1-7)..$(sha 16 | cut -c1-7) found"
+	assert_equal "$(git -C remote.git show "main:${lines[0]}" | jq -r '.culprits[0].subject')" "commit 11"
 	clean
 }
 

@@ -168,11 +168,17 @@ setup() {
 	good=$(git rev-list --max-parents=0 HEAD) bad=$(git rev-parse HEAD)
 	change='{"model_id":"ab-bench","gpu_type":"CPU","metric":"latency","direction":"worse","commit_sha":"'$bad'","previous":{"commit_sha":"'$good'"}}'
 	unset PERF_BISECT_GOOD PERF_BISECT_BAD
+	# The report kept in a git store, through the cache_dir's clone.
+	git init -q --bare -b main "$BATS_TEST_TMPDIR/remote.git"
+	export ${P}STORE=git+file://$BATS_TEST_TMPDIR/remote.git ${P}CACHE_DIR=$BATS_TEST_TMPDIR/cache
 	PERF_BISECT_CHANGE=$change run --separate-stderr "$ROOT_DIR/hooks/command"
 	assert_success
 	assert_line --index 0 "--- perf-bisect $good..$bad"
 	assert_equal "$(jq -r '[.culprits[0].subject, .metric, .change.model_id] | join(" ")' out/bisect_report.json)" \
 		"commit 5 latency ab-bench"
+	git -C "$BATS_TEST_TMPDIR/remote.git" ls-tree -r --name-only main | grep -q '^\.perfkite/bisect/.*\.json$'
+	[ -n "$(ls "$BATS_TEST_TMPDIR/cache")" ]
+	unset ${P}STORE ${P}CACHE_DIR
 	# The build's meta-data perf-bisect-change, as a trigger may set it instead.
 	rm -rf out
 	printf '%s' "$change" >"$STUB_DIR/meta-data.perf-bisect-change"

@@ -220,6 +220,8 @@ plugin_bisect_args() {
 	[ -z "${PERF_BISECT_SETUP:-}" ] || printf '%s\n' --setup "$PERF_BISECT_SETUP"
 	v=$(plugin_option STORE)
 	[ -z "$v" ] || printf '%s\n' --store "$v"
+	v=$(plugin_option CACHE_DIR)
+	[ -z "$v" ] || printf '%s\n' --cache "$v"
 	v=$(plugin_option TIMEOUT)
 	[ -z "$v" ] || printf '%s\n' --timeout "$v"
 	[ "$(plugin_bool CPU false)" = false ] || echo --cpu
