@@ -20,6 +20,7 @@
 #   make bench-index     the store index part of them alone
 #   make bench-import    the perf-import part of them alone
 #   make bench-index-git the index of a git store served over http
+#   make bench-bisect    perf-bisect's simulated bisects alone
 #   make demo            the main job on the embedded default
 #   make deps            install every missing Debian package (or print the
 #                        command); demo, test, lint and fuzz each install only
@@ -210,6 +211,9 @@ bench-import: all
 bench-index-git: all
 	@bash bench/index-git.sh
 
+bench-bisect: all
+	@bash bench/bisect.sh
+
 demo:
 	@sh tests/deps.sh build
 	@$(MAKE) --no-print-directory all
@@ -220,4 +224,4 @@ clean:
 
 FORCE:
 
-.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index bench-import bench-index-git demo fuzz fuzz-build clean FORCE
+.PHONY: all deps test units install check-layout lint bench bench-changes bench-named bench-index bench-import bench-index-git bench-bisect demo fuzz fuzz-build clean FORCE
