@@ -1050,7 +1050,8 @@ cmd_run(int argc, char **argv)
 	}
 	rn.dir = real;
 	lockpath = easprintf("%s/.lock", rn.dir);
-	if ((lock = lock_open(lockpath, LOCK_OPT_NOWAIT)) < 0) {
+	/* A runner killed just after a fork leaves the lock to its supervisor for a moment. */
+	if ((lock = lock_open(lockpath, LOCK_OPT_NOWAIT | LOCK_OPT_ORPHAN)) < 0) {
 		if (errno == EWOULDBLOCK)
 			warnx("%s: another perf-campaign runs this campaign (%s)", rn.dir,
 			    lock_why(lockpath, errno, why, sizeof why));

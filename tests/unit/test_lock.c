@@ -58,6 +58,41 @@ main(void)
 	close(fd);
 	waitpid(pid, &st, 0);
 	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a waiter gets the lock when the holder lets go");
+	/*
+	 * LOCK_OPT_ORPHAN: a holder killed just after fork() leaves its lock
+	 * to the child until the child closes its copy; a live holder is not
+	 * waited for.
+	 */
+	if (pipe(p) != 0)
+		return 1;
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		int h = lock_open(path, 0);
+		char c;
+
+		if (h < 0)
+			_exit(1);
+		if (fork() == 0) {
+			close(p[1]);
+			(void)!read(p[0], &c, 1);
+			usleep(200000);
+			close(h);
+			_exit(0);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	waitpid(pid, &st, 0);
+	fd2 = lock_open(path, LOCK_OPT_NOWAIT);
+	ok(WIFEXITED(st) && WEXITSTATUS(st) == 0 && fd2 < 0 && errno == EWOULDBLOCK,
+	    "a dead holder's child still holds its lock");
+	(void)!write(p[1], "x", 1);
+	close(p[1]);
+	fd = lock_open(path, LOCK_OPT_NOWAIT | LOCK_OPT_ORPHAN);
+	ok(fd >= 0, "LOCK_OPT_ORPHAN: a lock whose holder died is waited for");
+	fd2 = lock_open(path, LOCK_OPT_NOWAIT | LOCK_OPT_ORPHAN);
+	ok(fd2 < 0 && errno == EWOULDBLOCK, "LOCK_OPT_ORPHAN: a live holder is EWOULDBLOCK at once");
+	close(fd);
 	fd = lock_open(path, LOCK_OPT_INHERIT);
 	ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) == 0, "LOCK_OPT_INHERIT: not close-on-exec");
 	close(fd);

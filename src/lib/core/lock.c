@@ -1,7 +1,10 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -21,17 +24,34 @@ lock_fd(int fd, int opts)
 	return 0;
 }
 
+static pid_t lock_holder(const char *path);
+
+/* Whether path's lock is held only because its holder's copy outlived it. */
+static bool
+orphaned(const char *path)
+{
+	pid_t pid = lock_holder(path);
+
+	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+}
+
 int
 lock_open(const char *path, int opts)
 {
 	int flags = O_RDWR | ((opts & LOCK_OPT_INHERIT) ? 0 : O_CLOEXEC) |
 	    ((opts & LOCK_OPT_NOCREATE) ? 0 : O_CREAT);
 	int fd = open(path, flags, 0666), e;
+	const struct timespec step = { 0, 20 * 1000 * 1000 };
 
 	if (fd < 0)
 		return -1;
-	if (lock_fd(fd, opts) != 0) {
+	for (int waited = 0; lock_fd(fd, opts) != 0; waited += 20) {
 		e = errno;
+		if (e == EWOULDBLOCK && (opts & LOCK_OPT_ORPHAN) &&
+		    waited < LOCK_ORPHAN_WAIT_MS && orphaned(path)) {
+			nanosleep(&step, NULL);
+			continue;
+		}
 		close(fd);
 		errno = e;
 		return -1;

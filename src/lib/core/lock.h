@@ -14,8 +14,17 @@
 enum {
 	LOCK_OPT_NOWAIT = 1,	/* fail at once (EWOULDBLOCK) when another holds it */
 	LOCK_OPT_INHERIT = 2,	/* not close-on-exec: a program we start holds it too */
-	LOCK_OPT_NOCREATE = 4	/* a missing file is ENOENT, not created */
+	LOCK_OPT_NOCREATE = 4,	/* a missing file is ENOENT, not created */
+	/*
+	 * With LOCK_OPT_NOWAIT: a lock whose holder (as /proc/locks names
+	 * it) has died is waited for, up to LOCK_ORPHAN_WAIT_MS: a process
+	 * killed just after fork() leaves its lock to the child until the
+	 * child closes its copy of the descriptor.
+	 */
+	LOCK_OPT_ORPHAN = 8
 };
+
+#define LOCK_ORPHAN_WAIT_MS 10000
 
 /*
  * Takes the exclusive lock of the open file fd, waiting for it unless
