@@ -301,6 +301,14 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* Appends lines ("a\nb\n") as "a, b". */
+static void
+comma_list(buf *out, const char *lines)
+{
+	for (const char *p = lines; *p != '\0'; p += strcspn(p, "\n") + 1)
+		buf_addf(out, "%s%.*s", out->len > 0 ? ", " : "", (int)strcspn(p, "\n"), p);
+}
+
 /*
  * Which benchmarks a run measured (names sorted, one a line): the first
  * run's are the job's, and every later run must measure the same ones,
@@ -327,8 +335,14 @@ same_benchmarks(struct job *j, const char **names, int n, const char *what)
 		json_set(ev, "benchmarks", a);
 		progress(j, ev);
 	} else if (strcmp(j->benchmarks, b.s) != 0) {
-		warnx("%s: metric '%s' measured on %d benchmarks, not on the first run's", what,
-		    opt.named, n);
+		buf now = BUF_INIT, first = BUF_INIT;
+
+		comma_list(&now, b.s);
+		comma_list(&first, j->benchmarks);
+		warnx("%s: metric '%s' measured on %s, not on the first run's %s", what,
+		    opt.named, now.s, first.s);
+		buf_free(&now);
+		buf_free(&first);
 		rc = -1;
 	}
 	buf_free(&b);

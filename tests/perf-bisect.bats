@@ -460,7 +460,7 @@ suite_store() {
 	clean
 }
 
-@test "named metrics: a metric no record carries, or none above 0, stops the first run, exit 2" {
+@test "named metrics: a metric no record carries, or none above 0, stops the first run; other benchmarks than its stop a later one; exit 2" {
 	bisect_repo repo 16 11:1.05
 	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 --bad HEAD \
 		--metric tmie -o rep.json "$SUITE"
@@ -481,6 +481,14 @@ suite_store() {
 		--metric widgets zero.json
 	assert_failure 2
 	assert_equal "$stderr" "perf-bisect: run 1 at $(sha 16 | cut -c1-12): ab-bench: the record has no positive value of metric 'widgets'"
+	# A run that measures other benchmarks than the first: commit 8 (the
+	# first probe, run third) leaves BM_Hash out.
+	jq --arg r "$ROOT_DIR/fixtures/runners/gbench-fake.sh" '.run_config.command =
+		["sh", "-c", "[ \"$(cat n.txt)\" = 8 ] && echo BM_Hash >gbench-skip; exec \"$0\" \"$1\"",
+		 $r, "{output}"]' "$SUITE" >skip.json
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 --bad HEAD --metric time skip.json
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: run 3 at $(sha 8 | cut -c1-12): metric 'time' measured on BM_Sort/1024, not on the first run's BM_Hash, BM_Sort/1024"
 	# A line whose named metric has no model_id, or is no metric name.
 	jq -c 'del(.model_id)' change.jsonl >nomodel.jsonl
 	run --separate-stderr perf-bisect --cpu -C repo --from-change "$SUITE" <nomodel.jsonl
