@@ -93,11 +93,12 @@ enum { STEP_GOOD = 0, STEP_BAD = 1, STEP_SKIP = 125, STEP_ABORT = 128 };
 
 static struct {
 	const char *good, *bad, *setup, *out, *repo, *store;
-	int metric;		/* one of the six, when named is NULL */
-	const char *named;	/* a named metric: NAME or BENCHMARK/NAME */
-	const char *named_bench;	/* --from-change: only that benchmark's records */
+	int metric;
 	bool metric_given, from_change;
 	double alpha;
+	/* a named metric, NAME or BENCHMARK/NAME; NULL: metric, one of the six */
+	const char *named;
+	const char *named_bench;	/* --from-change: only that benchmark's records */
 	long confirm, probe_min, probe_max, max_runs;
 	bool md, step, ab_confirm;
 	struct collect_options run;	/* --cpu, -t, -r, --seed */
