@@ -29,7 +29,9 @@
 #include "core/path.h"
 #include "core/proc.h"
 #include "core/strvec.h"
+#include "core/xml.h"
 #include "lane/collect_run.h"
+#include "lane/named_metric.h"
 #include "lane/policy.h"
 #include "lane/store/store_opts.h"
 #include "lane/store/write.h"
@@ -38,7 +40,8 @@ static const struct opt_def options[] = {
 	{ 0, "good", 'g', "ref",
 	    "the commits before and after the change", "--good ref, --bad ref", NULL },
 	{ 0, "bad", 'b', "ref", NULL, NULL, NULL },
-	{ 0, "metric", 'M', "m", "the metric bisected (default latency)", NULL, NULL },
+	{ 0, "metric", 'M', "m",
+	    "the metric bisected (default latency), or NAME or BENCHMARK/NAME", NULL, NULL },
 	{ 0, "setup", 'S', "cmd",
 	    "builds a commit in its worktree; a failure skips the commit", NULL, NULL },
 	{ 0, "alpha", 'a', "a", "the error rate of the whole bisect (default 0.05)", NULL, NULL },
@@ -95,6 +98,9 @@ static struct {
 	int metric;
 	bool metric_given, from_change;
 	double alpha;
+	/* a named metric, NAME or BENCHMARK/NAME; NULL: metric, one of the six */
+	const char *named;
+	const char *named_bench;	/* --from-change: only that benchmark's records */
 	long confirm, probe_min, probe_max, max_runs;
 	bool md, step, ab_confirm;
 	struct collect_options run;	/* --cpu, -t, -r, --seed */
@@ -120,6 +126,7 @@ struct job {
 	int step_verdict;	/* --step: 1 bad, -1 good, 0 not yet */
 	bool reproduced;	/* the change was found there */
 	FILE *progress;
+	char *benchmarks;	/* a named metric: the first run's benchmarks, sorted, by \n */
 };
 
 /* git args in the repository; its stdout (trimmed) in *out when given. -1 after saying why. */
@@ -230,20 +237,204 @@ prepare(struct job *j, int i)
 	return rc == 0;
 }
 
+static void progress(void *ctx, cJSON *ev);
+
 /*
- * One run of commit i, perf-collect over every config: the geometric mean
- * of the metric over their records, or NAN after saying why.
+ * The six's value of a run: the geometric mean of the metric over the
+ * records, one per config; NAN after saying why.
+ */
+static double
+six_value(struct job *j, const cJSON *recs, const char *what, const char *logf)
+{
+	const char *key = metric_table[opt.metric].raw_key;
+	const cJSON *rec;
+	double x = NAN, sum = 0;
+	int got = 0;
+
+	cJSON_ArrayForEach(rec, recs) {
+		const cJSON *v = json_get(rec, key);
+
+		if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
+			warnx("%s: %s: the record has no positive %s", what,
+			    json_str(rec, "benchmark_id"), key);
+			got = -1;
+			break;
+		}
+		sum += log(v->valuedouble);
+		got++;
+	}
+	if (got >= 0 && got != j->nconf)
+		warnx("%s: perf-collect wrote %d records for %d configs (see %s)", what, got,
+		    j->nconf, logf);
+	else if (got > 0)
+		x = exp(sum / got);
+	return x;
+}
+
+/*
+ * Whether the metric name of benchmark bench is the named metric
+ * bisected: named exactly so, or, for BENCHMARK/NAME, NAME of benchmark
+ * BENCHMARK (names may hold '/' themselves); with --from-change, only
+ * of the change point's benchmark.
+ */
+static bool
+is_bisected(const char *bench, const char *name)
+{
+	size_t bn = strlen(bench);
+
+	if (opt.named_bench != NULL && strcmp(bench, opt.named_bench) != 0)
+		return false;
+	return strcmp(name, opt.named) == 0 || (strncmp(opt.named, bench, bn) == 0 &&
+	    opt.named[bn] == '/' && strcmp(opt.named + bn + 1, name) == 0);
+}
+
+/* The named metric bisected among ms, those of a record of benchmark bench; NULL when none. */
+static const struct named_metric *
+named_match(const char *bench, const struct named_metric *ms, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (is_bisected(bench, ms[i].name))
+			return &ms[i];
+	return NULL;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Appends lines ("a\nb\n") as "a, b". */
+static void
+comma_list(buf *out, const char *lines)
+{
+	for (const char *p = lines; *p != '\0'; p += strcspn(p, "\n") + 1)
+		buf_addf(out, "%s%.*s", out->len > 0 ? ", " : "", (int)strcspn(p, "\n"), p);
+}
+
+/*
+ * Which benchmarks a run measured (names sorted, one a line): the first
+ * run's are the job's, and every later run must measure the same ones,
+ * or its geometric mean would not be the same quantity. -1 after saying
+ * why.
+ */
+static int
+same_benchmarks(struct job *j, const char **names, int n, const char *what)
+{
+	buf b = BUF_INIT;
+	int rc = 0;
+
+	qsort(names, (size_t)n, sizeof *names, cmp_str);
+	for (int i = 0; i < n; i++)
+		buf_addf(&b, "%s\n", names[i]);
+	if (j->benchmarks == NULL) {
+		cJSON *ev = json_new_object(), *a = json_new_array();
+
+		j->benchmarks = estrdup(b.s);
+		for (int i = 0; i < n; i++)
+			json_append(a, json_new_string(names[i]));
+		json_set(ev, "event", json_new_string("measured"));
+		json_set(ev, "metric", json_new_string(opt.named));
+		json_set(ev, "benchmarks", a);
+		progress(j, ev);
+	} else if (strcmp(j->benchmarks, b.s) != 0) {
+		buf now = BUF_INIT, first = BUF_INIT;
+
+		comma_list(&now, b.s);
+		comma_list(&first, j->benchmarks);
+		warnx("%s: metric '%s' measured on %s, not on the first run's %s", what,
+		    opt.named, now.s, first.s);
+		buf_free(&now);
+		buf_free(&first);
+		rc = -1;
+	}
+	buf_free(&b);
+	return rc;
+}
+
+/* Adds name to the list ("'a', 'b'") when it is not there yet, up to a few. */
+static void
+seen_add(buf *b, const char *name)
+{
+	char *quoted = easprintf("'%s'", name);
+
+	if (strstr(b->s, quoted) == NULL && b->len < 200)
+		buf_addf(b, "%s%s", b->len > 0 ? ", " : "", quoted);
+	else if (strstr(b->s, quoted) == NULL && strcmp(b->s + b->len - 3, "...") != 0)
+		buf_adds(b, ", ...");
+	free(quoted);
+}
+
+/*
+ * A named metric's value of a run: the geometric mean over the records
+ * that carry it (--from-change: of the change point's benchmark alone);
+ * NAN after saying why: a record whose metrics are invalid, a value that
+ * is null or not above 0, or no record that carries it, so that a
+ * metric misspelt stops the job at its first run.
+ */
+static double
+named_value(struct job *j, const cJSON *recs, const char *what)
+{
+	const cJSON *rec;
+	const char **names = ecalloc((size_t)cJSON_GetArraySize(recs) + 1, sizeof *names);
+	char err[256];
+	buf seen = BUF_INIT;	/* the metrics the records carry, for a misspelt name */
+	double x = NAN, sum = 0;
+	int got = 0;
+
+	cJSON_ArrayForEach(rec, recs) {
+		const char *bench = json_str(rec, "benchmark_id");
+		const struct named_metric *m;
+		struct named_metric *ms;
+		size_t n;
+
+		if (opt.named_bench != NULL && strcmp(bench, opt.named_bench) != 0)
+			continue;
+		if ((ms = nm_parse(json_get(rec, "metrics"), &n, err, sizeof err)) == NULL) {
+			warnx("%s: %s: the record's %s", what, bench, err);
+			got = -1;
+			break;
+		}
+		m = named_match(bench, ms, n);
+		for (size_t k = 0; k < n && m == NULL; k++)
+			seen_add(&seen, ms[k].name);
+		if (m != NULL && (!m->has_value || !(m->value > 0))) {
+			warnx("%s: %s: the record has no positive value of metric '%s'", what, bench,
+			    m->name);
+			got = -1;
+		} else if (m != NULL) {
+			sum += log(m->value);
+			names[got++] = bench;
+		}
+		free(ms);
+		if (got < 0)
+			break;
+	}
+	if (got == 0 && opt.named_bench != NULL)
+		warnx("%s: no record of benchmark '%s' carries metric '%s'%s%s", what,
+		    opt.named_bench, opt.named, seen.len > 0 ? "; they carry " : "", seen.s);
+	else if (got == 0)
+		warnx("%s: no record carries metric '%s'%s%s", what, opt.named,
+		    seen.len > 0 ? "; they carry " : "", seen.s);
+	else if (got > 0 && same_benchmarks(j, names, got, what) == 0)
+		x = exp(sum / got);
+	free(names);
+	buf_free(&seen);
+	return x;
+}
+
+/*
+ * One run of commit i, perf-collect over every config: the metric's
+ * value (six_value(), named_value()), or NAN after saying why.
  */
 static double
 run_one(struct job *j, int i)
 {
 	char *dir = easprintf("%s/runs/%04ld", j->work, j->runs + 1);
 	char *logf = easprintf("%s.log", dir), *what;
-	const char *key = metric_table[opt.metric].raw_key;
 	struct strvec argv = STRVEC_INIT;
-	double x = NAN, sum = 0;
-	cJSON *recs, *rec;
-	int got = 0;
+	double x = NAN;
+	cJSON *recs;
 
 	strvec_push(&argv, j->collect);
 	collect_pass_options(&argv, &opt.run);
@@ -255,23 +446,8 @@ run_one(struct job *j, int i)
 	j->runs++;
 	if (collect_run_in(j->c[i].dir, argv.v, logf, what) == 0) {
 		recs = collect_read_records(dir);
-		cJSON_ArrayForEach(rec, recs) {
-			const cJSON *v = json_get(rec, key);
-
-			if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble <= 0) {
-				warnx("%s: %s: the record has no positive %s", what,
-				    json_str(rec, "benchmark_id"), key);
-				got = -1;
-				break;
-			}
-			sum += log(v->valuedouble);
-			got++;
-		}
-		if (got >= 0 && got != j->nconf)
-			warnx("%s: perf-collect wrote %d records for %d configs (see %s)", what, got,
-			    j->nconf, logf);
-		else if (got > 0)
-			x = exp(sum / got);
+		x = opt.named != NULL ? named_value(j, recs, what) :
+		    six_value(j, recs, what, logf);
 		cJSON_Delete(recs);
 	}
 	strvec_clear(&argv);
@@ -421,6 +597,30 @@ commit_index(const struct job *j, const char *sha)
 }
 
 /*
+ * Whether a result of perf-ab's report is the metric bisected: the six's
+ * by their key; a named metric's as perf-ab names it, "NAME" of its
+ * config's benchmark_id, or "BENCHMARK/NAME" for a suite's record of
+ * BENCHMARK (perf-ab(1)), whichever '/' parts the two names.
+ */
+static bool
+result_is_bisected(const cJSON *r)
+{
+	const char *bench = json_str(r, "benchmark_id"), *m = json_str(r, "metric"), *p;
+	bool yes;
+
+	if (opt.named == NULL)
+		return strcmp(m, metric_table[opt.metric].key) == 0;
+	yes = is_bisected(bench, m);
+	for (p = strchr(m, '/'); !yes && p != NULL; p = strchr(p + 1, '/')) {
+		char *suite = estrndup(m, (size_t)(p - m));
+
+		yes = is_bisected(suite, p + 1);
+		free(suite);
+	}
+	return yes;
+}
+
+/*
  * --confirm: perf-ab between the culprit's parent and the culprit, in
  * their worktrees, with the band half the change the culprit is credited
  * with; its verdict, ratio and interval for the metric, as
@@ -464,7 +664,7 @@ confirm_culprit(struct job *j, cJSON *k, double delta)
 		cJSON_ArrayForEach(r, json_get(rep, "results")) {
 			cJSON *o;
 
-			if (strcmp(json_str(r, "metric"), metric_table[opt.metric].key) != 0)
+			if (!result_is_bisected(r))
 				continue;
 			o = json_new_object();
 			json_set(o, "benchmark_id", json_new_string(json_str(r, "benchmark_id")));
@@ -514,7 +714,19 @@ report(struct job *j, const struct bisect *b, enum outcome o)
 	}
 	if (j->change != NULL)
 		json_set(r, "change", cJSON_Duplicate(j->change, true));
-	json_set(r, "metric", json_new_string(metric_table[opt.metric].key));
+	json_set(r, "metric", json_new_string(opt.named != NULL ? opt.named :
+	    metric_table[opt.metric].key));
+	/* A named metric: the benchmarks whose geometric mean each run is. */
+	if (opt.named != NULL) {
+		cJSON *a = json_new_array();
+		char *list = estrdup(j->benchmarks != NULL ? j->benchmarks : ""), *p, *name;
+
+		for (p = list; (name = strsep(&p, "\n")) != NULL;)
+			if (*name != '\0')
+				json_append(a, json_new_string(name));
+		json_set(r, "benchmarks", a);
+		free(list);
+	}
 	json_set(r, "culprits", culprits_json(j, b));
 	if (opt.ab_confirm) {
 		cJSON *k;
@@ -553,6 +765,22 @@ table(buf *out, const cJSON *rep)
 	buf_addf(out, "### Bisect: %.12s..%.12s, %s commits, %s runs on this agent: %s\n\n",
 	    json_str(rep, "good"), json_str(rep, "bad"), num_fixed(n1, json_num(rep, "commits"), 0),
 	    num_fixed(n2, json_num(rep, "runs"), 0), json_str(rep, "status"));
+	/* A named metric: which, and over which benchmarks. */
+	if (cJSON_IsArray(json_get(rep, "benchmarks"))) {
+		const char *sep = ": ";
+
+		buf_adds(out, "Metric ");
+		xml_md_text(out, json_str(rep, "metric"));
+		buf_addf(out, ", the geometric mean over %d benchmark%s",
+		    cJSON_GetArraySize(json_get(rep, "benchmarks")),
+		    cJSON_GetArraySize(json_get(rep, "benchmarks")) == 1 ? "" : "s");
+		cJSON_ArrayForEach(k, json_get(rep, "benchmarks")) {
+			buf_adds(out, sep);
+			xml_md_text(out, k->valuestring);
+			sep = ", ";
+		}
+		buf_adds(out, ".\n\n");
+	}
 	if (cJSON_GetArraySize(json_get(rep, "culprits")) == 0)
 		return;
 	buf_adds(out, "| Culprit | Subject | Author | Share of the change | Notes |\n"
@@ -605,6 +833,7 @@ cleanup(struct job *j)
 	free(j->repo);
 	free(j->work);
 	free(j->collect);
+	free(j->benchmarks);
 	for (int c = 0; c < j->nconf; c++)
 		free(j->configs[c]);
 	free(j->configs);
@@ -711,16 +940,38 @@ store_report(const cJSON *rep)
 }
 
 /*
+ * Whether m names a named metric: NAME or BENCHMARK/NAME, each part a
+ * valid name (named_metric.h); false with the reason (of m whole) in *why.
+ */
+static bool
+metric_name_valid(const char *m, const char **why)
+{
+	const char *ignore;
+	bool ok = nm_name_valid(m, why);
+
+	for (const char *p = strchr(m, '/'); !ok && p != NULL; p = strchr(p + 1, '/')) {
+		char *bench = estrndup(m, (size_t)(p - m));
+
+		ok = nm_name_valid(bench, &ignore) && nm_name_valid(p + 1, &ignore);
+		free(bench);
+	}
+	return ok;
+}
+
+/*
  * --from-change: the first line of standard input, a perf-changes change
  * point: previous.commit_sha is good, commit_sha bad, its metric the
- * metric, unless given. -1 after saying why.
+ * metric, unless given. A named metric's change point (its metric none
+ * of the six) is bisected on its benchmark's records alone: those whose
+ * benchmark_id is its model_id. -1 after saying why.
  */
 static int
 read_change(struct job *j)
 {
 	jsonl_reader *r = jsonl_open(NULL, 0);
 	jsonl_span sp;
-	const cJSON *prev;
+	const cJSON *prev, *metric;
+	const char *why;
 	int rc = -1;
 
 	if ((j->change = jsonl_next(r, &sp)) == NULL) {
@@ -730,20 +981,31 @@ read_change(struct job *j)
 		return -1;
 	}
 	prev = json_get(j->change, "previous");
+	metric = opt.metric_given || !cJSON_IsString(json_get(j->change, "metric")) ? NULL :
+	    json_get(j->change, "metric");
 	if (!cJSON_IsString(json_get(j->change, "commit_sha")) ||
 	    !cJSON_IsString(json_get(prev, "commit_sha")))
 		jsonl_error(r, &sp, "a change point needs commit_sha and previous.commit_sha");
-	else if (!opt.metric_given && cJSON_IsString(json_get(j->change, "metric")) &&
-	    policy_metric_index(json_str(j->change, "metric")) < 0)
-		jsonl_error(r, &sp, "metric '%s' is not one perf-bisect can measure",
-		    json_str(j->change, "metric"));
+	else if (metric != NULL && policy_metric_index(metric->valuestring) < 0 &&
+	    !nm_name_valid(metric->valuestring, &why))
+		jsonl_error(r, &sp, "metric '%s' is not a metric name: %s", metric->valuestring,
+		    why);
+	else if (metric != NULL && policy_metric_index(metric->valuestring) < 0 &&
+	    (!cJSON_IsString(json_get(j->change, "model_id")) ||
+	    *json_str(j->change, "model_id") == '\0'))
+		jsonl_error(r, &sp, "the change point of metric '%s' needs its model_id",
+		    metric->valuestring);
 	else {
 		if (opt.good == NULL)
 			opt.good = json_str(prev, "commit_sha");
 		if (opt.bad == NULL)
 			opt.bad = json_str(j->change, "commit_sha");
-		if (!opt.metric_given && cJSON_IsString(json_get(j->change, "metric")))
-			opt.metric = policy_metric_index(json_str(j->change, "metric"));
+		if (metric != NULL && policy_metric_index(metric->valuestring) >= 0)
+			opt.metric = policy_metric_index(metric->valuestring);
+		else if (metric != NULL) {
+			opt.named = metric->valuestring;
+			opt.named_bench = json_str(j->change, "model_id");
+		}
 		rc = 0;
 	}
 	jsonl_close(r);
@@ -799,6 +1061,7 @@ run_job(struct job *j, char **configs, int nconf)
 static void
 parse_options(int argc, char *argv[])
 {
+	const char *why;
 	int c;
 
 	opt.alpha = 0.05;
@@ -822,10 +1085,14 @@ parse_options(int argc, char *argv[])
 		case 'K': opt.ab_confirm = true; break;
 		case 'M':
 			opt.metric_given = true;
-			if ((opt.metric = policy_metric_index(optarg)) < 0) {
-				warnx("--metric: not a metric: '%s'", optarg);
+			opt.named = NULL;
+			if ((opt.metric = policy_metric_index(optarg)) >= 0)
+				break;
+			if (!metric_name_valid(optarg, &why)) {
+				warnx("--metric: '%s' is not a metric name: %s", optarg, why);
 				opt_usage(&option_table, EXIT_TROUBLE);
 			}
+			opt.named = optarg;
 			break;
 		case 'a':
 			opt.alpha = cli_double(opt_text(&option_table), "--alpha", optarg, 1e-6,

@@ -525,7 +525,8 @@ culprit_members(const struct found *f, cJSON *o)
 	cJSON *a;
 
 	if (reports.n == 0 || (r = bisect_reports_covering(&reports, f->c->v2 ? f->c->ident : NULL,
-	    f->c->model, f->c->gpu, metric_table[f->metric].key, f->before[AT_COMMIT],
+	    f->c->model, f->c->gpu, f->c->name != NULL ? f->c->name : metric_table[f->metric].key,
+	    f->before[AT_COMMIT],
 	    f->at[AT_COMMIT], &first, &all)) == NULL)
 		return;
 	json_set(o, "culprit", bisect_report_culprit_json(r, first));

@@ -361,6 +361,166 @@ clean() {
 	clean
 }
 
+# Named metrics (issue 27): a Google Benchmark suite of two benchmarks
+# (fixtures/runners/gbench-fake.sh, imported by perf-collect through
+# run_config.output), BM_Sort/1024 alone slower from commit 37.
+SUITE=$ROOT_DIR/fixtures/ab/gbench-suite.json
+
+# The suite's history (fixtures/tests/named-metrics/suite.jsonl) steps
+# between the records of these two commits: they become GOOD and BAD.
+SUITE_PREV=2ec0dccd2d1674b5de0633cd0d4efba3023549ab
+SUITE_AT=0b08e01141bdaae08b95224c9f4ef2aa2f06259f
+
+# suite_store GOOD BAD DIR: the suite's history as a store, its step
+# between the records of commits GOOD and BAD.
+suite_store() {
+	sed "s/$SUITE_PREV/$1/g; s/$SUITE_AT/$2/g" "$FIXTURES/named-metrics/suite.jsonl" >history.jsonl
+	py - history.jsonl "$3" <<-'PY'
+		import json, os, re, sys
+		def s(v):
+		    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(v))
+		for line in open(sys.argv[1]):
+		    r = json.loads(line)
+		    d = os.path.join(sys.argv[2], s(r["model_id"]))
+		    os.makedirs(d, exist_ok=True)
+		    with open(os.path.join(d, "%s_%s.json" % (s(r["timestamp"]), s(r["commit_sha"]))), "w") as f:
+		        f.write(line)
+	PY
+}
+
+@test "named metrics: --metric BENCHMARK/NAME bisects one benchmark of a suite to commit 37" {
+	bisect_repo repo 64 37:1.05
+	FAKE_AB_NOISE=0.02 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~64 \
+		--bad HEAD --seed 1 --metric BM_Sort/1024/time -o rep.json "$SUITE"
+	assert_success
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" >out.jsonl
+	assert_equal "$(jq -r '.culprits[0].commit' rep.json)" "$(sha 37)"
+	assert_equal "$(jq -c '[.status, .metric, .benchmarks]' rep.json)" \
+		'["found","BM_Sort/1024/time",["BM_Sort/1024"]]'
+	# The first progress line says what each run's value is made of.
+	assert_equal "$(head -n 1 out.jsonl)" \
+		'{"event":"measured","metric":"BM_Sort/1024/time","benchmarks":["BM_Sort/1024"]}'
+	# Each run's value is that benchmark's time, about 2 ms, or 2.1 from 37.
+	jq -se '[.[] | select(.event == "round") | .values[]] | all(. > 0.0019 and . < 0.0023)' out.jsonl
+	clean
+}
+
+@test "named metrics: --metric NAME is the geometric mean over every benchmark that carries it" {
+	bisect_repo repo 16 11:1.05
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --metric time --md -o rep.json "$SUITE"
+	assert_success
+	assert_equal "$(jq -c '[.metric, .benchmarks, .culprits[0].subject]' rep.json)" \
+		'["time",["BM_Hash","BM_Sort/1024"],"commit 11"]'
+	# 1 ms and 2 ms: about 1.41 ms a run, 2.5% slower from commit 11.
+	printf '%s\n' "$stderr" | grep '^{' >out.jsonl
+	jq -se '[.[] | select(.event == "round") | .values[]] | all(. > 0.00139 and . < 0.00147)' out.jsonl
+	# The annotation names the metric and what it covers.
+	assert_line --index 0 --regexp "^### Bisect: [0-9a-f]{12}\.\.[0-9a-f]{12}, 16 commits, [0-9]+ runs on this agent: found$"
+	assert_line --index 1 "Metric time, the geometric mean over 2 benchmarks: BM_Hash, BM_Sort/1024."
+	assert_line --index 2 '| Culprit | Subject | Author | Share of the change | Notes |'
+	assert_line --index 4 --regexp "^\| $(sha 11 | cut -c1-12) \| commit 11 \| "
+	clean
+}
+
+@test "named metrics: --from-change on a suite's change point finds 37; stored, perf-changes names it" {
+	bisect_repo repo 64 37:1.05
+	suite_store "$(sha 0)" "$(sha 64)" store
+	run --separate-stderr perf-changes -s "$PWD/store"
+	assert_failure 1
+	printf '%s\n' "$output" >before.jsonl
+	run ! grep -q culprit before.jsonl
+	jq -c 'select(.model_id == "BM_Sort/1024" and .metric == "time")' before.jsonl >change.jsonl
+	assert_equal "$(jq -r '[.previous.commit_sha, .commit_sha, .better] | @tsv' change.jsonl)" \
+		"$(printf '%s\t%s\tlower' "$(sha 0)" "$(sha 64)")"
+	FAKE_AB_NOISE=0.02 run --separate-stderr perf-bisect --cpu -C repo --from-change --seed 1 \
+		--store "$PWD/store" --confirm -o rep.json "$SUITE" <change.jsonl
+	assert_success
+	[ -z "$stderr" ]
+	# Only BM_Sort/1024's records count: its time, not BM_Hash's.
+	assert_equal "$(jq -c '[.metric, .benchmarks, .change.model_id, .culprits[0].subject]' rep.json)" \
+		'["time",["BM_Sort/1024"],"BM_Sort/1024","commit 37"]'
+	# --confirm: perf-ab's verdict on that benchmark's time alone.
+	assert_equal "$(jq -r '.culprits[0].confirmation | map("\(.benchmark_id) \(.verdict)") | join(",")' rep.json)" \
+		"codec-suite slower"
+	# perf-changes names the culprit on that change point, and on no other.
+	run --separate-stderr perf-changes -s "$PWD/store"
+	assert_failure 1
+	[ -z "$stderr" ]
+	printf '%s\n' "$output" >after.jsonl
+	assert_equal "$(jq -r 'select(.culprit) | "\(.model_id) \(.metric) \(.culprit.commit) \(.culprit.subject)"' after.jsonl)" \
+		"BM_Sort/1024 time $(sha 37) commit 37"
+	# Every line as it was but for that member.
+	diff before.jsonl <(sed -E 's/,"culprit":\{[^}]*\}//' after.jsonl)
+	clean
+}
+
+@test "named metrics: --from-change with a change of unknown direction, and a bare BENCHMARK/NAME report covers its change point" {
+	bisect_repo repo 16 11:1.05
+	suite_store "$(sha 0)" "$(sha 16)" store
+	# A "better": null line (a metric of unknown direction) is bisected all the same.
+	perf-changes -s "$PWD/store" 2>/dev/null | jq -c 'select(.model_id == "BM_Sort/1024" and
+		.metric == "time") | .better = null | .direction = "unknown"' >change.jsonl || true
+	assert_equal "$(jq -r '[.metric, (.better // "null")] | @tsv' change.jsonl)" "$(printf 'time\tnull')"
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --from-change \
+		-o rep.json "$SUITE" <change.jsonl
+	assert_success
+	assert_equal "$(jq -c '[.metric, .benchmarks, .culprits[0].subject]' rep.json)" \
+		'["time",["BM_Sort/1024"],"commit 11"]'
+	# A bisect of --metric BM_Sort/1024/time (no change point) kept in the
+	# store covers the time change point of BM_Sort/1024, and no other.
+	FAKE_AB_NOISE=0.005 run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 \
+		--bad HEAD --metric BM_Sort/1024/time --store "$PWD/store" "$SUITE"
+	assert_success
+	run --separate-stderr perf-changes -s "$PWD/store"
+	assert_failure 1
+	assert_equal "$(jq -r 'select(.culprit) | "\(.model_id) \(.metric) \(.culprit.subject)"' <<<"$output")" \
+		"BM_Sort/1024 time commit 11"
+	clean
+}
+
+@test "named metrics: a metric no record carries, or none above 0, stops the first run; other benchmarks than its stop a later one; exit 2" {
+	bisect_repo repo 16 11:1.05
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 --bad HEAD \
+		--metric tmie -o rep.json "$SUITE"
+	assert_failure 2
+	assert_output ""
+	assert_equal "$stderr" "perf-bisect: run 1 at $(sha 16 | cut -c1-12): no record carries metric 'tmie'; they carry 'time', 'cpu_time'"
+	[ ! -e rep.json ]
+	# A change point of a benchmark the suite does not have.
+	jq -cn --arg bad "$(sha 16)" --arg good "$(sha 0)" '{model_id: "BM_Gone", metric: "time",
+		unit: "s", better: "lower", commit_sha: $bad, previous: {commit_sha: $good}}' >change.jsonl
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$SUITE" <change.jsonl
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: run 1 at $(sha 16 | cut -c1-12): no record of benchmark 'BM_Gone' carries metric 'time'"
+	# A value of 0: ab-runner.sh's widgets counter, 7 times ./ab-widgets.
+	jq --arg r "$ROOT_DIR/fixtures/runners/ab-runner.sh" '.run_config.command =
+		["sh", "-c", "echo 0 >ab-widgets && FAKE_AB_NAMED=1 exec \"$0\"", $r]' "$CONF" >zero.json
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 --bad HEAD \
+		--metric widgets zero.json
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: run 1 at $(sha 16 | cut -c1-12): ab-bench: the record has no positive value of metric 'widgets'"
+	# A run that measures other benchmarks than the first: commit 8 (the
+	# first probe, run third) leaves BM_Hash out.
+	jq --arg r "$ROOT_DIR/fixtures/runners/gbench-fake.sh" '.run_config.command =
+		["sh", "-c", "[ \"$(cat n.txt)\" = 8 ] && echo BM_Hash >gbench-skip; exec \"$0\" \"$1\"",
+		 $r, "{output}"]' "$SUITE" >skip.json
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~16 --bad HEAD --metric time skip.json
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: run 3 at $(sha 8 | cut -c1-12): metric 'time' measured on BM_Sort/1024, not on the first run's BM_Hash, BM_Sort/1024"
+	# A line whose named metric has no model_id, or is no metric name.
+	jq -c 'del(.model_id)' change.jsonl >nomodel.jsonl
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$SUITE" <nomodel.jsonl
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: <stdin>:1: the change point of metric 'time' needs its model_id"
+	jq -c '.metric = ""' change.jsonl >noname.jsonl
+	run --separate-stderr perf-bisect --cpu -C repo --from-change "$SUITE" <noname.jsonl
+	assert_failure 2
+	assert_equal "$stderr" "perf-bisect: <stdin>:1: metric '' is not a metric name: is empty"
+	clean
+}
+
 @test "pipeline-templates/bisect.yml: its command bisects, annotates and keeps the report" {
 	: "${PERF_STUBS:=$ROOT_DIR/build/default/stubs}"
 	bisect_repo repo 16 11:1.05
@@ -405,9 +565,19 @@ print(s["command"].replace("$$", "$"))' "$ROOT_DIR/pipeline-templates/bisect.yml
 	run --separate-stderr perf-bisect --cpu -C repo --good HEAD --bad HEAD~4 "$CONF"
 	assert_failure 2
 	[[ ${stderr} == "perf-bisect: --bad HEAD~4: no commit after --good HEAD"* ]]
-	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD --metric nope "$CONF"
+	# Any other name is a named metric's, read at the first run; an invalid
+	# name is refused at once.
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD --metric '' "$CONF"
 	assert_failure 2
-	[[ ${stderr} == "perf-bisect: --metric: not a metric: 'nope'"* ]]
+	[[ ${stderr} == "perf-bisect: --metric: '' is not a metric name: is empty"$'\n'* ]]
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD \
+		--metric $'BM_X/a\tb' "$CONF"
+	assert_failure 2
+	[[ ${stderr} == "perf-bisect: --metric: 'BM_X/a?b' is not a metric name: holds a control character"$'\n'* ]]
+	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD \
+		--metric "$(printf 'x%.0s' {1..129})" "$CONF"
+	assert_failure 2
+	[[ ${stderr} == "perf-bisect: --metric: 'xxx"*"' is not a metric name: is longer than 128 bytes"$'\n'* ]]
 	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD --probe-rounds 5:2 "$CONF"
 	assert_failure 2
 	run --separate-stderr perf-bisect --cpu -C repo --good HEAD~4 --bad HEAD missing.json

@@ -887,3 +887,39 @@ S=$FIXTURES/named-metrics/suite.jsonl
 	assert_failure 1
 	assert_equal "$(jq -r '[.metric, .index, .untrusted_between] | @tsv' <<<"$output")" "$(printf 'time\t6\t2')"
 }
+
+@test "named metrics: a stored bisect of NAME, BENCHMARK/NAME or the change point names its culprit there alone" {
+	cd "$BATS_TEST_TMPDIR"
+	store_of "$S" store
+	run --separate-stderr $N -s store
+	assert_failure 1
+	printf '%s\n' "$output" >before.jsonl
+	NPREV=2ec0dccd2d1674b5de0633cd0d4efba3023549ab
+	NAT=0b08e01141bdaae08b95224c9f4ef2aa2f06259f
+	# perf-bisect --metric BM_Sort/1024/time: that benchmark's time alone.
+	put_report store a.json $NPREV $NAT BM_Sort/1024/time
+	run --separate-stderr $N -s store
+	assert_failure 1
+	[ -z "$stderr" ]
+	assert_equal "$(jq -r 'select(.culprit) | "\(.model_id) \(.metric) \(.culprit.short)"' <<<"$output")" \
+		"BM_Sort/1024 time 1234567"
+	diff -u before.jsonl <(without_culprits <<<"$output")
+	# Another benchmark's name, or the six's key with a benchmark: nothing.
+	rm store/.perfkite/bisect/a.json
+	put_report store b.json $NPREV $NAT BM_Hash/time
+	put_report store c.json $NPREV $NAT BM_Sort/4096/cpu_time
+	run --separate-stderr $N -s store
+	assert_failure 1
+	same_as before.jsonl
+	# perf-bisect --from-change on the widgets step (no direction): its
+	# metric is the line's name, its cohort the line's.
+	rm store/.perfkite/bisect/*.json
+	grep '"metric":"widgets"' before.jsonl >change.jsonl
+	put_report store d.json $NPREV $NAT widgets ".change = $(cat change.jsonl)"
+	run --separate-stderr $N -s store
+	assert_failure 1
+	[ -z "$stderr" ]
+	assert_equal "$(jq -r 'select(.culprit) | "\(.model_id) \(.metric) \(.culprit.short)"' <<<"$output")" \
+		"BM_Hash widgets 1234567"
+	diff -u before.jsonl <(without_culprits <<<"$output")
+}

@@ -9,6 +9,7 @@
 #include "core/isotime.h"
 #include "core/json.h"
 #include "lane/bisect_report.h"
+#include "lane/policy.h"
 #include "lane/store/hidden_dir.h"
 
 static void
@@ -191,6 +192,22 @@ on_cohort(const struct bisect_report *r, char *const *ident, const char *model,
 	return strcmp(r->model, model) == 0 && strcmp(r->gpu, gpu) == 0;
 }
 
+/*
+ * Whether a report of metric rm bisected the change point's metric of
+ * benchmark model: the same name, or, for a named metric (none of the
+ * six), "<model>/<metric>" (perf-bisect --metric BENCHMARK/NAME).
+ */
+static bool
+same_metric(const char *rm, const char *model, const char *metric)
+{
+	size_t n = model != NULL ? strlen(model) : 0;
+
+	if (strcmp(rm, metric) == 0)
+		return true;
+	return model != NULL && policy_metric_index(metric) < 0 && strncmp(rm, model, n) == 0 &&
+	    rm[n] == '/' && strcmp(rm + n + 1, metric) == 0;
+}
+
 const struct bisect_report *
 bisect_reports_covering(const struct bisect_reports *rs, char *const *ident, const char *model,
     const char *gpu, const char *metric, const char *prev, const char *commit, size_t *first,
@@ -199,7 +216,7 @@ bisect_reports_covering(const struct bisect_reports *rs, char *const *ident, con
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct bisect_report *r = &rs->r[i];
 
-		if (strcmp(r->metric, metric) != 0 || !on_cohort(r, ident, model, gpu))
+		if (!same_metric(r->metric, model, metric) || !on_cohort(r, ident, model, gpu))
 			continue;
 		if (same_commit(r->good, prev) && same_commit(r->bad, commit)) {
 			*first = 0;

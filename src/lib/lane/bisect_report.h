@@ -65,7 +65,8 @@ void bisect_reports_free(struct bisect_reports *rs);
  * (ident: its six identity values, or NULL for a legacy cohort; model
  * and gpu), between the records of the commits prev and commit. A report
  * covers it when it bisected the same metric on that cohort (or named
- * none), and either its good..bad is prev..commit or one of its culprits
+ * none; a named metric NAME of model is also "<model>/NAME", as
+ * perf-bisect --metric BENCHMARK/NAME names it), and either its good..bad is prev..commit or one of its culprits
  * is commit itself (a wider bisect whose culprit the change point brackets
  * alone). Commits are equal when one is a prefix of the other of at least
  * 7 hex digits. *first is set to the index of the first culprit that
