@@ -4,7 +4,8 @@
  * legacy ones; lane/cohort.h), ordered as the rolling gate orders
  * history, is analysed with Apache Otava's change-point detection
  * (lane/changes.h); every change point found is written as one
- * JSON line (or a Markdown table with --md). A series holds the
+ * JSON line (or a Markdown table with --md; --md-file writes the table
+ * to a file as well, from the same analysis). A series holds the
  * measurements of scheduled-main runs whatever the rolling gate said of
  * them (cohort_measured()). Exit 1 when a reported change point is worse
  * by the metric's direction and not tentative (at least --min-points
@@ -33,6 +34,7 @@
 #include "core/jsonl.h"
 #include "core/now.h"
 #include "core/opt.h"
+#include "core/path.h"
 #include "core/text.h"
 #include "lane/bisect_report.h"
 #include "lane/change_state.h"
@@ -50,6 +52,7 @@
 static struct {
 	struct store_opts store;	/* -s, --cache, -H */
 	const char *state, *batch;
+	const char *md_file;	/* --md-file: the Markdown table also goes there */
 	bool metric[METRIC_COUNT], md, all;
 	char **names;		/* --metric: named metrics to analyse */
 	int nnames;
@@ -106,6 +109,8 @@ static const struct opt_def options[] = {
 	{ 0, "batch", 'B', "file", "analyse only the cohorts of the records in file", NULL, NULL },
 	{ 0, "json", 'J', NULL, "JSON lines (the default)", NULL, NULL },
 	{ 0, "md", 'D', NULL, "a Markdown table", NULL, NULL },
+	{ 0, "md-file", 'F', "file",
+	    "also write the Markdown table to file (atomically)", NULL, NULL },
 	OPT_HELP("print the usage and exit"),
 	OPT_VERSION,
 	OPT_END,
@@ -117,14 +122,14 @@ static const struct opt_table option_table = {
 	    "                    [-w window] [-p pvalue] [--min-magnitude f] [--min-points n]\n"
 	    "                    [--all] [--since ISO | --last n] [--incremental state-file]\n"
 	    "                    [--batch records.jsonl]\n"
-	    "                    [--json | --md] [file ...]\n",
+	    "                    [--json | --md] [--md-file file] [file ...]\n",
 	.width = 26,
 	.flags = 0,
 	.opts = options,
 	/* getopt's order before the table, for an ambiguous abbreviation's message */
 	.long_order =
 	    "store cache history metric window pvalue min-magnitude min-points "
-	    "since last incremental batch all json md help version",
+	    "since last incremental batch all json md md-file help version",
 };
 
 /* Whether --metric asked for the named metric name (any, without --metric). */
@@ -587,25 +592,22 @@ found_json(const struct found *f)
 	return o;
 }
 
-/* The Markdown table of --md. */
+/* The Markdown table of --md and --md-file, appended to out. */
 static void
-write_md(struct run *run)
+md_table(struct run *run, buf *out)
 {
 	const cJSON **cps = emalloc((run->nfound + 1) * sizeof *cps);
-	buf out = BUF_INIT;
 
 	for (size_t i = 0; i < run->nfound; i++)
 		cps[i] = found_json(&run->found[i]);
-	buf_adds(&out, "## Change points\n\n");
+	buf_adds(out, "## Change points\n\n");
 	if (run->nfound == 0)
-		buf_adds(&out, "No change points.\n");
+		buf_adds(out, "No change points.\n");
 	else
-		cpoints_markdown(&out, cps, run->nfound);
-	fwrite(out.s, 1, out.len, stdout);
+		cpoints_markdown(out, cps, run->nfound);
 	for (size_t i = 0; i < run->nfound; i++)
 		cJSON_Delete((cJSON *)cps[i]);
 	free(cps);
-	buf_free(&out);
 }
 
 /* Gathers the change points and state lines of every cohort, in cohort order. */
@@ -780,6 +782,37 @@ cmp_cohort(const void *a, const void *b)
 	return strcmp((*(struct cohort *const *)a)->key, (*(struct cohort *const *)b)->key);
 }
 
+/*
+ * --md-file names a file to write, never one the run reads: not the
+ * --incremental state (written itself), --batch, a -H stream or an
+ * operand. A usage error (exit 2) before anything is read.
+ */
+static void
+check_md_file(int argc, char *argv[])
+{
+	const char *why = NULL;
+
+	if (*opt.md_file == '\0') {
+		warnx("--md-file: an empty file name");
+		opt_usage(&option_table, EXIT_TROUBLE);
+	}
+	if (opt.state != NULL && path_same_file(opt.md_file, opt.state))
+		why = "the --incremental state";
+	else if (opt.batch != NULL && path_same_file(opt.md_file, opt.batch))
+		why = "the --batch file";
+	for (int h = 0; h < opt.store.nhistories && why == NULL; h++)
+		if (strcmp(opt.store.histories[h], "-") != 0 &&
+		    path_same_file(opt.md_file, opt.store.histories[h]))
+			why = "a --history stream";
+	for (int i = optind; i < argc && why == NULL; i++)
+		if (strcmp(argv[i], "-") != 0 && path_same_file(opt.md_file, argv[i]))
+			why = "an input file";
+	if (why != NULL) {
+		warnx("--md-file %s: is %s; refusing to overwrite it", opt.md_file, why);
+		opt_usage(&option_table, EXIT_TROUBLE);
+	}
+}
+
 static void
 parse_options(int argc, char *argv[])
 {
@@ -834,6 +867,7 @@ parse_options(int argc, char *argv[])
 		case 'A': opt.all = true; break;
 		case 'J': opt.md = false; break;
 		case 'D': opt.md = true; break;
+		case 'F': opt.md_file = optarg; break;
 		case 'h': opt_usage(&option_table, EXIT_PASS);
 		case 'V': cli_version();
 		default: opt_usage(&option_table, EXIT_TROUBLE);
@@ -846,6 +880,8 @@ parse_options(int argc, char *argv[])
 	for (k = 0; k < METRIC_COUNT; k++)
 		opt.metric[k] |= !any_metric;
 	opt.any_named |= !any_metric;
+	if (opt.md_file != NULL)
+		check_md_file(argc, argv);
 }
 
 int
@@ -859,6 +895,7 @@ main(int argc, char *argv[])
 	static struct run state = { .cs = COHORTS_INIT, .st = CHANGE_STATE_INIT };
 	struct run *run = &state;
 	bool trouble = false, worse = false;
+	buf md = BUF_INIT;	/* the Markdown table of --md and --md-file */
 	size_t i;
 
 	git_askpass_main(argc, argv);
@@ -897,8 +934,10 @@ main(int argc, char *argv[])
 	for (i = 0; i < run->nfound; i++)
 		worse |= run->found[i].worse && !run->found[i].tentative &&
 		    decision_of(&run->found[i]) == NULL;
+	if (opt.md || opt.md_file != NULL)
+		md_table(run, &md);
 	if (opt.md)
-		write_md(run);
+		fwrite(md.s, 1, md.len, stdout);
 	else
 		for (i = 0; i < run->nfound; i++) {
 			cJSON *o = found_json(&run->found[i]);
@@ -910,6 +949,10 @@ main(int argc, char *argv[])
 	if (opt.state != NULL &&
 	    atomic_save("incremental state", opt.state, run->st.out.s, run->st.out.len) != 0)
 		trouble = true;
+	/* The table --md would print, whole or not at all. */
+	if (opt.md_file != NULL && atomic_save("Markdown table", opt.md_file, md.s, md.len) != 0)
+		trouble = true;
+	buf_free(&md);
 	/* Undocumented, for the tests and the bench: what the analysis did. */
 	if (run->stats)
 		warnx("analysis %.3f ms CPU; the merges compared %zu segments, reused %zu",

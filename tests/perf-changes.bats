@@ -923,3 +923,167 @@ S=$FIXTURES/named-metrics/suite.jsonl
 		"BM_Hash widgets 1234567"
 	diff -u before.jsonl <(without_culprits <<<"$output")
 }
+
+# --- --md-file: the table of --md written to a file by the same run ------
+
+# md_file_same ARGS...: perf-changes ARGS --md-file FILE prints what
+# perf-changes ARGS prints (stdout, stderr, status, and the --incremental
+# state it leaves, when MDF_STATE names it), and FILE holds byte for byte
+# what perf-changes ARGS --md prints; with --md as well, stdout and FILE
+# are both that. MDF_RESET, a command, runs before each run.
+md_file_same() {
+	local d=$BATS_TEST_TMPDIR/mdf k rc
+	local -a status=() extra
+	rm -rf "$d"
+	mkdir "$d"
+	for k in plain md with both; do
+		case $k in
+		plain) extra=() ;;
+		md) extra=(--md) ;;
+		with) extra=(--md-file "$d/with.md") ;;
+		both) extra=(--md --md-file "$d/both.md") ;;
+		esac
+		${MDF_RESET:-:}
+		rc=0
+		$N "$@" "${extra[@]}" >"$d/$k.out" 2>"$d/$k.err" || rc=$?
+		status+=("$rc")
+		[ -z "${MDF_STATE:-}" ] || cp "$MDF_STATE" "$d/$k.state"
+	done
+	# Something to compare: the table, and the run's own words.
+	[ -s "$d/md.out" ]
+	grep -q '^## Change points$' "$d/md.out"
+	assert_equal "${status[*]}" "${status[0]} ${status[1]} ${status[0]} ${status[1]}"
+	cmp "$d/plain.out" "$d/with.out"
+	cmp "$d/plain.err" "$d/with.err"
+	cmp "$d/md.out" "$d/with.md"
+	cmp "$d/md.out" "$d/both.out"
+	cmp "$d/md.err" "$d/both.err"
+	cmp "$d/md.out" "$d/both.md"
+	if [ -n "${MDF_STATE:-}" ]; then
+		cmp "$d/plain.state" "$d/with.state"
+		cmp "$d/md.state" "$d/both.state"
+	fi
+	# No temporary file left beside it.
+	assert_equal "$(find "$d" -name '.*' -type f | wc -l)" 0
+	MDF_STATUS=${status[0]}
+}
+
+@test "--md-file: the file is the --md table, stdout, stderr and status the plain run's, over the fixture history" {
+	md_file_same "$H"
+	assert_equal "$MDF_STATUS" 1
+	cmp "$F/md.out.md" "$BATS_TEST_TMPDIR/mdf/with.md"
+	cmp "$F/default.out.jsonl" "$BATS_TEST_TMPDIR/mdf/with.out"
+	md_file_same --all "$H"
+	md_file_same --last 5 "$H"
+	md_file_same --since 2026-01-03T00:00:00Z "$H"
+	md_file_same --metric memory "$H"
+	assert_equal "$MDF_STATUS" 0
+	md_file_same --json "$H"
+	md_file_same --batch "$F/gated.jsonl" "$F/gated.jsonl" "$H"
+	md_file_same -w 10 -p 0.01 --min-magnitude 0.01 --min-points 5 "$H"
+	# No change point at all: "No change points." in the file.
+	md_file_same --last 1 "$H"
+	assert_equal "$MDF_STATUS" 0
+	cmp "$BATS_TEST_TMPDIR/mdf/with.md" <(printf '## Change points\n\nNo change points.\n')
+}
+
+@test "--md-file: an invalid record is exit 2 as without it, the table of the valid ones written" {
+	{ cat "$H"; printf '{"model_id":"m","latency":"fast"}\n'; } >"$BATS_TEST_TMPDIR/in.jsonl"
+	md_file_same "$BATS_TEST_TMPDIR/in.jsonl"
+	assert_equal "$MDF_STATUS" 2
+	grep -q "in.jsonl:$(($(wc -l <"$H") + 1)): latency must be a number" "$BATS_TEST_TMPDIR/mdf/with.err"
+	cmp "$F/md.out.md" "$BATS_TEST_TMPDIR/mdf/with.md"
+}
+
+@test "--md-file: named metrics, with and without --metric NAME" {
+	md_file_same "$S"
+	assert_equal "$MDF_STATUS" 1
+	cmp "$FIXTURES/named-metrics/changes.out.md" "$BATS_TEST_TMPDIR/mdf/with.md"
+	md_file_same --metric time "$S"
+	md_file_same --metric time --metric latency "$S"
+}
+
+@test "--md-file: a store with a stored bisect's culprit, --batch, -H, and --incremental" {
+	cd "$BATS_TEST_TMPDIR"
+	store_of "$H" store
+	put_report store 20260103T000000Z_cf447aab518e_8fd6cad9d1ca.json $PREV $AT latency
+	md_file_same -s store
+	assert_equal "$MDF_STATUS" 1
+	grep -q ', culprit: 1234567' mdf/with.md
+	grep -q '"culprit":' mdf/with.out
+	md_file_same -s store --last 10
+	head -n 1 "$H" >v2.jsonl
+	md_file_same -s store --batch v2.jsonl --last 10
+	mkdir empty-store
+	md_file_same -s empty-store -H "$H"
+	# --incremental: each run from the same state, the state it leaves the same.
+	head -n 80 "$H" >h80.jsonl
+	$N --incremental base.state h80.jsonl >/dev/null || true
+	[ -s base.state ]
+	MDF_RESET="cp base.state run.state" MDF_STATE=run.state md_file_same --incremental run.state "$H"
+	assert_equal "$MDF_STATUS" 1
+	cmp "$F/md.out.md" mdf/with.md
+	MDF_RESET="cp base.state run.state" MDF_STATE=run.state md_file_same -s store \
+		--incremental run.state --batch v2.jsonl
+	# Named metrics from a store, with a stored bisect of one.
+	rm -rf store
+	store_of "$S" store
+	put_report store a.json 2ec0dccd2d1674b5de0633cd0d4efba3023549ab \
+		0b08e01141bdaae08b95224c9f4ef2aa2f06259f BM_Sort/1024/time
+	md_file_same -s store
+	grep -q ', culprit: 1234567' mdf/with.md
+}
+
+@test "--md-file: a file that cannot be written is exit 2 with one line naming it; nothing half-written" {
+	cd "$BATS_TEST_TMPDIR"
+	$N "$H" >plain.out 2>/dev/null || true
+	# No such directory.
+	run --separate-stderr $N --md-file nodir/t.md "$H"
+	assert_failure 2
+	assert_equal "$stderr" "$N: nodir/t.md: cannot write the Markdown table: No such file or directory"
+	cmp plain.out <(printf '%s\n' "$output")
+	[ ! -e nodir ]
+	# A directory: refused, left as it was.
+	mkdir dir
+	echo kept >dir/f
+	run --separate-stderr $N --md-file dir "$H"
+	assert_failure 2
+	assert_equal "$stderr" "$N: dir: cannot write the Markdown table: Is a directory"
+	assert_equal "$(ls -A dir)" f
+	assert_equal "$(cat dir/f)" kept
+	# A write that fails midway (no room for a byte: RLIMIT_FSIZE, the
+	# signal ignored, so write(2) says EFBIG): the old table stays whole,
+	# no temporary file is left.
+	mkdir out
+	printf 'the old table\n' >out/t.md
+	run --separate-stderr bash -c 'trap "" XFSZ; ulimit -f 0; exec "$@" 2>&1' - \
+		$N --md-file out/t.md "$H"
+	assert_failure 2
+	assert_equal "$(grep "^$N:" <<<"$output")" "$N: out/t.md: cannot write the Markdown table: File too large"
+	cmp plain.out <(grep -v "^$N:" <<<"$output")
+	assert_equal "$(cat out/t.md)" "the old table"
+	assert_equal "$(ls -A out)" t.md
+}
+
+@test "--md-file: never a file the run reads or writes otherwise; an empty name: usage, exit 2" {
+	cd "$BATS_TEST_TMPDIR"
+	cp "$H" h.jsonl
+	head -n 1 "$H" >b.jsonl
+	$N --incremental st h.jsonl >/dev/null || true
+	cp st st.orig
+	for args in "--md-file h.jsonl h.jsonl" "--md-file ./h.jsonl -H h.jsonl" \
+		"--md-file b.jsonl --batch b.jsonl h.jsonl" "--md-file st --incremental st h.jsonl"; do
+		# shellcheck disable=SC2086 # the words of args
+		run --separate-stderr $N $args
+		assert_failure 2
+		assert_output ""
+		[[ ${stderr_lines[0]} == "$N: --md-file "*": is "*"; refusing to overwrite it" ]]
+		[[ ${stderr_lines[1]} == "usage: perf-changes "* ]]
+	done
+	cmp h.jsonl "$H"
+	cmp b.jsonl <(head -n 1 "$H")
+	cmp st st.orig
+	run --separate-stderr $N --md-file '' h.jsonl
+	assert_failure 2
+	assert_equal "${stderr_lines[0]}" "$N: --md-file: an empty file name"
+}

@@ -598,13 +598,46 @@ history_with_step() {
 	rm -rf reports
 }
 
+# count_changes: perf-changes first on PATH is a wrapper that logs each
+# call's arguments to ./changes-calls, keeps a copy of its --batch file as
+# ./batch.jsonl, and runs the real one.
+count_changes() {
+	mkdir counting
+	{
+		printf '#!/bin/bash\n'
+		printf 'printf "%%s\\n" "$*" >>%q\n' "$PWD/changes-calls"
+		printf 'a=("$@"); while [ $# -gt 1 ]; do [ "$1" != --batch ] || cp "$2" %q; shift; done\n' \
+			"$PWD/batch.jsonl"
+		printf 'exec %q "${a[@]}"\n' "$(command -v perf-changes)"
+	} >counting/perf-changes
+	chmod +x counting/perf-changes
+	PATH=$PWD/counting:$PATH
+}
+
 @test "scheduled main: a worse change point of the batch's cohorts is listed, the lane passes (report)" {
 	history_with_step
+	count_changes
 	BUILDKITE_BRANCH=main TEST_SCOPE=full lane "$LANE/configs"
 	assert_success
 	assert_line "--- perf-changes"
 	sed -n '/^## Change points$/,$p' reports/annotation.md | grep -q '^| lane-bench | .* | latency | worse +'
 	grep -q 'perf-lane: worse change points among the last 10 records (see the annotation)' <<<"$stderr"
+	# One run of perf-changes gave the lines and the table (--md-file) ...
+	assert_equal "$(wc -l <changes-calls)" 1
+	grep -q -- ' --batch .* --last 10 --md-file ' changes-calls
+	# ... the annotation's table is what a second run with --md printed
+	# (its words on stderr said once), and the bisect's change line one of
+	# the JSON lines of a run without it.
+	local rc=0 at
+	perf-changes --store store --batch batch.jsonl --last 10 >two.jsonl 2>/dev/null || rc=$?
+	assert_equal "$rc" 1
+	rc=0
+	perf-changes --store store --batch batch.jsonl --last 10 --md >two.md 2>/dev/null || rc=$?
+	assert_equal "$rc" 1
+	{ printf '\n'; cat two.md; } >expected.md
+	assert_equal "$(grep -c '^## Change points$' reports/annotation.md)" 1
+	at=$(grep -n '^## Change points$' reports/annotation.md | cut -d: -f1)
+	diff -u expected.md <(tail -n +"$((at - 1))" reports/annotation.md | head -n "$(wc -l <expected.md)")
 	# The ready-made trigger of a bisect of it: valid YAML, the commits of the step.
 	awk '/^<details><summary>Find the culprit/ { d = 1 } d && /^```$/ { exit } d && y { print }
 		d && /^```sh$/ { y = 1 }' reports/annotation.md | sed '1d;$d' >trigger.yml
@@ -612,9 +645,10 @@ history_with_step() {
 e = s["build"]["env"]
 c = json.loads(e["PERF_BISECT_CHANGE"].replace("$$", "$"))
 print(s["trigger"], e["PERF_BISECT_GOOD"], e["PERF_BISECT_BAD"], s["build"]["commit"] == e["PERF_BISECT_BAD"],
-    c["model_id"], c["metric"], c["commit_sha"] == e["PERF_BISECT_BAD"])' trigger.yml
+    c["model_id"], c["metric"], c["commit_sha"] == e["PERF_BISECT_BAD"],
+    any(json.loads(l) == c for l in open(sys.argv[2])))' trigger.yml two.jsonl
 	assert_success
-	assert_output "performance-bisect $(printf '%040x %040x' $((0xabc000 + 24)) $((0xabc000 + 25))) True lane-bench latency True"
+	assert_output "performance-bisect $(printf '%040x %040x' $((0xabc000 + 24)) $((0xabc000 + 25))) True lane-bench latency True True"
 }
 
 @test "--changes-gate (plugin changes: gate) fails the lane on a worse change point; off skips the step" {

@@ -490,8 +490,9 @@ lane_changes_step() {
 
 # lane_changes: the change points of this batch's cohorts (perf-changes(1)),
 # on scheduled main runs after the upload, as JSON lines for the dashboard
-# ($work/changes.jsonl); a worse one introduced among the last 10 records
-# is listed in the annotation (perf-changes --md) and makes the lane's
+# ($work/changes.jsonl) and as the Markdown table of --md ($work/changes.md,
+# from the same run: --md-file); a worse one introduced among the last 10
+# records is listed in the annotation (that table) and makes the lane's
 # status a warning (the annotation's style), or a failure with --changes
 # gate, which the annotation then says.
 # Reads: work cache_args, $work/compared.jsonl. Writes:
@@ -502,15 +503,16 @@ lane_changes() {
 	local -a args
 	lane_changes_step || return 0
 	echo "--- perf-changes"
-	args=(--store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" --last "$last")
+	args=(--store "$store" "${cache_args[@]}" --batch "$work/compared.jsonl" --last "$last"
+		--md-file "$work/changes.md")
+	# One analysis of the store gives both the lines and the table.
+	rm -f "$work/changes.md"
 	perf-changes "${args[@]}" >"$work/changes.jsonl"
 	rc=$?
 	lane_result[changes]=$rc
 	case $rc in
 	0) echo "no worse change point among the last $last records" ;;
 	1)
-		# The same change points as a table (its words on stderr were said once).
-		perf-changes "${args[@]}" --md >"$work/changes.md" 2>/dev/null
 		{
 			printf '\n'
 			cat "$work/changes.md"
@@ -524,7 +526,7 @@ lane_changes() {
 		[ "$changes" = gate ] && [ "${lane_result[compare]}" -lt 1 ] && lane_result[compare]=1 ;;
 	*)
 		echo "$prog: perf-changes failed (status $rc)" >&2
-		rm -f "$work/changes.jsonl"
+		rm -f "$work/changes.jsonl" "$work/changes.md"
 		if [ "$changes" = gate ]; then
 			lane_result[compare]=2
 			{
