@@ -326,17 +326,7 @@ clean() {
 	# between the records of commits 0 and 16 of ./repo, as a store.
 	sed "s/cf447aab518ed47536698f57bb8880b46c13fe3c/$good/g; s/8fd6cad9d1ca63f777b53bfb39619896663f9cea/$bad/g" \
 		"$FIXTURES/perf-changes/history.jsonl" >history.jsonl
-	py - history.jsonl store <<-'PY'
-		import json, os, re, sys
-		def s(v):
-		    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(v))
-		for line in open(sys.argv[1]):
-		    r = json.loads(line)
-		    d = os.path.join(sys.argv[2], s(r["model_id"]))
-		    os.makedirs(d, exist_ok=True)
-		    with open(os.path.join(d, "%s_%s.json" % (s(r["timestamp"]), s(r["commit_sha"]))), "w") as f:
-		        f.write(line)
-	PY
+	store_of history.jsonl store
 	run --separate-stderr perf-changes -s "$PWD/store"
 	assert_failure 1
 	printf '%s\n' "$output" >before.jsonl
@@ -375,17 +365,7 @@ SUITE_AT=0b08e01141bdaae08b95224c9f4ef2aa2f06259f
 # between the records of commits GOOD and BAD.
 suite_store() {
 	sed "s/$SUITE_PREV/$1/g; s/$SUITE_AT/$2/g" "$FIXTURES/named-metrics/suite.jsonl" >history.jsonl
-	py - history.jsonl "$3" <<-'PY'
-		import json, os, re, sys
-		def s(v):
-		    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(v))
-		for line in open(sys.argv[1]):
-		    r = json.loads(line)
-		    d = os.path.join(sys.argv[2], s(r["model_id"]))
-		    os.makedirs(d, exist_ok=True)
-		    with open(os.path.join(d, "%s_%s.json" % (s(r["timestamp"]), s(r["commit_sha"]))), "w") as f:
-		        f.write(line)
-	PY
+	store_of history.jsonl "$3"
 }
 
 @test "named metrics: --metric BENCHMARK/NAME bisects one benchmark of a suite to commit 37" {

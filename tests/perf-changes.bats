@@ -15,21 +15,6 @@ same_as() {
 	diff -u "$1" <(printf '%s' "$output"; [ -n "$output" ] && echo)
 }
 
-# store_of JSONL DIR: a store directory holding the records of JSONL.
-store_of() {
-	py -c '
-import json, os, re, sys
-def s(v):
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(v))
-for line in open(sys.argv[1]):
-    r = json.loads(line)
-    d = os.path.join(sys.argv[2], s(r["model_id"]))
-    os.makedirs(d, exist_ok=True)
-    with open(os.path.join(d, "%s_%s.json" % (s(r["timestamp"]), s(r["commit_sha"]))), "w") as f:
-        f.write(line)
-' "$1" "$2"
-}
-
 @test "finds the worse latency step and the better memory step; exit 1 for a worse one" {
 	run --separate-stderr $N "$H"
 	assert_failure 1

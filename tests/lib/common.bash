@@ -167,3 +167,20 @@ check_malformed_lines() {
 $1: $BATS_TEST_TMPDIR/in.jsonl:4: not a JSON object (found an array)
 $1: $BATS_TEST_TMPDIR/in.jsonl:5: unexpected text after the record"
 }
+
+# store_of JSONL DIR: a store directory holding the records of JSONL, each in
+# <model_id>/<timestamp>_<commit_sha>.json with the characters a file name
+# cannot hold made "_".
+store_of() {
+	py -c '
+import json, os, re, sys
+def s(v):
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", str(v))
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    d = os.path.join(sys.argv[2], s(r["model_id"]))
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "%s_%s.json" % (s(r["timestamp"]), s(r["commit_sha"]))), "w") as f:
+        f.write(line)
+' "$1" "$2"
+}
