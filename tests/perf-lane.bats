@@ -280,6 +280,15 @@ stale_results() {
 	[ -s "$STUB_DIR/nvidia-smi.pids" ]
 	local pid
 	while read -r pid; do gone "$pid"; done <"$STUB_DIR/nvidia-smi.pids"
+	# a sampler slower to start than this lane takes: its first sample is
+	# waited for, and shown
+	mv "$STUB_DIR/nvidia-smi" "$STUB_DIR/nvidia-smi.now"
+	printf '#!/usr/bin/env bash\nsleep 0.5\nexec "%s" "$@"\n' "$STUB_DIR/nvidia-smi.now" >"$STUB_DIR/nvidia-smi"
+	chmod +x "$STUB_DIR/nvidia-smi"
+	rm -rf reports
+	lane --telemetry-interval 5 empty
+	assert_line "0, 2026/06/16 00:00:00.000, 1980 MHz, 1980 MHz, 210.50 W, 350.00 W, 54"
+	while read -r pid; do gone "$pid"; done <"$STUB_DIR/nvidia-smi.pids"
 	# without nvidia-smi, perf-collect samples NVML (here there is none: an empty file)
 	rm "$STUB_DIR/nvidia-smi"
 	lane empty

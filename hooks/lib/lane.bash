@@ -390,8 +390,22 @@ lane_telemetry_start() {
 	telemetry_pid=$!
 }
 
-# lane_telemetry_stop: the telemetry stopped. Reads and clears telemetry_pid.
+# lane_telemetry_stop [first]: the telemetry stopped; with first, once its
+# first sample is in (a header and a line), waited for up to 2 s while the
+# sampler runs, so that a lane over in a moment still shows one. Reads and
+# clears telemetry_pid.
 lane_telemetry_stop() {
+	local i n
+	if [ -n "$telemetry_pid" ] && [ "${1:-}" = first ]; then
+		for ((i = 0; i < 40; i++)); do
+			n=0
+			[ ! -f "$reports/gpu_telemetry.csv" ] || n=$(wc -l <"$reports/gpu_telemetry.csv")
+			[ "$n" -lt 2 ] || break
+			# gone, or a zombie not yet reaped: no sample is coming
+			grep -qs '^[0-9]* ([^)]*) [^Z]' "/proc/$telemetry_pid/stat" || break
+			sleep 0.05
+		done
+	fi
 	if [ -n "$telemetry_pid" ]; then
 		kill "$telemetry_pid" 2>/dev/null
 		wait "$telemetry_pid" 2>/dev/null
@@ -767,7 +781,7 @@ lane_dashboard() {
 lane_finish() {
 	local status steps
 	local -n r=lane_result
-	lane_telemetry_stop
+	lane_telemetry_stop first
 	echo "--- GPU telemetry (clocks.sm vs clocks.max.sm reveals capped hosts) ---"
 	cat "$reports/gpu_telemetry.csv" 2>/dev/null
 	status=$(lane_status "${r[pytest]}" "${r[compare]}" "${r[ab]}" "$ab_only" "${r[measured]}" \

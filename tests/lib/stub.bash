@@ -31,10 +31,12 @@ stub_start() {
 	cat >"$STUB_DIR/nvidia-smi" <<-'EOF'
 		#!/usr/bin/env bash
 		printf '%s\n' "$*" >>"$STUB_DIR/nvidia-smi.calls"
+		# repeated: its pid noted (before its first sample), for a test to see it stopped
+		l=0
+		for a in "$@"; do [ "$a" = -l ] && l=1 && echo $$ >>"$STUB_DIR/nvidia-smi.pids"; done
 		echo "index, timestamp, clocks.current.sm [MHz], clocks.max.sm [MHz], power.draw [W], power.limit [W], temperature.gpu"
 		echo "0, 2026/06/16 00:00:00.000, 1980 MHz, 1980 MHz, 210.50 W, 350.00 W, 54"
-		# repeated: its pid noted, for a test to see it stopped
-		for a in "$@"; do [ "$a" = -l ] && echo $$ >>"$STUB_DIR/nvidia-smi.pids" && exec sleep 600; done
+		[ "$l" = 0 ] || exec sleep 600
 		exit 0
 	EOF
 	chmod +x "$STUB_DIR/buildkite-agent" "$STUB_DIR/nvidia-smi"
