@@ -92,7 +92,10 @@ main(void)
 	ok(fd >= 0, "LOCK_OPT_ORPHAN: a lock whose holder died is waited for");
 	fd2 = lock_open(path, LOCK_OPT_NOWAIT | LOCK_OPT_ORPHAN);
 	ok(fd2 < 0 && errno == EWOULDBLOCK, "LOCK_OPT_ORPHAN: a live holder is EWOULDBLOCK at once");
-	close(fd);
+	if (fd2 >= 0)
+		close(fd2);
+	if (fd >= 0)
+		close(fd);
 	fd = lock_open(path, LOCK_OPT_INHERIT);
 	ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) == 0, "LOCK_OPT_INHERIT: not close-on-exec");
 	close(fd);

@@ -26,13 +26,22 @@ lock_fd(int fd, int opts)
 
 static pid_t lock_holder(const char *path);
 
-/* Whether path's lock is held only because its holder's copy outlived it. */
+/*
+ * Whether path's lock, just found taken, should be tried again: its
+ * holder's copy outlived it (the holder /proc/locks names is dead, or
+ * shown as 0: dead, or in another pid namespace), or no holder was
+ * listed at all, the lock released in between (*unlisted: once).
+ */
 static bool
-orphaned(const char *path)
+orphaned(const char *path, bool *unlisted)
 {
 	pid_t pid = lock_holder(path);
 
-	return pid > 0 && kill(pid, 0) != 0 && errno == ESRCH;
+	if (pid == 0 && !*unlisted) {
+		*unlisted = true;
+		return true;
+	}
+	return pid < 0 || (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH);
 }
 
 int
@@ -42,13 +51,14 @@ lock_open(const char *path, int opts)
 	    ((opts & LOCK_OPT_NOCREATE) ? 0 : O_CREAT);
 	int fd = open(path, flags, 0666), e;
 	const struct timespec step = { 0, 20 * 1000 * 1000 };
+	bool unlisted = false;
 
 	if (fd < 0)
 		return -1;
 	for (int waited = 0; lock_fd(fd, opts) != 0; waited += 20) {
 		e = errno;
 		if (e == EWOULDBLOCK && (opts & LOCK_OPT_ORPHAN) &&
-		    waited < LOCK_ORPHAN_WAIT_MS && orphaned(path)) {
+		    waited < LOCK_ORPHAN_WAIT_MS && orphaned(path, &unlisted)) {
 			nanosleep(&step, NULL);
 			continue;
 		}
@@ -60,7 +70,9 @@ lock_open(const char *path, int opts)
 }
 
 /*
- * The process holding path's lock as /proc/locks says, or 0 when unknown.
+ * The process holding path's lock as /proc/locks says; -1 when its line
+ * shows no pid (0: the holder is dead and its pid freed, or in another
+ * pid namespace); 0 when no line names the file (or no /proc).
  * Its lines read "1: FLOCK  ADVISORY  WRITE 1234 08:02:5678 0 EOF": the
  * holder's pid, then the file's device (major:minor, hex) and inode.
  */
@@ -83,8 +95,8 @@ lock_holder(const char *path)
 		if (p != NULL && sscanf(p + 1, " %15s %*s %*s %ld %x:%x:%llu", kind, &pid,
 		    &maj, &mnr, &ino) == 5 && strcmp(kind, "FLOCK") == 0 &&
 		    ino == (unsigned long long)st.st_ino && maj == major(st.st_dev) &&
-		    mnr == minor(st.st_dev) && pid > 0)
-			found = (pid_t)pid;
+		    mnr == minor(st.st_dev))
+			found = pid > 0 ? (pid_t)pid : -1;
 	}
 	fclose(fp);
 	return found;
